@@ -1,0 +1,150 @@
+/*
+ * Quiver base: errors, aligned allocation, bit utilities, checksums, threads.
+ *
+ * Error convention: a function that can fail returns int, 0 on success or an
+ * errno value (EINVAL bad argument or input, ENOMEM memory limit or allocation
+ * failure, EIO I/O or corrupt data, ECANCELED, ENOSYS unsupported, EOVERFLOW).
+ * It also takes an optional `struct qv_error *` (NULL-safe) that receives a
+ * message naming the object, the operation and the offending value.
+ */
+#ifndef QUIVER_BASE_H
+#define QUIVER_BASE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QV_VERSION_MAJOR 0
+#define QV_VERSION_MINOR 1
+#define QV_VERSION_PATCH 0
+#define QV_VERSION_STRING "0.1.0"
+
+/* Data buffers are aligned to and padded to this many bytes. */
+#define QV_ALIGNMENT 64u
+
+#define QV_ERROR_MESSAGE_MAX 1024
+
+/* Stack-allocatable error record. `code` mirrors the returned errno value. */
+struct qv_error {
+    int code;
+    char message[QV_ERROR_MESSAGE_MAX];
+};
+
+/* Clears `err` (NULL-safe). */
+void qv_error_clear(struct qv_error *err);
+
+/* Records `code` and a printf-style message in `err` (NULL-safe) and returns
+ * `code`, so a failure path can be `return qv_error_set(err, EINVAL, ...)`. */
+int qv_error_set(struct qv_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Prepends context ("reading column 'x': ") to an existing message, keeping
+ * the code. Returns err->code (or `code` when err is NULL). */
+int qv_error_wrap(struct qv_error *err, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Name of an errno value as Quiver uses it ("EINVAL", ...). Never NULL. */
+const char *qv_errno_name(int code);
+
+/* ---- Aligned allocation (untracked; the memory part builds on these) ---- */
+
+/* Rounds `n` up to a multiple of QV_ALIGNMENT; returns 0 on overflow. */
+static inline size_t qv_align_up(size_t n) {
+    size_t r = (n + (QV_ALIGNMENT - 1)) & ~(size_t)(QV_ALIGNMENT - 1);
+    return r < n ? 0 : r;
+}
+
+/* 64-byte aligned allocation of `size` bytes (size rounded up to 64).
+ * Returns NULL on failure or when size is 0. Release with qv_aligned_free. */
+void *qv_aligned_alloc(size_t size);
+void qv_aligned_free(void *ptr);
+
+/* ---- Bit utilities ---- */
+
+static inline int qv_bit_get(const uint8_t *bits, int64_t i) {
+    return (bits[i >> 3] >> (i & 7)) & 1;
+}
+static inline void qv_bit_set(uint8_t *bits, int64_t i) {
+    bits[i >> 3] = (uint8_t)(bits[i >> 3] | (1u << (i & 7)));
+}
+static inline void qv_bit_clear(uint8_t *bits, int64_t i) {
+    bits[i >> 3] = (uint8_t)(bits[i >> 3] & ~(1u << (i & 7)));
+}
+static inline void qv_bit_put(uint8_t *bits, int64_t i, int v) {
+    if (v) qv_bit_set(bits, i); else qv_bit_clear(bits, i);
+}
+/* Number of bytes holding `n` bits. */
+static inline int64_t qv_bytes_for_bits(int64_t n) { return (n + 7) >> 3; }
+
+/* Bits needed to represent v (0 for v == 0). */
+static inline unsigned qv_bit_width64(uint64_t v) {
+    return v ? 64u - (unsigned)__builtin_clzll(v) : 0u;
+}
+static inline uint64_t qv_next_pow2_64(uint64_t v) {
+    if (v <= 1) return 1;
+    return v > (UINT64_C(1) << 63) ? 0 : UINT64_C(1) << (64 - __builtin_clzll(v - 1));
+}
+static inline uint64_t qv_zigzag_encode64(int64_t v) {
+    return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+static inline int64_t qv_zigzag_decode64(uint64_t v) {
+    return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+/* Counts set bits in bits[offset, offset + length). */
+int64_t qv_bits_count(const uint8_t *bits, int64_t offset, int64_t length);
+/* Copies `length` bits from src at src_off to dst at dst_off. */
+void qv_bits_copy(uint8_t *dst, int64_t dst_off, const uint8_t *src, int64_t src_off,
+                  int64_t length);
+/* Sets bits[offset, offset + length) to `value`. */
+void qv_bits_fill(uint8_t *bits, int64_t offset, int64_t length, int value);
+
+/* Checked arithmetic: return nonzero on overflow. */
+static inline int qv_add_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return __builtin_add_overflow(a, b, out);
+}
+static inline int qv_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return __builtin_mul_overflow(a, b, out);
+}
+
+/* ---- Checksums (xxHash, XXH3 64-bit) ---- */
+uint64_t qv_hash64(const void *data, size_t len, uint64_t seed);
+
+/* ---- Threads (thin wrappers over POSIX threads) ---- */
+typedef pthread_mutex_t qv_mutex;
+typedef pthread_cond_t qv_cond;
+typedef pthread_t qv_thread;
+
+int qv_mutex_init(qv_mutex *m);
+void qv_mutex_destroy(qv_mutex *m);
+void qv_mutex_lock(qv_mutex *m);
+void qv_mutex_unlock(qv_mutex *m);
+int qv_cond_init(qv_cond *c);
+void qv_cond_destroy(qv_cond *c);
+void qv_cond_wait(qv_cond *c, qv_mutex *m);
+/* Waits at most `ms` milliseconds; returns 0 when signalled, ETIMEDOUT otherwise. */
+int qv_cond_timedwait_ms(qv_cond *c, qv_mutex *m, int64_t ms);
+void qv_cond_signal(qv_cond *c);
+void qv_cond_broadcast(qv_cond *c);
+int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg);
+void qv_thread_join(qv_thread t);
+/* Number of online CPUs (at least 1). */
+int qv_cpu_count(void);
+/* Monotonic clock in nanoseconds. */
+uint64_t qv_now_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUIVER_BASE_H */

@@ -1,0 +1,204 @@
+/*
+ * Quiver memory: the pool (a byte budget, or a host such as Spark's
+ * TaskMemoryManager), reservations held by consumers, and the accounting
+ * allocator every data buffer goes through.
+ *
+ * Accounting is block-batched. A reservation holds bytes from its pool in
+ * whole blocks; growing inside slack it already holds is a compare and an add
+ * on fields only its owner touches (no atomic, no lock). Only crossing a block
+ * touches the pool, and only the pool crossing one of its own blocks calls the
+ * host. Surplus is given back with hysteresis: a reservation keeps up to
+ * `release_blocks` blocks of slack, so usage oscillating around a boundary
+ * does not go back to the pool (or the host) each time.
+ *
+ * Threading: a pool is thread-safe. A reservation belongs to one thread at a
+ * time (its owner); different reservations of one pool may be used from
+ * different threads concurrently. Pool statistics are readable lock-free.
+ */
+#ifndef QUIVER_MEMORY_H
+#define QUIVER_MEMORY_H
+
+#include "quiver/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QV_DEFAULT_BLOCK_SIZE (UINT64_C(1) << 20)
+
+/* A host budget: the pool asks it for bytes in whole pool blocks.
+ * `acquire` returns how many of `bytes` it grants, 0..bytes; it may block.
+ * `release` gives bytes back. Both are called with no Quiver lock held, from
+ * whichever thread needs the memory. */
+struct qv_pool_host {
+    void *ctx;
+    uint64_t (*acquire)(void *ctx, uint64_t bytes);
+    void (*release)(void *ctx, uint64_t bytes);
+};
+
+struct qv_pool_options {
+    const char *name;          /* for messages; copied. NULL: "pool" */
+    uint64_t limit;            /* own byte limit; 0 = unlimited. Ignored with a host. */
+    const struct qv_pool_host *host; /* optional; copied */
+    uint64_t block_size;       /* 0 = QV_DEFAULT_BLOCK_SIZE; rounded up to 64 */
+    /* Slack, in blocks, a reservation (and the pool towards its host) keeps
+     * after shrinking before it gives memory back. 0 = default (2). */
+    uint32_t release_blocks;
+};
+
+struct qv_pool;
+
+/* Creates a pool. On success *out owns it; release with qv_pool_destroy. */
+int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
+                   struct qv_error *err);
+/* Destroys a pool. Every reservation must have been freed; remaining host
+ * bytes are released to the host. NULL-safe. */
+void qv_pool_destroy(struct qv_pool *pool);
+
+struct qv_pool_stats {
+    uint64_t reserved;       /* bytes held by reservations (block-granular) */
+    uint64_t peak_reserved;
+    uint64_t host_held;      /* bytes currently acquired from the host */
+    uint64_t host_acquire_calls;
+    uint64_t host_release_calls;
+    uint64_t host_bytes_acquired;
+    uint64_t host_bytes_released;
+    uint64_t spill_calls;
+    uint64_t oom_count;
+    uint64_t limit;          /* 0 = unlimited (or host-backed) */
+    uint64_t block_size;
+    uint32_t reservations;   /* live reservations */
+};
+/* Lock-free snapshot (each field is read atomically; the set is not a
+ * transaction). */
+void qv_pool_get_stats(const struct qv_pool *pool, struct qv_pool_stats *out);
+const char *qv_pool_name(const struct qv_pool *pool);
+
+/* ---- Fault injection, for tests ----
+ * Fail the Nth (1-based) allocation made through this pool (qv_alloc,
+ * qv_realloc growth, and internal allocations of reservations), or the Nth
+ * host acquire (which then grants 0). 0 disables. Counting starts at the call. */
+void qv_pool_inject_alloc_failure(struct qv_pool *pool, uint64_t nth);
+void qv_pool_inject_acquire_failure(struct qv_pool *pool, uint64_t nth);
+/* Allocations made through the pool since creation: the sum of every
+ * reservation's counter. Exact when the reservations are quiescent (tests,
+ * benchmarks); it reads counters their owners update without atomics. */
+uint64_t qv_pool_alloc_count(const struct qv_pool *pool);
+
+/* ---- Reservations ---- */
+
+struct qv_reservation;
+
+/* A spill callback frees memory of a spillable consumer when the pool runs
+ * short. It is called on the thread that asked for memory, with no pool lock
+ * held. It gives memory back with qv_reservation_shrink (or qv_free) on `r`,
+ * its own reservation, then qv_reservation_release_slack(r), and returns the
+ * number of bytes it freed. It must not grow any reservation: a grow from
+ * inside a spill callback fails with EDEADLK. A consumer whose reservation is
+ * used from another thread synchronizes the callback with that thread. */
+typedef uint64_t (*qv_spill_fn)(void *ctx, struct qv_reservation *r, uint64_t wanted);
+
+struct qv_reservation_options {
+    const char *name;        /* copied; NULL: "reservation" */
+    int can_spill;
+    qv_spill_fn spill;       /* optional; only used when can_spill */
+    void *spill_ctx;
+};
+
+/* The hot fields are public so that the in-block fast paths inline. Treat
+ * them as read-only; only the functions below change them. */
+struct qv_reservation {
+    uint64_t used;   /* exact bytes charged */
+    uint64_t held;   /* bytes held from the pool (>= used) */
+    uint64_t peak;   /* peak of used */
+    uint64_t block;  /* the pool's block size */
+    uint64_t keep;   /* slack kept after shrinking (release_blocks * block) */
+    uint64_t allocs; /* allocations made through qv_alloc/qv_realloc */
+    struct qv_pool *pool;
+};
+
+/* Creates a reservation in `pool` holding nothing. On success *out is owned by
+ * the caller; release with qv_reservation_free. */
+int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_options *opts,
+                          struct qv_reservation **out, struct qv_error *err);
+/* Gives everything back and destroys the reservation. NULL-safe. Bytes still
+ * charged are a caller bug: they are returned anyway and counted in the
+ * pool's stats as released. */
+void qv_reservation_free(struct qv_reservation *r);
+const char *qv_reservation_name(const struct qv_reservation *r);
+
+int qv__reservation_grow_slow(struct qv_reservation *r, uint64_t bytes, int try_only,
+                              struct qv_error *err);
+void qv__reservation_shrink_slow(struct qv_reservation *r);
+
+/* Charges `bytes`. ENOMEM with the pool's message when the budget (after
+ * spilling) cannot cover it; nothing is charged then. */
+static inline int qv_reservation_grow(struct qv_reservation *r, uint64_t bytes,
+                                      struct qv_error *err) {
+    if (bytes <= r->held - r->used) {
+        r->used += bytes;
+        if (r->used > r->peak) r->peak = r->used;
+        return 0;
+    }
+    return qv__reservation_grow_slow(r, bytes, 0, err);
+}
+/* Like grow, but never spills other consumers or blocks on a host beyond one
+ * acquire; ENOMEM (with a message) when the memory is not there now. */
+static inline int qv_reservation_try_grow(struct qv_reservation *r, uint64_t bytes,
+                                          struct qv_error *err) {
+    if (bytes <= r->held - r->used) {
+        r->used += bytes;
+        if (r->used > r->peak) r->peak = r->used;
+        return 0;
+    }
+    return qv__reservation_grow_slow(r, bytes, 1, err);
+}
+/* Uncharges `bytes` (clamped to what is charged). Slack beyond `keep` goes
+ * back to the pool. */
+static inline void qv_reservation_shrink(struct qv_reservation *r, uint64_t bytes) {
+    r->used -= bytes < r->used ? bytes : r->used;
+    if (r->held - r->used > r->keep) qv__reservation_shrink_slow(r);
+}
+/* Sets the charge to exactly `bytes` (grow or shrink). */
+int qv_reservation_resize(struct qv_reservation *r, uint64_t bytes, struct qv_error *err);
+/* Moves `bytes` of charge (and the held memory behind it) from `r` into a new
+ * reservation with the same options and name suffixed with `name_suffix`
+ * (NULL: "split"). EINVAL when r has less than `bytes` charged. */
+int qv_reservation_split(struct qv_reservation *r, uint64_t bytes, const char *name_suffix,
+                         struct qv_reservation **out, struct qv_error *err);
+/* Returns all slack (held - used) to the pool now. */
+void qv_reservation_release_slack(struct qv_reservation *r);
+
+static inline uint64_t qv_reservation_used(const struct qv_reservation *r) { return r->used; }
+static inline uint64_t qv_reservation_peak(const struct qv_reservation *r) { return r->peak; }
+static inline uint64_t qv_reservation_held(const struct qv_reservation *r) { return r->held; }
+static inline uint64_t qv_reservation_alloc_count(const struct qv_reservation *r) {
+    return r->allocs;
+}
+static inline struct qv_pool *qv_reservation_pool(const struct qv_reservation *r) {
+    return r->pool;
+}
+
+/* ---- The accounting allocator ----
+ * 64-byte aligned, sizes padded to 64; the padded size is charged to `r`.
+ * Frees are sized (the caller passes the size it asked for), as in Arrow's
+ * memory pools, so no header is stored next to the data. */
+
+/* Returns a block owned by the caller (free with qv_free), or NULL with
+ * ENOMEM in err when the budget or malloc fails (or a failure is injected);
+ * nothing is charged then. A size of 0 is treated as 1 (a valid, freeable
+ * block), so a NULL return always means failure. */
+void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err);
+/* Like qv_alloc, zero-filled. */
+void *qv_calloc(struct qv_reservation *r, size_t size, struct qv_error *err);
+/* Resizes a block from qv_alloc (or NULL with old_size 0). On failure returns
+ * NULL and the old block is untouched and still owned by the caller. */
+void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t new_size,
+                 struct qv_error *err);
+/* Frees a block from qv_alloc; `size` is the size it was allocated with. */
+void qv_free(struct qv_reservation *r, void *ptr, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUIVER_MEMORY_H */

@@ -1,0 +1,61 @@
+/* Error records: every failure carries a code and a message naming what and where. */
+#include <stdio.h>
+#include <string.h>
+
+#include "quiver/base.h"
+
+void qv_error_clear(struct qv_error *err) {
+    if (!err) return;
+    err->code = 0;
+    err->message[0] = '\0';
+}
+
+int qv_error_set(struct qv_error *err, int code, const char *fmt, ...) {
+    if (!err) return code;
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int qv_error_wrap(struct qv_error *err, int code, const char *fmt, ...) {
+    if (!err) return code;
+    if (err->code == 0) err->code = code;
+    char prefix[QV_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(prefix, sizeof prefix, fmt, ap);
+    va_end(ap);
+    if (n < 0) return err->code;
+    /* Shift the old message right and put the prefix in front, truncating
+     * the tail when the two do not fit. */
+    size_t plen = strlen(prefix), mlen = strlen(err->message), cap = sizeof err->message - 1;
+    if (plen > cap) plen = cap;
+    if (plen + mlen > cap) mlen = cap - plen;
+    memmove(err->message + plen, err->message, mlen);
+    memcpy(err->message, prefix, plen);
+    err->message[plen + mlen] = '\0';
+    return err->code;
+}
+
+const char *qv_errno_name(int code) {
+    switch (code) {
+    case 0: return "OK";
+    case EINVAL: return "EINVAL";
+    case ENOMEM: return "ENOMEM";
+    case EIO: return "EIO";
+    case ECANCELED: return "ECANCELED";
+    case ENOSYS: return "ENOSYS";
+    case EOVERFLOW: return "EOVERFLOW";
+    case ENOENT: return "ENOENT";
+    case EEXIST: return "EEXIST";
+    case EBUSY: return "EBUSY";
+    case EDEADLK: return "EDEADLK";
+    case ERANGE: return "ERANGE";
+    case EACCES: return "EACCES";
+    case ENOSPC: return "ENOSPC";
+    default: return "E?";
+    }
+}

@@ -1,0 +1,52 @@
+/* Thin POSIX thread wrappers, so the rest of the library names one API. */
+#include <time.h>
+#include <unistd.h>
+
+#include "quiver/base.h"
+
+int qv_mutex_init(qv_mutex *m) { return pthread_mutex_init(m, NULL); }
+void qv_mutex_destroy(qv_mutex *m) { pthread_mutex_destroy(m); }
+void qv_mutex_lock(qv_mutex *m) { pthread_mutex_lock(m); }
+void qv_mutex_unlock(qv_mutex *m) { pthread_mutex_unlock(m); }
+
+int qv_cond_init(qv_cond *c) {
+    /* Timed waits use the monotonic clock so wall-clock jumps do not stall them. */
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    int rc = pthread_cond_init(c, &attr);
+    pthread_condattr_destroy(&attr);
+    return rc;
+}
+void qv_cond_destroy(qv_cond *c) { pthread_cond_destroy(c); }
+void qv_cond_wait(qv_cond *c, qv_mutex *m) { pthread_cond_wait(c, m); }
+
+int qv_cond_timedwait_ms(qv_cond *c, qv_mutex *m, int64_t ms) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return pthread_cond_timedwait(c, m, &ts) == 0 ? 0 : ETIMEDOUT;
+}
+void qv_cond_signal(qv_cond *c) { pthread_cond_signal(c); }
+void qv_cond_broadcast(qv_cond *c) { pthread_cond_broadcast(c); }
+
+int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg) {
+    return pthread_create(t, NULL, fn, arg);
+}
+void qv_thread_join(qv_thread t) { pthread_join(t, NULL); }
+
+int qv_cpu_count(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (int)n;
+}
+
+uint64_t qv_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -1,0 +1,70 @@
+/* Private structures shared by the pool, reservation and allocator files. */
+#ifndef QV_MEMORY_INTERNAL_H
+#define QV_MEMORY_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "quiver/memory.h"
+
+#define QV_NAME_MAX 64
+
+/* A reservation as the pool sees it. The public part comes first so the
+ * inline fast paths in memory.h work on the same object. Fields below it are
+ * guarded by the pool lock. */
+struct qv_res_impl {
+    struct qv_reservation pub;
+    char name[QV_NAME_MAX];
+    int can_spill;
+    qv_spill_fn spill;
+    void *spill_ctx;
+    uint64_t peak_held;
+    int pins; /* spill callbacks in flight; free waits for 0 */
+    struct qv_res_impl *prev, *next;
+};
+
+struct qv_pool {
+    char name[QV_NAME_MAX];
+    uint64_t limit;
+    int has_host;
+    struct qv_pool_host host;
+    uint64_t block;
+    uint64_t keep;
+
+    qv_mutex lock;
+    qv_cond cond;            /* host single-flight and spill pins */
+    int acquiring;           /* a thread is inside host->acquire */
+    struct qv_res_impl *head;
+    uint64_t retired_allocs; /* allocation counts of freed reservations */
+
+    /* Written under the lock, read lock-free. */
+    _Atomic uint64_t reserved, peak_reserved, host_held;
+    _Atomic uint64_t host_acquire_calls, host_release_calls;
+    _Atomic uint64_t host_bytes_acquired, host_bytes_released;
+    _Atomic uint64_t spill_calls, oom_count;
+    _Atomic uint32_t nres;
+
+    /* Fault injection: armed flags are read with a plain relaxed load on the
+     * hot path; counters move only while armed. */
+    _Atomic uint64_t alloc_fail_at, alloc_seen;
+    _Atomic uint64_t acquire_fail_at, acquire_seen;
+};
+
+static inline struct qv_res_impl *qv__res_impl(struct qv_reservation *r) {
+    return (struct qv_res_impl *)r;
+}
+
+/* Counts an allocation for the injector; nonzero means "fail this one".
+ * Inline so the unarmed case is one relaxed load on the allocation path. */
+static inline int qv__pool_inject_alloc(struct qv_pool *pool) {
+    uint64_t at = atomic_load_explicit(&pool->alloc_fail_at, memory_order_relaxed);
+    if (__builtin_expect(at == 0, 1)) return 0;
+    return atomic_fetch_add(&pool->alloc_seen, 1) + 1 == at;
+}
+/* Calls the host (no lock held); applies acquire injection; returns granted. */
+uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
+/* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */
+void qv__pool_trim_host(struct qv_pool *pool);
+/* Raises peak_reserved to at least v (lock held). */
+void qv__pool_note_peak(struct qv_pool *pool, uint64_t v);
+
+#endif

@@ -1,0 +1,77 @@
+/* Base: error records, bit utilities, checksums, aligned allocation. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "quiver/base.h"
+
+static void test_error_set_and_wrap(void **state) {
+    (void)state;
+    struct qv_error e;
+    qv_error_clear(&e);
+    assert_int_equal(e.code, 0);
+    assert_int_equal(qv_error_set(&e, EINVAL, "bad value %d", 42), EINVAL);
+    assert_string_equal(e.message, "bad value 42");
+    assert_int_equal(qv_error_wrap(&e, EIO, "column '%s': ", "x"), EINVAL);
+    assert_string_equal(e.message, "column 'x': bad value 42");
+    assert_int_equal(qv_error_set(NULL, EIO, "ignored"), EIO);
+    assert_string_equal(qv_errno_name(ENOMEM), "ENOMEM");
+    char big[2000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    qv_error_set(&e, EIO, "%s", big);
+    qv_error_wrap(&e, EIO, "%s", big);
+    assert_int_equal(strlen(e.message), QV_ERROR_MESSAGE_MAX - 1);
+}
+
+static void test_bits(void **state) {
+    (void)state;
+    uint8_t a[32] = {0}, b[32] = {0};
+    qv_bits_fill(a, 3, 150, 1);
+    assert_int_equal(qv_bits_count(a, 0, 256), 150);
+    assert_int_equal(qv_bits_count(a, 3, 150), 150);
+    assert_int_equal(qv_bit_get(a, 2), 0);
+    assert_int_equal(qv_bit_get(a, 3), 1);
+    assert_int_equal(qv_bit_get(a, 153), 0);
+    qv_bits_copy(b, 5, a, 0, 200);
+    for (int i = 0; i < 200; i++) assert_int_equal(qv_bit_get(b, i + 5), qv_bit_get(a, i));
+    qv_bits_copy(b, 8, a, 16, 100);
+    for (int i = 0; i < 100; i++) assert_int_equal(qv_bit_get(b, i + 8), qv_bit_get(a, i + 16));
+    assert_int_equal(qv_bit_width64(0), 0);
+    assert_int_equal(qv_bit_width64(1), 1);
+    assert_int_equal(qv_bit_width64(UINT64_MAX), 64);
+    assert_int_equal(qv_next_pow2_64(65), 128);
+    assert_int_equal(qv_zigzag_decode64(qv_zigzag_encode64(INT64_MIN)), INT64_MIN);
+    assert_int_equal(qv_zigzag_encode64(-1), 1);
+    uint64_t out;
+    assert_true(qv_add_overflow_u64(UINT64_MAX, 1, &out));
+    assert_false(qv_mul_overflow_u64(1u << 20, 1u << 20, &out));
+}
+
+static void test_hash_and_aligned(void **state) {
+    (void)state;
+    const char *s = "quiver";
+    assert_int_equal(qv_hash64(s, 6, 0), qv_hash64("quiver", 6, 0));
+    assert_true(qv_hash64(s, 6, 0) != qv_hash64(s, 6, 1));
+    assert_true(qv_hash64(s, 6, 0) != qv_hash64(s, 5, 0));
+    void *p = qv_aligned_alloc(100);
+    assert_non_null(p);
+    assert_int_equal((uintptr_t)p % QV_ALIGNMENT, 0);
+    qv_aligned_free(p);
+    assert_null(qv_aligned_alloc(0));
+    assert_int_equal(qv_align_up(65), 128);
+    assert_int_equal(qv_align_up(SIZE_MAX), 0);
+    assert_true(qv_cpu_count() >= 1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_set_and_wrap),
+        cmocka_unit_test(test_bits),
+        cmocka_unit_test(test_hash_and_aligned),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
