@@ -4,7 +4,7 @@
 JOBS ?= $(shell nproc)
 BUILD := build
 
-.PHONY: demo test setup release test-c test-asan test-tsan clean
+.PHONY: demo test setup release test-c test-asan test-tsan test-fuzz clean
 
 setup:
 	@scripts/setup.sh
@@ -14,9 +14,9 @@ release: setup
 	cmake --build $(BUILD)/release -j$(JOBS)
 
 demo: release
-	bench/run memory --quick
+	$(BUILD)/release/cli/qv demo
 
-test: setup test-c test-asan test-tsan
+test: setup test-c test-asan test-tsan test-fuzz
 	@echo "all tests passed"
 
 test-c:
@@ -34,6 +34,9 @@ test-tsan:
 	cmake -S . -B $(BUILD)/tsan -DCMAKE_BUILD_TYPE=Debug -DQV_SANITIZE=thread -DQV_BUILD_BENCH=OFF
 	cmake --build $(BUILD)/tsan -j$(JOBS)
 	cd $(BUILD)/tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L concurrency
+
+test-fuzz:
+	core/tests/run-fuzz
 
 clean:
 	rm -rf $(BUILD)

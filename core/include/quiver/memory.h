@@ -166,6 +166,13 @@ int qv_reservation_resize(struct qv_reservation *r, uint64_t bytes, struct qv_er
  * (NULL: "split"). EINVAL when r has less than `bytes` charged. */
 int qv_reservation_split(struct qv_reservation *r, uint64_t bytes, const char *name_suffix,
                          struct qv_reservation **out, struct qv_error *err);
+/* Moves `bytes` of charge from `from` to `to`, for a block allocated under
+ * one reservation whose ownership passes to a consumer of another (a
+ * decoder's scratch becoming a batch's buffer). `to` is charged first; on
+ * failure (ENOMEM) nothing changes. The caller must own both reservations.
+ * The block's size for qv_free is unchanged; free it under `to` afterwards. */
+int qv_reservation_transfer(struct qv_reservation *from, struct qv_reservation *to,
+                            uint64_t bytes, struct qv_error *err);
 /* Returns all slack (held - used) to the pool now. */
 void qv_reservation_release_slack(struct qv_reservation *r);
 

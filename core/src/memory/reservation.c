@@ -280,6 +280,19 @@ int qv_reservation_resize(struct qv_reservation *r, uint64_t bytes, struct qv_er
     return 0;
 }
 
+int qv_reservation_transfer(struct qv_reservation *from, struct qv_reservation *to,
+                            uint64_t bytes, struct qv_error *err) {
+    if (from == to) return 0;
+    if (bytes > from->used)
+        return qv_error_set(err, EINVAL, "reservation '%s': cannot transfer %llu bytes of %llu charged",
+                            qv_reservation_name(from), (unsigned long long)bytes,
+                            (unsigned long long)from->used);
+    int rc = qv_reservation_grow(to, bytes, err);
+    if (rc) return rc;
+    qv_reservation_shrink(from, bytes);
+    return 0;
+}
+
 int qv_reservation_split(struct qv_reservation *pub, uint64_t bytes, const char *name_suffix,
                          struct qv_reservation **out, struct qv_error *err) {
     struct qv_res_impl *r = qv__res_impl(pub);

@@ -1,0 +1,59 @@
+/* The command context: the pool every subcommand charges its memory to,
+ * and the uniform error reporting. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+int cli_ctx_open(struct cli_ctx *ctx) {
+    struct qv_error err;
+    qv_error_clear(&err);
+    char name[64];
+    snprintf(name, sizeof name, "qv %s", ctx->command);
+    struct qv_pool_options po = {.name = name, .limit = ctx->memory_limit};
+    if (qv_pool_create(&po, &ctx->pool, &err)) return cli_fail(ctx, &err);
+    return 0;
+}
+
+void cli_ctx_close(struct cli_ctx *ctx) {
+    qv_pool_destroy(ctx->pool);
+    ctx->pool = NULL;
+}
+
+int cli_reservation(struct cli_ctx *ctx, const char *name, struct qv_reservation **out) {
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct qv_reservation_options ro = {.name = name};
+    if (qv_reservation_create(ctx->pool, &ro, out, &err)) return cli_fail(ctx, &err);
+    return 0;
+}
+
+void cli_errorf(const struct cli_ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "qv %s: ", ctx && ctx->command ? ctx->command : "");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cli_fail(const struct cli_ctx *ctx, const struct qv_error *err) {
+    if (err && err->message[0])
+        cli_errorf(ctx, "%s", err->message);
+    else
+        cli_errorf(ctx, "failed (%s)", qv_errno_name(err ? err->code : 0));
+    return CLI_EXIT_ERROR;
+}
+
+int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...) {
+    va_list ap;
+    const char *cmd = ctx && ctx->command ? ctx->command : "";
+    fflush(stdout);
+    fprintf(stderr, "qv %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nTry 'qv %s%s--help'.\n", cmd, *cmd ? " " : "");
+    return CLI_EXIT_USAGE;
+}

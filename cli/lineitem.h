@@ -1,0 +1,96 @@
+/*
+ * A deterministic generator of TPC-H lineitem data: the spec's columns,
+ * Arrow types and value distributions, appended row by row through a
+ * qv_builder. Used by `qv gen lineitem`, `qv demo` and the benchmarks.
+ *
+ * Determinism: every value is a pure function of (order index, line,
+ * column) through a counter-based RNG, so the same scale factor always
+ * gives the same rows, and any range of orders can be generated on its
+ * own (in parallel, or resumed part-way through an order) with identical
+ * results.
+ *
+ * Scale: 1,500,000 x SF orders (order index i has the sparse key
+ * (i/8)*32 + i%8 + 1) with 1..7 lineitems each (~6,001,215 rows at SF 1),
+ * 200,000 x SF parts and 10,000 x SF suppliers.
+ */
+#ifndef QV_CLI_LINEITEM_H
+#define QV_CLI_LINEITEM_H
+
+#include <stdint.h>
+
+#include "quiver/arrow.h"
+
+/* Column order of the lineitem schema. */
+enum qv_lineitem_column {
+    QV_L_ORDERKEY,      /* int64 */
+    QV_L_PARTKEY,       /* int64 */
+    QV_L_SUPPKEY,       /* int64 */
+    QV_L_LINENUMBER,    /* int32 */
+    QV_L_QUANTITY,      /* decimal128(15, 2) */
+    QV_L_EXTENDEDPRICE, /* decimal128(15, 2) */
+    QV_L_DISCOUNT,      /* decimal128(15, 2) */
+    QV_L_TAX,           /* decimal128(15, 2) */
+    QV_L_RETURNFLAG,    /* utf8 */
+    QV_L_LINESTATUS,    /* utf8 */
+    QV_L_SHIPDATE,      /* date32 */
+    QV_L_COMMITDATE,    /* date32 */
+    QV_L_RECEIPTDATE,   /* date32 */
+    QV_L_SHIPINSTRUCT,  /* utf8 */
+    QV_L_SHIPMODE,      /* utf8 */
+    QV_L_COMMENT,       /* utf8 */
+    QV_LINEITEM_NUM_COLUMNS
+};
+
+/* Scale factors accepted: (0, QV_LINEITEM_MAX_SF]. */
+#define QV_LINEITEM_MAX_SF 100000.0
+
+/* The lineitem schema as a template (a STRUCT root, every column not null). */
+const struct qv_field *qv_lineitem_schema_template(void);
+/* An owned copy of it, charged to `r` (qv_schema_free). */
+int qv_lineitem_schema(struct qv_reservation *r, struct qv_schema **out, struct qv_error *err);
+
+/* Number of orders at `sf` (round(1,500,000 x sf), at least 1), or 0 when sf
+ * is out of range. */
+int64_t qv_lineitem_num_orders(double sf);
+/* Lineitems of order index `order` (1..7); the same at every scale. */
+int qv_lineitem_order_lines(int64_t order);
+/* Rows in orders [first_order, first_order + n_orders): O(n_orders), no text. */
+int64_t qv_lineitem_count_rows(int64_t first_order, int64_t n_orders);
+
+/* A position in the stream of lineitem rows of one scale factor, so rows
+ * can be produced in chunks of any size, an order split across chunks. */
+struct qv_lineitem_cursor {
+    double sf;
+    int64_t order;     /* next order index */
+    int64_t end_order; /* one past the last order to generate */
+    int32_t line;      /* next line (0-based) within `order` */
+    /* scale-derived constants, set by init */
+    int64_t parts, suppliers;
+};
+
+/* Positions `c` at the first line of order `first_order`, ending before
+ * `first_order + n_orders` (clamped to the scale's orders). EINVAL for a bad
+ * scale factor or range. */
+int qv_lineitem_cursor_init(struct qv_lineitem_cursor *c, double sf, int64_t first_order,
+                            int64_t n_orders, struct qv_error *err);
+/* Whether every row of the cursor's range has been produced. */
+static inline int qv_lineitem_cursor_done(const struct qv_lineitem_cursor *c) {
+    return c->order >= c->end_order;
+}
+
+/* Appends up to `max_rows` rows at the cursor to `b` (whose schema must be
+ * the lineitem schema: EINVAL otherwise) and advances the cursor. Sets
+ * *appended (may be NULL) to the rows appended, fewer than max_rows only
+ * at the end of the range. On an append failure (the builder poisoned, e.g.
+ * ENOMEM) returns its code with the builder's message; rows of the failed
+ * call may be partly appended. */
+int qv_lineitem_append(struct qv_lineitem_cursor *c, struct qv_builder *b, int64_t max_rows,
+                       int64_t *appended, struct qv_error *err);
+
+/* Convenience: every lineitem of orders [first_order, first_order +
+ * n_orders) at scale `sf`, appended to `b`. *rows (may be NULL) receives
+ * the number of rows appended. */
+int qv_lineitem_batch(double sf, int64_t first_order, int64_t n_orders, struct qv_builder *b,
+                      int64_t *rows, struct qv_error *err);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * Where `qv scan` and `qv export` get their batches: a projected, limited
+ * walk over a file's row groups that yields STRUCT batches.
+ *
+ * This is the one place the front ends touch decoding, so that the scan
+ * engine (filters, takes, decode workers, prefetch) can replace the body of
+ * cli_scan_open / cli_scan_next without changing any command: the options
+ * struct already has the fields the engine will take, and the commands
+ * parse nothing they cannot pass here.
+ */
+#ifndef QV_CLI_SCAN_SOURCE_H
+#define QV_CLI_SCAN_SOURCE_H
+
+#include <stdint.h>
+
+#include "quiver/arrow.h"
+#include "quiver/base.h"
+#include "quiver/encoding.h"
+#include "quiver/format.h"
+#include "quiver/memory.h"
+
+struct cli_scan_options {
+    const int32_t *columns; /* top-level column indices; NULL = all */
+    int32_t n_columns;
+    int64_t limit;          /* rows; -1 = all */
+    int64_t batch_rows;     /* rows per batch; 0 = 65536 */
+    int validate;           /* validate every batch at the FULL tier before use */
+    /* For the scan engine (not implemented yet; must stay zero):
+     *   const char *filter;       predicate text, the shared predicate language
+     *   const int64_t *take;      sorted row indices, with n_take
+     *   int threads, prefetch;    decode workers and completed-batch depth */
+};
+
+struct cli_scan;
+
+/* Opens a scan over `reader`; everything it decodes is charged to `r`
+ * (which must outlive the batches). The options are copied. */
+int cli_scan_open(const struct qv_reader *reader, const struct cli_scan_options *opts,
+                  struct qv_reservation *r, struct cli_scan **out, struct qv_error *err);
+/* The next batch (owned by the caller), or out->release == NULL at the end. */
+int cli_scan_next(struct cli_scan *s, struct ArrowArray *out, struct qv_error *err);
+/* The projected schema's STRUCT root (its children are the batch columns). */
+const struct qv_field *cli_scan_root(const struct cli_scan *s);
+void cli_scan_close(struct cli_scan *s);
+
+/* Resolves a comma-separated list of top-level column names against the
+ * file's schema into indices (*out allocated with malloc, caller frees).
+ * EINVAL naming the unknown column and listing the available ones. */
+int cli_resolve_columns(const struct qv_reader *reader, const char *list, int32_t **out,
+                        int32_t *n_out, struct qv_error *err);
+
+#endif

@@ -1,0 +1,88 @@
+# Help on every command, usage errors (exit 2), and corrupt, truncated or
+# foreign files: inspect, scan and export exit 1 with a message and never
+# crash.
+. "$(dirname "$0")/lib.sh"
+
+run 0 --help
+out_has "usage: qv"
+run 0 --version
+out_has "qv (quiver)"
+run 2
+run 2 frobnicate
+err_has "unknown command 'frobnicate'"
+run 2 --bogus gen
+for cmd in gen import export inspect scan demo; do
+    run 0 "$cmd" --help
+    out_has "usage: qv $cmd"
+    out_has "--memory-limit"
+    run 0 "$cmd" -h
+    run 2 "$cmd" --no-such-option
+    err_has "unknown option '--no-such-option'"
+    err_has "Try 'qv $cmd --help'"
+    run 2 "$cmd" -x
+done
+run 2 scan
+run 2 scan a.qvr b.qvr
+run 2 scan a.qvr --limit
+err_has "needs a value"
+run 2 scan a.qvr --limit -1
+run 2 scan a.qvr --format xml
+run 2 inspect a.qvr --json=yes
+run 2 demo --sf -1
+run 2 export
+run 2 gen lineitem -
+err_has "cannot go to stdout"
+run 2 import in.csv -
+
+# A good file, then damaged copies of it.
+run 0 gen lineitem --sf 0.0005 --row-group-rows 1024 "$TMP/good.qvr"
+for cmd in inspect scan export; do
+    run 0 $cmd "$TMP/good.qvr"
+done
+run 0 inspect --json "$TMP/good.qvr"
+run 0 inspect --row-group 1 "$TMP/good.qvr"
+run 1 inspect --row-group 99 "$TMP/good.qvr"
+size=$(wc -c <"$TMP/good.qvr")
+
+# damaged NAME: inspect, scan and export all fail cleanly on $TMP/NAME.
+damaged() {
+    for cmd in inspect scan export; do
+        run 1 $cmd "$TMP/$1"
+        err_has "qv $cmd:"
+    done
+}
+
+for cut in 0 1 7 8 40 $((size / 2)) $((size - 33)) $((size - 32)) $((size - 1)); do
+    head -c "$cut" "$TMP/good.qvr" >"$TMP/cut_$cut.qvr"
+    damaged "cut_$cut.qvr"
+done
+# Byte flips spread over the whole file: header, segments, footer, tail.
+step=$((size / 37))
+pos=0
+while [ "$pos" -lt "$size" ]; do
+    cp "$TMP/good.qvr" "$TMP/flip.qvr"
+    printf '\377' | dd of="$TMP/flip.qvr" bs=1 seek="$pos" conv=notrunc 2>/dev/null
+    if ! cmp -s "$TMP/good.qvr" "$TMP/flip.qvr"; then
+        damaged flip.qvr
+    fi
+    pos=$((pos + step))
+done
+# The last byte of every region boundary: the tail's magic.
+cp "$TMP/good.qvr" "$TMP/flip.qvr"
+printf 'X' | dd of="$TMP/flip.qvr" bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
+damaged flip.qvr
+run 1 inspect "$TMP/flip.qvr"
+err_has "not a Quiver file"
+# Not a Quiver file at all, a directory, a missing file.
+printf 'id,name\n1,x\n' >"$TMP/plain.csv"
+damaged plain.csv
+mkdir -p "$TMP/dir.qvr"
+damaged dir.qvr
+damaged missing.qvr
+err_has "missing.qvr"
+# Export of a damaged file to a path leaves nothing there.
+run 1 export "$TMP/flip.qvr" "$TMP/never.csv"
+check '[ ! -e "$TMP/never.csv" ]' "failed export left a file"
+check '[ -z "$(ls "$TMP" | grep "never.csv.tmp")" ]' "failed export left its temporary file"
+
+finish

@@ -1,0 +1,78 @@
+# qv import / export: every inferred type, quoting, nulls, unicode; the
+# round trip is stable; --schema; and bad CSV gives errors with lines.
+. "$(dirname "$0")/lib.sh"
+
+run 0 import "$DATA/types.csv" "$TMP/t.qvr"
+for spec in "id: int64" "name: utf8" "price: float64" "flag: bool" "day: date32" \
+            "ts: timestamp[us]" "tsz: timestamp[us, UTC]" "note: utf8" "empty: utf8"; do
+    out_has "$spec"
+done
+run 0 export "$TMP/t.qvr"
+check 'cmp -s "$TMP/out" "$DATA/types.expected.csv"' "export differs from the expected CSV: $(diff "$TMP/out" "$DATA/types.expected.csv")"
+# To a file, then back again: the second round trip changes nothing.
+run 0 export "$TMP/t.qvr" "$TMP/t.csv"
+check 'cmp -s "$TMP/t.csv" "$DATA/types.expected.csv"' "export to a file differs"
+run 0 import "$TMP/t.csv" "$TMP/t2.qvr"
+run 0 export "$TMP/t2.qvr" -
+check 'cmp -s "$TMP/out" "$DATA/types.expected.csv"' "second round trip differs"
+# Projection and order.
+run 0 export "$TMP/t.qvr" --columns note,id
+check '[ "$(head -1 "$TMP/out")" = "note,id" ]' "--columns did not project"
+run 1 export "$TMP/t.qvr" --columns nope
+err_has "no column 'nope'"
+# Standard input, another delimiter, a given schema.
+printf 'a;b;c\n1;2.50;x\n-3;;"y;z"\n' >"$TMP/semi.csv"
+"$QV" import - "$TMP/s.qvr" --delimiter ';' --schema 'b:decimal(10,2),a:int16' \
+    <"$TMP/semi.csv" >"$TMP/out" 2>"$TMP/err" || fail "import from stdin: $(cat "$TMP/err")"
+out_has "a: int16"
+out_has "b: decimal128(10, 2)"
+out_has "c: utf8"
+run 0 export "$TMP/s.qvr" --delimiter tab
+check "[ \"\$(sed -n 2p '$TMP/out')\" = \"\$(printf '1\t2.50\tx')\" ]" "tab export: $(cat "$TMP/out")"
+check "[ \"\$(sed -n 3p '$TMP/out')\" = \"\$(printf -- '-3\t\ty;z')\" ]" "tab export row 2: $(cat "$TMP/out")"
+run 0 scan "$TMP/s.qvr" --format csv
+out_has '-3,,y;z'
+# A single column keeps null rows (blank lines) and empty strings apart.
+printf 'only\na\n\n""\nb\n' >"$TMP/one.csv"
+run 0 import "$TMP/one.csv" "$TMP/one.qvr"
+run 0 export "$TMP/one.qvr"
+check 'printf "only\na\n\n\"\"\nb\n" | cmp -s - "$TMP/out"' "single column nulls: $(cat "$TMP/out")"
+
+# Errors name the line and the column; exit 1; no output file.
+printf 'a,b,c\n1,2,3\n4,5\n' >"$TMP/ragged.csv"
+run 1 import "$TMP/ragged.csv" "$TMP/bad.qvr"
+err_has "line 3: 2 fields, but the header has 3 columns"
+printf 'a,b\n1,2\n3,x\n' >"$TMP/badint.csv"
+run 1 import "$TMP/badint.csv" "$TMP/bad.qvr" --schema 'b:int32'
+err_has "line 3, column 2 ('b'): 'x' is not a valid int32"
+# A bad value after the inference sample is caught too.
+{ echo n; i=0; while [ $i -lt 50 ]; do echo $i; i=$((i + 1)); done; echo oops; } >"$TMP/late.csv"
+run 1 import "$TMP/late.csv" "$TMP/bad.qvr" --sample-rows 10
+err_has "line 52, column 1 ('n'): 'oops' is not a valid int64"
+printf 'a\n"never closed\n' >"$TMP/quote.csv"
+run 1 import "$TMP/quote.csv" "$TMP/bad.qvr"
+err_has "never closed"
+printf 'a,b\n"x"y,1\n' >"$TMP/after.csv"
+run 1 import "$TMP/after.csv" "$TMP/bad.qvr"
+err_has "line 2, field 1"
+printf 'a\n\377\n' >"$TMP/utf8.csv"
+run 1 import "$TMP/utf8.csv" "$TMP/bad.qvr"
+err_has "not valid UTF-8"
+printf 'a,b\n1,99999\n' >"$TMP/prec.csv"
+run 1 import "$TMP/prec.csv" "$TMP/bad.qvr" --schema 'b:decimal(4,2)'
+err_has "line 2, column 2 ('b')"
+: >"$TMP/empty.csv"
+run 1 import "$TMP/empty.csv" "$TMP/bad.qvr"
+err_has "expected a header"
+run 1 import "$TMP/nonexistent.csv" "$TMP/bad.qvr"
+err_has "nonexistent.csv"
+run 1 import "$TMP/badint.csv" "$TMP/bad.qvr" --schema 'zz:int32'
+err_has "no column 'zz'"
+run 2 import "$TMP/badint.csv" "$TMP/bad.qvr" --schema 'b:int33'
+err_has "unknown type 'int33'"
+run 2 import "$TMP/badint.csv" "$TMP/bad.qvr" --schema 'b'
+run 2 import "$TMP/badint.csv" "$TMP/bad.qvr" --delimiter ab
+check '[ ! -e "$TMP/bad.qvr" ]' "a failed import left a file"
+check '[ -z "$(ls "$TMP" | grep tmp)" ]' "temporary files left behind: $(ls "$TMP")"
+
+finish

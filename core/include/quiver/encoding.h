@@ -1,0 +1,254 @@
+/*
+ * Quiver encoding: turns one column chunk's values into one self-describing
+ * byte buffer, and decodes it back, whole or in part.
+ *
+ * The format layer hands over dense values (null slots hold any value; the
+ * validity bitmap is encoded separately as a QV_KIND_BOOL chunk). qv_encode
+ * picks an encoding tree with a sampling cascade (or the one forced in the
+ * options) and writes it as one contiguous buffer that starts with the tree's
+ * header: encoding id, value type, value count, parameters, buffer sizes and
+ * child sizes, recursively. A reader needs only those bytes plus the logical
+ * kind and count it recorded itself.
+ *
+ * Encodings (wire ids in enum qv_encoding never change): plain, constant,
+ * bit-packing over 1024-value vectors in an interleaved lane layout,
+ * frame-of-reference, delta with a base per 1024-value vector, zig-zag,
+ * dictionary, run-end, sparse (fill value + exceptions), ALP and ALP-RD for
+ * floating point, FSST for strings, and zstd / lz4 over a serialized subtree.
+ *
+ * Random access: every encoding decodes a row range touching only the
+ * 1024-value vectors that hold it, except zstd and lz4 nodes, which
+ * decompress their whole subtree on first use (the decoder keeps the result
+ * for later calls).
+ *
+ * Hostile input: decoding never reads or writes out of bounds, never loops
+ * beyond the declared counts, and checks every declared size against the
+ * input length and the limits below before allocating. Corrupt bytes give
+ * EIO with a message naming the encoding and the byte offset of the node in
+ * the segment.
+ *
+ * Memory: every buffer is allocated through the accounting allocator and
+ * charged to the reservation the caller passes (scratch included).
+ */
+#ifndef QUIVER_ENCODING_H
+#define QUIVER_ENCODING_H
+
+#include "quiver/base.h"
+#include "quiver/memory.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Logical kinds of values. Arrow mapping: date32/time32 -> INT32,
+ * timestamp/date64/duration/time64 -> INT64, utf8/binary -> BINARY,
+ * large_utf8/large_binary -> LARGE_BINARY, fixed_size_binary(w) and
+ * decimal128 (w = 16) -> FIXED_BINARY, boolean and validity -> BOOL. */
+enum qv_value_kind {
+    QV_KIND_BOOL = 1,
+    QV_KIND_INT8,
+    QV_KIND_UINT8,
+    QV_KIND_INT16,
+    QV_KIND_UINT16,
+    QV_KIND_INT32,
+    QV_KIND_UINT32,
+    QV_KIND_INT64,
+    QV_KIND_UINT64,
+    QV_KIND_FLOAT32,
+    QV_KIND_FLOAT64,
+    QV_KIND_BINARY,       /* int32 offsets + data */
+    QV_KIND_LARGE_BINARY, /* int64 offsets + data */
+    QV_KIND_FIXED_BINARY, /* fixed_width bytes per value */
+};
+
+/* Encoding ids, stored in files: never renumber. */
+enum qv_encoding {
+    QV_ENC_AUTO = 0, /* options only: let the cascade choose */
+    QV_ENC_PLAIN = 1,
+    QV_ENC_CONSTANT = 2,
+    QV_ENC_BITPACK = 3,
+    QV_ENC_FOR = 4,
+    QV_ENC_DELTA = 5,
+    QV_ENC_ZIGZAG = 6,
+    QV_ENC_DICT = 7,
+    QV_ENC_RLE = 8, /* run-end: run end positions + run values */
+    QV_ENC_SPARSE = 9,
+    QV_ENC_ALP = 10,
+    QV_ENC_ALP_RD = 11,
+    QV_ENC_FSST = 12,
+    QV_ENC_ZSTD = 13,
+    QV_ENC_LZ4 = 14,
+    QV_ENC_COUNT
+};
+#define QV_ENC_BIT(e) (UINT32_C(1) << (e))
+
+/* Limits a chunk must respect, on encode and (as corruption checks) on
+ * decode. */
+#define QV_ENC_MAX_COUNT ((int64_t)INT32_MAX)          /* values per chunk */
+#define QV_ENC_MAX_BYTES (UINT64_C(1) << 32)           /* decoded bytes per chunk */
+#define QV_ENC_MAX_FIXED_WIDTH 4096                    /* FIXED_BINARY width */
+#define QV_ENC_VECTOR 1024                             /* values per vector */
+#define QV_ENC_DEFAULT_DEPTH 3
+
+/* Name of an encoding ("bitpack", "dict", ...); "?" for an unknown id. */
+const char *qv_encoding_name(int encoding);
+/* Encoding id for a name, or -1. */
+int qv_encoding_from_name(const char *name);
+/* Name of a kind ("int32", "binary", ...); "?" for an unknown kind. */
+const char *qv_value_kind_name(enum qv_value_kind kind);
+
+/* A read-only view of one chunk's dense values. Nothing is owned; the
+ * pointers must stay valid for the duration of the call they are passed to.
+ *  - integers and floats: `values` holds count values of the kind's width,
+ *    little-endian, aligned to that width;
+ *  - BOOL: `values` is an LSB-first bitmap, values at bits
+ *    [bit_offset, bit_offset + count);
+ *  - BINARY / LARGE_BINARY: `values` holds count + 1 int32 / int64 offsets
+ *    (non-decreasing, offsets[0] need not be 0) into `data`;
+ *  - FIXED_BINARY: `values` holds count * fixed_width bytes. */
+struct qv_values {
+    enum qv_value_kind kind;
+    int32_t fixed_width; /* FIXED_BINARY only */
+    int64_t count;
+    int64_t bit_offset; /* BOOL only */
+    const void *values;
+    const uint8_t *data; /* binary kinds only */
+};
+
+struct qv_encode_options {
+    /* QV_ENC_AUTO: the cascade chooses. Otherwise the top-level encoding
+     * (children are still chosen by the cascade); EINVAL if the encoding
+     * cannot represent the kind or the data (constant on unequal values). */
+    int force;
+    /* Mask of QV_ENC_BIT(e) the cascade may use; 0 = every encoding. PLAIN
+     * is always allowed (it is the last resort). */
+    uint32_t allowed;
+    /* Nonzero: also try zstd and lz4 over the chosen tree and keep the
+     * smallest. Without it the general-purpose codecs are used only when
+     * forced or where they beat every lightweight encoding by a wide margin
+     * on string data. */
+    int compact;
+    /* Nesting bound of the cascade; 0 = QV_ENC_DEFAULT_DEPTH. */
+    int max_depth;
+    /* zstd level; 0 = 3. */
+    int zstd_level;
+};
+
+/* An encoded chunk. `data` is allocated from the reservation given to
+ * qv_encode and owned by the caller; release it with qv_encoded_release.
+ * `size` is a multiple of 8; `capacity` is the allocation size. */
+struct qv_encoded {
+    uint8_t *data;
+    size_t size;
+    size_t capacity;
+};
+
+/* Encodes one chunk. On success *out owns a new buffer (any previous content
+ * of *out is ignored, not freed). On failure *out is zeroed and nothing is
+ * left charged to `r`. `opts` may be NULL (all defaults). EINVAL for a bad
+ * view (unknown kind, count beyond QV_ENC_MAX_COUNT, decreasing offsets) or
+ * a forced encoding that cannot represent it; ENOMEM from the reservation. */
+int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
+              struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err);
+/* Frees out->data (NULL-safe) and zeroes *out. */
+void qv_encoded_release(struct qv_reservation *r, struct qv_encoded *out);
+
+/* ---- Decoding ---- */
+
+/* Where decoded values go. The decoder writes n values:
+ *  - integers, floats, FIXED_BINARY: `values` receives n * width bytes; it
+ *    is the caller's, aligned to the value width;
+ *  - BOOL: bits [bit_offset, bit_offset + n) of the bitmap `values` are
+ *    written; other bits are left alone;
+ *  - binary kinds: `values` receives n + 1 int32 / int64 offsets, and the
+ *    bytes are appended to `data` starting at data_size, so offsets[0] is
+ *    the data_size on entry (chunks can be decoded back to back into one
+ *    Arrow array). `data` is NULL or a block qv_alloc'ed from the decoder's
+ *    reservation with size data_capacity; the decoder grows it with
+ *    qv_realloc and updates data, data_capacity and data_size. The block
+ *    stays the caller's, on failure too (release with qv_free(r, data,
+ *    data_capacity)). Int32 offsets that would pass INT32_MAX give
+ *    EOVERFLOW. */
+struct qv_decode_out {
+    void *values;
+    int64_t bit_offset;
+    uint8_t *data;
+    size_t data_size;
+    size_t data_capacity;
+};
+
+/* An open encoded chunk. It borrows the encoded bytes (they must outlive
+ * it), keeps the parsed tree and, lazily, decoded dictionaries, run ends,
+ * exception lists and decompressed zstd/lz4 subtrees, so repeated range
+ * decodes and takes do not redo that work. One thread at a time. */
+struct qv_decoder;
+
+/* Parses and validates the tree in bytes[0, size) for `count` values of
+ * `kind` (fixed_width for FIXED_BINARY). When `bytes` is not 8-byte aligned
+ * the decoder works on an aligned copy. On success *out is the caller's;
+ * release with qv_decoder_close. EIO for corrupt bytes, EINVAL for bad
+ * arguments, ENOMEM from `r`. */
+int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
+                    int32_t fixed_width, int64_t count, struct qv_reservation *r,
+                    struct qv_decoder **out, struct qv_error *err);
+/* Frees the decoder and everything it holds (NULL-safe). */
+void qv_decoder_close(struct qv_decoder *d);
+/* Decodes values [start, start + n). EINVAL when the range is outside the
+ * chunk. On failure the output may be partly written. */
+int qv_decoder_decode_range(struct qv_decoder *d, int64_t start, int64_t n,
+                            struct qv_decode_out *out, struct qv_error *err);
+/* Decodes the values at rows[0..n) (sorted non-decreasing, each in
+ * [0, count)) into consecutive output slots. EINVAL for unsorted or
+ * out-of-range rows. */
+int qv_decoder_take(struct qv_decoder *d, const int64_t *rows, int64_t n,
+                    struct qv_decode_out *out, struct qv_error *err);
+/* Bytes of decoder-held memory (tree, caches, scratch). */
+uint64_t qv_decoder_memory(const struct qv_decoder *d);
+
+/* One-shot full decode: open, decode [0, count), close. */
+int qv_decode(const void *bytes, size_t size, enum qv_value_kind kind, int32_t fixed_width,
+              int64_t count, struct qv_reservation *r, struct qv_decode_out *out,
+              struct qv_error *err);
+
+/* ---- Inspection (for `qv inspect`) ---- */
+
+#define QV_ENC_MAX_PARAMS 8
+
+struct qv_enc_node_info {
+    int depth;             /* 0 at the root */
+    const char *role;      /* role in the parent: "" (root), "codes", "values", ... */
+    int encoding;          /* enum qv_encoding */
+    const char *name;      /* qv_encoding_name(encoding) */
+    const char *type;      /* "u8","u16","u32","u64","f32","f64","bool","binary","fixed" */
+    uint32_t fixed_width;  /* for type "fixed" */
+    int64_t count;         /* values in this node */
+    uint64_t offset;       /* byte offset of the node: in the segment, or, when
+                              compressed is nonzero, in the decompressed bytes of
+                              the nearest zstd/lz4 ancestor */
+    int compressed;        /* inside a zstd/lz4 subtree */
+    uint64_t size;         /* encoded bytes including children */
+    uint64_t own_size;     /* header and buffers, children excluded */
+    int nparams;
+    const char *param_names[QV_ENC_MAX_PARAMS];
+    int64_t params[QV_ENC_MAX_PARAMS];
+};
+
+/* Called for each node in pre-order. Return nonzero to stop the walk (the
+ * walk then returns that value). */
+typedef int (*qv_enc_visit_fn)(void *ctx, const struct qv_enc_node_info *info);
+
+/* Walks the tree in bytes[0, size). With a reservation, zstd/lz4 subtrees are
+ * decompressed (charged to `r`, freed before returning) and walked too;
+ * with r == NULL they appear as leaves. EIO for corrupt bytes. */
+int qv_enc_walk(const void *bytes, size_t size, struct qv_reservation *r, qv_enc_visit_fn fn,
+                void *ctx, struct qv_error *err);
+/* Renders the tree compactly into buf (always NUL-terminated when cap > 0),
+ * e.g. "dict(codes=bitpack(w=3),values=fsst(symbols=87,offsets=delta(...)))".
+ * Returns 0, EIO for corrupt bytes, or EOVERFLOW when truncated. */
+int qv_enc_describe(const void *bytes, size_t size, struct qv_reservation *r, char *buf,
+                    size_t cap, struct qv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUIVER_ENCODING_H */

@@ -1,0 +1,266 @@
+/*
+ * Quiver format: the .qvr writer and reader, and the small I/O interface.
+ *
+ * I/O: the small interface all file access goes through, so a host can
+ * bring its own storage (Hadoop FileSystem, object stores) without touching
+ * the format code. Part of the `format` part.
+ *
+ * A source reads byte ranges at positions; a sink writes sequentially and
+ * either finishes (publishes the file under its final name, atomically) or
+ * aborts (nothing is left under the final name).
+ */
+#ifndef QUIVER_FORMAT_H
+#define QUIVER_FORMAT_H
+
+#include "quiver/arrow.h"
+#include "quiver/base.h"
+#include "quiver/encoding.h"
+#include "quiver/memory.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct qv_source {
+    void *ctx;
+    const char *name; /* for messages (the path) */
+    uint64_t size;    /* total bytes */
+    /* Reads exactly `len` bytes at `offset` into buf; EIO (with a message) on
+     * a short read or failure. Must be safe to call from several threads. */
+    int (*read_at)(void *ctx, uint64_t offset, void *buf, size_t len, struct qv_error *err);
+    void (*close)(void *ctx);
+};
+
+struct qv_sink {
+    void *ctx;
+    const char *name;
+    uint64_t position; /* bytes written so far (maintained by qv_sink_write) */
+    int (*write)(void *ctx, const void *buf, size_t len, struct qv_error *err);
+    /* Makes the written bytes durable and visible under the final name. */
+    int (*finish)(void *ctx, struct qv_error *err);
+    /* Discards everything written; the final name is untouched. */
+    void (*abort)(void *ctx);
+    void (*close)(void *ctx); /* frees ctx; after finish or abort */
+};
+
+/* Opens a local file for positional reads. On success *out owns the file;
+ * release with qv_source_close. */
+int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
+/* Wraps a caller-owned memory range (not copied; must outlive the source). */
+void qv_source_from_memory(const void *data, uint64_t size, const char *name,
+                           struct qv_source *out);
+void qv_source_close(struct qv_source *src);
+int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
+                   struct qv_error *err);
+
+/* One range of a coalesced read. */
+struct qv_read_range {
+    uint64_t offset;
+    uint64_t length;
+    void *dest; /* where the bytes go */
+};
+/* Reads several ranges, merging neighbours whose gap is at most `max_gap`
+ * bytes into one read of at most `max_merged` bytes (scratch comes from
+ * `scratch`/`scratch_cap`: ranges merged into one read are staged there when
+ * they do not already sit contiguously in their destinations). Ranges must be
+ * sorted by offset. Returns the number of reads issued in *reads (optional). */
+int qv_source_read_ranges(const struct qv_source *src, struct qv_read_range *ranges, size_t n,
+                          uint64_t max_gap, void *scratch, size_t scratch_cap, size_t *reads,
+                          struct qv_error *err);
+
+/* Creates `path` for writing through a temporary name in the same directory
+ * (path.tmp.<pid>.<n>); finish fsyncs and renames it over `path`, abort
+ * unlinks it. On success *out owns the sink; release with qv_sink_close. */
+int qv_sink_create_file(const char *path, struct qv_sink *out, struct qv_error *err);
+int qv_sink_write(struct qv_sink *sink, const void *buf, size_t len, struct qv_error *err);
+int qv_sink_finish(struct qv_sink *sink, struct qv_error *err);
+void qv_sink_abort(struct qv_sink *sink);
+void qv_sink_close(struct qv_sink *sink);
+
+/* ==== The writer ====
+ * Writes Arrow batches (any size, sliced, chunked) or rows appended through
+ * the batch builder into a .qvr file. Rows are buffered in Arrow buffers
+ * until a row group is full (row_group_rows rows or row_group_bytes
+ * buffered), then every column chunk is encoded by the sampling cascade and
+ * written; the footer goes last. The file is written under a temporary name
+ * and renamed on finish, so a file visible under its final name is complete;
+ * abort (or free without finish) removes the temporary file.
+ *
+ * All buffering is charged to the writer's reservation: a full budget is
+ * ENOMEM with the pool's message, after which the writer can still be
+ * aborted. After any error the writer is failed: every later call returns
+ * that error; only abort and free remain useful. */
+
+struct qv_writer_options {
+    int64_t row_group_rows;    /* 0 = 131072 (rounded up to a multiple of 1024) */
+    uint64_t row_group_bytes;  /* flush earlier when this much is buffered; 0 = 256 MiB */
+    int compact;               /* let zstd / lz4 win where they are smaller */
+    int force_encoding;        /* QV_ENC_*: top-level encoding of every values segment (tests) */
+    uint32_t allowed_encodings;/* mask of QV_ENC_BIT(e); 0 = all */
+    const struct qv_kv *metadata; /* file key-value metadata (copied) */
+    int64_t n_metadata;
+    /* Called after each row group is written (progress display); may be NULL. */
+    void (*on_row_group)(void *ctx, int64_t rows_written);
+    void *progress_ctx;
+};
+
+struct qv_writer;
+
+/* Creates `path` (through a temporary name) for `schema` (STRUCT root; the
+ * writer keeps its own copy). `r` must outlive the writer. On success *out
+ * is the caller's: finish it, abort it or free it. */
+int qv_writer_open(const char *path, const struct qv_schema *schema,
+                   const struct qv_writer_options *opts, struct qv_reservation *r,
+                   struct qv_writer **out, struct qv_error *err);
+/* Same over any sink. The sink moves into the writer on success and on
+ * failure (it is aborted and closed then). */
+int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
+                        const struct qv_writer_options *opts, struct qv_reservation *r,
+                        struct qv_writer **out, struct qv_error *err);
+/* Appends a STRUCT batch with the writer's schema (validated at the cheap
+ * tier; the caller keeps ownership of `batch`). */
+int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err);
+/* Appends every batch of `stream` (its schema must equal the writer's,
+ * names and nullability included; metadata may differ). The stream stays
+ * the caller's. */
+int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
+                           struct qv_error *err);
+/* Row-at-a-time input: the builder the writer buffers in. Append whole rows
+ * to it, then call qv_writer_end_rows, which writes full row groups. */
+struct qv_builder *qv_writer_builder(struct qv_writer *w);
+int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err);
+/* Writes the remaining rows and the footer and publishes the file. */
+int qv_writer_finish(struct qv_writer *w, struct qv_error *err);
+/* Discards the file (nothing is left under the final name). */
+void qv_writer_abort(struct qv_writer *w);
+/* Frees the writer; an unfinished writer is aborted first. NULL-safe. */
+void qv_writer_free(struct qv_writer *w);
+int64_t qv_writer_rows_written(const struct qv_writer *w);
+uint64_t qv_writer_bytes_written(const struct qv_writer *w);
+
+/* ==== The reader ====
+ * Opens a file with at most two reads (the last 64 KiB, then the rest of the
+ * footer if it is larger), validates the whole footer before use, and
+ * decodes any column of any row group, a row range or a set of rows, to
+ * Arrow. Segment checksums are verified on every read unless turned off.
+ * Every error names the file, the column, the row group and the file offset.
+ *
+ * A reader is immutable after open: any number of threads may use it at
+ * once, each with its own reservation for what it decodes. */
+
+struct qv_reader_options {
+    int skip_checksums; /* nonzero: do not verify segment checksums */
+};
+
+struct qv_reader;
+
+int qv_reader_open(const char *path, const struct qv_reader_options *opts,
+                   struct qv_reservation *r, struct qv_reader **out, struct qv_error *err);
+/* Over any source; the source moves into the reader on success and on
+ * failure (it is closed then). `r` must outlive the reader. */
+int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options *opts,
+                          struct qv_reservation *r, struct qv_reader **out,
+                          struct qv_error *err);
+void qv_reader_close(struct qv_reader *reader);
+
+const struct qv_schema *qv_reader_schema(const struct qv_reader *reader);
+int64_t qv_reader_num_rows(const struct qv_reader *reader);
+int64_t qv_reader_num_row_groups(const struct qv_reader *reader);
+int64_t qv_reader_row_group_rows(const struct qv_reader *reader, int64_t rg);
+int64_t qv_reader_row_group_first_row(const struct qv_reader *reader, int64_t rg);
+/* Byte span of a row group's segments (for splits). */
+uint64_t qv_reader_row_group_bytes(const struct qv_reader *reader, int64_t rg);
+uint64_t qv_reader_file_size(const struct qv_reader *reader);
+const char *qv_reader_writer_version(const struct qv_reader *reader);
+const char *qv_reader_path(const struct qv_reader *reader);
+const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
+/* Reads issued by open (1 or 2). */
+int qv_reader_open_reads(const struct qv_reader *reader);
+
+/* Physical nodes: the schema's fields in pre-order, root excluded. */
+int32_t qv_reader_num_nodes(const struct qv_reader *reader);
+const struct qv_field *qv_reader_node_field(const struct qv_reader *reader, int32_t node);
+int32_t qv_reader_node_parent(const struct qv_reader *reader, int32_t node);
+/* Node index of top-level column `column`, -1 when out of range. */
+int32_t qv_reader_column_node(const struct qv_reader *reader, int32_t column);
+/* Dotted path of a node ("items.item.price"). */
+void qv_reader_node_path(const struct qv_reader *reader, int32_t node, char *buf, size_t cap);
+
+/* What the footer says about one column chunk (one node in one row group). */
+struct qv_chunk_info {
+    int64_t length;      /* slots at this node */
+    int64_t null_count;
+    uint64_t raw_bytes;  /* Arrow bytes of this node's buffers before encoding */
+    uint64_t encoded_bytes;
+    int n_segments;
+    int has_min_max, min_truncated, max_truncated, has_nan_count;
+    int64_t nan_count;
+    /* Little-endian int64/uint64/float64 (8 bytes), bool (1), decimal128 (16)
+     * or raw string/binary bytes; point into the reader. */
+    const uint8_t *min, *max;
+    uint32_t min_len, max_len;
+};
+int qv_reader_chunk_info(const struct qv_reader *reader, int64_t rg, int32_t node,
+                         struct qv_chunk_info *out, struct qv_error *err);
+
+/* Segment roles in a chunk, for inspection. */
+enum qv_segment_role { QV_SEGMENT_VALIDITY = 0, QV_SEGMENT_OFFSETS = 1, QV_SEGMENT_VALUES = 2 };
+struct qv_segment_info {
+    enum qv_segment_role role;
+    enum qv_value_kind kind;
+    int64_t count;
+    uint64_t offset, length, checksum;
+};
+int qv_reader_segment_info(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
+                           struct qv_segment_info *out, struct qv_error *err);
+/* Reads segment i of a chunk, verifies it and renders its encoding tree with
+ * qv_enc_describe (and, with `fn`, walks it with qv_enc_walk). */
+int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
+                               struct qv_reservation *r, char *buf, size_t cap,
+                               qv_enc_visit_fn fn, void *ctx, struct qv_error *err);
+
+/* ---- Decoding a column of a row group ----
+ * A column reader reads the byte span of one top-level column in one row
+ * group (all its segments, one read), verifies the checksums, and keeps the
+ * decoders open so that ranges and takes decode only the vectors they need.
+ * One thread at a time; everything it holds is charged to `r`. */
+struct qv_column_reader;
+
+int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t column,
+                          struct qv_reservation *r, struct qv_column_reader **out,
+                          struct qv_error *err);
+void qv_column_reader_close(struct qv_column_reader *cr);
+/* Decodes rows [start, start + n) of the row group into `out`, a released
+ * ArrowArray that on success owns an array of the column's type (buffers
+ * charged to the column reader's reservation, which must outlive it). */
+int qv_column_reader_read(struct qv_column_reader *cr, int64_t start, int64_t n,
+                          struct ArrowArray *out, struct qv_error *err);
+/* Decodes the rows at `rows` (strictly increasing, row-group relative). */
+int qv_column_reader_take(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                          struct ArrowArray *out, struct qv_error *err);
+/* Same into a node of an existing owned array tree shaped like the column
+ * (qv_owned_array_create), so several columns can fill one struct batch.
+ * `tree_r` is the reservation the tree was created with; it may differ from
+ * the column reader's (a scan decodes with a worker's reservation into a
+ * batch's own), and both must belong to the calling thread. */
+int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64_t n,
+                               struct ArrowArray *node, struct qv_reservation *tree_r,
+                               struct qv_error *err);
+int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                               struct ArrowArray *node, struct qv_reservation *tree_r,
+                               struct qv_error *err);
+
+/* Convenience: the whole row group (columns == NULL: all; else the listed
+ * top-level columns in that order) as a STRUCT batch owned by `out`. */
+int qv_reader_read_row_group(const struct qv_reader *reader, int64_t rg, const int32_t *columns,
+                             int32_t n_columns, struct qv_reservation *r, struct ArrowArray *out,
+                             struct qv_error *err);
+/* The schema of such a batch (projection as above) as an ArrowSchema. */
+int qv_reader_export_schema(const struct qv_reader *reader, const int32_t *columns,
+                            int32_t n_columns, struct qv_reservation *r, struct ArrowSchema *out,
+                            struct qv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

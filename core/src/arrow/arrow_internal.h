@@ -1,0 +1,80 @@
+/* Internals shared by the files of the arrow part. */
+#ifndef QV_ARROW_INTERNAL_H
+#define QV_ARROW_INTERNAL_H
+
+#include <stdatomic.h>
+
+#include "quiver/arrow.h"
+
+/* A dotted field path ("tags.item") built while walking a tree, for
+ * messages. Overlong paths are truncated with "..." rather than failing. */
+struct qv__path {
+    size_t len;
+    char buf[256];
+};
+static inline void qv__path_init(struct qv__path *p) {
+    p->len = 0;
+    p->buf[0] = '\0';
+}
+/* Appends ".name" (or "name" at the top); returns the length to restore. */
+size_t qv__path_push(struct qv__path *p, const char *name);
+static inline void qv__path_pop(struct qv__path *p, size_t len) {
+    p->len = len;
+    p->buf[len] = '\0';
+}
+/* The path for messages: "<root>" for the root itself. */
+static inline const char *qv__path_str(const struct qv__path *p) {
+    return p->len ? p->buf : "<root>";
+}
+
+/* Buffers an array of this type has in the C Data Interface. */
+int64_t qv__type_n_buffers(enum qv_type type);
+/* Children a field of this type must have; -1 when any number (STRUCT). */
+int64_t qv__type_n_children(enum qv_type type);
+/* Nodes in the tree rooted at `f` (1 + all descendants). */
+int64_t qv__field_count_nodes(const struct qv_field *f);
+/* 10^p as an unsigned 128-bit value split in halves, p in 0..38. */
+void qv__pow10_128(int p, uint64_t *lo, uint64_t *hi);
+/* Whether the unscaled decimal (hi:lo) has at most `precision` digits. */
+bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision);
+
+/* ---- Schema trees (schema.c) ---- */
+
+/* Deeper nesting is refused: walks recurse, and no real schema comes close. */
+#define QV__MAX_DEPTH 64
+
+/* A bump allocator over one block: a pass with base == NULL measures (every
+ * take returns NULL), a second pass over the allocated block fills. */
+struct qv__arena {
+    char *base;
+    size_t off;
+};
+void *qv__arena_take(struct qv__arena *a, size_t size, size_t align);
+const char *qv__arena_str(struct qv__arena *a, const char *s, size_t n);
+/* Checks one node's type, parameters, child count and metadata table. */
+int qv__field_check_node(const struct qv_field *f, const struct qv__path *path, int depth,
+                         struct qv_error *err);
+/* The node check over a whole subtree, extending `path` as it descends. */
+int qv__field_check_tree(const struct qv_field *f, struct qv__path *path, int depth,
+                         struct qv_error *err);
+/* Allocates a schema of the measured a->off bytes and rewinds `a` over it,
+ * past the qv_schema header, ready for the filling pass. */
+int qv__schema_alloc(struct qv__arena *a, struct qv_reservation *r, struct qv_schema **out,
+                     struct qv_error *err);
+
+/* ---- Owned array trees (owned_array.c) ---- */
+
+/* Creates an owned tree shaped like `field` into `out` and, when `preorder`
+ * is non-NULL, stores a pointer to every node in preorder there (preorder[0]
+ * == out; the caller sizes it with qv__field_count_nodes). */
+int qv__owned_tree_create(struct ArrowArray *out, const struct qv_field *field,
+                          struct qv_reservation *r, struct ArrowArray **preorder,
+                          struct qv_error *err);
+/* Sets buffer i of an owned node without checks (the builder's fast export).
+ * owned_size 0 = borrowed. */
+void qv__owned_set(struct ArrowArray *node, int64_t i, void *ptr, size_t owned_size);
+
+/* ---- UTF-8 (validate.c) ---- */
+bool qv__utf8_valid(const uint8_t *s, int64_t n);
+
+#endif

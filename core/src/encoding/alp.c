@@ -1,0 +1,348 @@
+/*
+ * ALP (Adaptive Lossless floating-Point compression, Afroozeh et al.,
+ * SIGMOD 2023) and its ALP-RD fallback, implemented from the paper.
+ *
+ * ALP: many doubles are decimals in disguise (prices, measurements). With an
+ * exponent e and factor f, digits = round(v * 10^e / 10^f) is an integer
+ * and v == digits * 10^f / 10^e exactly in IEEE arithmetic. (The paper
+ * multiplies by the inexact 10^-e; dividing by the exact 10^e instead
+ * reproduces what parsing a decimal string gives, which removes most
+ * exceptions for float32 and for two-decimal doubles at a small decode
+ * cost.) Values for
+ * which that round trip is not bit-exact (NaN, infinities, -0.0, values
+ * with more precision) are exceptions, stored by position and raw value.
+ * The digits are cascaded (frame of reference + bit-packing). (e, f) is
+ * chosen per chunk by trying every pair on a sample and estimating the
+ * size. Float32 works the same with float arithmetic and e <= 10.
+ *
+ * Determinism: the decoder must reproduce the encoder's arithmetic bit for
+ * bit, so both use the same multiplication and division in the same order,
+ * in ISO C mode (no FP contraction into FMA), with the rounding done by
+ * adding and subtracting 2^52 + 2^51 (2^23 + 2^22 for float).
+ *
+ * ALP-RD: for real doubles (no decimal structure) the top bits of the
+ * pattern (sign, exponent, leading mantissa) take few distinct values while
+ * the low bits are noise. The node splits each value at `right_bits`: the
+ * left part (<= 16 bits, u16) is cascaded, where it becomes a small
+ * dictionary; the right part is bit-packed. The cut is chosen on a sample.
+ */
+#include <math.h>
+
+#include "encoding/enc_internal.h"
+
+static const double F10[19] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8, 1e9,
+                               1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+static const float F10F[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
+                               1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+#define MAGIC_D 6755399441055744.0 /* 2^52 + 2^51 */
+#define MAGIC_F 12582912.0f        /* 2^23 + 2^22 */
+
+/* Encodes one double; returns 0 and the digits, or -1 for an exception. */
+static inline int enc_d(double v, int e, int f, int64_t *digits) {
+    double x = v * F10[e] / F10[f];
+    if (!(x > -2251799813685248.0 && x < 2251799813685248.0)) return -1; /* |x| < 2^51 */
+    double r = (x + MAGIC_D) - MAGIC_D;
+    int64_t d = (int64_t)r;
+    double back = (double)d * F10[f] / F10[e];
+    uint64_t a, b;
+    memcpy(&a, &back, 8);
+    memcpy(&b, &v, 8);
+    if (a != b) return -1;
+    *digits = d;
+    return 0;
+}
+
+static inline int enc_f(float v, int e, int f, int32_t *digits) {
+    float x = v * F10F[e] / F10F[f];
+    if (!(x > -4194304.0f && x < 4194304.0f)) return -1; /* |x| < 2^22 */
+    float r = (x + MAGIC_F) - MAGIC_F;
+    int32_t d = (int32_t)r;
+    float back = (float)d * F10F[f] / F10F[e];
+    uint32_t a, b;
+    memcpy(&a, &back, 4);
+    memcpy(&b, &v, 4);
+    if (a != b) return -1;
+    *digits = d;
+    return 0;
+}
+
+#define SAMPLE 1024
+
+/* Evenly spread sample indices (all values when n is small). */
+static int64_t sample_step(int64_t n) { return n <= SAMPLE ? 1 : n / SAMPLE; }
+
+void qv__alp_choose(const void *v, int64_t n, int pt, struct qv__alp_choice *c) {
+    const int emax = pt == QV__PT_F64 ? 18 : 10;
+    const unsigned vbits = pt == QV__PT_F64 ? 64 : 32;
+    const int64_t step = sample_step(n);
+    const int64_t ns = n < SAMPLE ? n : SAMPLE;
+    double best = INFINITY;
+    c->e = c->f = 0;
+    c->est_bytes = INFINITY;
+    c->est_exceptions = n;
+    if (n == 0) {
+        c->est_bytes = 0;
+        return;
+    }
+    /* Ascending e: among equal sizes the smallest exponent wins, which
+     * leaves the most headroom for values outside the sample. */
+    for (int e = 0; e <= emax; e++) {
+        for (int f = 0; f <= e; f++) {
+            int64_t exc = 0, lo = INT64_MAX, hi = INT64_MIN;
+            for (int64_t k = 0; k < ns; k++) {
+                int64_t i = k * step, dg;
+                int ok;
+                if (pt == QV__PT_F64) {
+                    ok = enc_d(((const double *)v)[i], e, f, &dg) == 0;
+                } else {
+                    int32_t d32;
+                    ok = enc_f(((const float *)v)[i], e, f, &d32) == 0;
+                    dg = d32;
+                }
+                if (!ok) {
+                    /* An exception costs its value and a position. */
+                    if (++exc * (int64_t)(vbits + 32) > best) break;
+                    continue;
+                }
+                if (dg < lo) lo = dg;
+                if (dg > hi) hi = dg;
+            }
+            unsigned w = exc == ns ? 0 : qv__bits((uint64_t)hi - (uint64_t)lo);
+            double bits = (double)(ns - exc) * w + (double)exc * (vbits + 32 + w);
+            if (bits < best) {
+                best = bits;
+                c->e = e;
+                c->f = f;
+                c->est_exceptions = exc * (n / ns);
+            }
+        }
+    }
+    c->est_bytes = best / 8.0 * ((double)n / (double)ns) + 64;
+}
+
+static inline int enc_any(const void *v, int64_t i, int pt, int e, int f, uint64_t *bits) {
+    if (pt == QV__PT_F64) {
+        int64_t dg;
+        if (enc_d(((const double *)v)[i], e, f, &dg)) return -1;
+        *bits = (uint64_t)dg;
+    } else {
+        int32_t dg;
+        if (enc_f(((const float *)v)[i], e, f, &dg)) return -1;
+        *bits = (uint32_t)dg;
+    }
+    return 0;
+}
+
+int qv__alp_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                   const struct qv__alp_choice *c, struct qv__enode **out) {
+    const unsigned w = qv__pt_width(pt);
+    /* Pass 1: count exceptions and find the first valid digits, which fill
+     * the exception slots so they do not widen the packing. */
+    int64_t nexc = 0;
+    uint64_t fill = 0;
+    int have_fill = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t dg;
+        if (enc_any(v, i, pt, c->e, c->f, &dg)) nexc++;
+        else if (!have_fill) {
+            fill = dg;
+            have_fill = 1;
+        }
+    }
+    struct qv__enode *nd = qv__enode_new(e, QV_ENC_ALP, pt, w, n);
+    uint64_t *dig = nd ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    uint64_t *pos = dig ? qv__mem_alloc(&e->mem, (size_t)(nexc ? nexc : 1) * 8, e->err) : NULL;
+    uint8_t *xv = pos ? qv__mem_alloc(&e->mem, (size_t)(nexc ? nexc : 1) * w, e->err) : NULL;
+    int rc = ENOMEM;
+    if (!xv) goto out;
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        if (enc_any(v, i, pt, c->e, c->f, &dig[i])) {
+            dig[i] = fill;
+            pos[k] = (uint64_t)i;
+            memcpy(xv + (size_t)k * w, (const uint8_t *)v + (size_t)i * w, w);
+            k++;
+        }
+    }
+    rc = qv__cascade_int(e, dig, n, pt == QV__PT_F64 ? QV__PT_U64 : QV__PT_U32, depth + 1,
+                         QV_ENC_AUTO, &nd->child[0]);
+    if (!rc) rc = qv__cascade_int(e, pos, nexc, QV__PT_U32, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+    if (!rc) rc = qv__plain_encode_raw(e, xv, nexc, pt, w, 0, &nd->child[2]);
+    if (rc) goto out;
+    nd->nparams = 2;
+    nd->params[0] = c->e;
+    nd->params[1] = c->f;
+    nd->nchildren = 3;
+    qv__enode_finish(nd);
+    *out = nd;
+out:
+    qv__mem_free(&e->mem, xv);
+    qv__mem_free(&e->mem, pos);
+    qv__mem_free(&e->mem, dig);
+    return rc;
+}
+
+/* ---- ALP-RD ---- */
+
+void qv__alprd_choose(const void *v, int64_t n, int pt, struct qv__alprd_choice *c) {
+    const unsigned vbits = pt == QV__PT_F64 ? 64 : 32;
+    const int64_t step = sample_step(n);
+    const int64_t ns = n < SAMPLE ? n : SAMPLE;
+    uint16_t left[SAMPLE];
+    double best = INFINITY;
+    c->right_bits = vbits - 16;
+    for (unsigned lw = 1; lw <= 16; lw++) {
+        unsigned rb = vbits - lw;
+        for (int64_t k = 0; k < ns; k++) {
+            uint64_t x;
+            if (pt == QV__PT_F64) memcpy(&x, (const double *)v + k * step, 8);
+            else {
+                uint32_t y;
+                memcpy(&y, (const float *)v + k * step, 4);
+                x = y;
+            }
+            left[k] = (uint16_t)(x >> rb);
+        }
+        /* Distinct count by a small bitmap when lw <= 16. */
+        uint64_t seen[1024];
+        memset(seen, 0, sizeof seen);
+        int64_t distinct = 0;
+        for (int64_t k = 0; k < ns; k++) {
+            uint64_t b = UINT64_C(1) << (left[k] & 63);
+            if (!(seen[left[k] >> 6] & b)) {
+                seen[left[k] >> 6] |= b;
+                distinct++;
+            }
+        }
+        double lbits = distinct <= 256 ? (double)qv__bits((uint64_t)(distinct - 1)) : lw;
+        double bits = (double)ns * (rb + lbits) + (distinct <= 256 ? (double)distinct * 16 : 0);
+        if (bits < best) {
+            best = bits;
+            c->right_bits = rb;
+        }
+    }
+    c->est_bytes = ns ? best / 8.0 * ((double)n / (double)ns) + 64 : 0;
+}
+
+int qv__alprd_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                     unsigned right_bits, struct qv__enode **out) {
+    const unsigned w = qv__pt_width(pt);
+    struct qv__enode *nd = qv__enode_new(e, QV_ENC_ALP_RD, pt, w, n);
+    uint64_t *buf = nd ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    if (!buf) return ENOMEM;
+    qv__widen(v, w, n, buf);
+    for (int64_t i = 0; i < n; i++) buf[i] >>= right_bits;
+    int rc = qv__cascade_int(e, buf, n, QV__PT_U16, depth + 1, QV_ENC_AUTO, &nd->child[0]);
+    if (!rc) {
+        qv__widen(v, w, n, buf);
+        const uint64_t mask = qv__mask(right_bits);
+        for (int64_t i = 0; i < n; i++) buf[i] &= mask;
+        rc = qv__cascade_int(e, buf, n, qv__pt_uint_of_width(w), depth + 1, QV_ENC_AUTO,
+                             &nd->child[1]);
+    }
+    qv__mem_free(&e->mem, buf);
+    if (rc) return rc;
+    nd->nparams = 1;
+    nd->params[0] = right_bits;
+    nd->nchildren = 2;
+    qv__enode_finish(nd);
+    *out = nd;
+    return 0;
+}
+
+/* ---- Decoding ---- */
+
+struct alp_cache {
+    const uint64_t *pos;
+    const uint8_t *vals;
+};
+
+static int alp_load(struct qv__dec *d, struct qv__node *nd, struct alp_cache **out,
+                    struct qv_error *err) {
+    if (nd->cache) {
+        *out = nd->cache;
+        return 0;
+    }
+    struct alp_cache *c = qv__mem_calloc(&d->mem, sizeof *c, err);
+    if (!c) return ENOMEM;
+    int rc = qv__dec_cached_u64(d, nd->child[1], 1, (uint64_t)nd->count, &c->pos, err);
+    if (rc) return rc;
+    int64_t ne = nd->child[1]->count;
+    uint8_t *vals = qv__mem_alloc(&d->mem, (size_t)(ne ? ne : 1) * nd->width, err);
+    if (!vals) return ENOMEM;
+    if ((rc = qv__dec_word(d, nd->child[2], 0, ne, vals, err))) return rc;
+    c->vals = vals;
+    nd->cache = c;
+    *out = c;
+    return 0;
+}
+
+/* Converts digits to floats in place. The arithmetic mirrors enc_d / enc_f. */
+static void digits_to_f64(void *buf, int64_t m, int e, int f) {
+    uint8_t *p = buf;
+    const double a = F10[f], b = F10[e];
+    for (int64_t i = 0; i < m; i++) {
+        int64_t dg;
+        memcpy(&dg, p + 8 * i, 8);
+        double x = (double)dg * a / b;
+        memcpy(p + 8 * i, &x, 8);
+    }
+}
+
+static void digits_to_f32(void *buf, int64_t m, int e, int f) {
+    uint8_t *p = buf;
+    const float a = F10F[f], b = F10F[e];
+    for (int64_t i = 0; i < m; i++) {
+        int32_t dg;
+        memcpy(&dg, p + 4 * i, 4);
+        float x = (float)dg * a / b;
+        memcpy(p + 4 * i, &x, 4);
+    }
+}
+
+int qv__alp_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
+                struct qv_error *err) {
+    struct alp_cache *c;
+    int rc = alp_load(d, nd, &c, err);
+    if (rc) return rc;
+    const int e = (int)nd->params[0], f = (int)nd->params[1];
+    const unsigned w = nd->width;
+    uint8_t *o = out;
+    /* Vector-sized blocks keep the digits in cache between the unpack and
+     * the conversion. */
+    for (int64_t b = 0; b < n; b += QV__VEC) {
+        int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
+        if ((rc = qv__dec_word(d, nd->child[0], start + b, m, o + (size_t)b * w, err))) return rc;
+        if (w == 8) digits_to_f64(o + (size_t)b * w, m, e, f);
+        else digits_to_f32(o + (size_t)b * w, m, e, f);
+    }
+    const int64_t ne = nd->child[1]->count;
+    for (int64_t k = qv__lower_bound(c->pos, ne, (uint64_t)start);
+         k < ne && c->pos[k] < (uint64_t)(start + n); k++)
+        memcpy(o + (c->pos[k] - (uint64_t)start) * w, c->vals + (size_t)k * w, w);
+    return 0;
+}
+
+int qv__alprd_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
+                  struct qv_error *err) {
+    const unsigned rb = (unsigned)nd->params[0], w = nd->width;
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    uint16_t *left = qv__stack_push(&d->stack, QV__VEC * 2, err);
+    if (!left) return ENOMEM;
+    int rc = 0;
+    for (int64_t b = 0; b < n && !rc; b += QV__VEC) {
+        int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
+        void *o = (uint8_t *)out + (size_t)b * w;
+        if ((rc = qv__dec_word(d, nd->child[1], start + b, m, o, err))) break;
+        if ((rc = qv__dec_word(d, nd->child[0], start + b, m, left, err))) break;
+        if (w == 8) {
+            uint64_t *p = o;
+            for (int64_t i = 0; i < m; i++) p[i] |= (uint64_t)left[i] << rb;
+        } else {
+            uint32_t *p = o;
+            for (int64_t i = 0; i < m; i++) p[i] |= (uint32_t)left[i] << rb;
+        }
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}

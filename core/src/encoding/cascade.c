@@ -1,0 +1,662 @@
+/*
+ * The sampling cascade: for each node, estimate the encoded size of every
+ * allowed candidate from statistics (exact cheap ones over all values,
+ * distinct counts and frequencies over a sample of whole vectors, ALP and
+ * FSST parameters trained on a sample), try candidates from the best score
+ * down, and keep the first that builds. Children are chosen the same way,
+ * one level deeper; at the depth bound only leaf encodings remain (plain,
+ * constant, bit-packing with frame of reference).
+ *
+ * Score = estimated bytes x (1 + 1% x decode cost), so when two candidates
+ * are within a few percent the cheaper one to decode wins. A built node
+ * larger than plain is replaced by plain, so an estimate gone wrong costs
+ * encode time, never file size.
+ */
+#include <math.h>
+
+#include "encoding/enc_internal.h"
+
+/* Relative decode cost, in percent of size a candidate must save to win. */
+static const double decode_cost[QV_ENC_COUNT] = {
+    [QV_ENC_PLAIN] = 0, [QV_ENC_CONSTANT] = 0, [QV_ENC_BITPACK] = 1, [QV_ENC_FOR] = 1,
+    [QV_ENC_DELTA] = 2, [QV_ENC_ZIGZAG] = 2,   [QV_ENC_DICT] = 2,    [QV_ENC_RLE] = 1,
+    [QV_ENC_SPARSE] = 2, [QV_ENC_ALP] = 3,     [QV_ENC_ALP_RD] = 4,  [QV_ENC_FSST] = 4,
+    [QV_ENC_LZ4] = 5,    [QV_ENC_ZSTD] = 8,
+};
+
+struct cand {
+    int enc;
+    double est, score;
+};
+
+struct cands {
+    struct cand v[QV_ENC_COUNT];
+    int n;
+};
+
+static void add(struct cands *c, const struct qv__enc *e, int enc, double est) {
+    if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return;
+    c->v[c->n].enc = enc;
+    c->v[c->n].est = est;
+    c->v[c->n].score = est * (1.0 + 0.01 * decode_cost[enc]);
+    c->n++;
+}
+
+/* Picks the best remaining candidate (and removes it); -1 when none. */
+static int next_best(struct cands *c) {
+    int bi = -1;
+    for (int i = 0; i < c->n; i++)
+        if (bi < 0 || c->v[i].score < c->v[bi].score) bi = i;
+    if (bi < 0) return -1;
+    int enc = c->v[bi].enc;
+    c->v[bi] = c->v[--c->n];
+    return enc;
+}
+
+static double packed(int64_t n, unsigned w) { return (double)qv__bitpack_bytes(n, w) + 24; }
+
+static int unsupported(struct qv__enc *e, int enc, int pt) {
+    return qv_error_set(e->err, EINVAL, "encode: %s cannot encode %s values",
+                        qv_encoding_name(enc), qv__pt_name(pt));
+}
+
+/* Replaces a built node by plain when plain is smaller. */
+static int keep_smaller(struct qv__enc *e, struct qv__enode **nd, uint64_t plain_size,
+                        int (*make_plain)(struct qv__enc *, void *, struct qv__enode **),
+                        void *ctx) {
+    if ((*nd)->size <= plain_size + 64 || (*nd)->enc == QV_ENC_PLAIN) return 0;
+    struct qv__enode *p;
+    int rc = make_plain(e, ctx, &p);
+    if (rc) return rc;
+    if (p->size < (*nd)->size) {
+        qv__enode_drop(e, *nd);
+        *nd = p;
+    } else {
+        qv__enode_drop(e, p);
+    }
+    return 0;
+}
+
+/* ---- Wrapping in zstd / lz4 ---- */
+
+static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
+    struct qv__enode *w;
+    int rc = qv__general_wrap(e, enc, *nd, 1, &w);
+    if (rc) return rc;
+    *nd = w; /* the inner tree's arena blocks stay until the call ends */
+    return 0;
+}
+
+/* Compact mode: tries zstd and lz4 over a finished tree. */
+static int try_general(struct qv__enc *e, struct qv__enode **nd) {
+    double best = (double)(*nd)->size * (1.0 + 0.01 * decode_cost[(*nd)->enc]);
+    struct qv__enode *chosen = NULL;
+    static const int codecs[2] = {QV_ENC_LZ4, QV_ENC_ZSTD};
+    for (int i = 0; i < 2; i++) {
+        if (!qv__allowed(e, codecs[i])) continue;
+        struct qv__enode *w;
+        int rc = qv__general_wrap(e, codecs[i], *nd, 0, &w);
+        if (rc == QV__DECLINED) continue;
+        if (rc) return rc;
+        double s = (double)w->size * (1.0 + 0.01 * decode_cost[codecs[i]]);
+        if (s < best) {
+            if (chosen) qv__enode_drop(e, chosen);
+            chosen = w;
+            best = s;
+        } else {
+            qv__enode_drop(e, w);
+        }
+    }
+    if (chosen) *nd = chosen;
+    return 0;
+}
+
+static int finish_root(struct qv__enc *e, int depth, int force, struct qv__enode **nd) {
+    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) return wrap_forced(e, force, nd);
+    if (depth == 0 && e->compact) return try_general(e, nd);
+    return 0;
+}
+
+/* ---- Integers ---- */
+
+struct int_ctx {
+    const uint64_t *v;
+    int64_t n;
+    int pt;
+};
+static int int_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
+    struct int_ctx *c = ctx;
+    return qv__plain_encode_word(e, c->v, c->n, c->pt, out);
+}
+
+static int build_int(struct qv__enc *e, int enc, const uint64_t *v, int64_t n, int pt, int depth,
+                     const struct qv__istats *s, int forced, struct qv__enode **out) {
+    const unsigned w = qv__pt_width(pt);
+    switch (enc) {
+    case QV_ENC_PLAIN: return qv__plain_encode_word(e, v, n, pt, out);
+    case QV_ENC_CONSTANT: {
+        if (s->umin != s->umax)
+            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
+        uint8_t b[8] = {0};
+        uint64_t x = n ? v[0] : 0;
+        qv__narrow(&x, w, 1, b);
+        return qv__constant_encode(e, pt, w, n, b, w, out);
+    }
+    case QV_ENC_BITPACK: return qv__bitpack_encode(e, v, n, pt, qv__bits(s->umax), out);
+    case QV_ENC_FOR:
+        if (forced) {
+            /* A forced FOR stays a FOR node even with a zero reference. */
+            struct qv__istats t = *s;
+            uint64_t ref;
+            qv__istats_for_bits(s, &ref);
+            if (ref == 0) {
+                struct qv__enode *nd = qv__enode_new(e, QV_ENC_FOR, pt, w, n);
+                if (!nd) return ENOMEM;
+                int rc = qv__bitpack_encode(e, v, n, pt, qv__istats_for_bits(&t, &ref), &nd->child[0]);
+                if (rc) return rc;
+                nd->nparams = 1;
+                nd->nchildren = 1;
+                qv__enode_finish(nd);
+                *out = nd;
+                return 0;
+            }
+        }
+        return qv__for_encode(e, v, n, pt, s, out);
+    case QV_ENC_DELTA: return qv__delta_encode(e, v, n, pt, depth, out);
+    case QV_ENC_ZIGZAG: return qv__zigzag_encode(e, v, n, pt, depth, out);
+    case QV_ENC_DICT: {
+        /* Room for twice the sampled distinct count; a dictionary that
+         * grows beyond it is declined (the estimate was wrong). */
+        double est = qv__distinct_estimate(n, s->sample_n, s->sample_distinct, s->half_n, s->half_distinct);
+        int64_t max_dict = forced ? n : 2 * (int64_t)est + 1024;
+        if (!forced && max_dict > n / 2 + 1) max_dict = n / 2 + 1;
+        return qv__dict_encode_word(e, v, n, pt, depth, max_dict, out);
+    }
+    case QV_ENC_RLE: return qv__rle_encode_word(e, v, n, pt, depth, out);
+    case QV_ENC_SPARSE: return qv__sparse_encode_word(e, v, n, pt, depth, s->top_value, out);
+    default: return unsupported(e, enc, pt);
+    }
+}
+
+int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                    int force, struct qv__enode **out) {
+    const unsigned w = qv__pt_width(pt);
+    struct qv__istats s;
+    qv__istats_compute(v, n, w * 8, &s);
+    int rc = qv__istats_sample(e, v, n, &s);
+    if (rc) return rc;
+    if (force != QV_ENC_AUTO) {
+        if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4)
+            rc = qv__cascade_int(e, v, n, pt, depth, QV_ENC_AUTO, out);
+        else
+            rc = build_int(e, force, v, n, pt, depth, &s, 1, out);
+        return rc ? rc : finish_root(e, depth, force, out);
+    }
+    const double plain = (double)n * w + 16;
+    struct cands c = {.n = 0};
+    add(&c, e, QV_ENC_PLAIN, plain);
+    if (n > 0) {
+        if (s.umin == s.umax) add(&c, e, QV_ENC_CONSTANT, w + 16);
+        uint64_t ref;
+        unsigned fb = qv__istats_for_bits(&s, &ref);
+        if (ref == 0 || qv__allowed(e, QV_ENC_FOR)) add(&c, e, ref == 0 ? QV_ENC_BITPACK : QV_ENC_FOR, packed(n, fb));
+        if (ref != 0) add(&c, e, QV_ENC_BITPACK, packed(n, qv__bits(s.umax)));
+        if (depth < e->max_depth && n >= 16) {
+            const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+            unsigned db = qv__bits((uint64_t)s.dmax - (uint64_t)s.dmin);
+            add(&c, e, QV_ENC_DELTA, packed(n, db) + (double)nvec * (fb + 7) / 8 + 48);
+            unsigned vb = fb < db + 1 ? fb : db + 1; /* run values may delta-encode */
+            if (s.runs * 2 <= n)
+                add(&c, e, QV_ENC_RLE,
+                    (double)s.runs * (qv__bits((uint64_t)s.max_run) + 1 + vb) / 8 + 64);
+            double d = qv__distinct_estimate(n, s.sample_n, s.sample_distinct, s.half_n, s.half_distinct);
+            if (d * 2 <= n) {
+                unsigned cb = qv__bits((uint64_t)d - 1);
+                double codes = fmin(packed(n, cb),
+                                    (double)s.runs * (cb + qv__bits((uint64_t)s.max_run) + 1) / 8);
+                add(&c, e, QV_ENC_DICT, codes + d * (fb + 7) / 8 + 64);
+            }
+            double frac = s.sample_n ? (double)s.top_count / (double)s.sample_n : 0;
+            if (frac >= 0.9) {
+                double exc = fmax(1.0, (double)n * (1.0 - frac));
+                add(&c, e, QV_ENC_SPARSE,
+                    exc * (qv__bits((uint64_t)(2 * n / exc)) + fb) / 8 + 64);
+            }
+        }
+    }
+    struct int_ctx ic = {v, n, pt};
+    for (;;) {
+        int enc = next_best(&c);
+        if (enc < 0) enc = QV_ENC_PLAIN;
+        rc = build_int(e, enc, v, n, pt, depth, &s, 0, out);
+        if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
+        if (rc) return rc;
+        rc = keep_smaller(e, out, (uint64_t)plain + 64, int_plain, &ic);
+        return rc ? rc : finish_root(e, depth, QV_ENC_AUTO, out);
+    }
+}
+
+/* ---- Floats ---- */
+
+struct float_ctx {
+    const void *v;
+    int64_t n;
+    int pt;
+};
+static int float_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
+    struct float_ctx *c = ctx;
+    return qv__plain_encode_raw(e, c->v, c->n, c->pt, qv__pt_width(c->pt), 0, out);
+}
+
+int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int depth, int force,
+                      struct qv__enode **out) {
+    const unsigned w = qv__pt_width(pt);
+    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+        int rc = qv__cascade_float(e, v, n, pt, depth, QV_ENC_AUTO, out);
+        return rc ? rc : finish_root(e, depth, force, out);
+    }
+    uint64_t *bits = qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err);
+    if (!bits) return ENOMEM;
+    qv__widen(v, w, n, bits);
+    struct qv__istats s;
+    qv__istats_compute(bits, n, w * 8, &s);
+    int rc = qv__istats_sample(e, bits, n, &s);
+    struct qv__alp_choice alp = {0};
+    struct qv__alprd_choice rd = {0};
+    struct cands c = {.n = 0};
+    const double plain = (double)n * w + 16;
+    const int nested = depth < e->max_depth;
+    if (rc) goto out;
+    if (force == QV_ENC_AUTO) {
+        add(&c, e, QV_ENC_PLAIN, plain);
+        if (n > 0 && s.umin == s.umax) add(&c, e, QV_ENC_CONSTANT, w + 16);
+        if (n > 0 && nested) {
+            if (qv__allowed(e, QV_ENC_ALP)) {
+                qv__alp_choose(v, n, pt, &alp);
+                add(&c, e, QV_ENC_ALP, alp.est_bytes);
+            }
+            if (qv__allowed(e, QV_ENC_ALP_RD)) {
+                qv__alprd_choose(v, n, pt, &rd);
+                add(&c, e, QV_ENC_ALP_RD, rd.est_bytes);
+            }
+            if (s.runs * 2 <= n)
+                add(&c, e, QV_ENC_RLE, (double)s.runs * (qv__bits((uint64_t)s.max_run) + 1 + w * 4) / 8 + 64);
+            double d = qv__distinct_estimate(n, s.sample_n, s.sample_distinct, s.half_n, s.half_distinct);
+            if (d * 2 <= n) {
+                add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * w + 64);
+            }
+            double frac = s.sample_n ? (double)s.top_count / (double)s.sample_n : 0;
+            if (frac >= 0.9) {
+                double exc = fmax(1.0, (double)n * (1.0 - frac));
+                add(&c, e, QV_ENC_SPARSE, exc * (qv__bits((uint64_t)(2 * n / exc)) + w * 8) / 8 + 64);
+            }
+        }
+    } else {
+        if (force == QV_ENC_ALP) qv__alp_choose(v, n, pt, &alp);
+        if (force == QV_ENC_ALP_RD) qv__alprd_choose(v, n, pt, &rd);
+        c.v[0].enc = force;
+        c.n = 1;
+    }
+    struct float_ctx fc = {v, n, pt};
+    for (;;) {
+        int enc = next_best(&c);
+        if (enc < 0) enc = QV_ENC_PLAIN;
+        switch (enc) {
+        case QV_ENC_PLAIN: rc = float_plain(e, &fc, out); break;
+        case QV_ENC_ALP: rc = qv__alp_encode(e, v, n, pt, depth, &alp, out); break;
+        case QV_ENC_ALP_RD: rc = qv__alprd_encode(e, v, n, pt, depth, rd.right_bits, out); break;
+        case QV_ENC_CONSTANT:
+        case QV_ENC_DICT:
+        case QV_ENC_RLE:
+        case QV_ENC_SPARSE:
+            /* Bit patterns through the word encoders: exact for NaN and -0.0. */
+            rc = build_int(e, enc, bits, n, pt, depth, &s, force != QV_ENC_AUTO, out);
+            break;
+        default: rc = unsupported(e, enc, pt); break;
+        }
+        if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
+        if (rc) goto out;
+        if (force == QV_ENC_AUTO) rc = keep_smaller(e, out, (uint64_t)plain + 64, float_plain, &fc);
+        if (!rc) rc = finish_root(e, depth, force, out);
+        goto out;
+    }
+out:
+    qv__mem_free(&e->mem, bits);
+    return rc;
+}
+
+/* ---- Booleans ---- */
+
+struct bool_ctx {
+    const uint8_t *bits;
+    int64_t n;
+    int borrow;
+};
+static int bool_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
+    struct bool_ctx *c = ctx;
+    return qv__plain_encode_bool(e, c->bits, c->n, c->borrow, out);
+}
+
+int qv__cascade_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int depth, int force,
+                     struct qv__enode **out) {
+    struct bool_ctx bc = {bits, n, depth == 0};
+    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+        int rc = qv__cascade_bool(e, bits, n, depth, QV_ENC_AUTO, out);
+        return rc ? rc : finish_root(e, depth, force, out);
+    }
+    int64_t ones = qv_bits_count(bits, 0, n);
+    struct cands c = {.n = 0};
+    const double plain = (double)(n + 7) / 8 + 16;
+    if (force == QV_ENC_AUTO) {
+        add(&c, e, QV_ENC_PLAIN, plain);
+        if (n > 0 && (ones == 0 || ones == n)) add(&c, e, QV_ENC_CONSTANT, 16);
+        if (n > 0 && depth < e->max_depth) {
+            int64_t minority = ones * 2 < n ? ones : n - ones;
+            if (minority * 16 < n)
+                add(&c, e, QV_ENC_SPARSE,
+                    (double)minority * (qv__bits((uint64_t)(2 * n / (minority + 1))) + 1) / 8 + 48);
+            /* Runs: estimated from the bytes that are not all-equal. */
+            int64_t mixed = 0;
+            for (int64_t i = 0; i + 8 <= n; i += 8) mixed += bits[i >> 3] != 0 && bits[i >> 3] != 0xff;
+            int64_t runs_est = mixed * 2 + 1;
+            if (runs_est * 16 < n)
+                add(&c, e, QV_ENC_RLE,
+                    (double)runs_est * (qv__bits((uint64_t)(2 * n / runs_est)) + 1) / 8 + 48);
+        }
+    } else {
+        c.v[0].enc = force;
+        c.n = 1;
+    }
+    for (;;) {
+        int enc = next_best(&c);
+        if (enc < 0) enc = QV_ENC_PLAIN;
+        int rc;
+        switch (enc) {
+        case QV_ENC_PLAIN: rc = bool_plain(e, &bc, out); break;
+        case QV_ENC_CONSTANT:
+            if (ones != 0 && ones != n)
+                return qv_error_set(e->err, EINVAL, "encode: constant needs equal booleans");
+            {
+                uint8_t b = ones != 0;
+                rc = qv__constant_encode(e, QV__PT_BOOL, 0, n, &b, 1, out);
+            }
+            break;
+        case QV_ENC_SPARSE: rc = qv__sparse_encode_bool(e, bits, n, depth, out); break;
+        case QV_ENC_RLE: rc = qv__rle_encode_bool(e, bits, n, depth, out); break;
+        default: return unsupported(e, enc, QV__PT_BOOL);
+        }
+        if (rc) return rc;
+        if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bool_plain, &bc)))
+            return rc;
+        return finish_root(e, depth, force, out);
+    }
+}
+
+/* ---- Binary ---- */
+
+struct bin_ctx {
+    const uint64_t *off;
+    const uint8_t *data;
+    int64_t n;
+    int depth;
+};
+static int bin_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
+    struct bin_ctx *c = ctx;
+    return qv__plain_encode_bin(e, c->off, c->data, c->n, c->depth, c->depth == 0, out);
+}
+
+/* Distinct strings among a sample of whole vectors. */
+static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
+                               int64_t n, int64_t *sample_n, int64_t *distinct, int64_t *half_n,
+                               int64_t *half_distinct) {
+    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+    const int64_t take = nvec < 8 ? nvec : 8;
+    int64_t sn = 0;
+    for (int64_t k = 0; k < take; k++) {
+        int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+        sn += vs + QV__VEC < n ? QV__VEC : n - vs;
+    }
+    *sample_n = sn;
+    *distinct = 0;
+    if (!sn) return 0;
+    const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    if (!keys) return ENOMEM;
+    memset(keys, 0, (size_t)tsize * 8);
+    int64_t seen = 0;
+    *half_n = *half_distinct = 0;
+    for (int64_t k = 0; k < take; k++) {
+        int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+        int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
+        if (k == take / 2) {
+            *half_n = seen;
+            *half_distinct = *distinct;
+        }
+        seen += ve - vs;
+        for (int64_t i = vs; i < ve; i++) {
+            /* Hash equality stands for string equality: an estimate only. */
+            uint64_t h = qv_hash64(data + off[i], (size_t)(off[i + 1] - off[i]), 0) | 1;
+            uint64_t j = h & (uint64_t)(tsize - 1);
+            while (keys[j] && keys[j] != h) j = (j + 1) & (uint64_t)(tsize - 1);
+            if (!keys[j]) {
+                keys[j] = h;
+                (*distinct)++;
+            }
+        }
+    }
+    qv__stack_release(&e->stack, mk);
+    return 0;
+}
+
+static int bin_all_equal(const uint64_t *off, const uint8_t *data, int64_t n) {
+    uint64_t l0 = off[1] - off[0];
+    for (int64_t i = 1; i < n; i++)
+        if (off[i + 1] - off[i] != l0 || memcmp(data + off[i], data + off[0], l0)) return 0;
+    return 1;
+}
+
+#define ZSTD_SAMPLE_MIN (64 << 10)
+#define ZSTD_FRAME_VALUES (16 * QV__VEC) /* random access decompresses ~16K values */
+
+/* One frame of plain strings, offsets rebased to the frame. */
+static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
+                     struct qv__enode **out, int *owned) {
+    struct bin_ctx *c = ctx;
+    *owned = 1;
+    uint64_t *off = qv__mem_alloc(&e->mem, (size_t)(n + 1) * 8, e->err);
+    if (!off) return ENOMEM;
+    for (int64_t i = 0; i <= n; i++) off[i] = c->off[start + i] - c->off[start];
+    /* The frame is serialized right away: borrowing the input is safe. */
+    int rc = qv__plain_encode_bin(e, off, c->data + c->off[start], n, c->depth + 1, 1, out);
+    qv__mem_free(&e->mem, off);
+    return rc;
+}
+#define ZSTD_SAMPLE_PART (16 << 10)
+#define ZSTD_MARGIN 1.2 /* zstd must be 20% smaller (beyond its decode cost) */
+
+/* zstd ratio on four 16 KiB slices spread over the data. */
+static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t total,
+                             double *ratio) {
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    size_t bound = qv__zstd_bound(4 * ZSTD_SAMPLE_PART);
+    uint8_t *buf = qv__stack_push(&e->stack, 4 * ZSTD_SAMPLE_PART + bound, e->err);
+    if (!buf) return ENOMEM;
+    for (int k = 0; k < 4; k++) {
+        uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
+        memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
+    }
+    size_t c = qv__zstd_compress(buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
+                                 e->zstd_level);
+    *ratio = c ? (double)c / (4.0 * ZSTD_SAMPLE_PART) : 1.0;
+    qv__stack_release(&e->stack, mk);
+    return 0;
+}
+
+int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                    int depth, int force, struct qv__enode **out) {
+    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+        int rc = qv__cascade_bin(e, off, data, n, depth, QV_ENC_AUTO, out);
+        return rc ? rc : finish_root(e, depth, force, out);
+    }
+    const uint64_t total = off[n];
+    uint64_t minlen = UINT64_MAX, maxlen = 0, fsst_floor = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t l = off[i + 1] - off[i];
+        minlen = l < minlen ? l : minlen;
+        maxlen = l > maxlen ? l : maxlen;
+        fsst_floor += (l + 15) >> 4; /* FSST emits at least a code per 16 bytes */
+    }
+    const double offsets_est = n ? packed(n + 1, qv__bits(maxlen - minlen)) + 64 : 16;
+    const double plain = (double)total + offsets_est + 16;
+    struct cands c = {.n = 0};
+    struct qv__fsst_table *fsst = NULL;
+    int rc = 0, equal = n > 0 && bin_all_equal(off, data, n);
+    struct bin_ctx bc = {off, data, n, depth};
+    if (force == QV_ENC_AUTO) {
+        add(&c, e, QV_ENC_PLAIN, plain);
+        if (equal) add(&c, e, QV_ENC_CONSTANT, (double)maxlen + 16);
+        if (n > 0 && depth < e->max_depth && !equal) {
+            int64_t sn, sd, hn, hd;
+            if ((rc = bin_sample_distinct(e, off, data, n, &sn, &sd, &hn, &hd))) return rc;
+            double d = qv__distinct_estimate(n, sn, sd, hn, hd);
+            if (d * 2 <= n) {
+                double avg = (double)total / n;
+                add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
+            }
+        }
+        /* FSST emits at least one code per 16 bytes of each string; skip
+         * training it when a dictionary is estimated below that. */
+        double dict_est = c.n && c.v[c.n - 1].enc == QV_ENC_DICT ? c.v[c.n - 1].est : INFINITY;
+        if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
+            qv__allowed(e, QV_ENC_FSST)) {
+            if ((rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
+            double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
+            add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
+        }
+        if (n > 0 && !equal && total >= ZSTD_SAMPLE_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
+            /* General-purpose compression only where it wins by a wide
+             * margin: text with long repeats beats FSST's 8-byte symbols. */
+            double ratio;
+            if ((rc = zstd_sample_ratio(e, data, total, &ratio))) return rc;
+            add(&c, e, QV_ENC_ZSTD, ((double)total * ratio + offsets_est + 64) * ZSTD_MARGIN);
+        }
+    } else {
+        if (force == QV_ENC_CONSTANT && !equal && n > 0)
+            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
+        if (force == QV_ENC_FSST && (rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
+        c.v[0].enc = force;
+        c.n = 1;
+    }
+    for (;;) {
+        int enc = next_best(&c);
+        if (enc < 0) enc = QV_ENC_PLAIN;
+        switch (enc) {
+        case QV_ENC_PLAIN: rc = bin_plain(e, &bc, out); break;
+        case QV_ENC_CONSTANT:
+            rc = qv__constant_encode(e, QV__PT_BIN, 0, n, n ? data + off[0] : NULL,
+                                     n ? (size_t)(off[1] - off[0]) : 0, out);
+            break;
+        case QV_ENC_DICT:
+            rc = qv__dict_encode_bin(e, off, data, n, depth, force ? n : n / 2 + 1, out);
+            break;
+        case QV_ENC_FSST: rc = qv__fsst_encode(e, fsst, off, data, n, depth, out); break;
+        case QV_ENC_ZSTD:
+            rc = qv__general_encode(e, QV_ENC_ZSTD, QV__PT_BIN, 0, n, ZSTD_FRAME_VALUES,
+                                    bin_frame, &bc, 0, out);
+            break;
+        default: rc = unsupported(e, enc, QV__PT_BIN); break;
+        }
+        if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
+        break;
+    }
+    if (fsst) qv__mem_free(&e->mem, fsst);
+    if (rc) return rc;
+    if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
+        return rc;
+    return finish_root(e, depth, force, out);
+}
+
+/* ---- Fixed-size binary ---- */
+
+struct fixed_ctx {
+    const uint8_t *v;
+    int64_t n;
+    uint32_t width;
+    int depth;
+};
+static int fixed_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
+    struct fixed_ctx *c = ctx;
+    return qv__plain_encode_raw(e, c->v, c->n, QV__PT_FIXED, c->width, c->depth == 0, out);
+}
+
+int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t width, int depth,
+                      int force, struct qv__enode **out) {
+    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+        int rc = qv__cascade_fixed(e, v, n, width, depth, QV_ENC_AUTO, out);
+        return rc ? rc : finish_root(e, depth, force, out);
+    }
+    int equal = 1;
+    for (int64_t i = 1; i < n && equal; i++) equal = memcmp(v + (size_t)i * width, v, width) == 0;
+    const double plain = (double)n * width + 16;
+    struct cands c = {.n = 0};
+    struct fixed_ctx fc = {v, n, width, depth};
+    int rc = 0;
+    if (force == QV_ENC_AUTO) {
+        add(&c, e, QV_ENC_PLAIN, plain);
+        if (n > 0 && equal) add(&c, e, QV_ENC_CONSTANT, width + 16);
+        if (n > 0 && !equal && depth < e->max_depth) {
+            /* Estimate through the binary sampler with fixed offsets. */
+            int64_t sn = n < 8 * QV__VEC ? n : 8 * QV__VEC, distinct = 0;
+            struct qv__mark mk = qv__stack_mark(&e->stack);
+            uint64_t *off = qv__stack_push(&e->stack, (size_t)(sn + 1) * 8, e->err);
+            if (!off) return ENOMEM;
+            int64_t step = n / sn;
+            const uint8_t *base = v;
+            for (int64_t i = 0; i <= sn; i++) off[i] = (uint64_t)i * width;
+            /* Contiguous strided sample: copy the sampled values together. */
+            uint8_t *tmp = qv__stack_push(&e->stack, (size_t)sn * width, e->err);
+            if (!tmp) {
+                qv__stack_release(&e->stack, mk);
+                return ENOMEM;
+            }
+            for (int64_t i = 0; i < sn; i++) memcpy(tmp + (size_t)i * width, base + (size_t)(i * step) * width, width);
+            int64_t sn2 = 0, hn = 0, hd = 0;
+            rc = bin_sample_distinct(e, off, tmp, sn, &sn2, &distinct, &hn, &hd);
+            qv__stack_release(&e->stack, mk);
+            if (rc) return rc;
+            /* The strided sample stands for the whole column. */
+            double d = qv__distinct_estimate(n, sn, distinct, hn, hd);
+            if (d * 2 <= n) {
+                add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * width + 64);
+            }
+        }
+    } else {
+        if (force == QV_ENC_CONSTANT && !equal)
+            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
+        c.v[0].enc = force;
+        c.n = 1;
+    }
+    for (;;) {
+        int enc = next_best(&c);
+        if (enc < 0) enc = QV_ENC_PLAIN;
+        switch (enc) {
+        case QV_ENC_PLAIN: rc = fixed_plain(e, &fc, out); break;
+        case QV_ENC_CONSTANT: {
+            const uint8_t *val = v;
+            if (n == 0 && !(val = qv__mem_calloc(&e->mem, width, e->err))) return ENOMEM;
+            rc = qv__constant_encode(e, QV__PT_FIXED, width, n, val, width, out);
+            break;
+        }
+        case QV_ENC_DICT:
+            rc = qv__dict_encode_fixed(e, v, n, width, depth, force ? n : n / 2 + 1, out);
+            break;
+        default: return unsupported(e, enc, QV__PT_FIXED);
+        }
+        if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
+        if (rc) return rc;
+        if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, fixed_plain, &fc)))
+            return rc;
+        return finish_root(e, depth, force, out);
+    }
+}

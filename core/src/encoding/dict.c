@@ -1,0 +1,456 @@
+/*
+ * Dictionary: distinct values once (sorted, so codes preserve order and the
+ * dictionary itself compresses well), plus a u32 code per value. Codes are
+ * cascaded (usually bit-packed, or run-end encoded when values repeat in
+ * runs); the dictionary is cascaded as values of the parent's type (ALP for
+ * floats, FSST for strings, ...). Decoding keeps the decoded dictionary on
+ * the node, so random access costs one code lookup per value.
+ */
+#include "encoding/enc_internal.h"
+
+#define EMPTY UINT32_MAX
+
+static inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= UINT64_C(0xff51afd7ed558ccd);
+    x ^= x >> 33;
+    return x;
+}
+
+/* Merge sort of uint32 indices with a comparator; stable, O(n log n). */
+typedef int (*cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
+static void msort(uint32_t *a, uint32_t *tmp, int64_t n, cmp_fn cmp, const void *ctx) {
+    if (n < 2) return;
+    if (n <= 16) {
+        for (int64_t i = 1; i < n; i++) {
+            uint32_t x = a[i];
+            int64_t j = i;
+            while (j > 0 && cmp(ctx, a[j - 1], x) > 0) {
+                a[j] = a[j - 1];
+                j--;
+            }
+            a[j] = x;
+        }
+        return;
+    }
+    int64_t h = n / 2;
+    msort(a, tmp, h, cmp, ctx);
+    msort(a + h, tmp, n - h, cmp, ctx);
+    int64_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = cmp(ctx, a[j], a[i]) < 0 ? a[j++] : a[i++];
+    while (i < h) tmp[k++] = a[i++];
+    while (j < n) tmp[k++] = a[j++];
+    memcpy(a, tmp, (size_t)n * 4);
+}
+
+/* Reorders the dictionary: perm lists old indices in sorted order; codes
+ * are rewritten to the new ranks. */
+static void remap_codes(uint64_t *codes, int64_t n, const uint32_t *perm, uint32_t *rank,
+                        int64_t d) {
+    for (int64_t i = 0; i < d; i++) rank[perm[i]] = (uint32_t)i;
+    for (int64_t i = 0; i < n; i++) codes[i] = rank[codes[i]];
+}
+
+static int cmp_u64(const void *ctx, uint32_t a, uint32_t b) {
+    const uint64_t *v = ctx;
+    return (v[a] > v[b]) - (v[a] < v[b]);
+}
+
+static int64_t table_size(int64_t max_dict) {
+    uint64_t t = qv_next_pow2_64((uint64_t)max_dict * 2);
+    return t < 64 ? 64 : (int64_t)t;
+}
+
+/* Finishes a dictionary node: codes and values children via the cascade. */
+static int finish(struct qv__enc *e, struct qv__enode *nd, const uint64_t *codes, int64_t n,
+                  int depth) {
+    int rc = qv__cascade_int(e, codes, n, QV__PT_U32, depth + 1, QV_ENC_AUTO, &nd->child[0]);
+    if (rc) return rc;
+    nd->nchildren = 2;
+    qv__enode_finish(nd);
+    return 0;
+}
+
+int qv__dict_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                         int64_t max_dict, struct qv__enode **out) {
+    if (max_dict > n) max_dict = n > 0 ? n : 1;
+    const int64_t tsize = table_size(max_dict);
+    const unsigned shift = 64 - (unsigned)__builtin_ctzll((uint64_t)tsize);
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    int rc = ENOMEM;
+    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    uint32_t *slot = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    uint64_t *vals = slot ? qv__stack_push(&e->stack, (size_t)max_dict * 8, e->err) : NULL;
+    uint64_t *codes = vals ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    if (!codes) goto out;
+    memset(slot, 0xff, (size_t)tsize * 4);
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        uint64_t h = (x * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+        for (;;) {
+            uint32_t s = slot[h];
+            if (s == EMPTY) {
+                if (d == max_dict) {
+                    rc = QV__DECLINED;
+                    goto out;
+                }
+                slot[h] = (uint32_t)d;
+                keys[h] = x;
+                vals[d] = x;
+                codes[i] = (uint64_t)d++;
+                break;
+            }
+            if (keys[h] == x) {
+                codes[i] = s;
+                break;
+            }
+            h = (h + 1) & (uint64_t)(tsize - 1);
+        }
+    }
+    {
+        uint32_t *perm = qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err);
+        uint32_t *tmp = perm ? qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err) : NULL;
+        uint64_t *sorted = tmp ? qv__mem_alloc(&e->mem, (size_t)(d ? d : 1) * 8, e->err) : NULL;
+        if (!sorted) goto out;
+        for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
+        msort(perm, tmp, d, cmp_u64, vals);
+        for (int64_t i = 0; i < d; i++) sorted[i] = vals[perm[i]];
+        remap_codes(codes, n, perm, tmp, d);
+        struct qv__enode *nd = qv__enode_new(e, QV_ENC_DICT, pt, qv__pt_width(pt), n);
+        if (!nd) {
+            rc = ENOMEM;
+            goto out;
+        }
+        if (qv__pt_is_float(pt)) {
+            /* Floats go back to their own representation so the dictionary
+             * can use ALP. */
+            void *fv = qv__mem_alloc(&e->mem, (size_t)(d ? d : 1) * qv__pt_width(pt), e->err);
+            if (!fv) {
+                rc = ENOMEM;
+                goto out;
+            }
+            qv__narrow(sorted, qv__pt_width(pt), d, fv);
+            rc = qv__cascade_float(e, fv, d, pt, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+            qv__mem_free(&e->mem, fv);
+        } else {
+            rc = qv__cascade_int(e, sorted, d, pt, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+        }
+        qv__mem_free(&e->mem, sorted);
+        if (!rc) rc = finish(e, nd, codes, n, depth);
+        if (!rc) *out = nd;
+    }
+out:
+    qv__mem_free(&e->mem, codes);
+    qv__stack_release(&e->stack, mk);
+    return rc;
+}
+
+/* ---- Byte-string dictionaries (binary and fixed-size) ---- */
+
+struct strs {
+    const uint64_t *off; /* binary: offsets; fixed: NULL */
+    const uint8_t *data;
+    uint32_t width;      /* fixed width */
+};
+static inline const uint8_t *str_at(const struct strs *s, int64_t i, size_t *len) {
+    if (s->off) {
+        *len = (size_t)(s->off[i + 1] - s->off[i]);
+        return s->data + s->off[i];
+    }
+    *len = s->width;
+    return s->data + (size_t)i * s->width;
+}
+
+struct str_sort_ctx {
+    const struct strs *s;
+    const int64_t *first; /* dictionary entry -> first row holding it */
+};
+static int cmp_str(const void *ctx, uint32_t a, uint32_t b) {
+    const struct str_sort_ctx *c = ctx;
+    size_t la, lb;
+    const uint8_t *pa = str_at(c->s, c->first[a], &la), *pb = str_at(c->s, c->first[b], &lb);
+    int r = memcmp(pa, pb, la < lb ? la : lb);
+    if (r) return r;
+    return (la > lb) - (la < lb);
+}
+
+/* memcmp is a call; most dictionary strings are short. */
+static inline int bytes_equal(const uint8_t *a, const uint8_t *b, size_t len) {
+    if (len > 16) return memcmp(a, b, len) == 0;
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i]) return 0;
+    return 1;
+}
+
+static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, int pt,
+                            int depth, int64_t max_dict, struct qv__enode **out) {
+    if (max_dict > n) max_dict = n > 0 ? n : 1;
+    const int64_t tsize = table_size(max_dict);
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    int rc = ENOMEM;
+    uint64_t *hashes = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    uint32_t *slot = hashes ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    int64_t *first = slot ? qv__stack_push(&e->stack, (size_t)max_dict * 8, e->err) : NULL;
+    uint64_t *codes = first ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    uint8_t *vdata = NULL;
+    uint64_t *voff = NULL;
+    if (!codes) goto out;
+    memset(slot, 0xff, (size_t)tsize * 4);
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        size_t len;
+        const uint8_t *p = str_at(s, i, &len);
+        uint64_t hv = qv_hash64(p, len, 0);
+        uint64_t h = mix64(hv) & (uint64_t)(tsize - 1);
+        for (;;) {
+            uint32_t sl = slot[h];
+            if (sl == EMPTY) {
+                if (d == max_dict) {
+                    rc = QV__DECLINED;
+                    goto out;
+                }
+                slot[h] = (uint32_t)d;
+                hashes[h] = hv;
+                first[d] = i;
+                codes[i] = (uint64_t)d++;
+                break;
+            }
+            if (hashes[h] == hv) {
+                size_t l2;
+                const uint8_t *q = str_at(s, first[sl], &l2);
+                if (l2 == len && bytes_equal(p, q, len)) {
+                    codes[i] = sl;
+                    break;
+                }
+            }
+            h = (h + 1) & (uint64_t)(tsize - 1);
+        }
+    }
+    {
+        uint32_t *perm = qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err);
+        uint32_t *tmp = perm ? qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err) : NULL;
+        if (!tmp) goto out;
+        for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
+        struct str_sort_ctx sc = {s, first};
+        msort(perm, tmp, d, cmp_str, &sc);
+        uint64_t total = 0;
+        for (int64_t i = 0; i < d; i++) {
+            size_t len;
+            str_at(s, first[perm[i]], &len);
+            total += len;
+        }
+        vdata = qv__mem_alloc(&e->mem, total ? total : 1, e->err);
+        voff = vdata && s->off ? qv__mem_alloc(&e->mem, (size_t)(d + 1) * 8, e->err) : NULL;
+        if (!vdata || (s->off && !voff)) goto out;
+        uint64_t at = 0;
+        for (int64_t i = 0; i < d; i++) {
+            size_t len;
+            const uint8_t *p = str_at(s, first[perm[i]], &len);
+            if (voff) voff[i] = at;
+            memcpy(vdata + at, p, len);
+            at += len;
+        }
+        if (voff) voff[d] = at;
+        remap_codes(codes, n, perm, tmp, d);
+        struct qv__enode *nd = qv__enode_new(e, QV_ENC_DICT, pt, s->off ? 0 : s->width, n);
+        if (!nd) goto out;
+        if (s->off) rc = qv__cascade_bin(e, voff, vdata, d, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+        else rc = qv__cascade_fixed(e, vdata, d, s->width, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+        if (!rc) rc = finish(e, nd, codes, n, depth);
+        if (!rc) {
+            /* A plain dictionary borrows vdata: keep it in the arena until
+             * the encode call ends. */
+            vdata = NULL;
+            *out = nd;
+        }
+    }
+out:
+    qv__mem_free(&e->mem, voff);
+    qv__mem_free(&e->mem, vdata);
+    qv__mem_free(&e->mem, codes);
+    qv__stack_release(&e->stack, mk);
+    return rc;
+}
+
+int qv__dict_encode_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                        int depth, int64_t max_dict, struct qv__enode **out) {
+    struct strs s = {off, data, 0};
+    return dict_encode_strs(e, &s, n, QV__PT_BIN, depth, max_dict, out);
+}
+
+int qv__dict_encode_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t width,
+                          int depth, int64_t max_dict, struct qv__enode **out) {
+    struct strs s = {NULL, v, width};
+    return dict_encode_strs(e, &s, n, QV__PT_FIXED, depth, max_dict, out);
+}
+
+/* ---- Decoding ---- */
+
+struct dict_cache {
+    int64_t d;
+    int short16; /* binary: every entry <= 32 bytes, data has 32 bytes of slack */
+    void *vals;          /* word / fixed: d * width bytes */
+    uint64_t *off;       /* binary: d + 1 offsets */
+    uint8_t *data;       /* binary bytes */
+};
+
+static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
+                struct qv_error *err) {
+    if (nd->cache) {
+        *out = nd->cache;
+        return 0;
+    }
+    struct qv__node *vn = nd->child[1];
+    struct dict_cache *c = qv__mem_calloc(&d->mem, sizeof *c, err);
+    if (!c) return ENOMEM;
+    c->d = vn->count;
+    int rc;
+    if (nd->pt == QV__PT_BIN) {
+        c->off = qv__mem_alloc(&d->mem, (size_t)(c->d + 1) * 8, err);
+        if (!c->off) return ENOMEM;
+        struct qv__binout o;
+        memset(&o, 0, sizeof o);
+        o.off64 = 1;
+        o.offsets = c->off;
+        o.r = d->r;
+        o.mem = &d->mem;
+        c->off[0] = 0;
+        rc = qv__dec_bin(d, vn, 0, c->d, &o, err);
+        c->data = o.data;
+        if (rc) return rc;
+        /* 32 bytes of slack past the last entry for fixed-size copies. */
+        if ((rc = qv__binout_reserve(&o, 32, err))) return rc;
+        c->data = o.data;
+        if (o.i != c->d) return qv__corrupt(err, vn, "dictionary decoded to %lld values", (long long)o.i);
+        c->short16 = 1;
+        for (int64_t i = 0; i < c->d; i++)
+            if (c->off[i + 1] - c->off[i] > 32) c->short16 = 0;
+    } else {
+        c->vals = qv__mem_alloc(&d->mem, (size_t)(c->d ? c->d : 1) * nd->width, err);
+        if (!c->vals) return ENOMEM;
+        if ((rc = qv__dec_word(d, vn, 0, c->d, c->vals, err))) return rc;
+    }
+    nd->cache = c;
+    *out = c;
+    return 0;
+}
+
+static int bad_code(struct qv_error *err, const struct qv__node *nd, uint32_t code, int64_t row,
+                    int64_t dsize) {
+    return qv__corrupt(err, nd, "code %u at value %lld is outside the dictionary of %lld",
+                       code, (long long)row, (long long)dsize);
+}
+
+#define GATHER(T)                                                                                \
+    static int64_t gather_##T(T *o, const T *vals, const uint32_t *codes, int64_t m,           \
+                              uint32_t dsize) {                                                  \
+        for (int64_t i = 0; i < m; i++) {                                                        \
+            uint32_t c = codes[i];                                                               \
+            if (__builtin_expect(c >= dsize, 0)) return i;                                       \
+            o[i] = vals[c];                                                                      \
+        }                                                                                        \
+        return -1;                                                                               \
+    }
+GATHER(uint8_t)
+GATHER(uint16_t)
+GATHER(uint32_t)
+GATHER(uint64_t)
+
+int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                      void *out, struct qv_error *err) {
+    struct dict_cache *c;
+    int rc = load(d, nd, &c, err);
+    if (rc) return rc;
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    if (!codes) return ENOMEM;
+    const unsigned w = nd->width;
+    const uint32_t dsize = (uint32_t)c->d;
+    uint8_t *o = out;
+    for (int64_t b = 0; b < n; b += QV__VEC) {
+        /* Blocks aligned to the codes' vectors when the range is. */
+        int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
+        if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
+        int64_t bad;
+        switch (w) {
+        case 1: bad = gather_uint8_t((uint8_t *)o, c->vals, codes, m, dsize); break;
+        case 2: bad = gather_uint16_t((uint16_t *)(void *)o, c->vals, codes, m, dsize); break;
+        case 4: bad = gather_uint32_t((uint32_t *)(void *)o, c->vals, codes, m, dsize); break;
+        case 8: bad = gather_uint64_t((uint64_t *)(void *)o, c->vals, codes, m, dsize); break;
+        default:
+            bad = -1;
+            for (int64_t i = 0; i < m; i++) {
+                if (codes[i] >= dsize) {
+                    bad = i;
+                    break;
+                }
+                memcpy(o + (size_t)i * w, (const uint8_t *)c->vals + (size_t)codes[i] * w, w);
+            }
+            break;
+        }
+        if (bad >= 0) {
+            rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);
+            break;
+        }
+        o += (size_t)m * w;
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}
+
+int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                     struct qv__binout *o, struct qv_error *err) {
+    struct dict_cache *c;
+    int rc = load(d, nd, &c, err);
+    if (rc) return rc;
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    if (!codes) return ENOMEM;
+    const uint64_t *off = c->off;
+    for (int64_t b = 0; b < n && !rc; b += QV__VEC) {
+        int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
+        if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
+        uint64_t total = 0;
+        for (int64_t i = 0; i < m; i++) {
+            if (codes[i] >= (uint64_t)c->d) {
+                rc = bad_code(err, nd, codes[i], start + b + i, c->d);
+                break;
+            }
+            total += off[codes[i] + 1] - off[codes[i]];
+        }
+        if (rc) break;
+        if (o->cap - o->size < total + 40 && (rc = qv__binout_reserve(o, total + 32, err))) break;
+        if (!o->off64 && o->size + total > (size_t)INT32_MAX) {
+            rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
+            break;
+        }
+        uint8_t *dst = o->data + o->size;
+        size_t at = o->size;
+        if (c->short16) {
+            /* Every entry fits 32 bytes and is stored with 32 readable
+             * bytes: one fixed-size copy per value, no length branch. */
+            for (int64_t i = 0; i < m; i++) {
+                uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
+                memcpy(dst, c->data + a, 32);
+                dst += len;
+                at += len;
+                if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
+                else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+            }
+        } else {
+            for (int64_t i = 0; i < m; i++) {
+                uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
+                memcpy(dst, c->data + a, len);
+                dst += len;
+                at += len;
+                if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
+                else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+            }
+        }
+        o->size = at;
+        o->i += m;
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}

@@ -1,0 +1,546 @@
+/*
+ * Private structures of the encoding part: physical value types, the
+ * encoder-side tree (built in memory, then serialized), the decoder-side
+ * parsed tree, memory helpers and each encoding's entry points.
+ *
+ * Serialized node (all integers little-endian; varints are LEB128, at most
+ * 10 bytes; signed parameters are zig-zag varints):
+ *
+ *   u8  encoding id            (enum qv_encoding)
+ *   u8  physical type          (enum qv__pt)
+ *   varint width               (only for QV__PT_FIXED: bytes per value)
+ *   varint count               (values in this node)
+ *   u8  nparams, nparams x zig-zag varint
+ *   u8  nbufs,   nbufs   x varint byte length
+ *   u8  nchild,  nchild  x varint byte size (each a multiple of 8)
+ *   zero padding to a multiple of 8
+ *   buffers, each followed by zero padding to a multiple of 8
+ *   children, in order
+ *
+ * A node's size is a multiple of 8 and is exactly the span its parent (or
+ * the caller, for the root) gives it, so every buffer sits at an 8-byte
+ * aligned offset from the segment start.
+ */
+#ifndef QV_ENC_INTERNAL_H
+#define QV_ENC_INTERNAL_H
+
+#include <string.h>
+
+#include "quiver/encoding.h"
+
+/* Physical types of nodes. Integers are bit patterns of their width;
+ * signedness is a property of the logical kind, not of the tree. */
+enum qv__pt {
+    QV__PT_U8 = 1,
+    QV__PT_U16 = 2,
+    QV__PT_U32 = 3,
+    QV__PT_U64 = 4,
+    QV__PT_F32 = 5,
+    QV__PT_F64 = 6,
+    QV__PT_BOOL = 7,
+    QV__PT_BIN = 8,
+    QV__PT_FIXED = 9,
+};
+
+#define QV__MAX_PARAMS 8
+#define QV__MAX_BUFS 4
+#define QV__MAX_CHILDREN 4
+#define QV__MAX_DEPTH 16 /* decode-side bound on nesting (zstd subtrees included) */
+#define QV__VEC 1024
+#define QV__VEC_SHIFT 10
+
+static inline int qv__pt_is_int(int pt) { return pt >= QV__PT_U8 && pt <= QV__PT_U64; }
+static inline int qv__pt_is_float(int pt) { return pt == QV__PT_F32 || pt == QV__PT_F64; }
+/* Types whose values are 1/2/4/8-byte words (integers and floats). */
+static inline int qv__pt_is_word(int pt) { return pt >= QV__PT_U8 && pt <= QV__PT_F64; }
+/* Bytes per value of word types. */
+static inline unsigned qv__pt_width(int pt) {
+    static const unsigned w[] = {0, 1, 2, 4, 8, 4, 8, 0, 0, 0};
+    return (pt >= 0 && pt <= 9) ? w[pt] : 0;
+}
+static inline int qv__pt_uint_of_width(unsigned w) {
+    return w == 1 ? QV__PT_U8 : w == 2 ? QV__PT_U16 : w == 4 ? QV__PT_U32 : QV__PT_U64;
+}
+const char *qv__pt_name(int pt);
+
+/* Sign-extends the low `bits` bits of v. */
+static inline int64_t qv__sext(uint64_t v, unsigned bits) {
+    if (bits >= 64) return (int64_t)v;
+    unsigned s = 64 - bits;
+    return (int64_t)(v << s) >> s;
+}
+static inline uint64_t qv__mask(unsigned bits) {
+    return bits >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << bits) - 1;
+}
+static inline unsigned qv__bits(uint64_t v) { return qv_bit_width64(v); }
+
+/* ---- Tracked allocations ----
+ * An arena that remembers each block it handed out, so a whole encode or an
+ * open decoder frees everything at once (also on every error path), while
+ * single blocks can still be released early. */
+struct qv__mem {
+    struct qv_reservation *r;
+    struct qv__blk {
+        void *p;
+        size_t n;
+    } *v;
+    size_t len, cap;
+};
+void *qv__mem_alloc(struct qv__mem *m, size_t n, struct qv_error *err);
+void *qv__mem_calloc(struct qv__mem *m, size_t n, struct qv_error *err);
+/* Grows a block of this arena (or allocates when p is NULL). */
+void *qv__mem_realloc(struct qv__mem *m, void *p, size_t old_n, size_t new_n,
+                      struct qv_error *err);
+void qv__mem_free(struct qv__mem *m, void *p);
+void qv__mem_free_all(struct qv__mem *m);
+uint64_t qv__mem_bytes(const struct qv__mem *m);
+
+/* ---- Scratch stack ----
+ * Temporaries with nested lifetimes (a vector being decoded while a child
+ * decodes into another) come from a chunked stack charged to the
+ * reservation. Release to a mark frees everything pushed after it. */
+struct qv__stack_chunk;
+struct qv__stack {
+    struct qv_reservation *r;
+    struct qv__stack_chunk *top;   /* chunk in use */
+    struct qv__stack_chunk *spare; /* one kept chunk, so loops do not malloc */
+};
+struct qv__mark {
+    struct qv__stack_chunk *chunk;
+    size_t used;
+};
+void *qv__stack_push(struct qv__stack *s, size_t n, struct qv_error *err);
+struct qv__mark qv__stack_mark(const struct qv__stack *s);
+void qv__stack_release(struct qv__stack *s, struct qv__mark m);
+void qv__stack_free(struct qv__stack *s);
+uint64_t qv__stack_bytes(const struct qv__stack *s);
+
+/* ---- Varints ---- */
+static inline size_t qv__varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+static inline size_t qv__varint_put(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+/* Reads a varint at *pos < end; 0 or -1 (truncated / overlong). */
+static inline int qv__varint_get(const uint8_t *p, size_t end, size_t *pos, uint64_t *out) {
+    uint64_t v = 0;
+    for (unsigned i = 0, shift = 0; i < 10; i++, shift += 7) {
+        if (*pos >= end) return -1;
+        uint8_t b = p[(*pos)++];
+        if (i == 9 && b > 1) return -1;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* ---- Encoder-side tree ---- */
+struct qv__enode {
+    uint8_t enc, pt, nparams, nbufs, nchildren;
+    uint32_t width; /* bytes per value (FIXED: its width; BOOL/BIN: 0) */
+    int64_t count;
+    int64_t params[QV__MAX_PARAMS];
+    const uint8_t *buf[QV__MAX_BUFS]; /* owned by the arena, or borrowed input */
+    uint64_t buf_len[QV__MAX_BUFS];
+    struct qv__enode *child[QV__MAX_CHILDREN];
+    uint64_t size; /* serialized size, set by qv__enode_finish */
+};
+
+/* One qv_encode call. */
+struct qv__enc {
+    struct qv__mem mem;
+    struct qv__stack stack;
+    struct qv_reservation *r;
+    struct qv_error *err;
+    uint32_t allowed; /* mask, PLAIN always set */
+    int max_depth;
+    int compact;
+    int zstd_level;
+};
+
+/* Creates a node in the encoder's arena. */
+struct qv__enode *qv__enode_new(struct qv__enc *e, int enc, int pt, uint32_t width,
+                                int64_t count);
+/* Computes n->size from its header, buffers and children's sizes. */
+void qv__enode_finish(struct qv__enode *n);
+/* Serialized size of a header, buffers and children of this node. */
+uint64_t qv__enode_header_size(const struct qv__enode *n);
+/* Writes the subtree at out (n->size bytes; callers ensure room). */
+void qv__enode_write(const struct qv__enode *n, uint8_t *out);
+/* Frees the arena blocks the subtree owns (used when a candidate is
+ * dropped; borrowed buffers are left alone). */
+void qv__enode_drop(struct qv__enc *e, struct qv__enode *n);
+
+static inline int qv__allowed(const struct qv__enc *e, int enc) {
+    return (e->allowed >> enc) & 1;
+}
+
+/* Cascade entry points: choose and build an encoding for the given values.
+ * `force` is QV_ENC_AUTO or an encoding to use at this node. `depth` is the
+ * nesting level of the node (root = 0). Integer values come widened to
+ * uint64 (bit patterns of `pt`'s width, zero-extended). */
+int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                    int force, struct qv__enode **out);
+int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                      int force, struct qv__enode **out);
+int qv__cascade_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int depth, int force,
+                     struct qv__enode **out);
+/* Binary values: off[0..n] relative offsets into data with off[0] == 0. */
+int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                    int depth, int force, struct qv__enode **out);
+int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t width, int depth,
+                      int force, struct qv__enode **out);
+
+/* Statistics of an integer run, over all values (cheap, vectorizable) and
+ * a sample (distinct count, most frequent value). */
+struct qv__istats {
+    int64_t n;
+    unsigned bits; /* value width in bits */
+    uint64_t umin, umax;
+    int64_t smin, smax;
+    /* From the sample (exact when it is all of the data): */
+    int64_t dmin, dmax; /* signed deltas v[i]-v[i-1] at the value width */
+    int64_t runs;       /* runs of equal values, scaled to n */
+    int64_t max_run;    /* longest run */
+    int64_t sample_n, sample_distinct;
+    int64_t half_n, half_distinct; /* the same over the first half of the sample */
+    uint64_t top_value;
+    int64_t top_count; /* occurrences of top_value in the sample */
+};
+void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__istats *s);
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s);
+/* Bits of the frame-of-reference residual range (the smaller of the
+ * unsigned and signed views) and the reference to use. */
+unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref);
+/* Distinct values expected in n values, from a sample of sn values holding
+ * d distinct (hd among its first hn values): the rate at which the second
+ * half of the sample still found new values is extrapolated to the rest of
+ * the data. Saturated low-cardinality data gives d; unique data gives n;
+ * clustered data (sorted runs) grows with the runs it has. */
+static inline double qv__distinct_estimate(int64_t n, int64_t sn, int64_t d, int64_t hn,
+                                           int64_t hd) {
+    if (sn <= 0) return 0;
+    if (sn >= n || sn <= hn) return (double)d;
+    double rate = (double)(d - hd) / (double)(sn - hn);
+    double est = (double)d + rate * (double)(n - sn);
+    return est > (double)n ? (double)n : est;
+}
+
+/* Encoders of the individual encodings. Each builds a node (children via the
+ * cascade at depth + 1) or returns an errno. */
+int qv__plain_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                          struct qv__enode **out);
+/* Raw values, bool bitmaps and binary bytes are borrowed when `borrow` is
+ * set (the caller's input outlives the encode call) and copied otherwise. */
+int qv__plain_encode_raw(struct qv__enc *e, const void *v, int64_t n, int pt, uint32_t width,
+                         int borrow, struct qv__enode **out);
+int qv__plain_encode_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int borrow,
+                          struct qv__enode **out);
+int qv__plain_encode_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                         int depth, int borrow, struct qv__enode **out);
+int qv__constant_encode(struct qv__enc *e, int pt, uint32_t width, int64_t n, const void *value,
+                        size_t value_len, struct qv__enode **out);
+int qv__bitpack_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, unsigned w,
+                       struct qv__enode **out);
+/* Frame of reference + bitpack; emits a bare bitpack node when ref is 0. */
+int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                   const struct qv__istats *s, struct qv__enode **out);
+int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                     struct qv__enode **out);
+int qv__zigzag_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                      struct qv__enode **out);
+/* Dictionary over word values; ENOSPC (internal) when more than max_dict
+ * distinct values exist. */
+int qv__dict_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                         int64_t max_dict, struct qv__enode **out);
+int qv__dict_encode_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                        int depth, int64_t max_dict, struct qv__enode **out);
+int qv__dict_encode_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t width,
+                          int depth, int64_t max_dict, struct qv__enode **out);
+int qv__rle_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                        struct qv__enode **out);
+int qv__rle_encode_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int depth,
+                        struct qv__enode **out);
+int qv__sparse_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                           uint64_t fill, struct qv__enode **out);
+int qv__sparse_encode_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int depth,
+                           struct qv__enode **out);
+/* ALP: estimates (bytes) from a sample and builds. */
+struct qv__alp_choice {
+    int e, f;
+    double est_bytes;
+    int64_t est_exceptions;
+};
+void qv__alp_choose(const void *v, int64_t n, int pt, struct qv__alp_choice *c);
+int qv__alp_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                   const struct qv__alp_choice *c, struct qv__enode **out);
+struct qv__alprd_choice {
+    unsigned right_bits;
+    double est_bytes;
+};
+void qv__alprd_choose(const void *v, int64_t n, int pt, struct qv__alprd_choice *c);
+int qv__alprd_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                     unsigned right_bits, struct qv__enode **out);
+/* FSST: trains a table on a sample, estimates, then builds. */
+struct qv__fsst_table;
+int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                   struct qv__fsst_table **out);
+/* Compressed bytes of the sample strings relative to their raw size. */
+int qv__fsst_nsym(const struct qv__fsst_table *t);
+double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, const uint8_t *data,
+                             int64_t n);
+int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t *off,
+                    const uint8_t *data, int64_t n, int depth, struct qv__enode **out);
+/* zstd / lz4 in frames: fn builds the subtree of values [start, start + n)
+ * of each frame (*owned: dropped after serialization). frame_values 0 = one
+ * frame. QV__DECLINED (internal) when compression does not make it smaller,
+ * unless forced. */
+typedef int (*qv__frame_fn)(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
+                            struct qv__enode **out, int *owned);
+int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64_t count,
+                       int64_t frame_values, qv__frame_fn fn, void *ctx, int force,
+                       struct qv__enode **out);
+/* Wraps a finished subtree as a single frame. */
+int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
+                     struct qv__enode **out);
+
+/* zstd helpers for the cascade's estimates (0 on failure). */
+size_t qv__zstd_bound(size_t n);
+size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+
+/* ---- Bit-packing kernels ----
+ * A vector of 1024 values at width w <= 32 is packed in 32 lanes of 32-bit
+ * words: value i = r * 32 + l (row r, lane l) occupies bits [r*w, r*w + w)
+ * of lane l's stream, and word j of lane l is stored at index j * 32 + l.
+ * Widths 33..64 use 16 lanes of 64-bit words the same way (i = r * 16 + l,
+ * word j of lane l at j * 16 + l). A full vector takes 128 * w bytes. The
+ * last, partial vector of a run stores only the words its rows reach:
+ * ceil(ceil(rem / lanes) * w / lane_bits) words per lane. */
+uint64_t qv__bitpack_bytes(int64_t n, unsigned w);
+/* Bytes of the vector holding values [0, rem) (rem <= 1024). */
+uint64_t qv__bitpack_vec_bytes(int64_t rem, unsigned w);
+/* Packs values (each < 2^w) of one vector; rem <= 1024 values; writes
+ * qv__bitpack_vec_bytes(rem, w) bytes. `tmp` is 1024 uint32 of scratch. */
+void qv__pack_vec(const uint64_t *v, int64_t rem, unsigned w, uint8_t *out, uint32_t *tmp);
+/* Unpacks one full vector (128 * w readable bytes, 8-aligned), adding `base`. */
+void qv__unpack32(const uint32_t *in, unsigned w, uint32_t *out, uint32_t base);
+void qv__unpack64(const void *in, unsigned w, uint64_t *out, uint64_t base);
+/* One value of a (possibly partial) vector. */
+static inline uint64_t qv__bitpack_get(const uint8_t *vec, unsigned w, unsigned i) {
+    if (w == 0) return 0;
+    if (w <= 32) {
+        unsigned r = i >> 5, l = i & 31, bit = r * w, word = bit >> 5, shift = bit & 31;
+        uint32_t lo, hi = 0;
+        memcpy(&lo, vec + ((size_t)word * 32 + l) * 4, 4);
+        uint64_t v = lo >> shift;
+        if (shift + w > 32) {
+            memcpy(&hi, vec + ((size_t)(word + 1) * 32 + l) * 4, 4);
+            v |= (uint64_t)hi << (32 - shift);
+        }
+        return v & qv__mask(w);
+    }
+    unsigned r = i >> 4, l = i & 15, bit = r * w, word = bit >> 6, shift = bit & 63;
+    uint64_t lo, hi = 0;
+    memcpy(&lo, vec + ((size_t)word * 16 + l) * 8, 8);
+    uint64_t v = lo >> shift;
+    if (shift && shift + w > 64) {
+        memcpy(&hi, vec + ((size_t)(word + 1) * 16 + l) * 8, 8);
+        v |= hi << (64 - shift);
+    }
+    return v & qv__mask(w);
+}
+
+/* ---- Decoder-side tree ---- */
+struct qv__cache; /* per-node lazily decoded state, defined by users */
+
+struct qv__node {
+    uint8_t enc, pt, nparams, nbufs, nchildren;
+    uint32_t width; /* bytes per value for word and fixed types */
+    int64_t count;
+    int64_t params[QV__MAX_PARAMS];
+    const uint8_t *buf[QV__MAX_BUFS];
+    uint64_t buf_len[QV__MAX_BUFS];
+    struct qv__node *child[QV__MAX_CHILDREN];
+    uint64_t offset; /* of the node, in its segment (or decompressed subtree) */
+    uint64_t size;
+    int depth;
+    int inner; /* inside a zstd/lz4 subtree */
+    uint64_t outer_offset; /* offset of the nearest zstd/lz4 ancestor (if inner) */
+    void *cache; /* owned by the decoder's arena */
+};
+
+/* Parses a subtree at p[0, size) (8-aligned) into nodes allocated from `m`,
+ * validating structure and per-encoding shape. */
+int qv__tree_parse(struct qv__mem *m, const uint8_t *p, size_t size, int depth, int inner,
+                   uint64_t outer_offset, struct qv__node **out, struct qv_error *err);
+/* EIO with "corrupt <enc> node at byte <off>: ..." */
+int qv__corrupt(struct qv_error *err, const struct qv__node *nd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Binary output under construction. */
+struct qv__binout {
+    int off64;
+    void *offsets;   /* n + 1 entries */
+    int64_t i;       /* next offset slot to write (offsets[0] written at start) */
+    uint8_t *data;
+    size_t size, cap;
+    struct qv_reservation *r;
+    struct qv__mem *mem; /* when set, data is a block of this arena */
+};
+/* Makes room for `extra` more bytes plus 8 bytes of write slack. */
+int qv__binout_reserve(struct qv__binout *o, size_t extra, struct qv_error *err);
+/* Writes the offset for the value just completed (after its bytes). */
+static inline int qv__binout_end_value(struct qv__binout *o, struct qv_error *err) {
+    o->i++;
+    if (o->off64) {
+        ((int64_t *)o->offsets)[o->i] = (int64_t)o->size;
+    } else {
+        if (o->size > (size_t)INT32_MAX)
+            return qv_error_set(err, EOVERFLOW,
+                                "decode: binary data exceeds the int32 offset range (%zu bytes)",
+                                o->size);
+        ((int32_t *)o->offsets)[o->i] = (int32_t)o->size;
+    }
+    return 0;
+}
+static inline int qv__binout_push(struct qv__binout *o, const uint8_t *p, size_t len,
+                                  struct qv_error *err) {
+    if (o->cap - o->size < len + 8) {
+        int rc = qv__binout_reserve(o, len, err);
+        if (rc) return rc;
+    }
+    memcpy(o->data + o->size, p, len);
+    o->size += len;
+    return qv__binout_end_value(o, err);
+}
+
+struct qv__dec {
+    struct qv__mem mem;
+    struct qv__stack stack;
+    struct qv_reservation *r;
+    struct qv__node *root;
+    struct qv__frame_cache *frames; /* zstd/lz4 frame caches, freed at close */
+};
+
+/* Decoders: values [start, start + n) of `nd` (the caller has checked the
+ * range against nd->count). Word/fixed types write n * width bytes. */
+int qv__dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
+                 struct qv_error *err);
+int qv__dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                 uint8_t *bits, int64_t bit_off, struct qv_error *err);
+int qv__dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                struct qv__binout *o, struct qv_error *err);
+/* Decodes n word values of an integer child into uint64 (zero-extended). */
+int qv__dec_u64(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                uint64_t *out, struct qv_error *err);
+/* Decodes a whole child once into a decoder-held uint64 array (cached on the
+ * node), checking it is strictly increasing and below `limit` when
+ * `increasing` is set. */
+int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, uint64_t limit,
+                       const uint64_t **out, struct qv_error *err);
+
+/* Per-encoding decoders, dispatched from decode.c. */
+int qv__plain_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                       struct qv_error *);
+int qv__plain_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
+                       struct qv_error *);
+int qv__plain_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t, struct qv__binout *,
+                      struct qv_error *);
+int qv__constant_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                          struct qv_error *);
+int qv__constant_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,
+                          int64_t, struct qv_error *);
+int qv__constant_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t,
+                         struct qv__binout *, struct qv_error *);
+int qv__bitpack_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *, uint64_t base,
+                    struct qv_error *);
+int qv__for_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *, struct qv_error *);
+int qv__delta_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                  struct qv_error *);
+int qv__zigzag_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                   struct qv_error *);
+int qv__dict_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                      struct qv_error *);
+int qv__dict_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t, struct qv__binout *,
+                     struct qv_error *);
+int qv__rle_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                     struct qv_error *);
+int qv__rle_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
+                     struct qv_error *);
+int qv__sparse_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                        struct qv_error *);
+int qv__sparse_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,
+                        int64_t, struct qv_error *);
+int qv__alp_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *, struct qv_error *);
+int qv__alprd_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                  struct qv_error *);
+int qv__fsst_dec(struct qv__dec *, struct qv__node *, int64_t, int64_t, struct qv__binout *,
+                 struct qv_error *);
+/* zstd / lz4: range decodes through the frames they touch. */
+int qv__general_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                         struct qv_error *);
+int qv__general_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,
+                         int64_t, struct qv_error *);
+int qv__general_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t,
+                        struct qv__binout *, struct qv_error *);
+int64_t qv__general_nframes(const struct qv__node *nd);
+/* Decompresses frame f of a zstd/lz4 node into a fresh block of `m`. */
+int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+                           uint8_t **out, size_t *out_size, struct qv_error *err);
+struct qv__frame_cache;
+void qv__frame_caches_free(struct qv__frame_cache *c);
+
+/* Per-encoding shape checks, run by the parser on every node. */
+int qv__validate_node(const struct qv__node *nd, struct qv_error *err);
+
+/* Plain copy of bits (any alignment), word at a time. */
+void qv__copy_bits(uint8_t *dst, int64_t dst_off, const uint8_t *src, int64_t src_off,
+                   int64_t n);
+
+/* Widening / narrowing between uint64 and the word types. */
+void qv__widen(const void *in, unsigned width, int64_t n, uint64_t *out);
+void qv__narrow(const uint64_t *in, unsigned width, int64_t n, void *out);
+
+/* Binary search: index of the first element of a[0..n) greater than key. */
+static inline int64_t qv__upper_bound(const uint64_t *a, int64_t n, uint64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if (a[mid] <= key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+static inline int64_t qv__lower_bound(const uint64_t *a, int64_t n, uint64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if (a[mid] < key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Internal "did not fit" code for encoders that decline (dictionary too
+ * large, compression not smaller). Never escapes qv_encode. */
+#define QV__DECLINED ENOSPC
+
+#endif /* QV_ENC_INTERNAL_H */

@@ -1,0 +1,65 @@
+/*
+ * Frame of reference: value = reference + residual (wrapping at the type's
+ * width), residuals bit-packed. The reference is the minimum under either
+ * the unsigned or the signed view, whichever gives the narrower range, so
+ * small negative numbers pack as well as small positive ones. Decoding a
+ * bit-packed child adds the reference inside the unpack kernel.
+ */
+#include "encoding/enc_internal.h"
+
+int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                   const struct qv__istats *s, struct qv__enode **out) {
+    uint64_t ref;
+    unsigned w = qv__istats_for_bits(s, &ref);
+    if (ref == 0) return qv__bitpack_encode(e, v, n, pt, w, out);
+    const uint64_t mask = qv__mask(s->bits);
+    uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err);
+    if (!res) return ENOMEM;
+    for (int64_t i = 0; i < n; i++) res[i] = (v[i] - ref) & mask;
+    struct qv__enode *nd = qv__enode_new(e, QV_ENC_FOR, pt, qv__pt_width(pt), n);
+    int rc = nd ? qv__bitpack_encode(e, res, n, pt, w, &nd->child[0]) : ENOMEM;
+    qv__mem_free(&e->mem, res);
+    if (rc) return rc;
+    nd->nparams = 1;
+    nd->params[0] = (int64_t)ref;
+    nd->nchildren = 1;
+    qv__enode_finish(nd);
+    *out = nd;
+    return 0;
+}
+
+/* Adds `base` to n values of width w in place. */
+static void add_base(void *out, unsigned w, int64_t n, uint64_t base) {
+    switch (w) {
+    case 1: {
+        uint8_t *o = out, b = (uint8_t)base;
+        for (int64_t i = 0; i < n; i++) o[i] = (uint8_t)(o[i] + b);
+        break;
+    }
+    case 2: {
+        uint16_t *o = out, b = (uint16_t)base;
+        for (int64_t i = 0; i < n; i++) o[i] = (uint16_t)(o[i] + b);
+        break;
+    }
+    case 4: {
+        uint32_t *o = out, b = (uint32_t)base;
+        for (int64_t i = 0; i < n; i++) o[i] += b;
+        break;
+    }
+    default: {
+        uint64_t *o = out;
+        for (int64_t i = 0; i < n; i++) o[i] += base;
+        break;
+    }
+    }
+}
+
+int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
+                struct qv_error *err) {
+    uint64_t ref = (uint64_t)nd->params[0];
+    struct qv__node *c = nd->child[0];
+    if (c->enc == QV_ENC_BITPACK) return qv__bitpack_dec(d, c, start, n, out, ref, err);
+    int rc = qv__dec_word(d, c, start, n, out, err);
+    if (!rc) add_base(out, nd->width, n, ref);
+    return rc;
+}

@@ -1,0 +1,281 @@
+/*
+ * General-purpose compression (zstd, lz4, from their libraries) over
+ * serialized subtrees, in frames.
+ *
+ * The node's values are cut into frames of `frame_values` values; each
+ * frame is an ordinary subtree of the node's type holding that frame's
+ * values, serialized and compressed on its own. A range decode decompresses
+ * only the frames it touches, and the decoder keeps the last frame it
+ * decompressed (parsed) for the next call, so sequential scans and sorted
+ * takes decompress each frame once. Compact mode wraps a whole chunk's tree
+ * as a single frame; the cascade's zstd leaf for strings uses frames of
+ * 16384 values, so a take of a few rows decompresses a few hundred KiB,
+ * not the chunk.
+ *
+ * Node: param 0 = frame_values; buffer 0 = per frame two little-endian
+ * u64: end offset of its compressed bytes in buffer 1, and its
+ * decompressed size; buffer 1 = the compressed frames back to back.
+ */
+#include <lz4.h>
+#include <zstd.h>
+
+#include "encoding/enc_internal.h"
+
+size_t qv__zstd_bound(size_t n) { return ZSTD_compressBound(n); }
+
+size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level) {
+    size_t c = ZSTD_compress(dst, cap, src, n, level);
+    return ZSTD_isError(c) ? 0 : c;
+}
+
+static int64_t nframes_of(int64_t count, int64_t fv) { return count ? (count + fv - 1) / fv : 0; }
+
+static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint64_t get64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64_t count,
+                       int64_t frame_values, qv__frame_fn fn, void *ctx, int force,
+                       struct qv__enode **out) {
+    if (frame_values <= 0) frame_values = count > 0 ? count : 1;
+    const int64_t nf = nframes_of(count, frame_values);
+    struct qv__enode *nd = qv__enode_new(e, enc, pt, width, count);
+    uint8_t *table = nd ? qv__mem_alloc(&e->mem, (size_t)(nf ? nf : 1) * 16, e->err) : NULL;
+    if (!table) return ENOMEM;
+    uint8_t *comp = NULL;
+    size_t comp_len = 0, comp_cap = 0;
+    uint64_t raw_total = 0;
+    int rc = 0;
+    for (int64_t f = 0; f < nf && !rc; f++) {
+        int64_t start = f * frame_values;
+        int64_t m = count - start < frame_values ? count - start : frame_values;
+        struct qv__enode *inner;
+        int owned;
+        if ((rc = fn(e, ctx, start, m, &inner, &owned))) break;
+        uint64_t raw_size = inner->size;
+        raw_total += raw_size;
+        if (raw_size > QV_ENC_MAX_BYTES || (enc == QV_ENC_LZ4 && raw_size > (uint64_t)LZ4_MAX_INPUT_SIZE)) {
+            rc = QV__DECLINED;
+            break;
+        }
+        struct qv__mark mk = qv__stack_mark(&e->stack);
+        uint8_t *raw = qv__stack_push(&e->stack, (size_t)raw_size, e->err);
+        if (!raw) {
+            rc = ENOMEM;
+            break;
+        }
+        qv__enode_write(inner, raw);
+        if (owned) qv__enode_drop(e, inner);
+        size_t bound = enc == QV_ENC_ZSTD ? ZSTD_compressBound((size_t)raw_size)
+                                          : (size_t)LZ4_compressBound((int)raw_size);
+        if (comp_cap - comp_len < bound) {
+            size_t ncap = comp_cap ? comp_cap : 4096;
+            while (ncap - comp_len < bound) ncap *= 2;
+            uint8_t *nc = qv__mem_realloc(&e->mem, comp, comp_cap, ncap, e->err);
+            if (!nc) {
+                qv__stack_release(&e->stack, mk);
+                rc = ENOMEM;
+                break;
+            }
+            comp = nc;
+            comp_cap = ncap;
+        }
+        size_t clen;
+        if (enc == QV_ENC_ZSTD) {
+            clen = ZSTD_compress(comp + comp_len, bound, raw, (size_t)raw_size, e->zstd_level);
+            if (ZSTD_isError(clen))
+                rc = qv_error_set(e->err, EIO, "zstd compression failed: %s", ZSTD_getErrorName(clen));
+        } else {
+            int c = LZ4_compress_default((const char *)raw, (char *)comp + comp_len, (int)raw_size,
+                                         (int)bound);
+            if (c <= 0) rc = qv_error_set(e->err, EIO, "lz4 compression failed");
+            clen = c > 0 ? (size_t)c : 0;
+        }
+        qv__stack_release(&e->stack, mk);
+        comp_len += clen;
+        put64(table + f * 16, comp_len);
+        put64(table + f * 16 + 8, raw_size);
+    }
+    if (!rc && !force && comp_len + (uint64_t)nf * 16 + 32 >= raw_total) rc = QV__DECLINED;
+    if (rc) {
+        qv__mem_free(&e->mem, comp);
+        qv__mem_free(&e->mem, table);
+        qv__mem_free(&e->mem, nd);
+        return rc;
+    }
+    nd->nparams = 1;
+    nd->params[0] = frame_values;
+    nd->nbufs = 2;
+    nd->buf[0] = table;
+    nd->buf_len[0] = (uint64_t)nf * 16;
+    nd->buf[1] = comp ? comp : (const uint8_t *)"";
+    nd->buf_len[1] = comp_len;
+    qv__enode_finish(nd);
+    *out = nd;
+    return 0;
+}
+
+static int wrap_one(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
+                    struct qv__enode **out, int *owned) {
+    (void)e;
+    (void)start;
+    (void)n;
+    *out = ctx;
+    *owned = 0; /* the caller's tree */
+    return 0;
+}
+
+int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
+                     struct qv__enode **out) {
+    return qv__general_encode(e, enc, inner->pt, inner->width, inner->count,
+                              inner->count > 0 ? inner->count : 1, wrap_one, (void *)inner, force,
+                              out);
+}
+
+/* ---- Decoding ---- */
+
+int64_t qv__general_nframes(const struct qv__node *nd) {
+    return nframes_of(nd->count, nd->params[0]);
+}
+
+int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+                           uint8_t **out, size_t *out_size, struct qv_error *err) {
+    const uint8_t *t = nd->buf[0];
+    uint64_t cbeg = f ? get64(t + (f - 1) * 16) : 0, cend = get64(t + f * 16);
+    uint64_t raw_size = get64(t + f * 16 + 8);
+    const int64_t fv = nd->params[0];
+    const int64_t vals = nd->count - f * fv < fv ? nd->count - f * fv : fv;
+    if (cend < cbeg || cend > nd->buf_len[1])
+        return qv__corrupt(err, nd, "frame %lld spans compressed bytes [%llu, %llu) of %llu",
+                           (long long)f, (unsigned long long)cbeg, (unsigned long long)cend,
+                           (unsigned long long)nd->buf_len[1]);
+    /* Bound the allocation before trusting the size: our subtrees are never
+     * much larger than their plain values, lz4 cannot expand more than 255x,
+     * and a zstd frame declares its size (checked below). */
+    uint64_t clen = cend - cbeg;
+    uint64_t plain = nd->pt == QV__PT_BOOL  ? ((uint64_t)vals + 7) / 8
+                     : nd->pt == QV__PT_BIN ? QV_ENC_MAX_BYTES
+                                            : (uint64_t)vals * nd->width;
+    uint64_t limit = plain + plain / 2 + (1u << 16) + (uint64_t)vals * 16;
+    uint64_t by_ratio = clen * (nd->enc == QV_ENC_LZ4 ? 256u : 65536u) + (1u << 16);
+    if (raw_size < 8 || (raw_size & 7) || raw_size > limit || raw_size > by_ratio)
+        return qv__corrupt(err, nd, "frame %lld declares an implausible %llu bytes for %llu "
+                           "compressed", (long long)f, (unsigned long long)raw_size,
+                           (unsigned long long)clen);
+    const uint8_t *src = nd->buf[1] + cbeg;
+    if (nd->enc == QV_ENC_ZSTD) {
+        unsigned long long fcs = ZSTD_getFrameContentSize(src, (size_t)clen);
+        if (fcs != raw_size)
+            return qv__corrupt(err, nd, "frame %lld: zstd content size %llu, expected %llu",
+                               (long long)f, fcs, (unsigned long long)raw_size);
+    }
+    uint8_t *raw = qv__mem_alloc(m, (size_t)raw_size, err);
+    if (!raw) return ENOMEM;
+    if (nd->enc == QV_ENC_ZSTD) {
+        size_t got = ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
+        if (ZSTD_isError(got) || got != raw_size) {
+            qv__mem_free(m, raw);
+            return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
+                               ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
+        }
+    } else {
+        if (clen > (uint64_t)INT32_MAX || raw_size > (uint64_t)INT32_MAX) {
+            qv__mem_free(m, raw);
+            return qv__corrupt(err, nd, "lz4 frame too large");
+        }
+        int got = LZ4_decompress_safe((const char *)src, (char *)raw, (int)clen, (int)raw_size);
+        if (got < 0 || (uint64_t)got != raw_size) {
+            qv__mem_free(m, raw);
+            return qv__corrupt(err, nd, "frame %lld: lz4 block does not decode to %llu bytes",
+                               (long long)f, (unsigned long long)raw_size);
+        }
+    }
+    *out = raw;
+    *out_size = (size_t)raw_size;
+    return 0;
+}
+
+/* The decoder keeps one decompressed, parsed frame per node in an arena of
+ * its own, replaced when another frame is needed. */
+struct qv__frame_cache {
+    struct qv__frame_cache *next; /* the decoder's list, freed at close */
+    struct qv__mem mem;
+    int64_t frame;
+    struct qv__node *inner;
+};
+
+void qv__frame_caches_free(struct qv__frame_cache *c) {
+    for (; c; c = c->next) qv__mem_free_all(&c->mem);
+}
+
+static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct qv__node **inner,
+                     struct qv_error *err) {
+    struct qv__frame_cache *c = nd->cache;
+    if (!c) {
+        c = qv__mem_calloc(&d->mem, sizeof *c, err);
+        if (!c) return ENOMEM;
+        c->mem.r = d->r;
+        c->frame = -1;
+        c->next = d->frames;
+        d->frames = c;
+        nd->cache = c;
+    }
+    if (c->frame == f) {
+        *inner = c->inner;
+        return 0;
+    }
+    qv__mem_free_all(&c->mem);
+    c->frame = -1;
+    uint8_t *raw;
+    size_t raw_size;
+    int rc = qv__general_decompress(&c->mem, nd, f, &raw, &raw_size, err);
+    if (rc) return rc;
+    struct qv__node *in;
+    rc = qv__tree_parse(&c->mem, raw, raw_size, nd->depth + 1, 1, nd->offset, &in, err);
+    if (rc) return rc;
+    const int64_t fv = nd->params[0];
+    const int64_t vals = nd->count - f * fv < fv ? nd->count - f * fv : fv;
+    if (in->pt != nd->pt || in->count != vals || in->width != nd->width)
+        return qv__corrupt(err, nd, "frame %lld holds %lld %s values, expected %lld %s",
+                           (long long)f, (long long)in->count, qv__pt_name(in->pt),
+                           (long long)vals, qv__pt_name(nd->pt));
+    c->frame = f;
+    c->inner = in;
+    *inner = in;
+    return 0;
+}
+
+/* Walks the frames overlapping [start, start + n): calls back with each
+ * frame's subtree and the local range. */
+#define FOR_FRAMES(BODY)                                                                         \
+    const int64_t fv = nd->params[0];                                                           \
+    for (int64_t pos = start, end = start + n; pos < end;) {                                     \
+        int64_t f = pos / fv, fs = f * fv;                                                       \
+        int64_t stop = fs + fv < end ? fs + fv : end;                                            \
+        struct qv__node *in = NULL;                                                              \
+        int rc = get_frame(d, nd, f, &in, err);                                                  \
+        if (rc) return rc;                                                                       \
+        int64_t lo = pos - fs, m = stop - pos;                                                   \
+        BODY;                                                                                    \
+        if (rc) return rc;                                                                       \
+        pos = stop;                                                                              \
+    }                                                                                            \
+    return 0;
+
+int qv__general_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                         void *out, struct qv_error *err) {
+    FOR_FRAMES(rc = qv__dec_word(d, in, lo, m, (uint8_t *)out + (size_t)(pos - start) * nd->width, err))
+}
+
+int qv__general_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                         uint8_t *bits, int64_t bit_off, struct qv_error *err) {
+    FOR_FRAMES(rc = qv__dec_bool(d, in, lo, m, bits, bit_off + (pos - start), err))
+}
+
+int qv__general_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                        struct qv__binout *o, struct qv_error *err) {
+    FOR_FRAMES(rc = qv__dec_bin(d, in, lo, m, o, err))
+}

@@ -1,0 +1,126 @@
+/*
+ * Statistics the cascade estimates sizes from. Value ranges (which decide
+ * bit widths, and whether the data is constant) come from one vectorized
+ * pass over every value; everything else (delta ranges, runs, distinct
+ * count, most frequent value) from a sample of whole 1024-value vectors
+ * spread over the chunk, so local patterns (runs, sortedness) are seen as
+ * they are. Encoders compute exact figures when they build.
+ */
+#include "encoding/enc_internal.h"
+
+void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__istats *s) {
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->bits = bits;
+    if (n == 0) return;
+    /* Signed order at the value width is unsigned order with the sign bit
+     * flipped, so one vectorizable loop of unsigned min/max gives both. */
+    const uint64_t sb = UINT64_C(1) << (bits - 1);
+    uint64_t umin = v[0], umax = v[0], fmin = v[0] ^ sb, fmax = v[0] ^ sb;
+    for (int64_t i = 1; i < n; i++) {
+        uint64_t x = v[i], y = x ^ sb;
+        umin = x < umin ? x : umin;
+        umax = x > umax ? x : umax;
+        fmin = y < fmin ? y : fmin;
+        fmax = y > fmax ? y : fmax;
+    }
+    s->umin = umin;
+    s->umax = umax;
+    s->smin = qv__sext(fmin ^ sb, bits);
+    s->smax = qv__sext(fmax ^ sb, bits);
+}
+
+unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
+    uint64_t urange = s->umax - s->umin;
+    uint64_t srange = (uint64_t)s->smax - (uint64_t)s->smin;
+    if (srange < urange) {
+        *ref = (uint64_t)s->smin & qv__mask(s->bits);
+        return qv__bits(srange);
+    }
+    *ref = s->umin;
+    return qv__bits(urange);
+}
+
+#define SAMPLE_VECTORS 16
+
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
+    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+    const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
+    int64_t sn = 0;
+    for (int64_t k = 0; k < take; k++) {
+        int64_t vec = take == nvec ? k : k * nvec / take;
+        int64_t vs = vec << QV__VEC_SHIFT;
+        sn += (vs + QV__VEC < n ? QV__VEC : n - vs);
+    }
+    s->sample_n = sn;
+    s->sample_distinct = 0;
+    s->half_n = s->half_distinct = 0;
+    s->top_count = 0;
+    s->top_value = n ? v[0] : 0;
+    if (sn == 0) return 0;
+    const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
+    const unsigned shift = 64 - (unsigned)__builtin_ctzll((uint64_t)tsize);
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    if (!cnt) {
+        qv__stack_release(&e->stack, mk);
+        return ENOMEM;
+    }
+    memset(cnt, 0, (size_t)tsize * 4);
+    int64_t distinct = 0, top = 0;
+    uint64_t topv = v[0];
+    /* Runs and deltas within the sampled vectors (exact when the sample is
+     * all of the data). */
+    const unsigned bits = s->bits;
+    const uint64_t mask = qv__mask(bits);
+    int64_t dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1, seen = 0;
+    for (int64_t k = 0; k < take; k++) {
+        int64_t vec = take == nvec ? k : k * nvec / take;
+        int64_t vs = vec << QV__VEC_SHIFT, ve = vs + QV__VEC < n ? vs + QV__VEC : n;
+        int64_t run = 0;
+        if (k == take / 2) {
+            s->half_n = seen;
+            s->half_distinct = distinct;
+        }
+        seen += ve - vs;
+        for (int64_t i = vs; i < ve; i++) {
+            uint64_t x = v[i];
+            if (i > vs) {
+                int64_t d = qv__sext((x - v[i - 1]) & mask, bits);
+                dmin = d < dmin ? d : dmin;
+                dmax = d > dmax ? d : dmax;
+                if (x == v[i - 1]) {
+                    if (++run > max_run) max_run = run;
+                } else {
+                    runs++;
+                    run = 1;
+                }
+            } else {
+                runs++;
+                run = 1;
+            }
+            uint64_t h = (x * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+            while (cnt[h] && keys[h] != x) h = (h + 1) & (uint64_t)(tsize - 1);
+            if (!cnt[h]) {
+                keys[h] = x;
+                distinct++;
+            }
+            if (++cnt[h] > top) {
+                top = cnt[h];
+                topv = x;
+            }
+        }
+    }
+    qv__stack_release(&e->stack, mk);
+    s->dmin = dmin == INT64_MAX ? 0 : dmin;
+    s->dmax = dmin == INT64_MAX ? 0 : dmax;
+    /* Runs scale with the data; a run across sampled vectors counts twice,
+     * which errs towards not choosing run-end encoding. */
+    s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
+    s->max_run = max_run;
+    s->sample_distinct = distinct;
+    s->top_count = top;
+    s->top_value = topv;
+    return 0;
+}

@@ -1,0 +1,373 @@
+/* Decoding one top-level column of one row group to Arrow: a row range, or
+ * a set of rows touching only the vectors that hold them. */
+#include <stdio.h>
+#include <string.h>
+
+#include "format/reader_internal.h"
+
+struct node_dec {
+    struct qv_decoder *dec[3]; /* by role */
+    const struct qv__segment *seg[3];
+};
+
+struct qv_column_reader {
+    const struct qv_reader *rd;
+    struct qv_reservation *r;
+    int64_t rg;
+    int32_t first, end; /* node range of the column's subtree */
+    struct qv_reservation *tree_r; /* of the array being filled by the current call */
+    uint8_t *bytes;
+    size_t bytes_size;
+    uint64_t span_start;
+    struct node_dec *nd;
+};
+
+static const char *role_name(int role) {
+    return role == QV_ROLE_VALIDITY ? "validity" : role == QV_ROLE_OFFSETS ? "offsets" : "values";
+}
+
+/* Prefixes a decoder error with where it happened. */
+static int where(struct qv_column_reader *cr, int32_t k, int role, int rc, struct qv_error *err) {
+    char path[512];
+    qv__node_path(cr->rd->f.nodes, k, path, sizeof path);
+    const struct qv__segment *s = cr->nd[k - cr->first].seg[role];
+    return qv_error_wrap(err, rc, "file '%s': column '%s', row group %lld, %s segment at offset %llu: ",
+                         cr->rd->src.name, path, (long long)cr->rg, role_name(role),
+                         (unsigned long long)(s ? s->offset : 0));
+}
+
+static int corrupt(struct qv_column_reader *cr, int32_t k, int role, struct qv_error *err,
+                   const char *what) {
+    qv_error_set(err, EIO, "%s", what);
+    return where(cr, k, role, EIO, err);
+}
+
+void qv_column_reader_close(struct qv_column_reader *cr) {
+    if (!cr) return;
+    int32_t n = cr->end - cr->first;
+    if (cr->nd) {
+        for (int32_t i = 0; i < n; i++)
+            for (int j = 0; j < 3; j++) qv_decoder_close(cr->nd[i].dec[j]);
+        qv_free(cr->r, cr->nd, (size_t)n * sizeof *cr->nd);
+    }
+    if (cr->bytes) qv_free(cr->r, cr->bytes, cr->bytes_size);
+    qv_free(cr->r, cr, sizeof *cr);
+}
+
+int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column,
+                          struct qv_reservation *r, struct qv_column_reader **out,
+                          struct qv_error *err) {
+    *out = NULL;
+    int32_t first = qv_reader_column_node(rd, column);
+    if (first < 0 || rg < 0 || rg >= rd->f.n_row_groups)
+        return qv_error_set(err, EINVAL, "file '%s': column %d / row group %lld out of range",
+                            rd->src.name, column, (long long)rg);
+    struct qv_column_reader *cr = qv_calloc(r, sizeof *cr, err);
+    if (!cr) return ENOMEM;
+    cr->rd = rd;
+    cr->r = r;
+    cr->rg = rg;
+    cr->first = first;
+    cr->end = rd->f.nodes[first].subtree_end;
+    int32_t n = cr->end - first;
+    cr->nd = qv_calloc(r, (size_t)n * sizeof *cr->nd, err);
+    if (!cr->nd) {
+        qv_column_reader_close(cr);
+        return ENOMEM;
+    }
+    /* The column's segments are contiguous: one read covers them all. */
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (int32_t k = first; k < cr->end; k++) {
+        const struct qv__chunk *ch = qv__reader_chunk(rd, rg, k);
+        for (uint32_t i = 0; i < ch->n_segments; i++) {
+            const struct qv__segment *s = &rd->f.segments[ch->first_segment + i];
+            if (s->offset < lo) lo = s->offset;
+            if (s->offset + s->length > hi) hi = s->offset + s->length;
+            cr->nd[k - first].seg[s->role] = s;
+        }
+    }
+    int rc = 0;
+    if (hi > lo) {
+        cr->span_start = lo;
+        cr->bytes_size = (size_t)(hi - lo);
+        cr->bytes = qv_alloc(r, cr->bytes_size, err);
+        if (!cr->bytes) rc = ENOMEM;
+        else rc = qv_source_read(&rd->src, lo, cr->bytes, cr->bytes_size, err);
+    }
+    for (int32_t k = first; !rc && k < cr->end; k++) {
+        for (int role = 0; role < 3 && !rc; role++) {
+            const struct qv__segment *s = cr->nd[k - first].seg[role];
+            if (!s) continue;
+            const uint8_t *b = cr->bytes + (s->offset - lo);
+            rc = qv__reader_verify(rd, rg, k, s, b, err);
+            if (!rc) {
+                rc = qv_decoder_open(b, (size_t)s->length, (enum qv_value_kind)s->kind,
+                                     s->fixed_width, s->count, r, &cr->nd[k - first].dec[role], err);
+                if (rc) where(cr, k, role, rc, err);
+            }
+        }
+    }
+    if (rc) {
+        qv_column_reader_close(cr);
+        return rc;
+    }
+    *out = cr;
+    return 0;
+}
+
+static int32_t child_node(const struct qv_column_reader *cr, int32_t k, int64_t c) {
+    int32_t child = cr->rd->f.nodes[k].first_child;
+    for (int64_t s = 0; s < c; s++) child = cr->rd->f.nodes[child].subtree_end;
+    return child;
+}
+
+static int value_width(enum qv_value_kind kind, int32_t fw) {
+    switch (kind) {
+    case QV_KIND_INT8: case QV_KIND_UINT8: return 1;
+    case QV_KIND_INT16: case QV_KIND_UINT16: return 2;
+    case QV_KIND_INT32: case QV_KIND_UINT32: case QV_KIND_FLOAT32: return 4;
+    case QV_KIND_FIXED_BINARY: return fw;
+    default: return 8;
+    }
+}
+
+/* Validity for n slots: from the decoder by range or by rows. */
+static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
+                         int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALIDITY];
+    out->null_count = 0;
+    if (!d || n == 0) return 0;
+    uint8_t *bits = qv_owned_array_alloc_buffer(out, 0, (size_t)qv_bytes_for_bits(n), err);
+    if (!bits) return err ? err->code : ENOMEM;
+    struct qv_decode_out o = {.values = bits};
+    int rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+    if (rc) return where(cr, k, QV_ROLE_VALIDITY, rc, err);
+    out->null_count = n - qv_bits_count(bits, 0, n);
+    return 0;
+}
+
+/* Values of a primitive / decimal node. */
+static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
+                       int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[k];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALUES];
+    enum qv_value_kind kind = node->value_kind;
+    struct qv_decode_out o = {0};
+    int rc;
+    if (kind == QV_KIND_BINARY || kind == QV_KIND_LARGE_BINARY) {
+        int w = kind == QV_KIND_BINARY ? 4 : 8;
+        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)(n + 1) * (size_t)w, err);
+        if (!o.values) return err ? err->code : ENOMEM;
+        rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+        if (rc) {
+            if (o.data) qv_free(cr->r, o.data, o.data_capacity);
+            return where(cr, k, QV_ROLE_VALUES, rc, err);
+        }
+        if (o.data) {
+            /* The decoder grew the bytes under the column reader's
+             * reservation; the batch's tree owns them from now on. */
+            rc = qv_reservation_transfer(cr->r, cr->tree_r, qv_align_up(o.data_capacity), err);
+            if (rc) {
+                qv_free(cr->r, o.data, o.data_capacity);
+                return rc;
+            }
+            return qv_owned_array_set_buffer(out, 2, o.data, o.data_capacity, err);
+        }
+        return qv_owned_array_set_buffer(out, 2, (void *)qv_arrow_zero_buffer(), 0, err);
+    }
+    if (kind == QV_KIND_BOOL) {
+        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)qv_bytes_for_bits(n), err);
+    } else if (node->kind == QV_NODE_DECIMAL64) {
+        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * 16, err);
+    } else {
+        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * (size_t)value_width(kind, node->fixed_width), err);
+    }
+    if (!o.values) return err ? err->code : ENOMEM;
+    if (n == 0) return 0;
+    rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+    if (rc) return where(cr, k, QV_ROLE_VALUES, rc, err);
+    if (node->kind == QV_NODE_DECIMAL64) {
+        /* Widen int64 to 128-bit two's complement in place, last first so
+         * nothing is overwritten before it is read. */
+        uint8_t *p = o.values;
+        for (int64_t i = n - 1; i >= 0; i--) {
+            int64_t v;
+            memcpy(&v, p + (size_t)i * 8, 8);
+            int64_t hi = v < 0 ? -1 : 0;
+            memcpy(p + (size_t)i * 16, &v, 8);
+            memcpy(p + (size_t)i * 16 + 8, &hi, 8);
+        }
+    }
+    return 0;
+}
+
+static int64_t get_off(const void *o, int w, int64_t i) {
+    return w == 4 ? ((const int32_t *)o)[i] : ((const int64_t *)o)[i];
+}
+static void set_off(void *o, int w, int64_t i, int64_t v) {
+    if (w == 4) ((int32_t *)o)[i] = (int32_t)v;
+    else ((int64_t *)o)[i] = v;
+}
+
+static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
+                     int64_t n, struct ArrowArray *out, struct qv_error *err);
+
+/* Lists and maps: offsets by range, or for rows: the offsets at r and r + 1
+ * of every row, then the child's rows are the union of those ranges. */
+static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
+                     int64_t n, struct ArrowArray *out, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[k];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_OFFSETS];
+    int w = node->value_kind == QV_KIND_INT32 ? 4 : 8;
+    int32_t child = child_node(cr, k, 0);
+    int64_t child_len = qv__reader_chunk(cr->rd, cr->rg, child)->length;
+    void *offs = qv_owned_array_alloc_buffer(out, 1, (size_t)(n + 1) * (size_t)w, err);
+    if (!offs) return err ? err->code : ENOMEM;
+    int rc;
+    if (!rows) {
+        struct qv_decode_out o = {.values = offs};
+        rc = qv_decoder_decode_range(d, start, n + 1, &o, err);
+        if (rc) return where(cr, k, QV_ROLE_OFFSETS, rc, err);
+        int64_t base = get_off(offs, w, 0);
+        if (base < 0 || get_off(offs, w, n) > child_len)
+            return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets point outside the child");
+        for (int64_t i = 0; i < n; i++)
+            if (get_off(offs, w, i + 1) < get_off(offs, w, i))
+                return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets decrease");
+        for (int64_t i = 0; i <= n; i++) set_off(offs, w, i, get_off(offs, w, i) - base);
+        return read_node(cr, child, base, NULL, get_off(offs, w, n), out->children[0], err);
+    }
+    /* Take: 2n offsets (each row's start and end). */
+    size_t idx_size = (size_t)(2 * n + 1) * 8, pair_size = (size_t)(2 * n + 1) * 8;
+    int64_t *idx = qv_alloc(cr->r, idx_size, err);
+    void *pairs = idx ? qv_alloc(cr->r, pair_size, err) : NULL;
+    int64_t *crow = NULL;
+    size_t crow_size = 0;
+    rc = pairs ? 0 : ENOMEM;
+    if (!rc) {
+        for (int64_t i = 0; i < n; i++) {
+            idx[2 * i] = rows[i];
+            idx[2 * i + 1] = rows[i] + 1;
+        }
+        struct qv_decode_out o = {.values = pairs};
+        rc = n ? qv_decoder_take(d, idx, 2 * n, &o, err) : 0;
+        if (rc) where(cr, k, QV_ROLE_OFFSETS, rc, err);
+    }
+    int64_t total = 0;
+    for (int64_t i = 0; !rc && i < n; i++) {
+        int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
+        if (a < 0 || b < a || b > child_len)
+            rc = corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets are corrupt");
+        else total += b - a;
+    }
+    if (!rc) {
+        crow_size = (size_t)(total ? total : 1) * 8;
+        crow = qv_alloc(cr->r, crow_size, err);
+        if (!crow) rc = ENOMEM;
+    }
+    if (!rc) {
+        int64_t pos = 0;
+        set_off(offs, w, 0, 0);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
+            for (int64_t j = a; j < b; j++) crow[pos++] = j;
+            set_off(offs, w, i + 1, pos);
+        }
+        rc = read_node(cr, child, 0, crow, total, out->children[0], err);
+    }
+    if (crow) qv_free(cr->r, crow, crow_size);
+    if (pairs) qv_free(cr->r, pairs, pair_size);
+    if (idx) qv_free(cr->r, idx, idx_size);
+    return rc;
+}
+
+static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
+                     int64_t n, struct ArrowArray *out, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[k];
+    out->length = n;
+    out->offset = 0;
+    if (node->kind == QV_NODE_NULL) {
+        out->null_count = n;
+        return 0;
+    }
+    int rc = fill_validity(cr, k, out, start, rows, n, err);
+    if (rc) return rc;
+    switch (node->kind) {
+    case QV_NODE_PRIMITIVE:
+    case QV_NODE_DECIMAL64:
+        return fill_values(cr, k, out, start, rows, n, err);
+    case QV_NODE_STRUCT:
+        for (int32_t c = 0; c < node->n_children; c++) {
+            rc = read_node(cr, child_node(cr, k, c), start, rows, n, out->children[c], err);
+            if (rc) return rc;
+        }
+        return 0;
+    case QV_NODE_FIXED_LIST: {
+        int64_t size = node->field->list_size;
+        if (!rows) return read_node(cr, child_node(cr, k, 0), start * size, NULL, n * size,
+                                    out->children[0], err);
+        size_t sz = (size_t)((n * size) != 0 ? n * size : 1) * 8;
+        int64_t *crow = qv_alloc(cr->r, sz, err);
+        if (!crow) return ENOMEM;
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < size; j++) crow[i * size + j] = rows[i] * size + j;
+        rc = read_node(cr, child_node(cr, k, 0), 0, crow, n * size, out->children[0], err);
+        qv_free(cr->r, crow, sz);
+        return rc;
+    }
+    case QV_NODE_LIST:
+        return read_list(cr, k, start, rows, n, out, err);
+    default:
+        return 0;
+    }
+}
+
+static int64_t rg_rows(const struct qv_column_reader *cr) {
+    return cr->rd->f.row_groups[cr->rg].rows;
+}
+
+int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64_t n,
+                               struct ArrowArray *node, struct qv_reservation *tree_r,
+                               struct qv_error *err) {
+    cr->tree_r = tree_r;
+    if (start < 0 || n < 0 || start > rg_rows(cr) || n > rg_rows(cr) - start)
+        return qv_error_set(err, EINVAL, "file '%s': rows %lld+%lld outside row group %lld (%lld rows)",
+                            cr->rd->src.name, (long long)start, (long long)n, (long long)cr->rg,
+                            (long long)rg_rows(cr));
+    return read_node(cr, cr->first, start, NULL, n, node, err);
+}
+
+int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                               struct ArrowArray *node, struct qv_reservation *tree_r,
+                               struct qv_error *err) {
+    cr->tree_r = tree_r;
+    for (int64_t i = 0; i < n; i++)
+        if (rows[i] < 0 || rows[i] >= rg_rows(cr) || (i && rows[i] <= rows[i - 1]))
+            return qv_error_set(err, EINVAL,
+                                "file '%s': take: row %lld at position %lld is out of range of row "
+                                "group %lld (%lld rows) or not strictly increasing",
+                                cr->rd->src.name, (long long)rows[i], (long long)i,
+                                (long long)cr->rg, (long long)rg_rows(cr));
+    return read_node(cr, cr->first, 0, rows, n, node, err);
+}
+
+static int with_new_array(struct qv_column_reader *cr, int64_t start, const int64_t *rows,
+                          int64_t n, struct ArrowArray *out, struct qv_error *err) {
+    int rc = qv_owned_array_create(out, cr->rd->f.nodes[cr->first].field, cr->r, err);
+    if (rc) return rc;
+    rc = rows ? qv_column_reader_take_into(cr, rows, n, out, cr->r, err)
+              : qv_column_reader_read_into(cr, start, n, out, cr->r, err);
+    if (rc) out->release(out);
+    return rc;
+}
+
+int qv_column_reader_read(struct qv_column_reader *cr, int64_t start, int64_t n,
+                          struct ArrowArray *out, struct qv_error *err) {
+    return with_new_array(cr, start, NULL, n, out, err);
+}
+
+int qv_column_reader_take(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                          struct ArrowArray *out, struct qv_error *err) {
+    static const int64_t none = 0;
+    return with_new_array(cr, 0, rows ? rows : &none, n, out, err);
+}

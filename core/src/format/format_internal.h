@@ -1,0 +1,191 @@
+/* Private layout of .qvr files shared by the writer, the footer codec and
+ * the reader. docs/format.md is the specification; this is its C mirror. */
+#ifndef QV_FORMAT_INTERNAL_H
+#define QV_FORMAT_INTERNAL_H
+
+#include "quiver/arrow.h"
+#include "quiver/encoding.h"
+#include "quiver/format.h"
+
+#define QV_MAGIC "QVR1"
+#define QV_HEADER_SIZE 8          /* magic + u16 major + u16 minor */
+#define QV_TAIL_SIZE 32           /* u64 footer offset, u64 length, u64 xxh3, u16 major, u16 minor, magic */
+#define QV_FORMAT_MAJOR 1
+#define QV_FORMAT_MINOR 0
+#define QV_FIRST_READ (64u * 1024) /* bytes read from the end on open */
+
+/* Sane limits a footer must respect (hostile-file defence). */
+#define QV_MAX_FOOTER_BYTES (UINT64_C(256) << 20)
+#define QV_MAX_NODES 100000
+#define QV_MAX_DEPTH 64
+#define QV_MAX_NAME 65536
+#define QV_MAX_STAT_BYTES 64      /* string statistics are truncated to this */
+
+/* Footer sections: tag, byte length, payload. Readers skip unknown tags. */
+enum qv__section {
+    QV_SEC_WRITER = 1,
+    QV_SEC_SCHEMA = 2,
+    QV_SEC_METADATA = 3,
+    QV_SEC_ROW_GROUPS = 4,
+};
+
+/* Segment roles inside a column chunk. */
+enum qv__role { QV_ROLE_VALIDITY = 0, QV_ROLE_OFFSETS = 1, QV_ROLE_VALUES = 2 };
+
+/* Physical kind of a schema node: what segments its chunks carry. */
+enum qv__node_kind {
+    QV_NODE_NULL,      /* nothing but a length */
+    QV_NODE_PRIMITIVE, /* values: fixed width, bool, binary */
+    QV_NODE_DECIMAL64, /* decimal128 with precision <= 18, stored as int64 */
+    QV_NODE_STRUCT,    /* validity only */
+    QV_NODE_LIST,      /* validity + offsets (n + 1) */
+    QV_NODE_FIXED_LIST /* validity only; child has n * list_size slots */
+};
+
+#define QV_STAT_MINMAX 1u
+#define QV_STAT_MIN_TRUNCATED 2u
+#define QV_STAT_MAX_TRUNCATED 4u
+#define QV_STAT_NAN_COUNT 8u
+
+struct qv__segment {
+    uint64_t offset, length, checksum;
+    int64_t count;
+    uint8_t role, kind;
+    int32_t fixed_width;
+};
+
+/* Min and max are little-endian int64 / uint64 / float64 (8 bytes) for
+ * numbers, dates and decimals up to precision 18, one byte for booleans, 16
+ * bytes for wider decimals, and at most QV_MAX_STAT_BYTES raw bytes for
+ * strings and binary (truncated: flagged). In the reader they point into the
+ * footer copy; in the writer into a qv__stats_buf. */
+struct qv__stats {
+    uint32_t flags;
+    int64_t nan_count;
+    uint32_t min_len, max_len;
+    const uint8_t *min, *max;
+};
+
+struct qv__stats_buf {
+    struct qv__stats s;
+    uint8_t minb[QV_MAX_STAT_BYTES], maxb[QV_MAX_STAT_BYTES];
+};
+
+struct qv__chunk {
+    int64_t length;     /* slots at this node in this row group */
+    int64_t null_count;
+    uint64_t raw_bytes; /* Arrow bytes of this node's own buffers before encoding */
+    uint32_t first_segment, n_segments;
+    struct qv__stats stats;
+};
+
+struct qv__row_group {
+    int64_t rows, first_row;
+    uint64_t offset, length; /* byte span of the row group's segments */
+};
+
+/* One schema node in pre-order (the root struct excluded). */
+struct qv__node {
+    const struct qv_field *field;
+    enum qv__node_kind kind;
+    enum qv_value_kind value_kind; /* PRIMITIVE/DECIMAL64 values; LIST offsets */
+    int32_t fixed_width;
+    int32_t parent;  /* node index, -1 for top-level columns */
+    int32_t column;  /* top-level column this node belongs to */
+    int32_t depth;
+    int32_t first_child, n_children; /* children are nodes first_child.. in pre-order subtrees */
+    int32_t subtree_end;             /* one past the last node of this subtree */
+};
+
+/* Resolves the physical nodes of a schema (pre-order, root excluded). EINVAL
+ * (or ENOSYS) for types the format cannot store. *out is allocated from r. */
+int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
+                    struct qv__node **out, int32_t *n_out, struct qv_error *err);
+/* Dotted path of node i ("a.b.item") for messages. */
+void qv__node_path(const struct qv__node *nodes, int32_t i, char *buf, size_t cap);
+
+/* ---- growable byte buffer charged to a reservation ---- */
+struct qv__wbuf {
+    struct qv_reservation *r;
+    uint8_t *data;
+    size_t size, cap;
+    int failed; /* sticky: an allocation failed; err holds why */
+    struct qv_error err;
+};
+void qv__wbuf_init(struct qv__wbuf *b, struct qv_reservation *r);
+void qv__wbuf_free(struct qv__wbuf *b);
+void qv__wbuf_put(struct qv__wbuf *b, const void *p, size_t n);
+void qv__wbuf_u8(struct qv__wbuf *b, uint8_t v);
+void qv__wbuf_u64le(struct qv__wbuf *b, uint64_t v);
+void qv__wbuf_varint(struct qv__wbuf *b, uint64_t v);
+void qv__wbuf_svarint(struct qv__wbuf *b, int64_t v);
+void qv__wbuf_bytes(struct qv__wbuf *b, const void *p, size_t n); /* varint length + bytes */
+void qv__wbuf_str(struct qv__wbuf *b, const char *s);
+
+/* ---- bounded reader over footer bytes: every read is checked ---- */
+struct qv__cursor {
+    const uint8_t *p, *end;
+    int bad;
+};
+uint8_t qv__cur_u8(struct qv__cursor *c);
+uint64_t qv__cur_u64le(struct qv__cursor *c);
+uint64_t qv__cur_varint(struct qv__cursor *c);
+int64_t qv__cur_svarint(struct qv__cursor *c);
+/* Returns a pointer to `n` bytes (varint length first) or NULL when bad. */
+const uint8_t *qv__cur_bytes(struct qv__cursor *c, uint64_t *n);
+
+static inline void qv__put_u64le(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static inline uint64_t qv__get_u64le(const uint8_t *p) {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+/* ---- the parsed footer ----
+ * The writer does not build one: it serializes each row group's directory
+ * as soon as the row group is written (qv__dir_* below) and assembles the
+ * footer from those bytes on finish. */
+struct qv__footer {
+    struct qv_reservation *r;
+    char *writer;
+    struct qv_schema *schema;
+    struct qv__node *nodes;
+    int32_t n_nodes, n_columns;
+    int64_t n_metadata;
+    struct qv_kv *metadata;      /* strings point into `arena` */
+    int64_t num_rows;
+    int64_t n_row_groups;
+    struct qv__row_group *row_groups;
+    struct qv__chunk *chunks;    /* n_row_groups * n_nodes, row-group major */
+    struct qv__segment *segments;
+    int64_t n_segments;
+    size_t segments_cap;
+    uint8_t *arena;              /* copy of the footer bytes metadata points into */
+    size_t arena_size;
+};
+
+/* Writer side: one row group's directory record, then per node a chunk
+ * record with its segments and statistics. */
+void qv__dir_row_group(struct qv__wbuf *dir, int64_t rows, uint64_t offset, uint64_t length);
+void qv__dir_chunk(struct qv__wbuf *dir, int64_t length, int64_t null_count, uint64_t raw_bytes,
+                   const struct qv__segment *segs, uint32_t n_segs, const struct qv__stats *st);
+/* Serializes the whole footer: writer string, schema, metadata and the
+ * row-group directory accumulated in `dir`. */
+void qv__footer_write(struct qv__wbuf *out, const struct qv_schema *schema,
+                      const struct qv_kv *metadata, int64_t n_metadata, int64_t n_row_groups,
+                      int32_t n_nodes, const struct qv__wbuf *dir);
+/* Parses and validates footer bytes against a file of `file_size` bytes whose
+ * segments must lie in [QV_HEADER_SIZE, data_end). On success `f` owns
+ * everything it holds (qv__footer_free). EIO naming the problem otherwise. */
+int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
+                     struct qv_reservation *r, struct qv__footer *f, struct qv_error *err);
+void qv__footer_free(struct qv__footer *f);
+
+/* Statistics of a chunk from dense values + validity (NULL = all valid).
+ * Decimal64 nodes pass their values as INT64. */
+void qv__stats_compute(const struct qv__node *node, const struct qv_values *values,
+                       const uint8_t *validity, struct qv__stats_buf *out);
+
+#endif

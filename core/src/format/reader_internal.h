@@ -1,0 +1,23 @@
+/* The reader's private state, shared by reader.c and column_reader.c. */
+#ifndef QV_READER_INTERNAL_H
+#define QV_READER_INTERNAL_H
+
+#include "format/format_internal.h"
+
+struct qv_reader {
+    struct qv_reservation *r;
+    struct qv_source src;
+    struct qv_reader_options opts;
+    struct qv__footer f;
+    int open_reads;
+};
+
+const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg, int32_t node);
+/* EIO naming column, row group and offset when the checksum does not match. */
+int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
+                      const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err);
+int qv__projection_field(const struct qv_reader *rd, const int32_t *columns, int32_t n,
+                         struct qv_reservation *r, struct qv_field *root,
+                         struct qv_field **children, struct qv_error *err);
+
+#endif

@@ -1,0 +1,184 @@
+/* Zone statistics of one column chunk: min, max (nulls and NaNs skipped),
+ * NaN count; strings truncated to QV_MAX_STAT_BYTES with a flag. The null
+ * count is the chunk's own. */
+#include <math.h>
+#include <string.h>
+
+#include "format/format_internal.h"
+
+static int valid(const uint8_t *validity, int64_t i) {
+    return !validity || qv_bit_get(validity, i);
+}
+
+static void put_i64(uint8_t *p, int64_t v) { qv__put_u64le(p, (uint64_t)v); }
+
+static void ints(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
+    int is_unsigned = v->kind == QV_KIND_UINT8 || v->kind == QV_KIND_UINT16 ||
+                      v->kind == QV_KIND_UINT32 || v->kind == QV_KIND_UINT64;
+    int64_t smin = INT64_MAX, smax = INT64_MIN;
+    uint64_t umin = UINT64_MAX, umax = 0;
+    int any = 0;
+    for (int64_t i = 0; i < v->count; i++) {
+        if (!valid(validity, i)) continue;
+        int64_t s = 0;
+        uint64_t u = 0;
+        switch (v->kind) {
+        case QV_KIND_INT8: s = ((const int8_t *)v->values)[i]; break;
+        case QV_KIND_INT16: s = ((const int16_t *)v->values)[i]; break;
+        case QV_KIND_INT32: s = ((const int32_t *)v->values)[i]; break;
+        case QV_KIND_INT64: s = ((const int64_t *)v->values)[i]; break;
+        case QV_KIND_UINT8: u = ((const uint8_t *)v->values)[i]; break;
+        case QV_KIND_UINT16: u = ((const uint16_t *)v->values)[i]; break;
+        case QV_KIND_UINT32: u = ((const uint32_t *)v->values)[i]; break;
+        default: u = ((const uint64_t *)v->values)[i]; break;
+        }
+        any = 1;
+        if (is_unsigned) {
+            if (u < umin) umin = u;
+            if (u > umax) umax = u;
+        } else {
+            if (s < smin) smin = s;
+            if (s > smax) smax = s;
+        }
+    }
+    if (!any) return;
+    o->s.flags |= QV_STAT_MINMAX;
+    o->s.min_len = o->s.max_len = 8;
+    if (is_unsigned) {
+        qv__put_u64le(o->minb, umin);
+        qv__put_u64le(o->maxb, umax);
+    } else {
+        put_i64(o->minb, smin);
+        put_i64(o->maxb, smax);
+    }
+}
+
+static void floats(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
+    double mn = INFINITY, mx = -INFINITY;
+    int64_t nans = 0, any = 0;
+    for (int64_t i = 0; i < v->count; i++) {
+        if (!valid(validity, i)) continue;
+        double d = v->kind == QV_KIND_FLOAT32 ? (double)((const float *)v->values)[i]
+                                              : ((const double *)v->values)[i];
+        if (isnan(d)) {
+            nans++;
+            continue;
+        }
+        any = 1;
+        if (d < mn || (d == 0 && mn == 0 && signbit(d))) mn = d;
+        if (d > mx || (d == 0 && mx == 0 && !signbit(d))) mx = d;
+    }
+    o->s.flags |= QV_STAT_NAN_COUNT;
+    o->s.nan_count = nans;
+    if (!any) return;
+    uint64_t b;
+    o->s.flags |= QV_STAT_MINMAX;
+    o->s.min_len = o->s.max_len = 8;
+    memcpy(&b, &mn, 8);
+    qv__put_u64le(o->minb, b);
+    memcpy(&b, &mx, 8);
+    qv__put_u64le(o->maxb, b);
+}
+
+static void bools(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
+    int seen[2] = {0, 0};
+    const uint8_t *bits = v->values;
+    for (int64_t i = 0; i < v->count && !(seen[0] && seen[1]); i++)
+        if (valid(validity, i)) seen[qv_bit_get(bits, v->bit_offset + i)] = 1;
+    if (!seen[0] && !seen[1]) return;
+    o->s.flags |= QV_STAT_MINMAX;
+    o->s.min_len = o->s.max_len = 1;
+    o->minb[0] = seen[0] ? 0 : 1;
+    o->maxb[0] = seen[1] ? 1 : 0;
+}
+
+static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+/* Truncation keeps whole UTF-8 characters for strings so the bound prints
+ * cleanly; for comparison any prefix is a valid lower bound, and a max that
+ * is cut is flagged so readers treat it as "at most this prefix followed by
+ * anything". */
+static uint32_t cut(const uint8_t *p, size_t n, int utf8) {
+    if (n <= QV_MAX_STAT_BYTES) return (uint32_t)n;
+    size_t k = QV_MAX_STAT_BYTES;
+    if (utf8)
+        while (k > 0 && (p[k] & 0xC0) == 0x80) k--;
+    return (uint32_t)k;
+}
+
+static void binaries(const struct qv__node *node, const struct qv_values *v,
+                     const uint8_t *validity, struct qv__stats_buf *o) {
+    const uint8_t *mn = NULL, *mx = NULL;
+    size_t mnl = 0, mxl = 0;
+    int fixed = v->kind == QV_KIND_FIXED_BINARY;
+    for (int64_t i = 0; i < v->count; i++) {
+        if (!valid(validity, i)) continue;
+        const uint8_t *p;
+        size_t n;
+        if (fixed) {
+            p = (const uint8_t *)v->values + (size_t)i * (size_t)v->fixed_width;
+            n = (size_t)v->fixed_width;
+        } else if (v->kind == QV_KIND_BINARY) {
+            const int32_t *off = v->values;
+            p = v->data + off[i];
+            n = (size_t)(off[i + 1] - off[i]);
+        } else {
+            const int64_t *off = v->values;
+            p = v->data + off[i];
+            n = (size_t)(off[i + 1] - off[i]);
+        }
+        if (!mn || bytes_cmp(p, n, mn, mnl) < 0) mn = p, mnl = n;
+        if (!mx || bytes_cmp(p, n, mx, mxl) > 0) mx = p, mxl = n;
+    }
+    if (!mn) return;
+    int utf8 = node->field->type == QV_TYPE_UTF8 || node->field->type == QV_TYPE_LARGE_UTF8;
+    o->s.flags |= QV_STAT_MINMAX;
+    o->s.min_len = cut(mn, mnl, utf8);
+    o->s.max_len = cut(mx, mxl, utf8);
+    if (o->s.min_len < mnl) o->s.flags |= QV_STAT_MIN_TRUNCATED;
+    if (o->s.max_len < mxl) o->s.flags |= QV_STAT_MAX_TRUNCATED;
+    memcpy(o->minb, mn, o->s.min_len);
+    memcpy(o->maxb, mx, o->s.max_len);
+}
+
+/* decimal128 wider than 18 digits: signed 128-bit little-endian. */
+static void decimals128(const struct qv_values *v, const uint8_t *validity,
+                        struct qv__stats_buf *o) {
+    __extension__ typedef __int128 i128;
+    i128 mn = 0, mx = 0;
+    int any = 0;
+    for (int64_t i = 0; i < v->count; i++) {
+        if (!valid(validity, i)) continue;
+        i128 x;
+        memcpy(&x, (const uint8_t *)v->values + (size_t)i * 16, 16);
+        if (!any || x < mn) mn = x;
+        if (!any || x > mx) mx = x;
+        any = 1;
+    }
+    if (!any) return;
+    o->s.flags |= QV_STAT_MINMAX;
+    o->s.min_len = o->s.max_len = 16;
+    memcpy(o->minb, &mn, 16);
+    memcpy(o->maxb, &mx, 16);
+}
+
+void qv__stats_compute(const struct qv__node *node, const struct qv_values *values,
+                       const uint8_t *validity, struct qv__stats_buf *out) {
+    memset(&out->s, 0, sizeof out->s);
+    out->s.min = out->minb;
+    out->s.max = out->maxb;
+    if (node->field->type == QV_TYPE_FLOAT16) return; /* bit patterns do not order */
+    switch (values->kind) {
+    case QV_KIND_BOOL: bools(values, validity, out); break;
+    case QV_KIND_FLOAT32: case QV_KIND_FLOAT64: floats(values, validity, out); break;
+    case QV_KIND_BINARY: case QV_KIND_LARGE_BINARY: binaries(node, values, validity, out); break;
+    case QV_KIND_FIXED_BINARY:
+        if (node->field->type == QV_TYPE_DECIMAL128) decimals128(values, validity, out);
+        else binaries(node, values, validity, out);
+        break;
+    default: ints(values, validity, out); break;
+    }
+}

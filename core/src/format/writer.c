@@ -1,0 +1,410 @@
+/* The .qvr writer: buffers rows in a batch builder, encodes each row group's
+ * column chunks with the cascade, writes segments with checksums, and the
+ * footer and tail on finish. */
+#include <stdio.h>
+#include <string.h>
+
+#include "format/format_internal.h"
+
+struct qv_writer {
+    struct qv_reservation *r;
+    struct qv_sink sink;
+    struct qv_schema *schema;
+    struct qv__node *nodes;
+    int32_t n_nodes;
+    struct qv_builder *builder;
+    struct qv_writer_options opts;
+    struct qv_kv *metadata; /* deep copy: points into meta_blob */
+    char *meta_blob;
+    size_t meta_blob_size;
+    struct qv__wbuf dir;    /* row-group directory, serialized as we go */
+    struct qv__wbuf rgdir;  /* the current row group's chunk records */
+    int64_t n_row_groups, rows_written;
+    int failed;             /* sticky error code */
+    struct qv_error failure;
+    int finished;
+};
+
+static int fail(struct qv_writer *w, int rc, struct qv_error *err) {
+    if (!w->failed) {
+        w->failed = rc;
+        if (err) w->failure = *err;
+        else qv_error_set(&w->failure, rc, "writer failed (%s)", qv_errno_name(rc));
+    }
+    return rc;
+}
+
+static int check_usable(struct qv_writer *w, struct qv_error *err) {
+    if (w->finished) return qv_error_set(err, EINVAL, "writer '%s': already finished", w->sink.name);
+    if (w->failed) {
+        if (err) *err = w->failure;
+        return w->failed;
+    }
+    return 0;
+}
+
+static int write_bytes(struct qv_writer *w, const void *p, size_t n, struct qv_error *err) {
+    int rc = qv_sink_write(&w->sink, p, n, err);
+    return rc ? fail(w, rc, err) : 0;
+}
+
+static int copy_metadata(struct qv_writer *w, const struct qv_kv *kv, int64_t n,
+                         struct qv_error *err) {
+    if (n <= 0) return 0;
+    size_t total = (size_t)n * sizeof(struct qv_kv);
+    for (int64_t i = 0; i < n; i++)
+        total += (kv[i].key_len >= 0 ? (size_t)kv[i].key_len : strlen(kv[i].key)) +
+                 (kv[i].value_len >= 0 ? (size_t)kv[i].value_len : strlen(kv[i].value)) + 2;
+    char *blob = qv_alloc(w->r, total, err);
+    if (!blob) return ENOMEM;
+    struct qv_kv *out = (struct qv_kv *)blob;
+    char *p = blob + (size_t)n * sizeof(struct qv_kv);
+    for (int64_t i = 0; i < n; i++) {
+        size_t kl = kv[i].key_len >= 0 ? (size_t)kv[i].key_len : strlen(kv[i].key);
+        size_t vl = kv[i].value_len >= 0 ? (size_t)kv[i].value_len : strlen(kv[i].value);
+        memcpy(p, kv[i].key, kl);
+        p[kl] = 0;
+        out[i].key = p;
+        out[i].key_len = (int32_t)kl;
+        p += kl + 1;
+        memcpy(p, kv[i].value, vl);
+        p[vl] = 0;
+        out[i].value = p;
+        out[i].value_len = (int32_t)vl;
+        p += vl + 1;
+    }
+    w->metadata = out;
+    w->meta_blob = blob;
+    w->meta_blob_size = total;
+    return 0;
+}
+
+int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
+                        const struct qv_writer_options *opts, struct qv_reservation *r,
+                        struct qv_writer **out, struct qv_error *err) {
+    static const struct qv_writer_options defaults = {0};
+    *out = NULL;
+    if (!opts) opts = &defaults;
+    struct qv_writer *w = qv_calloc(r, sizeof *w, err);
+    if (!w) {
+        qv_sink_abort(sink);
+        qv_sink_close(sink);
+        return ENOMEM;
+    }
+    w->r = r;
+    w->sink = *sink;
+    memset(sink, 0, sizeof *sink);
+    w->opts = *opts;
+    if (w->opts.row_group_rows <= 0) w->opts.row_group_rows = 131072;
+    w->opts.row_group_rows = (w->opts.row_group_rows + 1023) / 1024 * 1024;
+    if (w->opts.row_group_rows > QV_ENC_MAX_COUNT / 2) w->opts.row_group_rows = QV_ENC_MAX_COUNT / 2;
+    if (!w->opts.row_group_bytes) w->opts.row_group_bytes = UINT64_C(256) << 20;
+    w->opts.metadata = NULL;
+    qv__wbuf_init(&w->dir, r);
+    qv__wbuf_init(&w->rgdir, r);
+    int rc = qv_schema_copy(schema, r, &w->schema, err);
+    if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
+    if (!rc) rc = copy_metadata(w, opts->metadata, opts->n_metadata, err);
+    if (!rc) {
+        struct qv_builder_options bo = {.initial_capacity = 1024};
+        rc = qv_builder_create(w->schema, r, &bo, &w->builder, err);
+    }
+    if (!rc) {
+        uint8_t header[QV_HEADER_SIZE] = {'Q', 'V', 'R', '1', QV_FORMAT_MAJOR, 0, QV_FORMAT_MINOR, 0};
+        rc = qv_sink_write(&w->sink, header, sizeof header, err);
+    }
+    if (rc) {
+        qv_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+int qv_writer_open(const char *path, const struct qv_schema *schema,
+                   const struct qv_writer_options *opts, struct qv_reservation *r,
+                   struct qv_writer **out, struct qv_error *err) {
+    struct qv_sink sink;
+    *out = NULL;
+    int rc = qv_sink_create_file(path, &sink, err);
+    if (rc) return rc;
+    return qv_writer_open_sink(&sink, schema, opts, r, out, err);
+}
+
+/* Encodes one segment and writes it. */
+static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t role,
+                       int force, struct qv__segment *seg, const char *path,
+                       struct qv_error *err) {
+    struct qv_encode_options eo = {
+        .force = force,
+        .allowed = w->opts.allowed_encodings,
+        .compact = w->opts.compact,
+    };
+    struct qv_encoded enc = {0};
+    int rc = qv_encode(v, &eo, w->r, &enc, err);
+    if (rc) {
+        qv_error_wrap(err, rc, "writer '%s': row group %lld, column '%s': ", w->sink.name,
+                      (long long)w->n_row_groups, path);
+        return rc;
+    }
+    seg->role = role;
+    seg->kind = (uint8_t)v->kind;
+    seg->fixed_width = v->kind == QV_KIND_FIXED_BINARY ? v->fixed_width : 0;
+    seg->count = v->count;
+    seg->offset = w->sink.position;
+    seg->length = enc.size;
+    seg->checksum = qv_hash64(enc.data, enc.size, 0);
+    rc = qv_sink_write(&w->sink, enc.data, enc.size, err);
+    qv_encoded_release(w->r, &enc);
+    return rc;
+}
+
+static uint64_t bitmap_bytes(int64_t n) { return (uint64_t)qv_bytes_for_bits(n); }
+
+/* Writes the chunk of node `k` (and its subtree) from `arr`, an array of
+ * the builder's output (offset 0, offsets starting at 0). */
+static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr,
+                    struct qv_error *err) {
+    const struct qv__node *node = &w->nodes[k];
+    struct qv__segment segs[3];
+    uint32_t ns = 0;
+    char path[512];
+    qv__node_path(w->nodes, k, path, sizeof path);
+    int64_t n = arr->length;
+    int64_t nulls = node->kind == QV_NODE_NULL ? 0 : arr->null_count;
+    const uint8_t *validity = arr->n_buffers > 0 ? arr->buffers[0] : NULL;
+    if (nulls < 0 || (nulls > 0 && !validity)) nulls = validity ? n - qv_bits_count(validity, 0, n) : 0;
+    if (arr->offset != 0)
+        return qv_error_set(err, EINVAL, "writer: column '%s': unexpected offset %lld in buffered batch",
+                            path, (long long)arr->offset);
+    uint64_t raw = nulls ? bitmap_bytes(n) : 0;
+    int rc = 0;
+    if (nulls) {
+        struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
+        rc = put_segment(w, &v, QV_ROLE_VALIDITY, QV_ENC_AUTO, &segs[ns++], path, err);
+        if (rc) return rc;
+    } else {
+        validity = NULL;
+    }
+    struct qv__stats_buf st;
+    memset(&st.s, 0, sizeof st.s);
+    if (node->kind == QV_NODE_PRIMITIVE || node->kind == QV_NODE_DECIMAL64) {
+        struct qv_values v = {.kind = node->value_kind, .fixed_width = node->fixed_width, .count = n};
+        int64_t *narrow = NULL;
+        size_t narrow_size = (size_t)(n ? n : 1) * 8;
+        if (node->kind == QV_NODE_DECIMAL64) {
+            /* Precision <= 18: the low 8 bytes of each 16-byte two's
+             * complement value hold it exactly. */
+            narrow = qv_alloc(w->r, narrow_size, err);
+            if (!narrow) return ENOMEM;
+            const uint8_t *src = arr->buffers[1];
+            for (int64_t i = 0; i < n; i++) memcpy(&narrow[i], src + (size_t)i * 16, 8);
+            v.values = narrow;
+            raw += (uint64_t)n * 16;
+        } else if (v.kind == QV_KIND_BINARY || v.kind == QV_KIND_LARGE_BINARY) {
+            v.values = arr->buffers[1];
+            v.data = arr->buffers[2];
+            int w8 = v.kind == QV_KIND_BINARY ? 4 : 8;
+            int64_t dlen = v.kind == QV_KIND_BINARY ? ((const int32_t *)v.values)[n]
+                                                    : ((const int64_t *)v.values)[n];
+            raw += (uint64_t)(n + 1) * (uint64_t)w8 + (uint64_t)dlen;
+        } else if (v.kind == QV_KIND_BOOL) {
+            v.values = arr->buffers[1];
+            raw += bitmap_bytes(n);
+        } else {
+            v.values = arr->buffers[1];
+            int width = v.kind == QV_KIND_FIXED_BINARY ? v.fixed_width
+                      : (v.kind == QV_KIND_INT8 || v.kind == QV_KIND_UINT8) ? 1
+                      : (v.kind == QV_KIND_INT16 || v.kind == QV_KIND_UINT16) ? 2
+                      : (v.kind == QV_KIND_INT32 || v.kind == QV_KIND_UINT32 || v.kind == QV_KIND_FLOAT32) ? 4 : 8;
+            raw += (uint64_t)n * (uint64_t)width;
+        }
+        qv__stats_compute(node, &v, validity, &st);
+        rc = put_segment(w, &v, QV_ROLE_VALUES, w->opts.force_encoding, &segs[ns++], path, err);
+        if (narrow) qv_free(w->r, narrow, narrow_size);
+        if (rc) return rc;
+    } else if (node->kind == QV_NODE_LIST) {
+        struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
+        raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
+        rc = put_segment(w, &v, QV_ROLE_OFFSETS, QV_ENC_AUTO, &segs[ns++], path, err);
+        if (rc) return rc;
+    }
+    qv__dir_chunk(&w->rgdir, n, nulls, raw, segs, ns, &st.s);
+    for (int32_t c = 0; c < node->n_children; c++) {
+        /* Children of a node are the pre-order subtrees that follow it. */
+        int32_t child = node->first_child;
+        for (int32_t s = 0; s < c; s++) child = w->nodes[child].subtree_end;
+        if (c >= arr->n_children)
+            return qv_error_set(err, EINVAL, "writer: column '%s': batch lacks child %d", path, c);
+        rc = put_node(w, child, arr->children[c], err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+static int flush_row_group(struct qv_writer *w, struct qv_error *err) {
+    if (qv_builder_num_rows(w->builder) == 0) return 0;
+    struct ArrowArray batch;
+    int rc = qv_builder_finish(w->builder, &batch, err);
+    if (rc) return fail(w, rc, err);
+    uint64_t start = w->sink.position;
+    w->rgdir.size = 0;
+    int32_t k = 0;
+    for (int64_t c = 0; c < batch.n_children && !rc; c++) {
+        rc = put_node(w, k, batch.children[c], err);
+        k = w->nodes[k].subtree_end;
+    }
+    int64_t rows = batch.length;
+    batch.release(&batch);
+    if (!rc && (w->rgdir.failed || w->dir.failed)) {
+        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->dir.err;
+        rc = ENOMEM;
+    }
+    if (rc) return fail(w, rc, err);
+    qv__dir_row_group(&w->dir, rows, start, w->sink.position - start);
+    qv__wbuf_put(&w->dir, w->rgdir.data, w->rgdir.size);
+    if (w->dir.failed) {
+        if (err) *err = w->dir.err;
+        return fail(w, ENOMEM, err);
+    }
+    w->n_row_groups++;
+    w->rows_written += rows;
+    if (w->opts.on_row_group) w->opts.on_row_group(w->opts.progress_ctx, w->rows_written);
+    return 0;
+}
+
+static int maybe_flush(struct qv_writer *w, struct qv_error *err) {
+    if (qv_builder_num_rows(w->builder) >= w->opts.row_group_rows ||
+        qv_reservation_used(w->r) >= w->opts.row_group_bytes)
+        return flush_row_group(w, err);
+    return 0;
+}
+
+int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err) {
+    int rc = check_usable(w, err);
+    if (rc) return rc;
+    rc = qv_arrow_array_validate(batch, &w->schema->root, QV_VALIDATE_CHEAP, err);
+    if (rc) {
+        qv_error_wrap(err, rc, "writer '%s': batch: ", w->sink.name);
+        return rc; /* a rejected batch does not fail the writer: nothing was taken */
+    }
+    /* Slices of at most 64 Ki rows, so the byte budget is checked often. */
+    for (int64_t done = 0; done < batch->length;) {
+        int64_t room = w->opts.row_group_rows - qv_builder_num_rows(w->builder);
+        int64_t n = batch->length - done;
+        if (n > room) n = room;
+        if (n > 65536) n = 65536;
+        rc = qv_builder_append_batch(w->builder, batch, done, n, err);
+        if (rc) return fail(w, rc, err);
+        done += n;
+        rc = maybe_flush(w, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
+                           struct qv_error *err) {
+    int rc = check_usable(w, err);
+    if (rc) return rc;
+    struct ArrowSchema sch;
+    rc = stream->get_schema(stream, &sch);
+    if (rc) {
+        const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+        return qv_error_set(err, rc, "writer '%s': input stream schema: %s", w->sink.name,
+                            m ? m : qv_errno_name(rc));
+    }
+    struct qv_schema *in = NULL;
+    rc = qv_schema_import(&sch, w->r, &in, err);
+    sch.release(&sch);
+    if (rc) return rc;
+    int same = qv_schema_equal(in, w->schema, QV_EQUAL_IGNORE_METADATA);
+    qv_schema_free(in);
+    if (!same)
+        return qv_error_set(err, EINVAL, "writer '%s': input stream schema differs from the file's",
+                            w->sink.name);
+    for (;;) {
+        struct ArrowArray b;
+        memset(&b, 0, sizeof b);
+        rc = stream->get_next(stream, &b);
+        if (rc) {
+            const char *m = stream->get_last_error ? stream->get_last_error(stream) : NULL;
+            return qv_error_set(err, rc, "writer '%s': input stream: %s", w->sink.name,
+                                m ? m : qv_errno_name(rc));
+        }
+        if (!b.release) return 0;
+        rc = qv_writer_write(w, &b, err);
+        b.release(&b);
+        if (rc) return rc;
+    }
+}
+
+struct qv_builder *qv_writer_builder(struct qv_writer *w) { return w->builder; }
+
+int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err) {
+    int rc = check_usable(w, err);
+    if (rc) return rc;
+    const struct qv_error *be = qv_builder_error(w->builder);
+    if (be->code) {
+        if (err) *err = *be;
+        return fail(w, be->code, err);
+    }
+    return maybe_flush(w, err);
+}
+
+int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
+    int rc = check_usable(w, err);
+    if (rc) return rc;
+    rc = flush_row_group(w, err);
+    if (rc) return rc;
+    struct qv__wbuf footer;
+    qv__wbuf_init(&footer, w->r);
+    qv__footer_write(&footer, w->schema, w->metadata, w->opts.n_metadata, w->n_row_groups,
+                     w->n_nodes, &w->dir);
+    if (footer.failed) {
+        if (err) *err = footer.err;
+        qv__wbuf_free(&footer);
+        return fail(w, ENOMEM, err);
+    }
+    uint8_t tail[QV_TAIL_SIZE];
+    qv__put_u64le(tail, w->sink.position);
+    qv__put_u64le(tail + 8, footer.size);
+    qv__put_u64le(tail + 16, qv_hash64(footer.data, footer.size, 0));
+    tail[24] = QV_FORMAT_MAJOR;
+    tail[25] = 0;
+    tail[26] = QV_FORMAT_MINOR;
+    tail[27] = 0;
+    memcpy(tail + 28, QV_MAGIC, 4);
+    rc = write_bytes(w, footer.data, footer.size, err);
+    qv__wbuf_free(&footer);
+    if (!rc) rc = write_bytes(w, tail, sizeof tail, err);
+    if (!rc) rc = qv_sink_finish(&w->sink, err);
+    if (rc) return fail(w, rc, err);
+    w->finished = 1;
+    return 0;
+}
+
+void qv_writer_abort(struct qv_writer *w) {
+    if (!w || w->finished) return;
+    qv_sink_abort(&w->sink);
+    if (!w->failed) {
+        w->failed = ECANCELED;
+        qv_error_set(&w->failure, ECANCELED, "writer '%s': aborted", w->sink.name);
+    }
+}
+
+void qv_writer_free(struct qv_writer *w) {
+    if (!w) return;
+    if (!w->finished) qv_sink_abort(&w->sink);
+    qv_sink_close(&w->sink);
+    qv_builder_free(w->builder);
+    qv__wbuf_free(&w->dir);
+    qv__wbuf_free(&w->rgdir);
+    if (w->meta_blob) qv_free(w->r, w->meta_blob, w->meta_blob_size);
+    if (w->nodes) qv_free(w->r, w->nodes, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->nodes);
+    qv_schema_free(w->schema);
+    qv_free(w->r, w, sizeof *w);
+}
+
+int64_t qv_writer_rows_written(const struct qv_writer *w) { return w->rows_written; }
+uint64_t qv_writer_bytes_written(const struct qv_writer *w) { return w->sink.position; }

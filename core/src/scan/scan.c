@@ -1,0 +1,576 @@
+/* The scan stream: plans units, decodes filter columns, evaluates, decodes
+ * projected columns for surviving rows, and hands out batches through an
+ * ArrowArrayStream with bounded prefetch. See quiver/scan.h for the
+ * contract; this comment explains the machinery.
+ *
+ * One producer (a thread, or the consumer itself in synchronous mode) makes
+ * batches in file order. Each batch has up to two phases (filter columns,
+ * projected columns); a phase is a set of column tasks on a task board that
+ * the producer and the helper threads drain together, then the producer
+ * waits for the last one. So workers share one batch, and memory in flight
+ * does not grow with the number of workers. Completed batches go into a ring
+ * of `prefetch` slots; the producer starts a batch only when a slot is free. */
+#include <stdio.h>
+#include <string.h>
+
+#include "scan/scan_internal.h"
+
+#define QV_SCAN_MAX_FILTER_COLUMNS 64
+
+enum { T_FILTER = 0, T_PROJECT = 1 };
+
+struct colstate {
+    int32_t column;
+    struct qv_reservation *res; /* decoding state; used by one task at a time */
+    struct qv_column_reader *cr;
+    int64_t rg;
+};
+
+struct qv_scan {
+    const struct qv_reader *rd;
+    struct qv_reservation *r;
+    struct qv_pool *pool;
+    struct qv_expr *filter;
+    struct qv__plan plan;
+    int64_t batch_rows, max_rows;
+    int prefetch, nthreads;
+
+    int32_t n_cols; /* columns needed (projected and filter), colstate per column */
+    struct colstate *cols;
+    int32_t n_proj, n_filter;
+    int32_t *proj;           /* -> cols index */
+    int32_t *filt;           /* -> cols index */
+    int32_t *child_of_column;/* schema column -> child in the filter batch, or -1 */
+    const struct qv_field **proj_fields;
+
+    struct qv_reservation *prod; /* the producer's scratch */
+    int64_t unit, pos, rows_out;
+    /* The batch in the making. */
+    int64_t cur_rg, cur_lo, cur_n;
+    const int64_t *cur_rows;
+    int64_t *sel;
+    size_t sel_size;
+    uint8_t *bits;
+    size_t bits_size;
+    struct ArrowArray *farr; /* filter arrays, per filter column */
+    struct ArrowArray *parr; /* projected arrays, per projected column */
+
+    /* Threads. */
+    qv_thread *threads;
+    int started;
+    qv_mutex mu;
+    qv_cond cv_task, cv_done, cv_queue;
+    int task_kind;
+    int32_t n_tasks, next_task, done_tasks;
+    int task_rc;
+    struct qv_error task_err;
+    int shutdown, cancel, sync_ready;
+    struct ArrowArray *queue;
+    int qhead, qcount, finished, prod_rc;
+    struct qv_error prod_err;
+    struct qv_scan_stats stats;  /* published under mu (threads) */
+    struct qv_scan_stats pstats; /* the producer's own counts */
+
+    char last_error[QV_ERROR_MESSAGE_MAX];
+};
+
+/* ---- tasks ---- */
+
+static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, struct qv_error *err) {
+    if (c->cr && c->rg == rg) return 0;
+    qv_column_reader_close(c->cr);
+    c->cr = NULL;
+    int rc = qv_column_reader_open(s->rd, rg, c->column, c->res, &c->cr, err);
+    if (!rc) c->rg = rg;
+    return rc;
+}
+
+static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray *out,
+                       struct qv_reservation *tree_r, struct qv_error *err) {
+    const struct qv_field *f = &qv_reader_schema(s->rd)->root.children[c->column];
+    int rc = qv_owned_array_create(out, f, tree_r, err);
+    if (rc) return rc;
+    rc = s->cur_rows ? qv_column_reader_take_into(c->cr, s->cur_rows, s->cur_n, out, tree_r, err)
+                     : qv_column_reader_read_into(c->cr, s->cur_lo, s->cur_n, out, tree_r, err);
+    if (rc) out->release(out);
+    return rc;
+}
+
+static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *err) {
+    if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
+        return qv_error_set(err, ECANCELED, "scan cancelled");
+    struct colstate *c = &s->cols[kind == T_FILTER ? s->filt[i] : s->proj[i]];
+    int rc = ensure_reader(s, c, s->cur_rg, err);
+    if (rc) return rc;
+    if (kind == T_FILTER) return decode_into(s, c, &s->farr[i], c->res, err);
+    /* An output column gets its own reservation, which travels with it. */
+    struct qv_reservation *res;
+    struct qv_reservation_options ro = {.name = "scan column"};
+    rc = qv_reservation_create(s->pool, &ro, &res, err);
+    if (rc) return rc;
+    rc = decode_into(s, c, &s->parr[i], res, err);
+    if (rc) {
+        qv_reservation_free(res);
+        return rc;
+    }
+    return qv__column_adopt(&s->parr[i], res, err);
+}
+
+static void note_task_error(struct qv_scan *s, int rc, const struct qv_error *err) {
+    if (rc && !s->task_rc) {
+        s->task_rc = rc;
+        s->task_err = *err;
+    }
+}
+
+/* Runs a phase: n tasks of `kind`, with the helpers when there are any. */
+static int run_tasks(struct qv_scan *s, int kind, int32_t n, struct qv_error *err) {
+    if (s->nthreads <= 1) {
+        for (int32_t i = 0; i < n; i++) {
+            int rc = exec_task(s, kind, i, err);
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    qv_mutex_lock(&s->mu);
+    s->task_kind = kind;
+    s->n_tasks = n;
+    s->next_task = 0;
+    s->done_tasks = 0;
+    s->task_rc = 0;
+    qv_cond_broadcast(&s->cv_task);
+    while (s->next_task < s->n_tasks) {
+        int32_t i = s->next_task++;
+        int skip = s->task_rc != 0;
+        qv_mutex_unlock(&s->mu);
+        struct qv_error e;
+        int rc = skip ? 0 : exec_task(s, kind, i, &e);
+        qv_mutex_lock(&s->mu);
+        note_task_error(s, rc, &e);
+        s->done_tasks++;
+    }
+    while (s->done_tasks < s->n_tasks) qv_cond_wait(&s->cv_done, &s->mu);
+    int rc = s->task_rc;
+    if (rc && err) *err = s->task_err;
+    s->n_tasks = 0;
+    qv_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static void *helper_main(void *arg) {
+    struct qv_scan *s = arg;
+    qv_mutex_lock(&s->mu);
+    for (;;) {
+        while (!s->shutdown && s->next_task >= s->n_tasks) qv_cond_wait(&s->cv_task, &s->mu);
+        if (s->shutdown && s->next_task >= s->n_tasks) break;
+        int32_t i = s->next_task++;
+        int kind = s->task_kind, skip = s->task_rc != 0;
+        qv_mutex_unlock(&s->mu);
+        struct qv_error e;
+        int rc = skip ? 0 : exec_task(s, kind, i, &e);
+        qv_mutex_lock(&s->mu);
+        note_task_error(s, rc, &e);
+        if (++s->done_tasks == s->n_tasks) qv_cond_signal(&s->cv_done);
+    }
+    qv_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- producing one batch ---- */
+
+/* The filter batch is a view over arrays the scan owns; it is never released. */
+static void view_release(struct ArrowArray *a) { a->release = NULL; }
+
+static void release_arrays(struct ArrowArray *a, int32_t n) {
+    for (int32_t i = 0; i < n; i++)
+        if (a[i].release) a[i].release(&a[i]);
+}
+
+static int grow_scratch(struct qv_scan *s, int64_t n, struct qv_error *err) {
+    size_t need = (size_t)(n ? n : 1) * sizeof(int64_t);
+    if (need > s->sel_size) {
+        int64_t *p = qv_realloc(s->prod, s->sel, s->sel_size, need, err);
+        if (!p) return ENOMEM;
+        s->sel = p;
+        s->sel_size = need;
+    }
+    size_t bneed = (size_t)qv_bytes_for_bits(n ? n : 1);
+    if (bneed > s->bits_size) {
+        uint8_t *b = qv_realloc(s->prod, s->bits, s->bits_size, bneed, err);
+        if (!b) return ENOMEM;
+        s->bits = b;
+        s->bits_size = bneed;
+    }
+    return 0;
+}
+
+/* Evaluates the filter over the decoded filter columns and narrows the
+ * current batch to the rows where it is TRUE. */
+static int apply_filter(struct qv_scan *s, struct qv_error *err) {
+    int rc = run_tasks(s, T_FILTER, s->n_filter, err);
+    if (rc) {
+        release_arrays(s->farr, s->n_filter);
+        return rc;
+    }
+    s->pstats.rows_decoded += s->cur_n;
+    struct ArrowArray *children[QV_SCAN_MAX_FILTER_COLUMNS];
+    for (int32_t i = 0; i < s->n_filter; i++) children[i] = &s->farr[i];
+    const void *no_validity = NULL;
+    struct ArrowArray view = {.length = s->cur_n, .n_buffers = 1, .buffers = &no_validity,
+                              .n_children = s->n_filter, .children = children,
+                              .release = view_release};
+    rc = grow_scratch(s, s->cur_n, err);
+    if (!rc) {
+        memset(s->bits, 0, (size_t)qv_bytes_for_bits(s->cur_n));
+        rc = qv_expr_eval(s->filter, &view, s->child_of_column, s->bits, NULL, s->prod, err);
+    }
+    release_arrays(s->farr, s->n_filter);
+    if (rc) return rc;
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->cur_n; i++)
+        if (qv_bit_get(s->bits, i)) s->sel[k++] = s->cur_rows ? s->cur_rows[i] : s->cur_lo + i;
+    if (k < s->cur_n) {
+        s->cur_rows = s->sel;
+        s->cur_n = k;
+    }
+    return 0;
+}
+
+/* Makes the next batch into `out`, or leaves out->release NULL at the end. */
+static int produce_one(struct qv_scan *s, struct ArrowArray *out, struct qv_error *err) {
+    out->release = NULL;
+    for (;;) {
+        if (s->unit >= s->plan.n_units || (s->max_rows && s->rows_out >= s->max_rows)) return 0;
+        const struct qv__unit *u = &s->plan.units[s->unit];
+        int64_t total = u->take ? u->n_take : u->hi - u->lo;
+        int64_t n = total - s->pos < s->batch_rows ? total - s->pos : s->batch_rows;
+        s->cur_rg = u->rg;
+        s->cur_n = n;
+        s->cur_rows = u->take ? u->take + s->pos : NULL;
+        s->cur_lo = u->take ? 0 : u->lo + s->pos;
+        s->pos += n;
+        if (s->pos >= total) {
+            s->unit++;
+            s->pos = 0;
+        }
+        if (n == 0) continue;
+        if (s->filter) {
+            int rc = apply_filter(s, err);
+            if (rc) return rc;
+            if (s->cur_n == 0) continue;
+        } else {
+            s->pstats.rows_decoded += n;
+        }
+        if (s->max_rows && s->cur_n > s->max_rows - s->rows_out) s->cur_n = s->max_rows - s->rows_out;
+        int rc = run_tasks(s, T_PROJECT, s->n_proj, err);
+        if (rc) {
+            release_arrays(s->parr, s->n_proj);
+            return rc;
+        }
+        rc = qv__batch_assemble(out, s->parr, s->n_proj, s->cur_n, s->pool, err);
+        if (rc) return rc;
+        s->rows_out += s->cur_n;
+        s->pstats.rows_output += s->cur_n;
+        s->pstats.batches++;
+        return 0;
+    }
+}
+
+static void *producer_main(void *arg) {
+    struct qv_scan *s = arg;
+    for (;;) {
+        qv_mutex_lock(&s->mu);
+        while (s->qcount >= s->prefetch && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
+            qv_cond_wait(&s->cv_queue, &s->mu);
+        int cancel = __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE);
+        qv_mutex_unlock(&s->mu);
+        if (cancel) break;
+        struct ArrowArray b;
+        struct qv_error e;
+        qv_error_clear(&e);
+        int rc = produce_one(s, &b, &e);
+        qv_mutex_lock(&s->mu);
+        s->stats.rows_decoded = s->pstats.rows_decoded;
+        s->stats.rows_output = s->pstats.rows_output;
+        s->stats.batches = s->pstats.batches;
+        if (rc || !b.release) {
+            s->prod_rc = rc;
+            s->prod_err = e;
+            s->finished = 1;
+            qv_cond_broadcast(&s->cv_queue);
+            qv_mutex_unlock(&s->mu);
+            break;
+        }
+        s->queue[(s->qhead + s->qcount) % s->prefetch] = b;
+        s->qcount++;
+        if (s->qcount > s->stats.max_queued) s->stats.max_queued = s->qcount;
+        qv_cond_broadcast(&s->cv_queue);
+        qv_mutex_unlock(&s->mu);
+    }
+    qv_mutex_lock(&s->mu);
+    s->shutdown = 1;
+    qv_cond_broadcast(&s->cv_task);
+    qv_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* ---- the stream ---- */
+
+static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+    struct qv_scan *s = st->private_data;
+    struct qv_error err;
+    int32_t *cols = s->n_proj ? qv_alloc(s->r, (size_t)s->n_proj * sizeof *cols, &err) : NULL;
+    if (s->n_proj && !cols) {
+        snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
+        return ENOMEM;
+    }
+    for (int32_t i = 0; i < s->n_proj; i++) cols[i] = s->cols[s->proj[i]].column;
+    int rc = qv_reader_export_schema(s->rd, cols, s->n_proj, s->r, out, &err);
+    if (cols) qv_free(s->r, cols, (size_t)s->n_proj * sizeof *cols);
+    if (rc) snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
+    return rc;
+}
+
+static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+    struct qv_scan *s = st->private_data;
+    out->release = NULL;
+    if (s->nthreads == 0) { /* synchronous */
+        if (s->prod_rc) return s->prod_rc;
+        struct qv_error e;
+        qv_error_clear(&e);
+        int rc = s->finished ? 0 : produce_one(s, out, &e);
+        if (rc) {
+            s->prod_rc = rc;
+            snprintf(s->last_error, sizeof s->last_error, "%s", e.message);
+        } else if (!out->release) {
+            s->finished = 1;
+        }
+        return rc;
+    }
+    qv_mutex_lock(&s->mu);
+    while (s->qcount == 0 && !s->finished) qv_cond_wait(&s->cv_queue, &s->mu);
+    int rc = s->prod_rc;
+    if (rc) {
+        snprintf(s->last_error, sizeof s->last_error, "%s", s->prod_err.message);
+    } else if (s->qcount) {
+        *out = s->queue[s->qhead];
+        s->qhead = (s->qhead + 1) % s->prefetch;
+        s->qcount--;
+        qv_cond_broadcast(&s->cv_queue);
+    }
+    qv_mutex_unlock(&s->mu);
+    return rc;
+}
+
+static const char *stream_last_error(struct ArrowArrayStream *st) {
+    struct qv_scan *s = st->private_data;
+    return s->last_error[0] ? s->last_error : NULL;
+}
+
+static void scan_free(struct qv_scan *s) {
+    if (s->started) {
+        qv_mutex_lock(&s->mu);
+        /* Atomic: tasks poll it without the lock to stop early. */
+        __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
+        s->shutdown = 1;
+        qv_cond_broadcast(&s->cv_queue);
+        qv_cond_broadcast(&s->cv_task);
+        qv_mutex_unlock(&s->mu);
+        for (int i = 0; i < s->started; i++) qv_thread_join(s->threads[i]);
+    }
+    if (s->queue) {
+        for (int i = 0; i < s->qcount; i++) {
+            struct ArrowArray *a = &s->queue[(s->qhead + i) % s->prefetch];
+            if (a->release) a->release(a);
+        }
+        qv_free(s->r, s->queue, (size_t)s->prefetch * sizeof *s->queue);
+    }
+    if (s->threads) qv_free(s->r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
+    for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
+        qv_column_reader_close(s->cols[i].cr);
+        qv_reservation_free(s->cols[i].res);
+    }
+    if (s->prod) {
+        if (s->sel) qv_free(s->prod, s->sel, s->sel_size);
+        if (s->bits) qv_free(s->prod, s->bits, s->bits_size);
+        qv_reservation_free(s->prod);
+    }
+    struct qv_reservation *r = s->r;
+    int32_t ncol = (int32_t)qv_reader_schema(s->rd)->root.n_children;
+    if (s->cols) qv_free(r, s->cols, (size_t)(ncol ? ncol : 1) * sizeof *s->cols);
+    if (s->proj) qv_free(r, s->proj, (size_t)(ncol ? ncol : 1) * sizeof *s->proj);
+    if (s->filt) qv_free(r, s->filt, (size_t)(ncol ? ncol : 1) * sizeof *s->filt);
+    if (s->child_of_column) qv_free(r, s->child_of_column, (size_t)(ncol ? ncol : 1) * sizeof(int32_t));
+    if (s->farr) qv_free(r, s->farr, (size_t)(ncol ? ncol : 1) * sizeof *s->farr);
+    if (s->parr) qv_free(r, s->parr, (size_t)(ncol ? ncol : 1) * sizeof *s->parr);
+    qv__plan_free(&s->plan, r);
+    qv_expr_free(s->filter);
+    if (s->sync_ready) {
+        qv_cond_destroy(&s->cv_queue);
+        qv_cond_destroy(&s->cv_done);
+        qv_cond_destroy(&s->cv_task);
+        qv_mutex_destroy(&s->mu);
+    }
+    qv_free(r, s, sizeof *s);
+}
+
+static void stream_release(struct ArrowArrayStream *st) {
+    if (!st->release) return;
+    scan_free(st->private_data);
+    st->release = NULL;
+}
+
+/* Finds or adds the colstate of schema column c. */
+static int32_t col_slot(struct qv_scan *s, int32_t c, int32_t *slot_of) {
+    if (slot_of[c] < 0) {
+        slot_of[c] = s->n_cols;
+        s->cols[s->n_cols].column = c;
+        s->cols[s->n_cols].rg = -1;
+        s->n_cols++;
+    }
+    return slot_of[c];
+}
+
+int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *opts,
+                 struct qv_reservation *r, struct ArrowArrayStream *out, struct qv_error *err) {
+    static const struct qv_scan_options defaults = {0};
+    memset(out, 0, sizeof *out);
+    if (!opts) opts = &defaults;
+    struct qv_expr *filter = opts->filter_expr;
+    const struct qv_schema *schema = qv_reader_schema(reader);
+    int32_t ncol = (int32_t)schema->root.n_children;
+    size_t nc = (size_t)(ncol ? ncol : 1);
+    struct qv_scan *s = qv_calloc(r, sizeof *s, err);
+    if (!s) {
+        qv_expr_free(filter);
+        return ENOMEM;
+    }
+    s->rd = reader;
+    s->r = r;
+    s->pool = qv_reservation_pool(r);
+    s->filter = filter;
+    s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 65536;
+    s->max_rows = opts->max_rows > 0 ? opts->max_rows : 0;
+    s->prefetch = opts->prefetch > 0 ? opts->prefetch : 1;
+    s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
+                  : opts->threads > 0          ? opts->threads
+                  : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
+    if (s->nthreads > 64) s->nthreads = 64;
+    int rc = 0;
+    if (opts->filter && filter) {
+        rc = qv_error_set(err, EINVAL, "scan: give a textual or a structured filter, not both");
+        goto fail;
+    }
+    if (opts->filter) {
+        rc = qv_expr_parse(opts->filter, r, &s->filter, err);
+        if (rc) goto fail;
+    }
+    if (s->filter) {
+        rc = qv_expr_bind(s->filter, schema, err);
+        if (rc) goto fail;
+    }
+    s->cols = qv_calloc(r, nc * sizeof *s->cols, err);
+    s->proj = s->cols ? qv_calloc(r, nc * sizeof *s->proj, err) : NULL;
+    s->filt = s->proj ? qv_calloc(r, nc * sizeof *s->filt, err) : NULL;
+    s->child_of_column = s->filt ? qv_calloc(r, nc * sizeof(int32_t), err) : NULL;
+    s->farr = s->child_of_column ? qv_calloc(r, nc * sizeof *s->farr, err) : NULL;
+    s->parr = s->farr ? qv_calloc(r, nc * sizeof *s->parr, err) : NULL;
+    if (!s->parr) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    int32_t *slot_of = s->child_of_column; /* reused as scratch below, then filled */
+    for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
+    int32_t np = opts->columns ? opts->n_columns : ncol;
+    if (np < 0 || np > ncol) {
+        rc = qv_error_set(err, EINVAL, "scan: %d projected columns of %d", np, ncol);
+        goto fail;
+    }
+    for (int32_t i = 0; i < np; i++) {
+        int32_t c = opts->columns ? opts->columns[i] : i;
+        if (c < 0 || c >= ncol) {
+            rc = qv_error_set(err, EINVAL, "scan: projected column %d out of range (%d columns)", c, ncol);
+            goto fail;
+        }
+        for (int32_t j = 0; j < i; j++)
+            if (s->cols[s->proj[j]].column == c) {
+                rc = qv_error_set(err, EINVAL, "scan: column '%s' projected twice",
+                                  schema->root.children[c].name);
+                goto fail;
+            }
+        s->proj[s->n_proj++] = col_slot(s, c, slot_of);
+    }
+    if (s->filter) {
+        int32_t fcols[QV_SCAN_MAX_FILTER_COLUMNS];
+        int32_t nf = qv_expr_columns(s->filter, fcols, QV_SCAN_MAX_FILTER_COLUMNS);
+        if (nf < 0 || nf > QV_SCAN_MAX_FILTER_COLUMNS) {
+            rc = qv_error_set(err, EINVAL, "scan: filter uses more than %d columns",
+                              QV_SCAN_MAX_FILTER_COLUMNS);
+            goto fail;
+        }
+        for (int32_t i = 0; i < nf; i++) s->filt[s->n_filter++] = col_slot(s, fcols[i], slot_of);
+    }
+    /* child_of_column: schema column -> child index in the filter batch. */
+    for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
+    for (int32_t i = 0; i < s->n_filter; i++) s->child_of_column[s->cols[s->filt[i]].column] = i;
+    for (int32_t i = 0; i < s->n_cols; i++) {
+        char name[96];
+        snprintf(name, sizeof name, "scan column %.60s", schema->root.children[s->cols[i].column].name);
+        struct qv_reservation_options ro = {.name = name};
+        rc = qv_reservation_create(s->pool, &ro, &s->cols[i].res, err);
+        if (rc) goto fail;
+    }
+    struct qv_reservation_options po = {.name = "scan producer"};
+    rc = qv_reservation_create(s->pool, &po, &s->prod, err);
+    if (rc) goto fail;
+    rc = qv__plan_build(reader, opts, s->filter, r, &s->plan, err);
+    if (rc) goto fail;
+    s->stats.row_groups_total = s->plan.row_groups_total;
+    s->stats.row_groups_pruned = s->plan.row_groups_pruned;
+    s->stats.threads = s->nthreads;
+    if (s->nthreads > 0) {
+        s->queue = qv_calloc(r, (size_t)s->prefetch * sizeof *s->queue, err);
+        s->threads = s->queue ? qv_calloc(r, (size_t)s->nthreads * sizeof *s->threads, err) : NULL;
+        if (!s->threads) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        qv_mutex_init(&s->mu);
+        qv_cond_init(&s->cv_task);
+        qv_cond_init(&s->cv_done);
+        qv_cond_init(&s->cv_queue);
+        s->sync_ready = 1;
+        for (int i = 0; i < s->nthreads; i++) {
+            if (qv_thread_create(&s->threads[i], i == 0 ? producer_main : helper_main, s) != 0) {
+                rc = qv_error_set(err, ENOMEM, "scan: cannot start worker thread %d", i);
+                goto fail;
+            }
+            s->started++;
+        }
+    }
+    out->get_schema = stream_get_schema;
+    out->get_next = stream_get_next;
+    out->get_last_error = stream_last_error;
+    out->release = stream_release;
+    out->private_data = s;
+    return 0;
+fail:
+    scan_free(s);
+    return rc;
+}
+
+int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {
+    if (!stream || stream->release != stream_release) return EINVAL;
+    struct qv_scan *s = stream->private_data;
+    if (s->nthreads == 0) {
+        *out = s->stats;
+        out->rows_decoded = s->pstats.rows_decoded;
+        out->rows_output = s->pstats.rows_output;
+        out->batches = s->pstats.batches;
+        return 0;
+    }
+    qv_mutex_lock(&s->mu);
+    *out = s->stats;
+    qv_mutex_unlock(&s->mu);
+    return 0;
+}

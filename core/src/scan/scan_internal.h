@@ -1,0 +1,44 @@
+/* Private pieces of the scan: the plan (work units after pruning), the
+ * filter hooks, and the self-contained output batches. */
+#ifndef QV_SCAN_INTERNAL_H
+#define QV_SCAN_INTERNAL_H
+
+#include "quiver/format.h"
+#include "quiver/scan.h"
+
+/* A contiguous piece of one row group to scan: rows [lo, hi) or, when take
+ * is set, the n_take (row-group local, increasing) rows of `take`. */
+struct qv__unit {
+    int64_t rg;
+    int64_t lo, hi;
+    const int64_t *take;
+    int64_t n_take;
+};
+
+struct qv__plan {
+    struct qv__unit *units;
+    int64_t n_units, units_cap;
+    int64_t *take_local; /* storage for the units' take lists */
+    int64_t n_take_local;
+    int64_t row_groups_total, row_groups_pruned;
+};
+
+/* Plans the units of a scan over `reader` under `opts`, skipping row groups
+ * the filter proves empty (filter may be NULL). Storage from `r`. */
+int qv__plan_build(const struct qv_reader *reader, const struct qv_scan_options *opts,
+                   const struct qv_expr *filter, struct qv_reservation *r, struct qv__plan *out,
+                   struct qv_error *err);
+void qv__plan_free(struct qv__plan *plan, struct qv_reservation *r);
+
+/* Wraps a column array (an owned tree allocated from `res`) so that its
+ * release also frees `res`: each column of a batch is self-contained and may
+ * be moved out and released on its own. On failure the array and `res` are
+ * released. */
+int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct qv_error *err);
+/* Assembles a STRUCT batch of `n` adopted columns (moved in) with `length`
+ * rows. Control memory comes from a new reservation in `pool`, freed when the
+ * batch is released. On failure the columns are released. */
+int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t n, int64_t length,
+                       struct qv_pool *pool, struct qv_error *err);
+
+#endif

@@ -1,0 +1,2 @@
+/* Transitional: the scan API now lives in quiver/scan.h. Remove once nothing includes this. */
+#include "quiver/scan.h"

@@ -1,0 +1,249 @@
+/*
+ * The cascade picks the expected encoding on data that suits it, respects
+ * the allowed mask and depth bound, and never does worse than plain.
+ */
+#include "test_enc_util.h"
+
+static int64_t N = 65536;
+
+/* Encodes with the cascade (round-tripping it) and returns the root id and
+ * the description. */
+static int pick(struct enc_env *env, const struct qv_values *v, const struct qv_encode_options *o,
+                char *desc, size_t cap, size_t *size) {
+    struct qv_encoded e = roundtrip(env, v, o, 6, 9);
+    struct qv_error err;
+    assert_int_equal(qv_enc_describe(e.data, e.size, env->r, desc, cap, &err), 0);
+    int root = root_encoding(&e);
+    if (size) *size = e.size;
+    qv_encoded_release(env->r, &e);
+    return root;
+}
+
+#define EXPECT(v, o, ...)                                                                        \
+    do {                                                                                         \
+        char d_[1024];                                                                           \
+        int r_ = pick(&env, v, o, d_, sizeof d_, NULL);                                          \
+        int ok_ = 0, want_[] = {__VA_ARGS__};                                                    \
+        for (size_t i_ = 0; i_ < sizeof want_ / sizeof want_[0]; i_++) ok_ |= r_ == want_[i_];  \
+        if (!ok_) fail_msg("line %d: got %s", __LINE__, d_);                                     \
+        print_message("  %-28s %s\n", #v, d_);                                                   \
+    } while (0)
+
+static void test_integers(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_words(QV_KIND_INT64, N);
+    int64_t *a = c.values;
+    uint64_t s = 1;
+    struct qv_values *v = &c.v;
+
+    for (int64_t i = 0; i < N; i++) a[i] = -5;
+    EXPECT(v, NULL, QV_ENC_CONSTANT);
+
+    int64_t acc = 1000000;
+    for (int64_t i = 0; i < N; i++) a[i] = acc += (int64_t)(rng_next(&s) % 5) + 1;
+    EXPECT(v, NULL, QV_ENC_DELTA, QV_ENC_FOR);
+
+    for (int64_t i = 0; i < N; i++) a[i] = 123456789 + (int64_t)(rng_next(&s) % 1000);
+    EXPECT(v, NULL, QV_ENC_FOR);
+
+    for (int64_t i = 0; i < N; i++) a[i] = (int64_t)(rng_next(&s) % 100);
+    EXPECT(v, NULL, QV_ENC_BITPACK);
+
+    static const int64_t card[5] = {-1000000007, 77, 1LL << 40, 5, -3};
+    for (int64_t i = 0; i < N; i++) a[i] = card[rng_next(&s) % 5];
+    EXPECT(v, NULL, QV_ENC_DICT);
+
+    for (int64_t i = 0; i < N; i++) a[i] = (i / 300) * 1000003;
+    EXPECT(v, NULL, QV_ENC_RLE);
+
+    for (int64_t i = 0; i < N; i++) a[i] = rng_next(&s) % 500 == 0 ? (int64_t)rng_next(&s) : 42;
+    EXPECT(v, NULL, QV_ENC_SPARSE, QV_ENC_DICT);
+
+    for (int64_t i = 0; i < N; i++) a[i] = (int64_t)rng_next(&s);
+    EXPECT(v, NULL, QV_ENC_PLAIN);
+
+    /* Allowed mask: without FOR and BITPACK small values stay plain. */
+    for (int64_t i = 0; i < N; i++) a[i] = 1000 + (int64_t)(rng_next(&s) % 100);
+    struct qv_encode_options o = {0};
+    o.allowed = QV_ENC_BIT(QV_ENC_PLAIN) | QV_ENC_BIT(QV_ENC_DELTA);
+    EXPECT(v, &o, QV_ENC_PLAIN, QV_ENC_DELTA);
+    char d[1024];
+    pick(&env, v, &o, d, sizeof d, NULL);
+    assert_null(strstr(d, "bitpack"));
+    assert_null(strstr(d, "for("));
+
+    /* Depth bound 1: only leaves below the root. */
+    for (int64_t i = 0; i < N; i++) a[i] = (i / 300) * 1000003;
+    o.allowed = 0;
+    o.max_depth = 1;
+    pick(&env, v, &o, d, sizeof d, NULL);
+    print_message("  depth 1: %s\n", d);
+    assert_null(strstr(d, "delta(bases"));
+
+    col_free(&c);
+    env_close(&env);
+}
+
+static void test_never_worse_than_plain(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    uint64_t s = 3;
+    for (int k = 0; k < 20; k++) {
+        struct col c = col_words(QV_KIND_INT32, 5000 + k * 97);
+        int32_t *a = c.values;
+        for (int64_t i = 0; i < c.v.count; i++) {
+            uint64_t r = rng_next(&s);
+            uint64_t x = k % 4 == 0 ? r : k % 4 == 1 ? r % 7 : k % 4 == 2 ? (uint64_t)i * 3 : (r % 2 ? r : 0);
+            a[i] = (int32_t)(uint32_t)x;
+        }
+        char d[1024];
+        size_t size;
+        pick(&env, &c.v, NULL, d, sizeof d, &size);
+        assert_true(size <= (size_t)c.v.count * 4 + 128);
+        col_free(&c);
+    }
+    env_close(&env);
+}
+
+static void test_floats(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_words(QV_KIND_FLOAT64, N);
+    double *a = c.values;
+    uint64_t s = 5;
+    struct qv_values *v = &c.v;
+    for (int64_t i = 0; i < N; i++) a[i] = (double)(int64_t)(rng_next(&s) % 10000000) / 100.0;
+    EXPECT(v, NULL, QV_ENC_ALP);
+    for (int64_t i = 0; i < N; i++) a[i] = (double)rng_next(&s) / 1.8e19;
+    EXPECT(v, NULL, QV_ENC_ALP_RD);
+    for (int64_t i = 0; i < N; i++) a[i] = 0.1 * (double)(rng_next(&s) % 4);
+    EXPECT(v, NULL, QV_ENC_DICT);
+    for (int64_t i = 0; i < N; i++) a[i] = 2.5;
+    EXPECT(v, NULL, QV_ENC_CONSTANT);
+    col_free(&c);
+    struct col f = col_words(QV_KIND_FLOAT32, N);
+    float *b = f.values;
+    for (int64_t i = 0; i < N; i++) b[i] = (float)(int64_t)(rng_next(&s) % 100000) / 10.0f;
+    EXPECT(&f.v, NULL, QV_ENC_ALP);
+    col_free(&f);
+    env_close(&env);
+}
+
+static void test_bools(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    uint8_t *bits = calloc(1, (size_t)N / 8 + 8);
+    struct qv_values v = {QV_KIND_BOOL, 0, N, 0, bits, NULL};
+    struct qv_values *pv = &v;
+    qv_bits_fill(bits, 0, N, 1);
+    EXPECT(pv, NULL, QV_ENC_CONSTANT);
+    for (int64_t i = 0; i < N; i += 997) qv_bit_clear(bits, i); /* rare nulls */
+    EXPECT(pv, NULL, QV_ENC_SPARSE);
+    for (int64_t i = 0; i < N; i++) qv_bit_put(bits, i, (int)((i / 5000) & 1));
+    EXPECT(pv, NULL, QV_ENC_RLE, QV_ENC_SPARSE);
+    uint64_t s = 9;
+    for (int64_t i = 0; i < N; i++) qv_bit_put(bits, i, (int)(rng_next(&s) & 1));
+    EXPECT(pv, NULL, QV_ENC_PLAIN);
+    free(bits);
+    env_close(&env);
+}
+
+static const char *const vocab[] = {"furiously", "carefully", "final", "pending", "ironic",
+                                    "deposits",  "requests",  "packages", "accounts", "ideas",
+                                    "the",       "slyly",     "blithely", "quickly", "express",
+                                    "regular",   "even",      "bold",     "among",   "haggle"};
+
+static size_t g_text(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    size_t want = 10 + rng_next(s) % 34, l = 0;
+    while (l < want) {
+        const char *w = vocab[rng_next(s) % 20];
+        size_t wl = strlen(w);
+        memcpy(b + l, w, wl);
+        l += wl;
+        b[l++] = ' ';
+    }
+    return want;
+}
+static size_t g_mode(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    static const char *m[] = {"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"};
+    const char *w = m[rng_next(s) % 7];
+    memcpy(b, w, strlen(w));
+    return strlen(w);
+}
+static size_t g_same(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)s;
+    (void)cap;
+    memcpy(b, "same", 4);
+    return 4;
+}
+static size_t g_uuid(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    for (int k = 0; k < 16; k++) b[k] = (uint8_t)"0123456789abcdef"[rng_next(s) % 16];
+    return 16;
+}
+
+static void test_strings(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_strings(QV_KIND_BINARY, N, g_text, 1);
+    EXPECT(&c.v, NULL, QV_ENC_FSST, QV_ENC_ZSTD);
+    struct qv_encode_options o = {0};
+    o.allowed = ~QV_ENC_BIT(QV_ENC_ZSTD);
+    EXPECT(&c.v, &o, QV_ENC_FSST);
+    col_free(&c);
+    c = col_strings(QV_KIND_BINARY, N, g_mode, 2);
+    EXPECT(&c.v, NULL, QV_ENC_DICT);
+    col_free(&c);
+    c = col_strings(QV_KIND_LARGE_BINARY, N, g_same, 3);
+    EXPECT(&c.v, NULL, QV_ENC_CONSTANT);
+    col_free(&c);
+    c = col_strings(QV_KIND_BINARY, N, g_uuid, 4);
+    EXPECT(&c.v, NULL, QV_ENC_FSST, QV_ENC_PLAIN);
+    col_free(&c);
+    env_close(&env);
+}
+
+static void test_compact(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    /* Repetitive but not run-shaped: general-purpose compression wins. */
+    struct col c = col_words(QV_KIND_INT64, N);
+    int64_t *a = c.values;
+    uint64_t s = 11;
+    int64_t pattern[64];
+    for (int i = 0; i < 64; i++) pattern[i] = (int64_t)rng_next(&s);
+    for (int64_t i = 0; i < N; i++) a[i] = pattern[i % 64];
+    size_t plain_size, compact_size;
+    char d[1024];
+    pick(&env, &c.v, NULL, d, sizeof d, &plain_size);
+    struct qv_encode_options o = {0};
+    o.compact = 1;
+    int root = pick(&env, &c.v, &o, d, sizeof d, &compact_size);
+    print_message("  compact: %zu -> %zu bytes, %s\n", plain_size, compact_size, d);
+    assert_true(root == QV_ENC_ZSTD || root == QV_ENC_LZ4);
+    assert_true(compact_size < plain_size / 4);
+    col_free(&c);
+    env_close(&env);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_integers), cmocka_unit_test(test_never_worse_than_plain),
+        cmocka_unit_test(test_floats),   cmocka_unit_test(test_bools),
+        cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

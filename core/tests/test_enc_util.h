@@ -1,0 +1,241 @@
+/*
+ * Shared helpers of the encoding tests: a pool and reservation per test,
+ * a deterministic generator, and a round-trip checker that compares full,
+ * range and take decodes with the input, bit for bit.
+ */
+#ifndef QV_TEST_ENC_UTIL_H
+#define QV_TEST_ENC_UTIL_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quiver/encoding.h"
+
+struct enc_env {
+    struct qv_pool *pool;
+    struct qv_reservation *r;
+};
+
+static inline void env_open(struct enc_env *env) {
+    struct qv_error err;
+    struct qv_pool_options po = {0};
+    po.name = "enc-test";
+    assert_int_equal(qv_pool_create(&po, &env->pool, &err), 0);
+    assert_int_equal(qv_reservation_create(env->pool, NULL, &env->r, &err), 0);
+}
+
+static inline void env_close(struct enc_env *env) {
+    assert_int_equal(qv_reservation_used(env->r), 0);
+    qv_reservation_free(env->r);
+    qv_pool_destroy(env->pool);
+}
+
+static inline uint64_t rng_next(uint64_t *s) {
+    /* splitmix64 */
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static inline unsigned kind_width(enum qv_value_kind k, int32_t fw) {
+    switch (k) {
+    case QV_KIND_INT8:
+    case QV_KIND_UINT8: return 1;
+    case QV_KIND_INT16:
+    case QV_KIND_UINT16: return 2;
+    case QV_KIND_INT32:
+    case QV_KIND_UINT32:
+    case QV_KIND_FLOAT32: return 4;
+    case QV_KIND_INT64:
+    case QV_KIND_UINT64:
+    case QV_KIND_FLOAT64: return 8;
+    case QV_KIND_FIXED_BINARY: return (unsigned)fw;
+    default: return 0;
+    }
+}
+
+static inline int is_bin(enum qv_value_kind k) {
+    return k == QV_KIND_BINARY || k == QV_KIND_LARGE_BINARY;
+}
+
+static inline int64_t off_at(const struct qv_values *v, int64_t i) {
+    return v->kind == QV_KIND_BINARY ? ((const int32_t *)v->values)[i]
+                                     : ((const int64_t *)v->values)[i];
+}
+
+/* Value i of `in` equals value j of a decoded output (binary: with its own
+ * offsets array `offs` of the same width). */
+static inline void check_value(const struct qv_values *in, int64_t i, const struct qv_decode_out *o,
+                               int64_t j, const char *what) {
+    enum qv_value_kind k = in->kind;
+    if (k == QV_KIND_BOOL) {
+        int a = qv_bit_get(in->values, in->bit_offset + i);
+        int b = qv_bit_get(o->values, o->bit_offset + j);
+        if (a != b) fail_msg("%s: bool %lld: %d != %d", what, (long long)i, a, b);
+        return;
+    }
+    if (is_bin(k)) {
+        int64_t a0 = off_at(in, i), a1 = off_at(in, i + 1);
+        int64_t b0, b1;
+        if (k == QV_KIND_BINARY) {
+            b0 = ((const int32_t *)o->values)[j];
+            b1 = ((const int32_t *)o->values)[j + 1];
+        } else {
+            b0 = ((const int64_t *)o->values)[j];
+            b1 = ((const int64_t *)o->values)[j + 1];
+        }
+        if (a1 - a0 != b1 - b0)
+            fail_msg("%s: string %lld: length %lld != %lld", what, (long long)i,
+                     (long long)(a1 - a0), (long long)(b1 - b0));
+        if (b1 > (int64_t)o->data_size) fail_msg("%s: offset beyond data", what);
+        if (a1 > a0 && memcmp(in->data + a0, o->data + b0, (size_t)(a1 - a0)))
+            fail_msg("%s: string %lld differs", what, (long long)i);
+        return;
+    }
+    unsigned w = kind_width(k, in->fixed_width);
+    if (memcmp((const uint8_t *)in->values + (size_t)i * w, (const uint8_t *)o->values + (size_t)j * w, w))
+        fail_msg("%s: value %lld differs", what, (long long)i);
+}
+
+static inline void out_alloc(struct qv_decode_out *o, const struct qv_values *in, int64_t n) {
+    memset(o, 0, sizeof *o);
+    size_t bytes;
+    if (in->kind == QV_KIND_BOOL) bytes = (size_t)(n + 7) / 8 + 8;
+    else if (in->kind == QV_KIND_BINARY) bytes = (size_t)(n + 1) * 4;
+    else if (in->kind == QV_KIND_LARGE_BINARY) bytes = (size_t)(n + 1) * 8;
+    else bytes = (size_t)n * kind_width(in->kind, in->fixed_width);
+    o->values = calloc(1, bytes + 64);
+    assert_non_null(o->values);
+}
+
+static inline void out_free(struct qv_decode_out *o, struct qv_reservation *r) {
+    free(o->values);
+    if (o->data) qv_free(r, o->data, o->data_capacity);
+    memset(o, 0, sizeof *o);
+}
+
+/* Encodes `in` with `opts`, checks the full decode, `probes` random ranges
+ * and takes, and returns the encoded chunk (release with
+ * qv_encoded_release). */
+static inline struct qv_encoded roundtrip(struct enc_env *env, const struct qv_values *in,
+                                          const struct qv_encode_options *opts, int probes,
+                                          uint64_t seed) {
+    struct qv_error err = {0};
+    struct qv_encoded enc;
+    int rc = qv_encode(in, opts, env->r, &enc, &err);
+    if (rc) fail_msg("encode %s n=%lld force=%s: %s", qv_value_kind_name(in->kind),
+                     (long long)in->count, qv_encoding_name(opts ? opts->force : 0), err.message);
+    assert_int_equal(enc.size % 8, 0);
+    struct qv_decoder *d;
+    rc = qv_decoder_open(enc.data, enc.size, in->kind, in->fixed_width, in->count, env->r, &d, &err);
+    if (rc) fail_msg("open: %s", err.message);
+    const int64_t n = in->count;
+    struct qv_decode_out o;
+    out_alloc(&o, in, n);
+    rc = qv_decoder_decode_range(d, 0, n, &o, &err);
+    if (rc) fail_msg("decode %s n=%lld force=%s: %s", qv_value_kind_name(in->kind), (long long)n,
+                     qv_encoding_name(opts ? opts->force : 0), err.message);
+    for (int64_t i = 0; i < n; i++) check_value(in, i, &o, i, "full");
+    out_free(&o, env->r);
+    uint64_t s = seed;
+    for (int p = 0; p < probes && n > 0; p++) {
+        int64_t start = (int64_t)(rng_next(&s) % (uint64_t)n);
+        int64_t len = (int64_t)(rng_next(&s) % (uint64_t)(p % 3 == 0 ? 3000 : 40)) + 1;
+        if (len > n - start) len = n - start;
+        out_alloc(&o, in, len);
+        if (in->kind == QV_KIND_BOOL) o.bit_offset = (int64_t)(rng_next(&s) % 13);
+        if (is_bin(in->kind)) {
+            /* Appending after existing bytes must work too. */
+            o.data = qv_alloc(env->r, 10, &err);
+            o.data_capacity = 10;
+            o.data_size = 3;
+        }
+        rc = qv_decoder_decode_range(d, start, len, &o, &err);
+        if (rc) fail_msg("range [%lld,+%lld): %s", (long long)start, (long long)len, err.message);
+        for (int64_t i = 0; i < len; i++) check_value(in, start + i, &o, i, "range");
+        out_free(&o, env->r);
+        /* take: sorted random rows, sometimes dense, with duplicates */
+        int64_t k = (int64_t)(rng_next(&s) % 200) + 1;
+        int64_t *rows = malloc((size_t)k * 8);
+        for (int64_t i = 0; i < k; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
+        if (p % 4 == 1)
+            for (int64_t i = 0; i < k; i++) rows[i] = start + (i < len ? i : len - 1);
+        for (int64_t i = 1; i < k; i++)
+            for (int64_t j = i; j > 0 && rows[j - 1] > rows[j]; j--) {
+                int64_t t = rows[j];
+                rows[j] = rows[j - 1];
+                rows[j - 1] = t;
+            }
+        out_alloc(&o, in, k);
+        if (in->kind == QV_KIND_BOOL) o.bit_offset = 5;
+        rc = qv_decoder_take(d, rows, k, &o, &err);
+        if (rc) fail_msg("take: %s", err.message);
+        for (int64_t i = 0; i < k; i++) check_value(in, rows[i], &o, i, "take");
+        out_free(&o, env->r);
+        free(rows);
+    }
+    qv_decoder_close(d);
+    return enc;
+}
+
+/* Root encoding id of an encoded chunk. */
+static inline int root_encoding(const struct qv_encoded *e) { return e->size ? e->data[0] : -1; }
+
+/* Owned test columns. */
+struct col {
+    struct qv_values v;
+    void *values;
+    uint8_t *data;
+};
+
+static inline void col_free(struct col *c) {
+    free(c->values);
+    free(c->data);
+    memset(c, 0, sizeof *c);
+}
+
+static inline struct col col_words(enum qv_value_kind k, int64_t n) {
+    struct col c;
+    memset(&c, 0, sizeof c);
+    c.values = calloc(1, (size_t)n * 8 + 8);
+    c.v.kind = k;
+    c.v.count = n;
+    c.v.values = c.values;
+    return c;
+}
+
+/* Binary column from n strings given by a generator callback. */
+typedef size_t (*str_gen)(int64_t i, uint64_t *rng, uint8_t *buf, size_t cap);
+static inline struct col col_strings(enum qv_value_kind k, int64_t n, str_gen g, uint64_t seed) {
+    struct col c;
+    memset(&c, 0, sizeof c);
+    size_t cap = 1024, used = 0;
+    c.data = malloc(cap);
+    c.values = malloc((size_t)(n + 1) * 8);
+    uint64_t s = seed;
+    uint8_t buf[4096];
+    for (int64_t i = 0; i <= n; i++) {
+        if (k == QV_KIND_BINARY) ((int32_t *)c.values)[i] = (int32_t)used;
+        else ((int64_t *)c.values)[i] = (int64_t)used;
+        if (i == n) break;
+        size_t l = g(i, &s, buf, sizeof buf);
+        while (used + l > cap) c.data = realloc(c.data, cap *= 2);
+        memcpy(c.data + used, buf, l);
+        used += l;
+    }
+    c.v.kind = k;
+    c.v.count = n;
+    c.v.values = c.values;
+    c.v.data = c.data;
+    return c;
+}
+
+#endif
