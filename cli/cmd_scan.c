@@ -1,8 +1,5 @@
-/* `qv scan`: rows of a .qvr file as an aligned table or CSV.
- *
- * Reading goes through scan_source.h. The scan engine's options (--filter,
- * --take, --threads, --prefetch) belong in the option table below and in
- * struct cli_scan_options; nothing else here needs to change for them. */
+/* `qv scan`: rows of a .qvr file, projected, filtered or taken, as an
+ * aligned table or CSV. Reading goes through scan_source.h (the engine). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,6 +12,7 @@
 #define TABLE_PAGE_ROWS 1000
 
 static const char *columns_text, *limit_text, *format_text, *width_text;
+static const char *filter_text, *take_text, *threads_text, *prefetch_text;
 
 static const struct cli_option options[] = {
     {"columns", CLI_OPT_VALUE, "A,B", "only these top-level columns, in this order",
@@ -24,12 +22,58 @@ static const struct cli_option options[] = {
     {"format", CLI_OPT_VALUE, "table|csv", "output format (default table)", &format_text, NULL},
     {"max-width", CLI_OPT_VALUE, "N", "table: widest column in characters (default 40)",
      &width_text, NULL},
-    /* scan engine: --filter EXPR, --take ROWS, --threads N, --prefetch N */
+    {"filter", CLI_OPT_VALUE, "EXPR",
+     "only rows where EXPR is true, e.g. \"l_quantity < 24 AND l_shipmode IN ('AIR', 'RAIL')\"",
+     &filter_text, NULL},
+    {"take", CLI_OPT_VALUE, "R1,R2,...", "only these rows (0-based, any order)", &take_text, NULL},
+    {"threads", CLI_OPT_VALUE, "N", "decode workers (default: cores, at most 4; 0 = none)",
+     &threads_text, NULL},
+    {"prefetch", CLI_OPT_VALUE, "N", "completed batches decoded ahead (default 1)",
+     &prefetch_text, NULL},
 };
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Parses --take into sorted, distinct rows (the engine's contract). */
+static int parse_take(struct cli_ctx *ctx, const char *text, int64_t **out, int64_t *n_out) {
+    size_t len = strlen(text), cap = 1;
+    for (size_t i = 0; i < len; i++) cap += text[i] == ',';
+    int64_t *rows = malloc(cap * sizeof *rows);
+    char *copy = strdup(text);
+    if (!rows || !copy) {
+        free(rows);
+        free(copy);
+        cli_errorf(ctx, "out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    int64_t n = 0;
+    int rc = 0;
+    for (char *p = copy, *next; p && !rc; p = next) {
+        next = strchr(p, ',');
+        if (next) *next++ = 0;
+        rc = cli_parse_int64(ctx, "--take", p, 0, INT64_MAX, &rows[n++]);
+    }
+    free(copy);
+    if (rc) {
+        free(rows);
+        return rc;
+    }
+    qsort(rows, (size_t)n, sizeof *rows, cmp_i64);
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++)
+        if (k == 0 || rows[i] != rows[k - 1]) rows[k++] = rows[i];
+    *out = rows;
+    *n_out = k;
+    return 0;
+}
 
 static const struct cli_command_spec spec = {
     .name = "scan",
-    .usage = "FILE.qvr [--columns A,B] [--limit N] [--format table|csv]",
+    .usage = "FILE.qvr [--columns A,B] [--filter EXPR] [--take ROWS] [--limit N]\n"
+             "       [--threads N] [--prefetch N] [--format table|csv]",
     .summary = "Prints rows of a .qvr file: an aligned table (wide values truncated with ~) or\n"
                "CSV with a header.",
     .options = options,
@@ -42,6 +86,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
     columns_text = limit_text = format_text = width_text = NULL;
+    filter_text = take_text = threads_text = prefetch_text = NULL;
     int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
     if (rc >= 0) return rc;
     int64_t limit = -1, max_width = 40;
@@ -49,13 +94,25 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         return rc;
     if (width_text && (rc = cli_parse_int64(ctx, "--max-width", width_text, 4, 100000, &max_width)))
         return rc;
+    int64_t threads = 0, prefetch = 0;
+    if (threads_text && (rc = cli_parse_int64(ctx, "--threads", threads_text, 0, 64, &threads)))
+        return rc;
+    if (prefetch_text && (rc = cli_parse_int64(ctx, "--prefetch", prefetch_text, 1, 64, &prefetch)))
+        return rc;
+    int64_t *take = NULL, n_take = 0;
+    if (take_text && (rc = parse_take(ctx, take_text, &take, &n_take))) return rc;
     int csv = 0;
     if (format_text) {
         if (strcmp(format_text, "csv") == 0) csv = 1;
-        else if (strcmp(format_text, "table") != 0)
+        else if (strcmp(format_text, "table") != 0) {
+            free(take);
             return cli_usage_error(ctx, "--format: '%s' is not one of table, csv", format_text);
+        }
     }
-    if ((rc = cli_ctx_open(ctx))) return rc;
+    if ((rc = cli_ctx_open(ctx))) {
+        free(take);
+        return rc;
+    }
     struct qv_reservation *r = NULL;
     struct qv_reader *reader = NULL;
     struct cli_scan *scan = NULL;
@@ -77,6 +134,11 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         .limit = limit,
         .batch_rows = csv ? 65536 : TABLE_PAGE_ROWS,
         .validate = 1,
+        .filter = filter_text,
+        .take = take,
+        .n_take = n_take,
+        .threads = threads_text ? (threads == 0 ? QV_SCAN_SYNC : (int)threads) : 0,
+        .prefetch = (int)prefetch,
     };
     if (cli_scan_open(reader, &so, r, &scan, &err)) {
         rc = cli_fail(ctx, &err);
@@ -108,6 +170,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     cli_csv_writer_free(&cw);
 done:
     cli_scan_close(scan);
+    free(take);
     free(cols);
     qv_reader_close(reader);
     qv_reservation_free(r);

@@ -1,12 +1,7 @@
 /*
- * Where `qv scan` and `qv export` get their batches: a projected, limited
- * walk over a file's row groups that yields STRUCT batches.
- *
- * This is the one place the front ends touch decoding, so that the scan
- * engine (filters, takes, decode workers, prefetch) can replace the body of
- * cli_scan_open / cli_scan_next without changing any command: the options
- * struct already has the fields the engine will take, and the commands
- * parse nothing they cannot pass here.
+ * Where `qv scan` and `qv export` get their batches: the scan engine
+ * (quiver/scan.h) with a projection, a filter, a take list, a row limit,
+ * decode workers and prefetch, yielding STRUCT batches.
  */
 #ifndef QV_CLI_SCAN_SOURCE_H
 #define QV_CLI_SCAN_SOURCE_H
@@ -18,6 +13,7 @@
 #include "quiver/encoding.h"
 #include "quiver/format.h"
 #include "quiver/memory.h"
+#include "quiver/scan.h"
 
 struct cli_scan_options {
     const int32_t *columns; /* top-level column indices; NULL = all */
@@ -25,10 +21,11 @@ struct cli_scan_options {
     int64_t limit;          /* rows; -1 = all */
     int64_t batch_rows;     /* rows per batch; 0 = 65536 */
     int validate;           /* validate every batch at the FULL tier before use */
-    /* For the scan engine (not implemented yet; must stay zero):
-     *   const char *filter;       predicate text, the shared predicate language
-     *   const int64_t *take;      sorted row indices, with n_take
-     *   int threads, prefetch;    decode workers and completed-batch depth */
+    const char *filter;     /* predicate text (the shared predicate language), or NULL */
+    const int64_t *take;    /* strictly increasing global row indices, or NULL */
+    int64_t n_take;
+    int threads;            /* decode workers; 0 = default */
+    int prefetch;           /* completed batches waiting at most; 0 = 1 */
 };
 
 struct cli_scan;
