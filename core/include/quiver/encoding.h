@@ -14,12 +14,17 @@
  * bit-packing over 1024-value vectors in an interleaved lane layout,
  * frame-of-reference, delta with a base per 1024-value vector, zig-zag,
  * dictionary, run-end, sparse (fill value + exceptions), ALP and ALP-RD for
- * floating point, FSST for strings, and zstd / lz4 over a serialized subtree.
+ * floating point, FSST for strings (symbols up to 16 bytes), and zstd / lz4
+ * over serialized subtrees in frames.
  *
  * Random access: every encoding decodes a row range touching only the
- * 1024-value vectors that hold it, except zstd and lz4 nodes, which
- * decompress their whole subtree on first use (the decoder keeps the result
- * for later calls).
+ * 1024-value vectors that hold it (run-end and sparse find their place by
+ * binary search over run ends / positions kept by the decoder), except
+ * zstd and lz4 nodes: their values are cut into frames (16384 values when
+ * the cascade picks zstd for strings; the whole chunk in compact mode),
+ * and a range decode decompresses every frame it touches. The decoder keeps
+ * the last decompressed frame per node, so sequential scans and sorted
+ * takes decompress each frame once.
  *
  * Hostile input: decoding never reads or writes out of bounds, never loops
  * beyond the declared counts, and checks every declared size against the
@@ -123,14 +128,15 @@ struct qv_encode_options {
     /* Mask of QV_ENC_BIT(e) the cascade may use; 0 = every encoding. PLAIN
      * is always allowed (it is the last resort). */
     uint32_t allowed;
-    /* Nonzero: also try zstd and lz4 over the chosen tree and keep the
-     * smallest. Without it the general-purpose codecs are used only when
-     * forced or where they beat every lightweight encoding by a wide margin
-     * on string data. */
+    /* Nonzero: also try zstd and lz4 over the chosen tree (one frame) and
+     * keep the smallest. Without it the general-purpose codecs are used
+     * only when forced, or for binary values where zstd, estimated on a
+     * sample, beats every lightweight encoding by 20% beyond its decode
+     * cost (free text); those are framed per 16384 values. */
     int compact;
     /* Nesting bound of the cascade; 0 = QV_ENC_DEFAULT_DEPTH. */
     int max_depth;
-    /* zstd level; 0 = 3. */
+    /* zstd level; 0 = 1 (3 in compact mode). */
     int zstd_level;
 };
 

@@ -175,6 +175,25 @@ static int cmp_str(const void *ctx, uint32_t a, uint32_t b) {
     return (la > lb) - (la < lb);
 }
 
+/* A string's key: strings of up to 7 bytes are packed into it exactly
+ * (bytes, then the length in the top byte, which stays below 8); longer
+ * ones are hashed with the top bit set, so the two kinds never collide and
+ * short strings need no byte comparison. */
+static inline uint64_t str_key(const uint8_t *p, size_t len, const uint8_t *end) {
+    if (len <= 7) {
+        uint64_t k = 0;
+        if (end - p >= 8) {
+            /* One load; the bytes past the string are masked off. */
+            memcpy(&k, p, 8);
+            k &= (UINT64_C(1) << (8 * len)) - 1;
+        } else {
+            for (size_t i = 0; i < len; i++) k |= (uint64_t)p[i] << (8 * i);
+        }
+        return k | (uint64_t)len << 56;
+    }
+    return qv_hash64(p, len, 0) | UINT64_C(1) << 63;
+}
+
 /* memcmp is a call; most dictionary strings are short. */
 static inline int bytes_equal(const uint8_t *a, const uint8_t *b, size_t len) {
     if (len > 16) return memcmp(a, b, len) == 0;
@@ -198,10 +217,11 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
     if (!codes) goto out;
     memset(slot, 0xff, (size_t)tsize * 4);
     int64_t d = 0;
+    const uint8_t *s_end = s->off ? s->data + s->off[n] : s->data + (size_t)n * s->width;
     for (int64_t i = 0; i < n; i++) {
         size_t len;
         const uint8_t *p = str_at(s, i, &len);
-        uint64_t hv = qv_hash64(p, len, 0);
+        uint64_t hv = str_key(p, len, s_end);
         uint64_t h = mix64(hv) & (uint64_t)(tsize - 1);
         for (;;) {
             uint32_t sl = slot[h];
@@ -218,8 +238,9 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
             }
             if (hashes[h] == hv) {
                 size_t l2;
-                const uint8_t *q = str_at(s, first[sl], &l2);
-                if (l2 == len && bytes_equal(p, q, len)) {
+                const uint8_t *q;
+                /* Short keys are the string itself: equal keys, equal strings. */
+                if (len <= 7 || ((q = str_at(s, first[sl], &l2)), l2 == len && bytes_equal(p, q, len))) {
                     codes[i] = sl;
                     break;
                 }
