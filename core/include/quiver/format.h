@@ -29,6 +29,11 @@ struct qv_source {
      * a short read or failure. Must be safe to call from several threads. */
     int (*read_at)(void *ctx, uint64_t offset, void *buf, size_t len, struct qv_error *err);
     void (*close)(void *ctx);
+    /* Optional: the whole source readable in place at this address (a
+     * memory-mapped local file, a buffer), or NULL. Readers then decode from
+     * it without copying and touch only the pages a decode needs, which is
+     * what makes a take of a few rows cheap. Valid until close. */
+    const void *base;
 };
 
 struct qv_sink {
@@ -43,8 +48,11 @@ struct qv_sink {
     void (*close)(void *ctx); /* frees ctx; after finish or abort */
 };
 
-/* Opens a local file for positional reads. On success *out owns the file;
- * release with qv_source_close. */
+/* Opens a local file for positional reads, mapped read-only into memory
+ * when the system allows (out->base), read with pread otherwise. Mapped
+ * pages belong to the page cache, not to any pool. As with any mapped file,
+ * truncating it while it is open makes later reads fault. On success *out
+ * owns the file; release with qv_source_close. */
 int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
 /* Wraps a caller-owned memory range (not copied; must outlive the source). */
 void qv_source_from_memory(const void *data, uint64_t size, const char *name,
@@ -53,20 +61,9 @@ void qv_source_close(struct qv_source *src);
 int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
                    struct qv_error *err);
 
-/* One range of a coalesced read. */
-struct qv_read_range {
-    uint64_t offset;
-    uint64_t length;
-    void *dest; /* where the bytes go */
-};
-/* Reads several ranges, merging neighbours whose gap is at most `max_gap`
- * bytes into one read of at most `max_merged` bytes (scratch comes from
- * `scratch`/`scratch_cap`: ranges merged into one read are staged there when
- * they do not already sit contiguously in their destinations). Ranges must be
- * sorted by offset. Returns the number of reads issued in *reads (optional). */
-int qv_source_read_ranges(const struct qv_source *src, struct qv_read_range *ranges, size_t n,
-                          uint64_t max_gap, void *scratch, size_t scratch_cap, size_t *reads,
-                          struct qv_error *err);
+/* Reads of neighbouring ranges are coalesced where the format makes them
+ * neighbours: a column's segments within a row group are contiguous, and a
+ * column reader fetches them with one read (qv_column_reader_open). */
 
 /* Creates `path` for writing through a temporary name in the same directory
  * (path.tmp.<pid>.<n>); finish fsyncs and renames it over `path`, abort

@@ -16,7 +16,8 @@ struct qv_column_reader {
     int64_t rg;
     int32_t first, end; /* node range of the column's subtree */
     struct qv_reservation *tree_r; /* of the array being filled by the current call */
-    uint8_t *bytes;
+    const uint8_t *bytes;  /* the column's segments: in the source's mapping, or `owned` */
+    uint8_t *owned;
     size_t bytes_size;
     uint64_t span_start;
     struct node_dec *nd;
@@ -50,7 +51,7 @@ void qv_column_reader_close(struct qv_column_reader *cr) {
             for (int j = 0; j < 3; j++) qv_decoder_close(cr->nd[i].dec[j]);
         qv_free(cr->r, cr->nd, (size_t)n * sizeof *cr->nd);
     }
-    if (cr->bytes) qv_free(cr->r, cr->bytes, cr->bytes_size);
+    if (cr->owned) qv_free(cr->r, cr->owned, cr->bytes_size);
     qv_free(cr->r, cr, sizeof *cr);
 }
 
@@ -90,9 +91,15 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
     if (hi > lo) {
         cr->span_start = lo;
         cr->bytes_size = (size_t)(hi - lo);
-        cr->bytes = qv_alloc(r, cr->bytes_size, err);
-        if (!cr->bytes) rc = ENOMEM;
-        else rc = qv_source_read(&rd->src, lo, cr->bytes, cr->bytes_size, err);
+        if (rd->src.base) {
+            /* Mapped: decode in place; only the pages a decode touches are read. */
+            cr->bytes = (const uint8_t *)rd->src.base + lo;
+        } else {
+            cr->owned = qv_alloc(r, cr->bytes_size, err);
+            if (!cr->owned) rc = ENOMEM;
+            else rc = qv_source_read(&rd->src, lo, cr->owned, cr->bytes_size, err);
+            cr->bytes = cr->owned;
+        }
     }
     for (int32_t k = first; !rc && k < cr->end; k++) {
         for (int role = 0; role < 3 && !rc; role++) {

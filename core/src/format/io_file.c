@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 
 struct file_source {
     int fd;
+    void *map;
+    size_t map_size;
     char path[];
 };
 
@@ -36,6 +39,7 @@ static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t len, struc
 
 static void file_source_close(void *ctx) {
     struct file_source *f = ctx;
+    if (f->map) munmap(f->map, f->map_size);
     close(f->fd);
     free(f);
 }
@@ -58,7 +62,17 @@ int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error
         return qv_error_set(err, ENOMEM, "file '%s': out of memory opening", path);
     }
     f->fd = fd;
+    f->map = NULL;
+    f->map_size = 0;
     memcpy(f->path, path, plen + 1);
+    if (st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            f->map = m;
+            f->map_size = (size_t)st.st_size;
+            out->base = m;
+        }
+    }
     out->ctx = f;
     out->name = f->path;
     out->size = (uint64_t)st.st_size;
@@ -94,6 +108,7 @@ void qv_source_from_memory(const void *data, uint64_t size, const char *name,
     out->ctx = m;
     out->name = m->name;
     out->size = size;
+    out->base = data;
     out->read_at = mem_read_at;
     out->close = mem_close;
 }
@@ -112,39 +127,6 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
                             src->name, len, (unsigned long long)offset,
                             (unsigned long long)src->size);
     return src->read_at(src->ctx, offset, buf, len, err);
-}
-
-int qv_source_read_ranges(const struct qv_source *src, struct qv_read_range *ranges, size_t n,
-                          uint64_t max_gap, void *scratch, size_t scratch_cap, size_t *reads,
-                          struct qv_error *err) {
-    size_t issued = 0;
-    for (size_t i = 0; i < n;) {
-        /* Extend the run while the next range starts within max_gap and the
-         * merged span fits in scratch. */
-        size_t j = i + 1;
-        uint64_t start = ranges[i].offset, end = ranges[i].offset + ranges[i].length;
-        while (j < n && ranges[j].offset >= end && ranges[j].offset - end <= max_gap &&
-               ranges[j].offset + ranges[j].length - start <= scratch_cap) {
-            end = ranges[j].offset + ranges[j].length;
-            j++;
-        }
-        if (j == i + 1 || !scratch) {
-            int rc = qv_source_read(src, ranges[i].offset, ranges[i].dest, ranges[i].length, err);
-            if (rc) return rc;
-            issued++;
-            i++;
-            continue;
-        }
-        int rc = qv_source_read(src, start, scratch, (size_t)(end - start), err);
-        if (rc) return rc;
-        issued++;
-        for (size_t k = i; k < j; k++)
-            memcpy(ranges[k].dest, (unsigned char *)scratch + (ranges[k].offset - start),
-                   ranges[k].length);
-        i = j;
-    }
-    if (reads) *reads = issued;
-    return 0;
 }
 
 /* ---- sink ---- */

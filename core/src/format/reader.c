@@ -105,6 +105,13 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
     }
     if (big) qv_free(r, big, (size_t)flen);
     if (rc) goto fail;
+    rd->verified_words = ((size_t)rd->f.n_segments + 63) / 64 + 1;
+    rd->verified = qv_calloc(r, rd->verified_words * sizeof(uint64_t), err);
+    if (!rd->verified) {
+        qv__footer_free(&rd->f);
+        rc = ENOMEM;
+        goto fail;
+    }
     qv_free(r, tailbuf, first);
     *out = rd;
     return 0;
@@ -117,6 +124,7 @@ fail:
 
 void qv_reader_close(struct qv_reader *rd) {
     if (!rd) return;
+    if (rd->verified) qv_free(rd->r, rd->verified, rd->verified_words * sizeof(uint64_t));
     qv__footer_free(&rd->f);
     qv_source_close(&rd->src);
     qv_free(rd->r, rd, sizeof *rd);
@@ -228,7 +236,14 @@ static const char *role_name(int role) {
 
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err) {
-    if (rd->opts.skip_checksums || qv_hash64(bytes, (size_t)s->length, 0) == s->checksum) return 0;
+    if (rd->opts.skip_checksums) return 0;
+    size_t idx = (size_t)(s - rd->f.segments);
+    uint64_t bit = UINT64_C(1) << (idx % 64);
+    if (__atomic_load_n(&rd->verified[idx / 64], __ATOMIC_ACQUIRE) & bit) return 0;
+    if (qv_hash64(bytes, (size_t)s->length, 0) == s->checksum) {
+        __atomic_fetch_or(&rd->verified[idx / 64], bit, __ATOMIC_RELEASE);
+        return 0;
+    }
     char path[512];
     qv__node_path(rd->f.nodes, node, path, sizeof path);
     return qv_error_set(err, EIO,

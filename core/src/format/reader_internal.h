@@ -10,6 +10,12 @@ struct qv_reader {
     struct qv_reader_options opts;
     struct qv__footer f;
     int open_reads;
+    /* One bit per segment, set once its checksum matched: a reader is an
+     * immutable snapshot, so a segment is hashed once, not on every read
+     * (warm takes would otherwise hash whole chunks for a few rows).
+     * Updated with atomic OR; readers share it across threads. */
+    uint64_t *verified;
+    size_t verified_words;
 };
 
 const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg, int32_t node);
