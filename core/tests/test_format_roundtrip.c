@@ -237,6 +237,55 @@ static void test_rows_through_builder_and_metadata(void **state) {
     unlink(path);
 }
 
+/* Regression: a forced dictionary over more distinct strings than one zstd
+ * frame holds used to free its own distinct values while compressing them. */
+static void test_forced_dictionary_of_many_strings(void **state) {
+    (void)state;
+    struct qv_pool *p;
+    struct qv_reservation *r;
+    assert_int_equal(qv_pool_create(NULL, &p, NULL), 0);
+    assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
+    static const struct qv_field col = {.name = "s", .type = QV_TYPE_UTF8, .nullable = false};
+    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 1,
+                                         .children = &col};
+    struct qv_schema *s;
+    assert_int_equal(qv_schema_create(&root, r, &s, NULL), 0);
+    char path[512];
+    tu_path(path, sizeof path, "dict_many.qvr");
+    struct qv_writer *w;
+    struct qv_error err;
+    struct qv_writer_options o = {.force_encoding = QV_ENC_DICT};
+    assert_int_equal(qv_writer_open(path, s, &o, r, &w, &err), 0);
+    struct qv_appender *a = qv_builder_column(qv_writer_builder(w), 0);
+    char buf[64];
+    for (int i = 0; i < 40000; i++) {
+        int n = snprintf(buf, sizeof buf, "distinct value number %d, padded to compress", i * 7919);
+        assert_int_equal(qv_append_string(a, buf, (size_t)n), 0);
+    }
+    assert_int_equal(qv_writer_end_rows(w, &err), 0);
+    int rc = qv_writer_finish(w, &err);
+    if (rc) fail_msg("finish: %s", err.message);
+    qv_writer_free(w);
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, r, &rd, &err), 0);
+    struct ArrowArray got;
+    assert_int_equal(qv_reader_read_row_group(rd, 0, NULL, 0, r, &got, &err), 0);
+    const int32_t *off = got.children[0]->buffers[1];
+    const char *data = got.children[0]->buffers[2];
+    for (int i = 0; i < 40000; i++) {
+        int n = snprintf(buf, sizeof buf, "distinct value number %d, padded to compress", i * 7919);
+        assert_int_equal(off[i + 1] - off[i], n);
+        assert_memory_equal(data + off[i], buf, (size_t)n);
+    }
+    got.release(&got);
+    qv_reader_close(rd);
+    unlink(path);
+    qv_schema_free(s);
+    assert_int_equal(qv_reservation_used(r), 0);
+    qv_reservation_free(r);
+    qv_pool_destroy(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_all_types_many_row_groups, setup, teardown),
@@ -246,6 +295,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_sliced_and_chunked_input, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ranges_and_takes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_through_builder_and_metadata, setup, teardown),
+        cmocka_unit_test(test_forced_dictionary_of_many_strings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -467,8 +467,11 @@ static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
     uint64_t *off = qv__mem_alloc(&e->mem, (size_t)(n + 1) * 8, e->err);
     if (!off) return ENOMEM;
     for (int64_t i = 0; i <= n; i++) off[i] = c->off[start + i] - c->off[start];
-    /* The frame is serialized right away: borrowing the input is safe. */
-    int rc = qv__plain_encode_bin(e, off, c->data + c->off[start], n, c->depth + 1, 1, out);
+    /* Copied, not borrowed: the compressor drops each frame's node as soon as
+     * it is serialized, and dropping frees buffers that are arena blocks, so
+     * borrowing the first frame of an arena-held input (a dictionary's
+     * distinct strings) would free that input while later frames read it. */
+    int rc = qv__plain_encode_bin(e, off, c->data + c->off[start], n, c->depth + 1, 0, out);
     qv__mem_free(&e->mem, off);
     return rc;
 }
