@@ -237,9 +237,13 @@ static void test_batches_outlive_stream(void **state) {
     struct ArrowArrayStream st;
     assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
     struct ArrowArray b[2];
+    struct ArrowSchema sc;
+    assert_int_equal(st.get_schema(&st, &sc), 0);
     assert_int_equal(st.get_next(&st, &b[0]), 0);
     assert_int_equal(st.get_next(&st, &b[1]), 0);
     st.release(&st);
+    assert_string_equal(sc.children[0]->name, "id"); /* the schema outlives the stream too */
+    sc.release(&sc);
     int64_t first = qv_reader_row_group_rows(rd, 0); /* a batch never spans row groups */
     assert_int_equal(((const int64_t *)b[1].children[0]->buffers[1])[0], first);
     /* A column moved out of a batch lives on its own. */

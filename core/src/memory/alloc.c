@@ -1,8 +1,30 @@
 /* The accounting allocator: 64-byte aligned blocks charged to a reservation. */
+#include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memory/memory_internal.h"
+
+/* glibc serves blocks above 128 KiB with mmap and gives them back with
+ * munmap on free, so every batch's buffers were faulted in anew: on TPC-H
+ * lineitem a full scan spent more than half its time in page faults, and
+ * decode threads serialized on the process's mapping lock. Raising the mmap
+ * and trim thresholds keeps such blocks in malloc's heap for reuse (memory
+ * Quiver frees is still uncharged at once; glibc keeps up to the trim
+ * threshold of free heap). Done once, at the first pool, unless the process
+ * tuned malloc itself (MALLOC_MMAP_THRESHOLD_) or opts out with
+ * QV_NO_MALLOC_TUNING. */
+static void tune_malloc(void) {
+    if (getenv("QV_NO_MALLOC_TUNING") || getenv("MALLOC_MMAP_THRESHOLD_")) return;
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+}
+
+void qv__malloc_tune_once(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, tune_malloc);
+}
 
 void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err) {
     size_t padded = qv_align_up(size ? size : 1);

@@ -60,6 +60,8 @@ static inline int qv__pool_inject_alloc(struct qv_pool *pool) {
     if (__builtin_expect(at == 0, 1)) return 0;
     return atomic_fetch_add(&pool->alloc_seen, 1) + 1 == at;
 }
+/* Tunes the system allocator for large, short-lived blocks (alloc.c). */
+void qv__malloc_tune_once(void);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
 /* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */

@@ -22,6 +22,7 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
     if (block == 0 || block > (UINT64_C(1) << 40))
         return qv_error_set(err, EINVAL, "qv_pool_create: block size %llu out of range",
                             (unsigned long long)opts->block_size);
+    qv__malloc_tune_once();
     struct qv_pool *p = calloc(1, sizeof *p);
     if (!p) return qv_error_set(err, ENOMEM, "qv_pool_create: out of memory");
     snprintf(p->name, sizeof p->name, "%s", opts->name ? opts->name : "pool");

@@ -36,6 +36,37 @@ int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct 
     return 0;
 }
 
+struct adopted_schema {
+    void (*release)(struct ArrowSchema *);
+    void *private_data;
+    struct qv_reservation *res;
+};
+
+static void adopted_schema_release(struct ArrowSchema *sc) {
+    struct adopted_schema *h = sc->private_data;
+    struct qv_reservation *res = h->res;
+    sc->release = h->release;
+    sc->private_data = h->private_data;
+    qv_free(res, h, sizeof *h);
+    sc->release(sc);
+    qv_reservation_free(res);
+}
+
+int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct qv_error *err) {
+    struct adopted_schema *h = qv_alloc(res, sizeof *h, err);
+    if (!h) {
+        sc->release(sc);
+        qv_reservation_free(res);
+        return ENOMEM;
+    }
+    h->release = sc->release;
+    h->private_data = sc->private_data;
+    h->res = res;
+    sc->release = adopted_schema_release;
+    sc->private_data = h;
+    return 0;
+}
+
 struct batch_priv {
     struct qv_reservation *res;
     size_t size;

@@ -16,6 +16,7 @@
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_MAX_FILTER_COLUMNS 64
+#define QV_SCAN_MAX_PROJECTION 4096
 
 enum { T_FILTER = 0, T_PROJECT = 1 };
 
@@ -316,17 +317,24 @@ static void *producer_main(void *arg) {
 
 /* ---- the stream ---- */
 
+/* The schema gets its own reservation, which travels with it: consumers
+ * keep schemas after releasing the stream, and may release them on any
+ * thread. */
 static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
     struct qv_scan *s = st->private_data;
     struct qv_error err;
-    int32_t *cols = s->n_proj ? qv_alloc(s->r, (size_t)s->n_proj * sizeof *cols, &err) : NULL;
-    if (s->n_proj && !cols) {
-        snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
-        return ENOMEM;
+    out->release = NULL;
+    int32_t cols[QV_SCAN_MAX_PROJECTION];
+    int32_t n = s->n_proj < QV_SCAN_MAX_PROJECTION ? s->n_proj : QV_SCAN_MAX_PROJECTION;
+    for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
+    struct qv_reservation *res;
+    struct qv_reservation_options ro = {.name = "scan schema"};
+    int rc = qv_reservation_create(s->pool, &ro, &res, &err);
+    if (!rc) {
+        rc = qv_reader_export_schema(s->rd, cols, n, res, out, &err);
+        if (rc) qv_reservation_free(res);
+        else rc = qv__schema_adopt(out, res, &err);
     }
-    for (int32_t i = 0; i < s->n_proj; i++) cols[i] = s->cols[s->proj[i]].column;
-    int rc = qv_reader_export_schema(s->rd, cols, s->n_proj, s->r, out, &err);
-    if (cols) qv_free(s->r, cols, (size_t)s->n_proj * sizeof *cols);
     if (rc) snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
     return rc;
 }
@@ -482,7 +490,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     int32_t *slot_of = s->child_of_column; /* reused as scratch below, then filled */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
     int32_t np = opts->columns ? opts->n_columns : ncol;
-    if (np < 0 || np > ncol) {
+    if (np < 0 || np > ncol || np > QV_SCAN_MAX_PROJECTION) {
         rc = qv_error_set(err, EINVAL, "scan: %d projected columns of %d", np, ncol);
         goto fail;
     }

@@ -35,6 +35,9 @@ void qv__plan_free(struct qv__plan *plan, struct qv_reservation *r);
  * be moved out and released on its own. On failure the array and `res` are
  * released. */
 int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct qv_error *err);
+/* The same for a schema: its release also frees `res`, so a schema handed
+ * out by a stream outlives the stream. */
+int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct qv_error *err);
 /* Assembles a STRUCT batch of `n` adopted columns (moved in) with `length`
  * rows. Control memory comes from a new reservation in `pool`, freed when the
  * batch is released. On failure the columns are released. */
