@@ -4,7 +4,7 @@
 JOBS ?= $(shell nproc)
 BUILD := build
 
-.PHONY: demo test setup release test-c test-asan test-tsan test-fuzz clean
+.PHONY: demo test setup release test-c test-asan test-tsan test-fuzz test-python clean
 
 setup:
 	@scripts/setup.sh
@@ -16,7 +16,7 @@ release: setup
 demo: release
 	$(BUILD)/release/cli/qv demo
 
-test: setup test-c test-asan test-tsan test-fuzz
+test: setup test-c test-asan test-tsan test-fuzz test-python
 	@echo "all tests passed"
 
 test-c:
@@ -37,6 +37,10 @@ test-tsan:
 
 test-fuzz:
 	core/tests/run-fuzz
+
+# The Python package (installed by scripts/setup.sh) and its pytest suite.
+test-python: setup
+	python3 -m pytest python/tests -q
 
 clean:
 	rm -rf $(BUILD)

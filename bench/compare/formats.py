@@ -1,0 +1,320 @@
+"""One adapter per file format. Every adapter reads and writes with its
+library's defaults, uses its own engine's filter pushdown, and opens the
+file inside each measured operation (so every format pays its own open).
+
+threads: 1 (single-threaded) or N (all cores). Libraries are imported
+lazily so that the peak-RSS child processes only load what they use."""
+import os
+
+import numpy as np
+import pyarrow as pa
+
+IPC_BATCH_ROWS = 131072  # Arrow IPC batches are written with this many rows
+
+
+def _op_text(col, op, v):
+    import datetime as dt
+    import decimal
+
+    def lit(x):
+        if isinstance(x, dt.date):
+            return f"DATE '{x.isoformat()}'"
+        if isinstance(x, decimal.Decimal):
+            return str(x)
+        return repr(x)
+    if op == "between":
+        return f"{col} BETWEEN {lit(v[0])} AND {lit(v[1])}"
+    return f"{col} {op} {lit(v)}"
+
+
+def quiver_filter(terms):
+    return " AND ".join(_op_text(c, o, v) for c, o, v in terms)
+
+
+def sql_filter(terms):
+    return " AND ".join(_op_text(f'"{c}"', o, v) for c, o, v in terms)
+
+
+def arrow_filter(terms, schema):
+    import pyarrow.compute as pc
+    expr = None
+    for c, o, v in terms:
+        t = schema.field(c).type
+        f = pc.field(c)
+        if o == "between":
+            e = (f >= pa.scalar(v[0], t)) & (f <= pa.scalar(v[1], t))
+        else:
+            s = pa.scalar(v, t)
+            e = {">=": f >= s, ">": f > s, "<": f < s, "<=": f <= s, "=": f == s}[o]
+        expr = e if expr is None else expr & e
+    return expr
+
+
+def vortex_filter(terms, schema):
+    import vortex as vx
+    import vortex.expr as ve
+
+    def lit(t, x):
+        if pa.types.is_date32(t):
+            return ve.literal(vx.date("days"), x)
+        if pa.types.is_decimal(t):
+            return ve.literal(vx.decimal(precision=t.precision, scale=t.scale), x)
+        if pa.types.is_floating(t):
+            return ve.literal(vx.float_(64), float(x))
+        if pa.types.is_integer(t):
+            width = t.bit_width
+            return ve.literal(vx.int_(width), int(x))
+        raise ValueError(t)
+    expr = None
+    for c, o, v in terms:
+        t = schema.field(c).type
+        col = ve.column(c)
+        if o == "between":
+            e = ve.and_(ve.gt_eq(col, lit(t, v[0])), ve.lt_eq(col, lit(t, v[1])))
+        else:
+            e = {">=": ve.gt_eq, ">": ve.gt, "<": ve.lt, "<=": ve.lt_eq, "=": ve.eq}[o](
+                col, lit(t, v))
+        expr = e if expr is None else ve.and_(expr, e)
+    return expr
+
+
+class Quiver:
+    ext = "qvr"
+
+    def __init__(self, compact=False):
+        import quiver
+        self.q = quiver
+        self.compact = compact
+        self.name = "quiver-compact" if compact else "quiver"
+
+    def _t(self, threads):
+        return self.q.SCAN_SYNC if threads == 1 else 0  # 0: min(cores, 4) workers
+
+    def write(self, table, path, threads):
+        self.q.write(table, path, compact=self.compact)
+
+    def full(self, path, threads, ds):
+        with self.q.open(path) as f:
+            return f.to_arrow(threads=self._t(threads))
+
+    def project(self, path, threads, cols, ds):
+        with self.q.open(path) as f:
+            return f.to_arrow(columns=cols, threads=self._t(threads))
+
+    def filter(self, path, threads, ds):
+        with self.q.open(path) as f:
+            return f.to_arrow(columns=ds.filter_columns, filter=quiver_filter(ds.filter_terms),
+                              threads=self._t(threads))
+
+    def take(self, path, threads, idx, ds):
+        with self.q.open(path) as f:
+            return f.take(idx, threads=self._t(threads))
+
+    def stream(self, path, threads):
+        n = 0
+        with self.q.open(path) as f:
+            for b in f.scan(threads=self._t(threads)):
+                n += b.num_rows
+        return n
+
+
+class Parquet:
+    ext = "parquet"
+
+    def __init__(self, codec):
+        import pyarrow.dataset as pads
+        import pyarrow.parquet as pq
+        self.pq, self.ds = pq, pads
+        self.codec = codec
+        self.name = f"parquet-{codec}"
+
+    def write(self, table, path, threads):
+        self.pq.write_table(table, path, compression=self.codec)
+
+    def full(self, path, threads, ds):
+        return self.pq.read_table(path, use_threads=threads > 1)
+
+    def project(self, path, threads, cols, ds):
+        return self.pq.read_table(path, columns=cols, use_threads=threads > 1)
+
+    def filter(self, path, threads, ds):
+        d = self.ds.dataset(path, format="parquet")
+        return d.to_table(columns=ds.filter_columns,
+                          filter=arrow_filter(ds.filter_terms, d.schema), use_threads=threads > 1)
+
+    def take(self, path, threads, idx, ds):
+        # pyarrow's best random access: read only the row groups that hold
+        # the rows (all columns), then take within them.
+        pf = self.pq.ParquetFile(path)
+        md = pf.metadata
+        starts = np.cumsum([0] + [md.row_group(i).num_rows for i in range(md.num_row_groups)])
+        rgs = np.unique(np.searchsorted(starts, idx, side="right") - 1)
+        t = pf.read_row_groups(list(rgs), use_threads=threads > 1)
+        base = np.concatenate([[0], np.cumsum([md.row_group(int(g)).num_rows for g in rgs])])
+        rg_of = np.searchsorted(starts, idx, side="right") - 1
+        local = base[np.searchsorted(rgs, rg_of)] + (idx - starts[rg_of])
+        return t.take(pa.array(local))
+
+    def stream(self, path, threads):
+        n = 0
+        for b in self.pq.ParquetFile(path).iter_batches(use_threads=threads > 1):
+            n += b.num_rows
+        return n
+
+
+class ArrowIPC:
+    ext = "arrow"
+    name = "arrow-ipc-lz4"
+
+    def write(self, table, path, threads):
+        opts = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=threads > 1)
+        with pa.ipc.new_file(path, table.schema, options=opts) as w:
+            w.write_table(table, max_chunksize=IPC_BATCH_ROWS)
+
+    def _open(self, path, threads, fields=None):
+        opts = pa.ipc.IpcReadOptions(use_threads=threads > 1,
+                                     included_fields=fields if fields is not None else None)
+        return pa.ipc.open_file(pa.OSFile(path), options=opts)
+
+    def full(self, path, threads, ds):
+        return self._open(path, threads).read_all()
+
+    def project(self, path, threads, cols, ds):
+        names = ds.table.schema.names
+        return self._open(path, threads, [names.index(c) for c in cols]).read_all().select(cols)
+
+    def filter(self, path, threads, ds):
+        import pyarrow.dataset as pads
+        d = pads.dataset(path, format="ipc")
+        return d.to_table(columns=ds.filter_columns,
+                          filter=arrow_filter(ds.filter_terms, d.schema), use_threads=threads > 1)
+
+    def take(self, path, threads, idx, ds):
+        r = self._open(path, threads)
+        batches = np.unique(idx // IPC_BATCH_ROWS)
+        pos = {int(b): i for i, b in enumerate(batches)}
+        t = pa.Table.from_batches([r.get_batch(int(b)) for b in batches])
+        local = np.array([pos[int(i // IPC_BATCH_ROWS)] * IPC_BATCH_ROWS + i % IPC_BATCH_ROWS
+                          for i in idx])
+        return t.take(pa.array(local))
+
+    def stream(self, path, threads):
+        r = self._open(path, threads)
+        n = 0
+        for i in range(r.num_record_batches):
+            n += r.get_batch(i).num_rows
+        return n
+
+
+class DuckDB:
+    ext = "duckdb"
+    name = "duckdb"
+
+    def __init__(self):
+        import duckdb
+        self.duckdb = duckdb
+
+    def _con(self, path, threads, read_only=True):
+        con = self.duckdb.connect(path, read_only=read_only)
+        con.execute(f"SET threads={threads}")
+        return con
+
+    def write(self, table, path, threads):
+        for p in (path, path + ".wal"):
+            if os.path.exists(p):
+                os.unlink(p)
+        con = self._con(path, threads, read_only=False)
+        con.register("src", table)
+        con.execute("CREATE TABLE t AS SELECT * FROM src")
+        con.close()  # checkpoints: the file is complete
+
+    def _query(self, path, threads, sql):
+        con = self._con(path, threads)
+        try:
+            # con.sql: the relation API exports Arrow without the extra copy
+            # of DuckDB's DB-API result path (which warns about it).
+            return con.sql(sql).to_arrow_table()
+        finally:
+            con.close()
+
+    def full(self, path, threads, ds):
+        return self._query(path, threads, "SELECT * FROM t")
+
+    def project(self, path, threads, cols, ds):
+        return self._query(path, threads, f"SELECT {', '.join(cols)} FROM t")
+
+    def filter(self, path, threads, ds):
+        return self._query(path, threads, f"SELECT {', '.join(ds.filter_columns)} FROM t "
+                                          f"WHERE {sql_filter(ds.filter_terms)}")
+
+    def take(self, path, threads, idx, ds):
+        ids = ", ".join(str(int(i)) for i in idx)
+        return self._query(path, threads, f"SELECT * FROM t WHERE rowid IN ({ids}) ORDER BY rowid")
+
+    def stream(self, path, threads):
+        con = self._con(path, threads)
+        n = 0
+        for b in con.sql("SELECT * FROM t").to_arrow_reader():
+            n += b.num_rows
+        con.close()
+        return n
+
+
+class Vortex:
+    ext = "vortex"
+    name = "vortex"
+
+    def __init__(self):
+        import vortex
+        self.vx = vortex
+
+    def _threads(self, threads):
+        # 1 thread: the calling thread drives the scan alone; all cores: the
+        # library's default pool (available parallelism - 1 workers + caller).
+        self.vx.set_worker_threads(0 if threads == 1 else None)
+
+    def write(self, table, path, threads):
+        self._threads(threads)
+        self.vx.io.write(table, path)
+
+    def full(self, path, threads, ds):
+        self._threads(threads)
+        return self.vx.open(path).to_arrow().read_all()
+
+    def project(self, path, threads, cols, ds):
+        self._threads(threads)
+        return self.vx.open(path).to_arrow(projection=cols).read_all()
+
+    def filter(self, path, threads, ds):
+        self._threads(threads)
+        return self.vx.open(path).to_arrow(
+            projection=ds.filter_columns,
+            expr=vortex_filter(ds.filter_terms, ds.table.schema)).read_all()
+
+    def take(self, path, threads, idx, ds):
+        self._threads(threads)
+        return self.vx.open(path).to_arrow(
+            indices=self.vx.array(pa.array(idx, pa.uint64()))).read_all()
+
+    def stream(self, path, threads):
+        self._threads(threads)
+        n = 0
+        for b in self.vx.open(path).to_arrow():
+            n += b.num_rows
+        return n
+
+
+def make(name):
+    return {
+        "quiver": lambda: Quiver(False),
+        "quiver-compact": lambda: Quiver(True),
+        "parquet-snappy": lambda: Parquet("snappy"),
+        "parquet-zstd": lambda: Parquet("zstd"),
+        "arrow-ipc-lz4": ArrowIPC,
+        "duckdb": DuckDB,
+        "vortex": Vortex,
+    }[name]()
+
+
+ALL = ["quiver", "quiver-compact", "parquet-snappy", "parquet-zstd", "arrow-ipc-lz4", "duckdb",
+       "vortex"]

@@ -1,0 +1,317 @@
+"""quiver.open / quiver.File: reading .qvr files into Arrow."""
+import datetime as _dt
+import decimal as _decimal
+import os
+import struct as _struct
+
+import numpy as np
+import pyarrow as pa
+
+from . import _quiver
+from .errors import InvalidArgumentError
+
+SCAN_SYNC = _quiver.SCAN_SYNC
+
+# enum qv_type (core/include/quiver/arrow.h)
+_BOOL, _INT8, _INT16, _INT32, _INT64 = 1, 2, 3, 4, 5
+_UINT8, _UINT16, _UINT32, _UINT64 = 6, 7, 8, 9
+_FLOAT16, _FLOAT32, _FLOAT64, _DECIMAL, _DATE32, _TIMESTAMP = 10, 11, 12, 13, 14, 15
+_UTF8, _LARGE_UTF8, _BINARY, _LARGE_BINARY, _FIXED_BINARY = 16, 17, 18, 19, 20
+_UNITS = ("s", "ms", "us", "ns")
+_EPOCH = _dt.date(1970, 1, 1)
+
+
+def _decode_stat(node, raw, truncated):
+    """A statistic's bytes (docs/format.md section 4) as a Python value."""
+    if raw is None:
+        return None
+    t = node["type_id"]
+    try:
+        if t == _BOOL:
+            return bool(raw[0])
+        if _INT8 <= t <= _INT64:
+            return _struct.unpack("<q", raw)[0]
+        if _UINT8 <= t <= _UINT64:
+            return _struct.unpack("<Q", raw)[0]
+        if _FLOAT16 <= t <= _FLOAT64:
+            return _struct.unpack("<d", raw)[0]
+        if t == _DECIMAL:
+            unscaled = int.from_bytes(raw, "little", signed=True)
+            return _decimal.Decimal(unscaled).scaleb(-node["scale"])
+        if t == _DATE32:
+            return _EPOCH + _dt.timedelta(days=_struct.unpack("<q", raw)[0])
+        if t == _TIMESTAMP:
+            v = _struct.unpack("<q", raw)[0]
+            ty = pa.timestamp(_UNITS[node["unit"]], node["timezone"] or None)
+            return pa.scalar(v, ty).as_py()
+        if t in (_UTF8, _LARGE_UTF8):
+            # A truncated bound may end inside a character: dropping the
+            # partial character keeps it a valid prefix bound.
+            for cut in range(0, 4 if truncated else 1):
+                try:
+                    return raw[:len(raw) - cut].decode("utf-8")
+                except UnicodeDecodeError:
+                    continue
+            return raw
+    except (OverflowError, ValueError, _struct.error):
+        return raw
+    return raw
+
+
+class File:
+    """An open .qvr file. Use as a context manager or call close().
+
+    Scans and batches it produced stay valid after close(): the native
+    reader is released when the last of them is."""
+
+    def __init__(self, path, *, memory_limit=None, verify_checksums=True):
+        self._path = os.fspath(path)
+        self._rd = _quiver.open_reader(self._path, memory_limit=int(memory_limit or 0),
+                                       verify_checksums=bool(verify_checksums))
+        info = self._rd.info()
+        self._num_rows = info["num_rows"]
+        self._num_row_groups = info["num_row_groups"]
+        self._file_size = info["file_size"]
+        self._writer_version = info["writer_version"]
+        self._schema = pa.Schema._import_from_c_capsule(self._rd.schema_capsule())
+        self._nodes = None
+
+    # -- lifetime --
+    def close(self):
+        if self._rd is not None:
+            self._rd.close()
+            self._rd = None
+
+    @property
+    def closed(self):
+        return self._rd is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _reader(self):
+        if self._rd is None:
+            raise ValueError("I/O operation on a closed quiver file")
+        return self._rd
+
+    def __repr__(self):
+        state = "closed" if self.closed else f"{self._num_rows} rows"
+        return f"<quiver.File {self._path!r} {state}>"
+
+    # -- what the footer says --
+    @property
+    def path(self):
+        return self._path
+
+    @property
+    def schema(self):
+        """The file's schema as a pyarrow.Schema."""
+        return self._schema
+
+    @property
+    def num_rows(self):
+        return self._num_rows
+
+    @property
+    def num_columns(self):
+        return len(self._schema)
+
+    @property
+    def num_row_groups(self):
+        return self._num_row_groups
+
+    @property
+    def file_size(self):
+        return self._file_size
+
+    @property
+    def writer_version(self):
+        return self._writer_version
+
+    @property
+    def metadata(self):
+        """File key-value metadata (written with write(metadata=...)) as a dict;
+        keys and values are str when they are valid UTF-8, bytes otherwise."""
+        def dec(b):
+            try:
+                return b.decode("utf-8")
+            except UnicodeDecodeError:
+                return b
+        return {dec(k): dec(v) for k, v in self._reader().metadata()}
+
+    @property
+    def row_groups(self):
+        """One dict per row group: row_group, num_rows, first_row, bytes."""
+        return [{"row_group": i, "num_rows": n, "first_row": first, "bytes": size}
+                for i, (n, first, size) in enumerate(self._reader().row_groups())]
+
+    def _node_list(self):
+        if self._nodes is None:
+            self._nodes = self._reader().nodes()
+        return self._nodes
+
+    def row_group_statistics(self, i):
+        """Statistics of row group `i`: {column path: {...}} for every column
+        and nested field ("items.item.price"), each with null_count, min,
+        max (Python values; None when unknown), min_truncated,
+        max_truncated, nan_count (floats), length, raw_bytes,
+        encoded_bytes."""
+        if not 0 <= i < self._num_row_groups:
+            raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
+        nodes = self._node_list()
+        out = {}
+        for node, st in zip(nodes, self._reader().chunk_stats(i)):
+            st["min"] = _decode_stat(node, st["min"], st["min_truncated"])
+            st["max"] = _decode_stat(node, st["max"], st["max_truncated"])
+            st["type"] = node["type"]
+            out[node["path"]] = st
+        return out
+
+    @property
+    def statistics(self):
+        """Row-group statistics: a list with one dict per row group
+        {"row_group", "num_rows", "first_row", "bytes", "columns": {...}}
+        (see row_group_statistics)."""
+        return [dict(rg, columns=self.row_group_statistics(rg["row_group"]))
+                for rg in self.row_groups]
+
+    def memory_stats(self):
+        """Statistics of the memory pool this file's reads are charged to."""
+        return self._reader().pool_stats()
+
+    # -- reading --
+    def _column_indexes(self, columns):
+        if columns is None:
+            return None
+        if isinstance(columns, (str, int)):
+            columns = [columns]
+        out = []
+        names = self._schema.names
+        for c in columns:
+            if isinstance(c, (int, np.integer)):
+                if not -len(names) <= c < len(names):
+                    raise IndexError(f"column {c} out of range ({len(names)} columns)")
+                out.append(int(c) % len(names))
+                continue
+            idx = [i for i, n in enumerate(names) if n == c]
+            if len(idx) != 1:
+                raise KeyError(f"column {c!r} {'is ambiguous' if idx else 'not found'} "
+                               f"in {self._path!r}")
+            out.append(idx[0])
+        return out
+
+    def _schema_of(self, cols):
+        if cols is None:
+            return self._schema
+        return pa.Schema._import_from_c_capsule(self._reader().schema_capsule(cols))
+
+    def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
+                   prefetch=1, limit=None, row_groups=None):
+        rd = self._reader()
+        cols = self._column_indexes(columns)
+        schema = self._schema_of(cols)
+        imp = pa.RecordBatch._import_from_c
+
+        def importer(addr, _schema=schema):
+            return imp(addr, _schema)
+
+        rg_begin = rg_end = 0
+        if row_groups is not None:
+            rg_begin, rg_end = row_groups
+        scan = rd.scan(importer, columns=cols, filter=filter, take=take,
+                       batch_rows=int(batch_rows or 0),
+                       threads=0 if threads is None else int(threads),
+                       prefetch=int(prefetch or 0), max_rows=int(limit or 0),
+                       row_group_begin=rg_begin, row_group_end=rg_end)
+        return scan, schema
+
+    def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
+             limit=None):
+        """Scans the file as a pyarrow.RecordBatchReader (which also exposes
+        __arrow_c_stream__, so DuckDB, Polars and pyarrow consume it without
+        copies).
+
+        columns:    top-level column names or indexes (None: all), in that order.
+        filter:     a predicate in Quiver's language, e.g.
+                    "l_shipdate >= DATE '1994-01-01' AND l_discount BETWEEN 0.05
+                    AND 0.07"; row groups are pruned with statistics and only
+                    rows where it is TRUE are returned.
+        batch_rows: rows per batch before filtering (None: 65536).
+        threads:    decode workers; None or 0: min(cores, 4);
+                    quiver.SCAN_SYNC (-1): decode on the consuming thread.
+        prefetch:   completed batches that may wait for the consumer.
+        limit:      stop after this many output rows.
+
+        Errors surface as quiver.QuiverError subclasses from the reader's
+        methods; Ctrl-C cancels the scan at the next batch."""
+        scan, schema = self._open_scan(columns, filter, None, batch_rows, threads, prefetch,
+                                       limit)
+        return pa.RecordBatchReader.from_batches(schema, scan)
+
+    def scan_batches(self, columns=None, filter=None, batch_rows=None, threads=None,
+                     prefetch=1, limit=None):
+        """Like scan(), but returns the native scan object: an iterator of
+        pyarrow.RecordBatch with close(), stats() (row groups pruned, rows
+        decoded, ...) and __arrow_c_stream__ (moves the native stream out, so
+        a consumer reads it with no Python in the loop)."""
+        return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit)[0]
+
+    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None):
+        """Reads the file (projected, filtered) into a pyarrow.Table."""
+        return self.scan(columns=columns, filter=filter, threads=threads,
+                         batch_rows=batch_rows).read_all()
+
+    read = to_arrow
+
+    def read_row_group(self, i, columns=None, threads=None):
+        """Row group `i` as a pyarrow.Table."""
+        if not 0 <= i < self._num_row_groups:
+            raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
+        scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1))
+        return pa.RecordBatchReader.from_batches(schema, scan).read_all()
+
+    def take(self, indices, columns=None, threads=None):
+        """The rows at `indices` (any order, duplicates allowed, negative
+        indexes count from the end) as a pyarrow.Table in that order. Only
+        the 1024-value vectors holding those rows are decoded."""
+        idx = np.asarray(indices)
+        if idx.dtype == object or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
+            raise TypeError("take: indices must be integers")
+        idx = idx.astype(np.int64, copy=False).ravel()
+        n = self._num_rows
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            bad = idx[(idx < -n) | (idx >= n)][0]
+            raise IndexError(f"take: row {bad} out of range ({n} rows)")
+        idx = np.where(idx < 0, idx + n, idx)
+        cols = self._column_indexes(columns)
+        if idx.size == 0:
+            return self._schema_of(cols).empty_table()
+        if idx.size == 1 or bool(np.all(idx[1:] > idx[:-1])):
+            uniq, inverse = np.ascontiguousarray(idx), None
+        else:
+            uniq, inverse = np.unique(idx, return_inverse=True)
+        scan, schema = self._open_scan(columns, take=np.ascontiguousarray(uniq, np.int64),
+                                       threads=threads)
+        table = pa.RecordBatchReader.from_batches(schema, scan).read_all()
+        if inverse is not None:
+            table = table.take(pa.array(inverse.ravel()))
+        return table
+
+    def __len__(self):
+        return self._num_rows
+
+
+def open(path, *, memory_limit=None, verify_checksums=True):  # noqa: A001
+    """Opens a .qvr file. memory_limit (bytes) gives the file's reads a pool
+    of their own with that limit (OutOfMemoryError beyond it); by default
+    they share the process-wide pool reported by quiver.memory_stats()."""
+    return File(path, memory_limit=memory_limit, verify_checksums=verify_checksums)
+
+
+def read_table(path, columns=None, filter=None, threads=None):
+    """Reads a .qvr file into a pyarrow.Table."""
+    with open(path) as f:
+        return f.to_arrow(columns=columns, filter=filter, threads=threads)

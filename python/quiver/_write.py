@@ -1,0 +1,87 @@
+"""quiver.write: Arrow data (streamed batch by batch) into a .qvr file."""
+import collections
+import os
+
+import pyarrow as pa
+
+from . import _quiver
+from ._types import storable_schema
+
+WriteResult = collections.namedtuple("WriteResult", ["num_rows", "file_size"])
+
+
+def _as_reader(data):
+    if isinstance(data, pa.RecordBatchReader):
+        return data
+    if isinstance(data, pa.Table):
+        return data.to_reader()
+    if isinstance(data, pa.RecordBatch):
+        return pa.Table.from_batches([data]).to_reader()
+    if hasattr(data, "__arrow_c_stream__"):
+        return pa.RecordBatchReader.from_stream(data)
+    mod = type(data).__module__ or ""
+    if mod.startswith("pandas"):
+        return pa.Table.from_pandas(data).to_reader()
+    if hasattr(data, "fetch_record_batch"):  # older DuckDB relations
+        return data.fetch_record_batch()
+    raise TypeError(f"quiver.write: cannot read Arrow data from {type(data).__name__}; give a "
+                    "pyarrow.Table, a RecordBatchReader or an object with __arrow_c_stream__")
+
+
+def _cast(reader, target):
+    """A reader of `target`: Arrow's cast where it can, run-end decoding
+    (which cast does not do) for top-level run-end encoded columns."""
+    ree = [i for i, f in enumerate(reader.schema) if pa.types.is_run_end_encoded(f.type)]
+    if not ree:
+        return reader.cast(target)
+    import pyarrow.compute as pc
+
+    def batches():
+        for b in reader:
+            cols = [pc.run_end_decode(c) if i in ree else c for i, c in enumerate(b.columns)]
+            yield pa.RecordBatch.from_arrays(cols, names=b.schema.names).cast(target)
+
+    return pa.RecordBatchReader.from_batches(target, batches())
+
+
+def _kv(metadata):
+    if not metadata:
+        return None
+    out = []
+    for k, v in metadata.items():
+        k = k.encode("utf-8") if isinstance(k, str) else bytes(k)
+        v = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+        out.append((k, v))
+    return out
+
+
+def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,
+          metadata=None, memory_limit=None):
+    """Writes `data` to `path` as a .qvr file and returns WriteResult(num_rows,
+    file_size).
+
+    data: a pyarrow.Table, RecordBatch or RecordBatchReader, or any object
+        with __arrow_c_stream__ (Polars and DuckDB results, ...). It is
+        streamed batch by batch, never materialized. Types Quiver does not
+        store are cast first where a lossless equivalent exists
+        (string_view -> string, dictionary -> its values, ...; see
+        quiver._types).
+    row_group_rows: rows per row group (default 131072).
+    row_group_bytes: flush a row group early when this many bytes are buffered.
+    compact: let zstd / lz4 win where they make chunks smaller.
+    metadata: a dict of file key-value metadata (str or bytes).
+    memory_limit: a byte budget for the writer's buffers (OutOfMemoryError
+        beyond it).
+
+    The file appears under `path` only when complete (it is written under a
+    temporary name and renamed); on any error or Ctrl-C nothing is left."""
+    reader = _as_reader(data)
+    target = storable_schema(reader.schema)
+    if target is not reader.schema:
+        reader = _cast(reader, target)
+    capsule = reader.__arrow_c_stream__()
+    rows, size = _quiver.write_stream(
+        os.fspath(path), capsule, row_group_rows=int(row_group_rows or 0),
+        row_group_bytes=int(row_group_bytes or 0), compact=bool(compact),
+        metadata=_kv(metadata), memory_limit=int(memory_limit or 0))
+    return WriteResult(rows, size)

@@ -1,0 +1,198 @@
+"""Native errors become quiver exceptions with the library's message."""
+import errno
+import os
+import signal
+import threading
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver
+
+N = 300_000
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(5)
+    return pa.table({"x": pa.array(rng.integers(0, 1 << 40, N)),
+                     "s": pa.array([f"value {i}" for i in rng.integers(0, 10**9, N)])})
+
+
+@pytest.fixture(scope="module")
+def path(table, tmp_path_factory):
+    p = tmp_path_factory.mktemp("err") / "t.qvr"
+    quiver.write(table, p, row_group_rows=65536)
+    return p
+
+
+def corrupt_copy(src, dst, offset, n=16):
+    data = bytearray(open(src, "rb").read())
+    for i in range(offset, offset + n):
+        data[i] ^= 0x5A
+    open(dst, "wb").write(bytes(data))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(quiver.QuiverFileNotFoundError) as e:
+        quiver.open(tmp_path / "nope.qvr")
+    assert isinstance(e.value, FileNotFoundError) and isinstance(e.value, quiver.QuiverError)
+    assert e.value.code == errno.ENOENT
+    assert "nope.qvr" in str(e.value)
+
+
+def test_not_a_quiver_file(tmp_path):
+    p = tmp_path / "junk.qvr"
+    p.write_bytes(os.urandom(200_000))
+    with pytest.raises(quiver.CorruptFileError) as e:
+        quiver.open(p)
+    assert e.value.code == errno.EIO and e.value.code_name == "EIO"
+    assert "junk.qvr" in str(e.value)
+
+
+def test_truncated_file(path, tmp_path):
+    p = tmp_path / "short.qvr"
+    p.write_bytes(open(path, "rb").read()[:-100])
+    with pytest.raises(quiver.CorruptFileError):
+        quiver.open(p)
+
+
+def test_corrupt_footer(path, tmp_path):
+    p = tmp_path / "footer.qvr"
+    corrupt_copy(path, p, os.path.getsize(path) - 200)
+    with pytest.raises(quiver.CorruptFileError):
+        quiver.open(p)
+
+
+def test_corrupt_data_segment(path, table, tmp_path):
+    p = tmp_path / "data.qvr"
+    corrupt_copy(path, p, os.path.getsize(path) // 3)
+    with quiver.open(p) as f:  # the footer is fine
+        with pytest.raises(quiver.CorruptFileError) as e:
+            f.to_arrow()
+        msg = str(e.value)
+        assert "data.qvr" in msg and ("checksum" in msg or "corrupt" in msg), msg
+        # Without checksums the decoder still never reads out of bounds:
+        # either an error or (for bytes it cannot tell are wrong) data.
+    with quiver.open(p, verify_checksums=False) as f:
+        try:
+            f.to_arrow().validate(full=True)
+        except (quiver.QuiverError, pa.ArrowInvalid):
+            pass
+
+
+def test_bad_filters(path):
+    with quiver.open(path) as f:
+        with pytest.raises(quiver.InvalidArgumentError, match="position"):
+            f.scan(filter="x > AND")
+        with pytest.raises(quiver.InvalidArgumentError, match="nope"):
+            f.scan(filter="nope = 1")
+        with pytest.raises(quiver.InvalidArgumentError):
+            f.scan(filter="s > 5")  # a string column against a number
+        assert isinstance(pytest.raises(ValueError, f.scan, filter="(").value,
+                          quiver.QuiverError)
+
+
+def test_scan_memory_limit(path, no_leaks):
+    with quiver.open(path, memory_limit=3 << 20) as f:
+        with pytest.raises(quiver.OutOfMemoryError) as e:
+            f.to_arrow()
+        assert isinstance(e.value, MemoryError)
+        assert "limit" in str(e.value)
+        assert f.memory_stats()["limit"] == 3 << 20
+        assert f.memory_stats()["oom_count"] >= 1
+    # A limit large enough works, and its pool lives on with the batches.
+    with quiver.open(path, memory_limit=256 << 20) as f:
+        t = f.to_arrow()
+    assert t.num_rows == N
+    del t
+
+
+def test_write_memory_limit(table, tmp_path, no_leaks):
+    p = tmp_path / "w.qvr"
+    with pytest.raises(quiver.OutOfMemoryError):
+        quiver.write(table, p, memory_limit=1 << 20)
+    assert list(tmp_path.iterdir()) == []  # no file, no temporary left behind
+
+
+def test_injected_allocation_failure(path, no_leaks):
+    with quiver.open(path) as f:
+        quiver._quiver._inject_alloc_failure(3)
+        try:
+            with pytest.raises(quiver.OutOfMemoryError):
+                f.to_arrow(threads=quiver.SCAN_SYNC)
+        finally:
+            quiver._quiver._inject_alloc_failure(0)
+
+
+def test_schema_mismatch_in_stream(tmp_path):
+    # A producer whose batches do not match its schema is EINVAL, not a crash.
+    good = pa.table({"a": pa.array([1, 2, 3], pa.int64())})
+    bad = pa.RecordBatch.from_arrays([pa.array(["x"])], names=["a"])
+
+    class Lying:
+        def __arrow_c_stream__(self, requested_schema=None):
+            return pa.RecordBatchReader.from_batches(
+                good.schema, iter([good.to_batches()[0]])).__arrow_c_stream__()
+
+    quiver.write(Lying(), tmp_path / "ok.qvr")
+    with pytest.raises(Exception):
+        quiver.write(pa.RecordBatchReader.from_batches(good.schema, iter([bad])),
+                     tmp_path / "bad.qvr")
+    assert not (tmp_path / "bad.qvr").exists()
+
+
+def interrupt_soon(delay):
+    """Sends SIGINT to the main thread after `delay` seconds, as Ctrl-C would;
+    the main thread is then most likely blocked in native code with the GIL
+    released, which is the case that matters."""
+    main = threading.main_thread().ident
+    t = threading.Timer(delay, lambda: signal.pthread_kill(main, signal.SIGINT))
+    t.start()
+    return t
+
+
+@pytest.fixture(scope="module")
+def big_path(tmp_path_factory):
+    n = 3_000_000
+    rng = np.random.default_rng(9)
+    t = pa.table({"x": rng.integers(0, 1 << 40, n), "y": rng.random(n)})
+    p = tmp_path_factory.mktemp("big") / "big.qvr"
+    quiver.write(t, p)
+    return p
+
+
+def test_ctrl_c_cancels_scan(big_path, no_leaks):
+    f = quiver.open(big_path)
+    for attempt in range(20):
+        scan = f.scan_batches(batch_rows=4096, threads=quiver.SCAN_SYNC)
+        timer = interrupt_soon(0.02)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                while True:
+                    for _ in scan:
+                        pass
+                    scan = f.scan_batches(batch_rows=4096, threads=quiver.SCAN_SYNC)
+        finally:
+            timer.join()
+        if scan.stats() is None:  # interrupted inside the scan: it was released
+            break
+    assert scan.stats() is None
+    del scan
+    f.close()
+
+
+def test_ctrl_c_aborts_write(tmp_path):
+    n = 4_000_000
+    t = pa.table({"x": np.arange(n), "y": np.random.default_rng(2).random(n)})
+    p = tmp_path / "i.qvr"
+    timer = interrupt_soon(0.05)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            while True:  # in case the write finishes before the signal
+                quiver.write(t.to_reader(max_chunksize=10_000), p)
+                p.unlink()
+    finally:
+        timer.join()
+    assert list(tmp_path.iterdir()) == []
