@@ -34,11 +34,6 @@
 #include "quiver/arrow.h"
 #include "quiver/format.h"
 #include "quiver/scan.h"
-#ifndef QV_SCAN_SYNC
-/* qv_scan_open is declared in this private header until it moves into
- * quiver/scan.h (the include is skipped once it has). */
-#include "scan/stream_decl.h"
-#endif
 
 /* ---------------------------------------------------------------- errors */
 

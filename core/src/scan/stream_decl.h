@@ -1,2 +1,0 @@
-/* Transitional: the scan API now lives in quiver/scan.h. Remove once nothing includes this. */
-#include "quiver/scan.h"
