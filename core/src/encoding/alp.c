@@ -263,12 +263,12 @@ static int alp_load(struct qv__dec *d, struct qv__node *nd, struct alp_cache **o
         *out = nd->cache;
         return 0;
     }
-    struct alp_cache *c = qv__mem_calloc(&d->mem, sizeof *c, err);
+    struct alp_cache *c = qv__mem_small(&d->mem, sizeof *c, err);
     if (!c) return ENOMEM;
     int rc = qv__dec_cached_u64(d, nd->child[1], 1, (uint64_t)nd->count, &c->pos, err);
     if (rc) return rc;
     int64_t ne = nd->child[1]->count;
-    uint8_t *vals = qv__mem_alloc(&d->mem, (size_t)(ne ? ne : 1) * nd->width, err);
+    uint8_t *vals = qv__mem_buf(&d->mem, (size_t)(ne ? ne : 1) * nd->width, err);
     if (!vals) return ENOMEM;
     if ((rc = qv__dec_word(d, nd->child[2], 0, ne, vals, err))) return rc;
     c->vals = vals;

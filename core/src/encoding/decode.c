@@ -3,7 +3,16 @@
  * range decodes to the encodings, and builds `take` on range decodes of the
  * 1024-value vectors that hold the requested rows.
  */
+#include <stddef.h>
+
 #include "encoding/enc_internal.h"
+
+/* Opening a decoder and taking a few rows should cost a single allocation:
+ * the parsed nodes and small caches come from an inline bump region, and
+ * the scratch stack starts in an inline chunk big enough for the nested
+ * one-vector temporaries of random access. */
+#define DEC_SLAB 12288
+#define DEC_STACK (32768 + QV__STACK_CHUNK_HEADER)
 
 struct qv_decoder {
     struct qv__dec d;
@@ -14,6 +23,9 @@ struct qv_decoder {
     /* take() on binary kinds: a reusable buffer for one vector's strings. */
     uint8_t *take_data;
     size_t take_cap;
+    /* Inline memory (not zeroed at open; see above). */
+    _Alignas(QV_ALIGNMENT) uint8_t slab[DEC_SLAB];
+    _Alignas(QV_ALIGNMENT) uint8_t stack0[DEC_STACK];
 };
 
 /* ---- Dispatch ---- */
@@ -111,9 +123,9 @@ int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, u
         return 0;
     }
     if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "expected integers");
-    c = qv__mem_calloc(&d->mem, sizeof *c, err);
+    c = qv__mem_small(&d->mem, sizeof *c, err);
     if (!c) return ENOMEM;
-    uint64_t *v = qv__mem_alloc(&d->mem, (size_t)(nd->count ? nd->count : 1) * 8, err);
+    uint64_t *v = qv__mem_buf(&d->mem, (size_t)(nd->count ? nd->count : 1) * 8, err);
     if (!v) return ENOMEM;
     int rc = qv__dec_u64(d, nd, 0, nd->count, v, err);
     if (rc) return rc;
@@ -165,11 +177,15 @@ int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
         return qv_error_set(err, EINVAL, "qv_decoder_open: bad count %lld", (long long)count);
     if (pt == QV__PT_FIXED && (fixed_width <= 0 || fixed_width > QV_ENC_MAX_FIXED_WIDTH))
         return qv_error_set(err, EINVAL, "qv_decoder_open: bad fixed width %d", fixed_width);
-    struct qv_decoder *dc = qv_calloc(r, sizeof *dc, err);
+    struct qv_decoder *dc = qv_alloc(r, sizeof *dc, err);
     if (!dc) return ENOMEM;
+    memset(dc, 0, offsetof(struct qv_decoder, slab));
     dc->d.r = r;
     dc->d.mem.r = r;
+    dc->d.mem.slab = dc->slab;
+    dc->d.mem.slab_left = sizeof dc->slab;
     dc->d.stack.r = r;
+    qv__stack_init_inline(&dc->d.stack, dc->stack0, sizeof dc->stack0);
     dc->kind = kind;
     dc->fixed_width = fixed_width;
     dc->count = count;
@@ -261,6 +277,7 @@ int qv_decoder_decode_range(struct qv_decoder *dc, int64_t start, int64_t n,
         return qv_error_set(err, EINVAL, "qv_decoder_decode_range: NULL output values");
     struct qv__mark mk = qv__stack_mark(&dc->d.stack);
     int rc;
+    dc->d.want = n;
     if (dc->pt == QV__PT_BOOL) {
         rc = qv__dec_bool(&dc->d, dc->d.root, start, n, out->values, out->bit_offset, err);
     } else if (dc->pt == QV__PT_BIN) {
@@ -325,6 +342,7 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     }
     const unsigned w = dc->pt == QV__PT_FIXED ? (unsigned)dc->fixed_width : qv__pt_width(dc->pt);
     struct qv__mark mk = qv__stack_mark(&dc->d.stack);
+    dc->d.want = n;
     void *tmp = NULL;
     for (int64_t i = 0; i < n && !rc;) {
         /* One group: the requested rows inside one 1024-value vector. */

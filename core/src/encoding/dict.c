@@ -4,7 +4,8 @@
  * cascaded (usually bit-packed, or run-end encoded when values repeat in
  * runs); the dictionary is cascaded as values of the parent's type (ALP for
  * floats, FSST for strings, ...). Decoding keeps the decoded dictionary on
- * the node, so random access costs one code lookup per value.
+ * the node, so random access costs one code lookup per value; a few rows
+ * of a large dictionary decode only the entries their codes name.
  */
 #include "encoding/enc_internal.h"
 
@@ -309,26 +310,53 @@ int qv__dict_encode_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32
 /* ---- Decoding ---- */
 
 struct dict_cache {
-    int64_t d;
+    int loaded;
     int short16; /* binary: every entry <= 32 bytes, data has 32 bytes of slack */
+    int64_t d;
+    int64_t lazy;        /* entries decoded one by one before loading */
     void *vals;          /* word / fixed: d * width bytes */
     uint64_t *off;       /* binary: d + 1 offsets */
     uint8_t *data;       /* binary bytes */
 };
 
+static int get_cache(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
+                     struct qv_error *err) {
+    struct dict_cache *c = nd->cache;
+    if (!c) {
+        c = qv__mem_small(&d->mem, sizeof *c, err);
+        if (!c) return ENOMEM;
+        c->d = nd->child[1]->count;
+        nd->cache = c;
+    }
+    *out = c;
+    return 0;
+}
+
+/* Random access into a large dictionary decodes just the entries its codes
+ * name (each a point decode of the values child) instead of the whole
+ * dictionary; once the entries so decoded reach a quarter of it, loading
+ * it all is cheaper. Compressed dictionaries are loaded (a point decode
+ * would decompress a frame per entry). */
+static int use_lazy(const struct qv__dec *d, const struct qv__node *nd, struct dict_cache *c,
+                    int64_t n) {
+    const struct qv__node *vn = nd->child[1];
+    if (c->loaded || c->d < 256 || vn->enc == QV_ENC_ZSTD || vn->enc == QV_ENC_LZ4) return 0;
+    int64_t want = d->want > n ? d->want : n;
+    if ((uint64_t)want * 16 > (uint64_t)c->d || c->lazy + n > c->d / 4) return 0;
+    c->lazy += n;
+    return 1;
+}
+
 static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
                 struct qv_error *err) {
-    if (nd->cache) {
-        *out = nd->cache;
-        return 0;
-    }
+    struct dict_cache *c;
+    int rc = get_cache(d, nd, &c, err);
+    if (rc) return rc;
+    *out = c;
+    if (c->loaded) return 0;
     struct qv__node *vn = nd->child[1];
-    struct dict_cache *c = qv__mem_calloc(&d->mem, sizeof *c, err);
-    if (!c) return ENOMEM;
-    c->d = vn->count;
-    int rc;
     if (nd->pt == QV__PT_BIN) {
-        c->off = qv__mem_alloc(&d->mem, (size_t)(c->d + 1) * 8, err);
+        c->off = qv__mem_buf(&d->mem, (size_t)(c->d + 1) * 8, err);
         if (!c->off) return ENOMEM;
         struct qv__binout o;
         memset(&o, 0, sizeof o);
@@ -336,6 +364,15 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
         o.offsets = c->off;
         o.r = d->r;
         o.mem = &d->mem;
+        if (vn->enc == QV_ENC_PLAIN && vn->buf_len[0] <= 2048) {
+            /* A small plain dictionary: its bytes are at most the buffer,
+             * so a block from the bump region holds them with the slack
+             * below (the decode never needs to grow it). */
+            o.cap = (size_t)vn->buf_len[0] + 48;
+            uint8_t *p = qv__mem_small(&d->mem, o.cap + QV_ALIGNMENT, err);
+            if (!p) return ENOMEM;
+            o.data = (uint8_t *)qv_align_up((uintptr_t)p); /* as an allocation's */
+        }
         c->off[0] = 0;
         rc = qv__dec_bin(d, vn, 0, c->d, &o, err);
         c->data = o.data;
@@ -348,12 +385,11 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
         for (int64_t i = 0; i < c->d; i++)
             if (c->off[i + 1] - c->off[i] > 32) c->short16 = 0;
     } else {
-        c->vals = qv__mem_alloc(&d->mem, (size_t)(c->d ? c->d : 1) * nd->width, err);
+        c->vals = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * nd->width, err);
         if (!c->vals) return ENOMEM;
         if ((rc = qv__dec_word(d, vn, 0, c->d, c->vals, err))) return rc;
     }
-    nd->cache = c;
-    *out = c;
+    c->loaded = 1;
     return 0;
 }
 
@@ -378,11 +414,39 @@ GATHER(uint16_t)
 GATHER(uint32_t)
 GATHER(uint64_t)
 
+/* Codes of [start, start + n) (n <= QV__VEC) with each checked against
+ * the dictionary size. */
+static int codes_of(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                    uint32_t *codes, int64_t dsize, struct qv_error *err) {
+    int rc = qv__dec_word(d, nd->child[0], start, n, codes, err);
+    if (rc) return rc;
+    for (int64_t i = 0; i < n; i++)
+        if (codes[i] >= (uint64_t)dsize) return bad_code(err, nd, codes[i], start + i, dsize);
+    return 0;
+}
+
+static int lazy_word(struct qv__dec *d, struct qv__node *nd, struct dict_cache *c,
+                     int64_t start, int64_t n, void *out, struct qv_error *err) {
+    uint32_t codes[64];
+    const unsigned w = nd->width;
+    uint8_t *o = out;
+    for (int64_t b = 0; b < n; b += 64) {
+        int64_t m = n - b < 64 ? n - b : 64;
+        int rc = codes_of(d, nd, start + b, m, codes, c->d, err);
+        for (int64_t i = 0; !rc && i < m; i++)
+            rc = qv__dec_word(d, nd->child[1], codes[i], 1, o + (size_t)(b + i) * w, err);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
 int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                       void *out, struct qv_error *err) {
     struct dict_cache *c;
-    int rc = load(d, nd, &c, err);
+    int rc = get_cache(d, nd, &c, err);
     if (rc) return rc;
+    if (use_lazy(d, nd, c, n)) return lazy_word(d, nd, c, start, n, out, err);
+    if ((rc = load(d, nd, &c, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
@@ -423,8 +487,25 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
 int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                      struct qv__binout *o, struct qv_error *err) {
     struct dict_cache *c;
-    int rc = load(d, nd, &c, err);
+    int rc = get_cache(d, nd, &c, err);
     if (rc) return rc;
+    if (use_lazy(d, nd, c, n)) {
+        /* Each entry straight from the values child into the output. */
+        uint32_t codes[64];
+        for (int64_t b = 0; b < n; b += 64) {
+            int64_t m = n - b < 64 ? n - b : 64;
+            rc = codes_of(d, nd, start + b, m, codes, c->d, err);
+            for (int64_t i = 0; !rc && i < m; i++) {
+                int64_t before = o->i;
+                rc = qv__dec_bin(d, nd->child[1], codes[i], 1, o, err);
+                if (!rc && o->i != before + 1)
+                    rc = qv__corrupt(err, nd->child[1], "dictionary entry %u not decoded", codes[i]);
+            }
+            if (rc) return rc;
+        }
+        return 0;
+    }
+    if ((rc = load(d, nd, &c, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;

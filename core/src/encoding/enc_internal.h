@@ -85,6 +85,10 @@ struct qv__mem {
         size_t n;
     } *v;
     size_t len, cap;
+    /* Bump region for qv__mem_small: a decoder's inline one, then 8 KiB
+     * blocks of the arena. */
+    uint8_t *slab;
+    size_t slab_left;
 };
 void *qv__mem_alloc(struct qv__mem *m, size_t n, struct qv_error *err);
 void *qv__mem_calloc(struct qv__mem *m, size_t n, struct qv_error *err);
@@ -92,6 +96,13 @@ void *qv__mem_calloc(struct qv__mem *m, size_t n, struct qv_error *err);
 void *qv__mem_realloc(struct qv__mem *m, void *p, size_t old_n, size_t new_n,
                       struct qv_error *err);
 void qv__mem_free(struct qv__mem *m, void *p);
+/* A small zeroed block (parsed nodes, per-node caches) that lives until
+ * qv__mem_free_all: never freed or grown on its own. Carved from the bump
+ * region, so opening a decoder does not cost an allocation per node. */
+void *qv__mem_small(struct qv__mem *m, size_t n, struct qv_error *err);
+/* An array that lives until qv__mem_free_all: small ones from the bump
+ * region (zeroed), larger ones a block of their own (not zeroed). */
+void *qv__mem_buf(struct qv__mem *m, size_t n, struct qv_error *err);
 void qv__mem_free_all(struct qv__mem *m);
 uint64_t qv__mem_bytes(const struct qv__mem *m);
 
@@ -104,6 +115,8 @@ struct qv__stack {
     struct qv_reservation *r;
     struct qv__stack_chunk *top;   /* chunk in use */
     struct qv__stack_chunk *spare; /* one kept chunk, so loops do not malloc */
+    void *inline_buf;              /* caller memory for the first chunk, set up on */
+    size_t inline_size;            /* first use (decodes that push nothing never touch it) */
 };
 struct qv__mark {
     struct qv__stack_chunk *chunk;
@@ -113,6 +126,10 @@ void *qv__stack_push(struct qv__stack *s, size_t n, struct qv_error *err);
 struct qv__mark qv__stack_mark(const struct qv__stack *s);
 void qv__stack_release(struct qv__stack *s, struct qv__mark m);
 void qv__stack_free(struct qv__stack *s);
+/* Gives the stack a first chunk in caller memory (QV_ALIGNMENT aligned,
+ * `size` bytes including the chunk header), never freed by the stack. */
+void qv__stack_init_inline(struct qv__stack *s, void *buf, size_t size);
+#define QV__STACK_CHUNK_HEADER QV_ALIGNMENT
 uint64_t qv__stack_bytes(const struct qv__stack *s);
 
 /* ---- Varints ---- */
@@ -438,6 +455,10 @@ struct qv__dec {
     struct qv_reservation *r;
     struct qv__node *root;
     struct qv__frame_cache *frames; /* zstd/lz4 frame caches, freed at close */
+    /* Values the current public call decodes in all (a take's rows, a
+     * range's length): encodings that can either decode only what a few
+     * values need or load a whole child once choose by it. */
+    int64_t want;
 };
 
 /* Decoders: values [start, start + n) of `nd` (the caller has checked the

@@ -378,7 +378,7 @@ static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_ta
         *out = nd->cache;
         return 0;
     }
-    struct fsst_dec_table *t = qv__mem_calloc(&d->mem, sizeof *t, err);
+    struct fsst_dec_table *t = qv__mem_small(&d->mem, sizeof *t, err);
     if (!t) return ENOMEM;
     const int nsym = (int)nd->params[0];
     const uint8_t *b = nd->buf[0];
@@ -406,7 +406,7 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
         return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     const int64_t blk = QV__VEC;
-    uint64_t *off = qv__stack_push(&d->stack, (size_t)(blk + 1) * 8, err);
+    uint64_t *off = qv__stack_push(&d->stack, (size_t)((n < blk ? n : blk) + 1) * 8, err);
     if (!off) return ENOMEM;
     const uint8_t *codes = nd->buf[1];
     const uint64_t limit = nd->buf_len[1];

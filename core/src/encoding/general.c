@@ -215,7 +215,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
                      struct qv_error *err) {
     struct qv__frame_cache *c = nd->cache;
     if (!c) {
-        c = qv__mem_calloc(&d->mem, sizeof *c, err);
+        c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
         c->mem.r = d->r;
         c->frame = -1;

@@ -95,7 +95,7 @@ int qv__plain_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int
     int rc = 0;
     /* Work in blocks so the offsets scratch stays small and cache-resident. */
     const int64_t blk = 4 * QV__VEC;
-    uint64_t *off = qv__stack_push(&d->stack, (size_t)(blk + 1) * 8, err);
+    uint64_t *off = qv__stack_push(&d->stack, (size_t)((n < blk ? n : blk) + 1) * 8, err);
     if (!off) return ENOMEM;
     for (int64_t b = 0; b < n && !rc; b += blk) {
         int64_t m = n - b < blk ? n - b : blk;

@@ -57,7 +57,33 @@ void qv__mem_free(struct qv__mem *m, void *p) {
     m->len--;
 }
 
+#define SLAB_BLOCK ((size_t)8192)
+#define SLAB_MAX ((size_t)4608) /* larger requests get blocks of their own */
+
+void *qv__mem_small(struct qv__mem *m, size_t n, struct qv_error *err) {
+    size_t need = (n + 15) & ~(size_t)15;
+    if (need == 0 || need < n) need = 16;
+    if (need > m->slab_left) {
+        if (need > SLAB_MAX) return qv__mem_calloc(m, n, err);
+        uint8_t *b = qv__mem_alloc(m, SLAB_BLOCK, err);
+        if (!b) return NULL;
+        m->slab = b;
+        m->slab_left = SLAB_BLOCK;
+    }
+    void *p = m->slab;
+    m->slab += need;
+    m->slab_left -= need;
+    memset(p, 0, n);
+    return p;
+}
+
+void *qv__mem_buf(struct qv__mem *m, size_t n, struct qv_error *err) {
+    return n <= 1024 ? qv__mem_small(m, n, err) : qv__mem_alloc(m, n, err);
+}
+
 void qv__mem_free_all(struct qv__mem *m) {
+    m->slab = NULL;
+    m->slab_left = 0;
     for (size_t i = m->len; i-- > 0;) qv_free(m->r, m->v[i].p, m->v[i].n);
     if (m->v) qv_free(m->r, m->v, m->cap * sizeof *m->v);
     m->v = NULL;
@@ -95,7 +121,13 @@ void *qv__stack_push(struct qv__stack *s, size_t n, struct qv_error *err) {
         return p;
     }
     struct qv__stack_chunk *nc = NULL;
-    if (s->spare && s->spare->cap >= need) {
+    if (s->inline_buf && !c && !s->spare && s->inline_size - sizeof *nc >= need) {
+        /* First push: the caller's inline chunk. */
+        nc = s->inline_buf;
+        nc->cap = s->inline_size - sizeof *nc;
+        nc->alloc = 0;
+        s->inline_buf = NULL;
+    } else if (s->spare && s->spare->cap >= need) {
         nc = s->spare;
         s->spare = NULL;
     } else {
@@ -118,14 +150,24 @@ struct qv__mark qv__stack_mark(const struct qv__stack *s) {
     return m;
 }
 
+/* Chunks with alloc 0 are inline (caller memory): never freed. */
+static void chunk_free(struct qv__stack *s, struct qv__stack_chunk *c) {
+    if (c->alloc) qv_free(s->r, c, c->alloc);
+}
+
 static void stack_drop_chunk(struct qv__stack *s, struct qv__stack_chunk *c) {
     /* Keep the largest released chunk for the next push. */
     if (!s->spare || s->spare->cap < c->cap) {
-        if (s->spare) qv_free(s->r, s->spare, s->spare->alloc);
+        if (s->spare) chunk_free(s, s->spare);
         s->spare = c;
     } else {
-        qv_free(s->r, c, c->alloc);
+        chunk_free(s, c);
     }
+}
+
+void qv__stack_init_inline(struct qv__stack *s, void *buf, size_t size) {
+    s->inline_buf = buf;
+    s->inline_size = size;
 }
 
 void qv__stack_release(struct qv__stack *s, struct qv__mark m) {
@@ -141,9 +183,9 @@ void qv__stack_free(struct qv__stack *s) {
     while (s->top) {
         struct qv__stack_chunk *c = s->top;
         s->top = c->prev;
-        qv_free(s->r, c, c->alloc);
+        chunk_free(s, c);
     }
-    if (s->spare) qv_free(s->r, s->spare, s->spare->alloc);
+    if (s->spare) chunk_free(s, s->spare);
     s->spare = NULL;
 }
 

@@ -89,9 +89,9 @@ int qv__sparse_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, i
     const unsigned w = nd->width;
     struct sparse_cache *c = nd->cache;
     if (!c) {
-        c = qv__mem_calloc(&d->mem, sizeof *c, err);
+        c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
-        c->vals = qv__mem_alloc(&d->mem, (size_t)(ne ? ne : 1) * w, err);
+        c->vals = qv__mem_buf(&d->mem, (size_t)(ne ? ne : 1) * w, err);
         if (!c->vals) return ENOMEM;
         if ((rc = qv__dec_word(d, nd->child[1], 0, ne, c->vals, err))) return rc;
         nd->cache = c;

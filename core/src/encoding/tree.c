@@ -186,7 +186,7 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
     const uint8_t *p = c->base + off;
     size_t pos = 0, end = (size_t)size;
     uint64_t v;
-    struct qv__node *nd = qv__mem_calloc(c->m, sizeof *nd, c->err);
+    struct qv__node *nd = qv__mem_small(c->m, sizeof *nd, c->err);
     if (!nd) return ENOMEM;
     nd->offset = off;
     nd->size = size;
