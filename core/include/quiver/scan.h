@@ -347,7 +347,8 @@ struct qv_scan_options {
     int64_t row_group_begin, row_group_end; /* a split; end 0 = to the last */
     int64_t batch_rows;       /* rows per batch before filtering; 0 = 65536 */
     int64_t max_rows;         /* stop after this many output rows; 0 = no limit */
-    int threads;              /* 0 = cores, at most 4; QV_SCAN_SYNC = no threads */
+    int threads;              /* 0 = cores, at most 4 (a take of at most 4096 rows: none);
+                                 QV_SCAN_SYNC = no threads */
     int prefetch;             /* completed batches waiting at most; 0 = 1 */
 };
 
