@@ -139,12 +139,54 @@ static void test_injection_at_every_allocation(void **state) {
     qv_pool_destroy(p);
 }
 
+/* Large freed blocks are reused, counted against the budget, and evicted
+ * before a grow would fail. */
+static void test_block_cache(void **state) {
+    (void)state;
+    struct qv_pool *p;
+    struct qv_reservation *r;
+    struct qv_pool_options o = {.name = "cache", .limit = 16u << 20};
+    assert_int_equal(qv_pool_create(&o, &p, NULL), 0);
+    assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
+    void *a = qv_alloc(r, 1u << 20, NULL);
+    assert_non_null(a);
+    qv_free(r, a, 1u << 20);
+    struct qv_pool_stats st;
+    qv_pool_get_stats(p, &st);
+    assert_int_equal(st.cache_bytes, 1u << 20);
+    void *b = qv_alloc(r, 1u << 20, NULL);
+    assert_ptr_equal(a, b); /* the same block came back */
+    qv_pool_get_stats(p, &st);
+    assert_int_equal(st.cache_bytes, 0);
+    assert_int_equal(st.cache_hits, 1);
+    qv_free(r, b, 1u << 20);
+    /* The cache holds 1 MiB of a 16 MiB budget; 15.5 MiB more must still fit. */
+    void *c = qv_alloc(r, (15u << 20) + (1u << 19), NULL);
+    assert_non_null(c);
+    qv_pool_get_stats(p, &st);
+    assert_int_equal(st.cache_bytes, 0); /* evicted to make room */
+    qv_free(r, c, (15u << 20) + (1u << 19));
+    qv_reservation_free(r);
+    qv_pool_destroy(p);
+    /* Opt-out. */
+    o.no_block_cache = 1;
+    assert_int_equal(qv_pool_create(&o, &p, NULL), 0);
+    assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
+    a = qv_alloc(r, 1u << 20, NULL);
+    qv_free(r, a, 1u << 20);
+    qv_pool_get_stats(p, &st);
+    assert_int_equal(st.cache_bytes, 0);
+    qv_reservation_free(r);
+    qv_pool_destroy(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_charge),
         cmocka_unit_test(test_realloc_keeps_content),
         cmocka_unit_test(test_budget_failure_charges_nothing),
         cmocka_unit_test(test_injection_at_every_allocation),
+        cmocka_unit_test(test_block_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -44,6 +44,11 @@ struct qv_pool_options {
     /* Slack, in blocks, a reservation (and the pool towards its host) keeps
      * after shrinking before it gives memory back. 0 = default (2). */
     uint32_t release_blocks;
+    /* Nonzero: no block cache. By default blocks of 64 KiB and more freed
+     * through the pool are kept for reuse, up to 64 MiB (an eighth of an
+     * own limit), charged to the budget and evicted before any grow has to
+     * wait, spill or fail. */
+    int no_block_cache;
 };
 
 struct qv_pool;
@@ -68,6 +73,8 @@ struct qv_pool_stats {
     uint64_t limit;          /* 0 = unlimited (or host-backed) */
     uint64_t block_size;
     uint32_t reservations;   /* live reservations */
+    uint64_t cache_bytes;    /* freed large blocks kept for reuse (counted in the budget) */
+    uint64_t cache_hits, cache_misses;
 };
 /* Lock-free snapshot (each field is read atomically; the set is not a
  * transaction). */

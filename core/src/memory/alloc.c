@@ -1,30 +1,8 @@
 /* The accounting allocator: 64-byte aligned blocks charged to a reservation. */
-#include <malloc.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memory/memory_internal.h"
-
-/* glibc serves blocks above 128 KiB with mmap and gives them back with
- * munmap on free, so every batch's buffers were faulted in anew: on TPC-H
- * lineitem a full scan spent more than half its time in page faults, and
- * decode threads serialized on the process's mapping lock. Raising the mmap
- * and trim thresholds keeps such blocks in malloc's heap for reuse (memory
- * Quiver frees is still uncharged at once; glibc keeps up to the trim
- * threshold of free heap). Done once, at the first pool, unless the process
- * tuned malloc itself (MALLOC_MMAP_THRESHOLD_) or opts out with
- * QV_NO_MALLOC_TUNING. */
-static void tune_malloc(void) {
-    if (getenv("QV_NO_MALLOC_TUNING") || getenv("MALLOC_MMAP_THRESHOLD_")) return;
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
-}
-
-void qv__malloc_tune_once(void) {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, tune_malloc);
-}
 
 void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err) {
     size_t padded = qv_align_up(size ? size : 1);
@@ -40,7 +18,8 @@ void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err) {
         return NULL;
     }
     if (qv_reservation_grow(r, padded, err) != 0) return NULL;
-    void *ptr = aligned_alloc(QV_ALIGNMENT, padded);
+    void *ptr = qv__cache_take(p, padded);
+    if (!ptr) ptr = aligned_alloc(QV_ALIGNMENT, padded);
     if (__builtin_expect(!ptr, 0)) {
         qv_reservation_shrink(r, padded);
         qv_error_set(err, ENOMEM, "reservation '%s': system allocator failed for %zu bytes",
@@ -75,6 +54,8 @@ void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t ne
 
 void qv_free(struct qv_reservation *r, void *ptr, size_t size) {
     if (!ptr) return;
-    free(ptr);
-    qv_reservation_shrink(r, qv_align_up(size ? size : 1));
+    size_t padded = qv_align_up(size ? size : 1);
+    /* Uncharge first, so the cache can take the room the block leaves. */
+    qv_reservation_shrink(r, padded);
+    if (!qv__cache_put(r->pool, ptr, padded)) free(ptr);
 }

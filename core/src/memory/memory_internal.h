@@ -7,6 +7,8 @@
 #include "quiver/memory.h"
 
 #define QV_NAME_MAX 64
+#define QV_CACHE_SLOTS 64
+#define QV_CACHE_MIN_BLOCK (64u * 1024)
 
 /* A reservation as the pool sees it. The public part comes first so the
  * inline fast paths in memory.h work on the same object. Fields below it are
@@ -43,6 +45,15 @@ struct qv_pool {
     _Atomic uint64_t spill_calls, oom_count;
     _Atomic uint32_t nres;
 
+    /* Large freed blocks kept for reuse (cache.c), guarded by `lock`. Their
+     * bytes count against the budget (cache_bytes) like reserved bytes, and
+     * are evicted before anyone is asked to spill or the host is called. */
+    void *cache_ptr[QV_CACHE_SLOTS];
+    size_t cache_size[QV_CACHE_SLOTS];
+    int cache_n;
+    uint64_t cache_cap;
+    _Atomic uint64_t cache_bytes, cache_hits, cache_misses;
+
     /* Fault injection: armed flags are read with a plain relaxed load on the
      * hot path; counters move only while armed. */
     _Atomic uint64_t alloc_fail_at, alloc_seen;
@@ -60,8 +71,14 @@ static inline int qv__pool_inject_alloc(struct qv_pool *pool) {
     if (__builtin_expect(at == 0, 1)) return 0;
     return atomic_fetch_add(&pool->alloc_seen, 1) + 1 == at;
 }
-/* Tunes the system allocator for large, short-lived blocks (alloc.c). */
-void qv__malloc_tune_once(void);
+/* The block cache (cache.c). take: a cached block of exactly `size` bytes
+ * or NULL. put: keeps the block if the cache and the budget have room
+ * (returns 1), else 0 and the caller frees it. evict_locked: frees cached
+ * blocks until `need` more bytes fit the budget (lock held). */
+void *qv__cache_take(struct qv_pool *pool, size_t size);
+int qv__cache_put(struct qv_pool *pool, void *ptr, size_t size);
+void qv__cache_evict_locked(struct qv_pool *pool, uint64_t need);
+void qv__cache_clear(struct qv_pool *pool);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
 /* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */

@@ -5,6 +5,8 @@
 
 #include "memory/memory_internal.h"
 
+#define QV_CACHE_DEFAULT (UINT64_C(64) << 20)
+
 #define RELAXED memory_order_relaxed
 
 int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
@@ -22,12 +24,15 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
     if (block == 0 || block > (UINT64_C(1) << 40))
         return qv_error_set(err, EINVAL, "qv_pool_create: block size %llu out of range",
                             (unsigned long long)opts->block_size);
-    qv__malloc_tune_once();
     struct qv_pool *p = calloc(1, sizeof *p);
     if (!p) return qv_error_set(err, ENOMEM, "qv_pool_create: out of memory");
     snprintf(p->name, sizeof p->name, "%s", opts->name ? opts->name : "pool");
     p->block = block;
     p->keep = block * (opts->release_blocks ? opts->release_blocks : 2);
+    p->cache_cap = opts->no_block_cache ? 0
+                   : opts->limit && !opts->host ? (opts->limit / 8 < QV_CACHE_DEFAULT ? opts->limit / 8
+                                                                                       : QV_CACHE_DEFAULT)
+                                                : QV_CACHE_DEFAULT;
     if (opts->host) {
         p->has_host = 1;
         p->host = *opts->host;
@@ -49,6 +54,7 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
 
 void qv_pool_destroy(struct qv_pool *pool) {
     if (!pool) return;
+    qv__cache_clear(pool);
     uint64_t held = atomic_load(&pool->host_held);
     if (pool->has_host && held) {
         pool->host.release(pool->host.ctx, held);
@@ -77,6 +83,9 @@ void qv_pool_get_stats(const struct qv_pool *pool, struct qv_pool_stats *out) {
     out->limit = p->limit;
     out->block_size = p->block;
     out->reservations = atomic_load_explicit(&p->nres, RELAXED);
+    out->cache_bytes = atomic_load_explicit(&p->cache_bytes, RELAXED);
+    out->cache_hits = atomic_load_explicit(&p->cache_hits, RELAXED);
+    out->cache_misses = atomic_load_explicit(&p->cache_misses, RELAXED);
 }
 
 uint64_t qv_pool_alloc_count(const struct qv_pool *pool) {
@@ -121,7 +130,8 @@ void qv__pool_trim_host(struct qv_pool *pool) {
     uint64_t give = 0;
     qv_mutex_lock(&pool->lock);
     uint64_t held = atomic_load_explicit(&pool->host_held, RELAXED);
-    uint64_t reserved = atomic_load_explicit(&pool->reserved, RELAXED);
+    uint64_t reserved = atomic_load_explicit(&pool->reserved, RELAXED) +
+                        atomic_load_explicit(&pool->cache_bytes, RELAXED);
     if (!pool->acquiring && held > reserved && held - reserved > pool->keep) {
         uint64_t target = (reserved + pool->block - 1) / pool->block * pool->block + pool->block;
         if (target < held) {

@@ -78,9 +78,12 @@ static void commit_locked(struct qv_pool *p, struct qv_res_impl *r, uint64_t tak
     if (r->pub.held > r->peak_held) r->peak_held = r->pub.held;
 }
 
-/* Bytes the pool can still hand out without asking anyone (lock held). */
-static uint64_t available_locked(struct qv_pool *p) {
-    uint64_t reserved = atomic_load_explicit(&p->reserved, RELAXED);
+/* Bytes the pool can still hand out without asking anyone (lock held);
+ * cached blocks are evicted first when they stand in the way. */
+static uint64_t available_locked(struct qv_pool *p, uint64_t need) {
+    if (atomic_load_explicit(&p->cache_bytes, RELAXED)) qv__cache_evict_locked(p, need);
+    uint64_t reserved = atomic_load_explicit(&p->reserved, RELAXED) +
+                        atomic_load_explicit(&p->cache_bytes, RELAXED);
     uint64_t cap = p->has_host ? atomic_load_explicit(&p->host_held, RELAXED)
                                : (p->limit ? p->limit : UINT64_MAX);
     return cap > reserved ? cap - reserved : 0;
@@ -205,7 +208,7 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
         if (new_used <= pub->held) break;
         uint64_t want = round_up(new_used, p->block) - pub->held; /* whole blocks */
         uint64_t need = new_used - pub->held;                    /* the real shortfall */
-        uint64_t avail = available_locked(p);
+        uint64_t avail = available_locked(p, need);
         if (avail >= need) {
             /* A short grant that still covers the real shortfall is accepted. */
             commit_locked(p, r, want <= avail ? want : avail);
