@@ -23,17 +23,13 @@ struct qv_column_reader {
     struct node_dec *nd;
 };
 
-static const char *role_name(int role) {
-    return role == QV_ROLE_VALIDITY ? "validity" : role == QV_ROLE_OFFSETS ? "offsets" : "values";
-}
-
 /* Prefixes a decoder error with where it happened. */
 static int where(struct qv_column_reader *cr, int32_t k, int role, int rc, struct qv_error *err) {
     char path[512];
     qv__node_path(cr->rd->f.nodes, k, path, sizeof path);
     const struct qv__segment *s = cr->nd[k - cr->first].seg[role];
     return qv_error_wrap(err, rc, "file '%s': column '%s', row group %lld, %s segment at offset %llu: ",
-                         cr->rd->src.name, path, (long long)cr->rg, role_name(role),
+                         cr->rd->src.name, path, (long long)cr->rg, qv__role_name(role),
                          (unsigned long long)(s ? s->offset : 0));
 }
 
@@ -122,20 +118,9 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
     return 0;
 }
 
-static int32_t child_node(const struct qv_column_reader *cr, int32_t k, int64_t c) {
-    int32_t child = cr->rd->f.nodes[k].first_child;
-    for (int64_t s = 0; s < c; s++) child = cr->rd->f.nodes[child].subtree_end;
-    return child;
-}
-
-static int value_width(enum qv_value_kind kind, int32_t fw) {
-    switch (kind) {
-    case QV_KIND_INT8: case QV_KIND_UINT8: return 1;
-    case QV_KIND_INT16: case QV_KIND_UINT16: return 2;
-    case QV_KIND_INT32: case QV_KIND_UINT32: case QV_KIND_FLOAT32: return 4;
-    case QV_KIND_FIXED_BINARY: return fw;
-    default: return 8;
-    }
+/* The first child of node k: lists and fixed lists have exactly one. */
+static int32_t child_node(const struct qv_column_reader *cr, int32_t k) {
+    return cr->rd->f.nodes[k].first_child;
 }
 
 /* Validity for n slots: from the decoder by range or by rows. */
@@ -187,7 +172,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     } else if (node->kind == QV_NODE_DECIMAL64) {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * 16, err);
     } else {
-        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * (size_t)value_width(kind, node->fixed_width), err);
+        o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * (size_t)qv__kind_width(kind, node->fixed_width), err);
     }
     if (!o.values) return err ? err->code : ENOMEM;
     if (n == 0) return 0;
@@ -226,7 +211,7 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     const struct qv__node *node = &cr->rd->f.nodes[k];
     struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_OFFSETS];
     int w = node->value_kind == QV_KIND_INT32 ? 4 : 8;
-    int32_t child = child_node(cr, k, 0);
+    int32_t child = child_node(cr, k);
     int64_t child_len = qv__reader_chunk(cr->rd, cr->rg, child)->length;
     void *offs = qv_owned_array_alloc_buffer(out, 1, (size_t)(n + 1) * (size_t)w, err);
     if (!offs) return err ? err->code : ENOMEM;
@@ -304,21 +289,22 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     case QV_NODE_DECIMAL64:
         return fill_values(cr, k, out, start, rows, n, err);
     case QV_NODE_STRUCT:
-        for (int32_t c = 0; c < node->n_children; c++) {
-            rc = read_node(cr, child_node(cr, k, c), start, rows, n, out->children[c], err);
+        for (int32_t c = 0, child = node->first_child; c < node->n_children;
+             c++, child = cr->rd->f.nodes[child].subtree_end) {
+            rc = read_node(cr, child, start, rows, n, out->children[c], err);
             if (rc) return rc;
         }
         return 0;
     case QV_NODE_FIXED_LIST: {
         int64_t size = node->field->list_size;
-        if (!rows) return read_node(cr, child_node(cr, k, 0), start * size, NULL, n * size,
+        if (!rows) return read_node(cr, child_node(cr, k), start * size, NULL, n * size,
                                     out->children[0], err);
         size_t sz = (size_t)((n * size) != 0 ? n * size : 1) * 8;
         int64_t *crow = qv_alloc(cr->r, sz, err);
         if (!crow) return ENOMEM;
         for (int64_t i = 0; i < n; i++)
             for (int64_t j = 0; j < size; j++) crow[i * size + j] = rows[i] * size + j;
-        rc = read_node(cr, child_node(cr, k, 0), 0, crow, n * size, out->children[0], err);
+        rc = read_node(cr, child_node(cr, k), 0, crow, n * size, out->children[0], err);
         qv_free(cr->r, crow, sz);
         return rc;
     }

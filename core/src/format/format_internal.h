@@ -101,6 +101,10 @@ struct qv__node {
  * (or ENOSYS) for types the format cannot store. *out is allocated from r. */
 int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
                     struct qv__node **out, int32_t *n_out, struct qv_error *err);
+/* Name of a segment role ("validity", "offsets", "values") for messages. */
+const char *qv__role_name(int role);
+/* Bytes per value of a fixed-width kind (FIXED_BINARY: fixed_width). */
+int qv__kind_width(enum qv_value_kind kind, int32_t fixed_width);
 /* Dotted path of node i ("a.b.item") for messages. */
 void qv__node_path(const struct qv__node *nodes, int32_t i, char *buf, size_t cap);
 

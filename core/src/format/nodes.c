@@ -109,6 +109,20 @@ int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
     return 0;
 }
 
+const char *qv__role_name(int role) {
+    return role == QV_ROLE_VALIDITY ? "validity" : role == QV_ROLE_OFFSETS ? "offsets" : "values";
+}
+
+int qv__kind_width(enum qv_value_kind kind, int32_t fixed_width) {
+    switch (kind) {
+    case QV_KIND_INT8: case QV_KIND_UINT8: return 1;
+    case QV_KIND_INT16: case QV_KIND_UINT16: return 2;
+    case QV_KIND_INT32: case QV_KIND_UINT32: case QV_KIND_FLOAT32: return 4;
+    case QV_KIND_FIXED_BINARY: return fixed_width;
+    default: return 8;
+    }
+}
+
 void qv__node_path(const struct qv__node *nodes, int32_t i, char *buf, size_t cap) {
     int32_t chain[QV_MAX_DEPTH + 2];
     int depth = 0;

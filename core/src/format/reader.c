@@ -230,10 +230,6 @@ int qv_reader_segment_info(const struct qv_reader *rd, int64_t rg, int32_t node,
     return 0;
 }
 
-static const char *role_name(int role) {
-    return role == QV_ROLE_VALIDITY ? "validity" : role == QV_ROLE_OFFSETS ? "offsets" : "values";
-}
-
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err) {
     if (rd->opts.skip_checksums) return 0;
@@ -249,7 +245,7 @@ int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
     return qv_error_set(err, EIO,
                         "file '%s': checksum mismatch in column '%s', row group %lld, %s segment "
                         "at offset %llu (%llu bytes)",
-                        rd->src.name, path, (long long)rg, role_name(s->role),
+                        rd->src.name, path, (long long)rg, qv__role_name(s->role),
                         (unsigned long long)s->offset, (unsigned long long)s->length);
 }
 

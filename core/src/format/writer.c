@@ -213,11 +213,7 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += bitmap_bytes(n);
         } else {
             v.values = arr->buffers[1];
-            int width = v.kind == QV_KIND_FIXED_BINARY ? v.fixed_width
-                      : (v.kind == QV_KIND_INT8 || v.kind == QV_KIND_UINT8) ? 1
-                      : (v.kind == QV_KIND_INT16 || v.kind == QV_KIND_UINT16) ? 2
-                      : (v.kind == QV_KIND_INT32 || v.kind == QV_KIND_UINT32 || v.kind == QV_KIND_FLOAT32) ? 4 : 8;
-            raw += (uint64_t)n * (uint64_t)width;
+            raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
         rc = put_segment(w, &v, QV_ROLE_VALUES, w->opts.force_encoding, &segs[ns++], path, err);
@@ -230,10 +226,9 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
         if (rc) return rc;
     }
     qv__dir_chunk(&w->rgdir, n, nulls, raw, segs, ns, &st.s);
-    for (int32_t c = 0; c < node->n_children; c++) {
-        /* Children of a node are the pre-order subtrees that follow it. */
-        int32_t child = node->first_child;
-        for (int32_t s = 0; s < c; s++) child = w->nodes[child].subtree_end;
+    /* Children of a node are the pre-order subtrees that follow it. */
+    for (int32_t c = 0, child = node->first_child; c < node->n_children;
+         c++, child = w->nodes[child].subtree_end) {
         if (c >= arr->n_children)
             return qv_error_set(err, EINVAL, "writer: column '%s': batch lacks child %d", path, c);
         rc = put_node(w, child, arr->children[c], err);
