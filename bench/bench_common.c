@@ -4,7 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 struct record {
     char case_name[96], variant[64], metric[64], stat[16], unit[16];
@@ -153,3 +155,39 @@ uint64_t qv_bench_peak_rss(void) {
 }
 
 void qv_bench_sink(const void *p) { __asm__ volatile("" : : "r"(p) : "memory"); }
+
+int qv_bench_run_self(char *const args[], int keep_malloc_memory, char *out, size_t cap) {
+    int fd[2];
+    if (cap == 0 || pipe(fd)) return -1;
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        if (keep_malloc_memory) {
+            setenv("MALLOC_MMAP_THRESHOLD_", "1073741824", 1);
+            setenv("MALLOC_TRIM_THRESHOLD_", "4294967296", 1);
+        }
+        execv("/proc/self/exe", args);
+        _exit(127);
+    }
+    close(fd[1]);
+    size_t len = 0;
+    ssize_t k;
+    char sink[4096];
+    /* Past cap, keep draining so a chatty child never blocks on the pipe. */
+    while ((k = len < cap - 1 ? read(fd[0], out + len, cap - 1 - len) : read(fd[0], sink, sizeof sink)) > 0)
+        if (len < cap - 1) len += (size_t)k;
+    out[len] = 0;
+    close(fd[0]);
+    int status;
+    if (waitpid(pid, &status, 0) < 0) return -1;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : (status ? status : -1);
+}

@@ -33,6 +33,14 @@ double qv_bench_median(const double *v, int n);
 double qv_bench_now_s(void);
 /* Peak resident set size of this process (VmHWM) in bytes, 0 if unknown. */
 uint64_t qv_bench_peak_rss(void);
+/* Runs this benchmark binary again (args[0] is its name; /proc/self/exe is
+ * executed) in a fresh process, so a figure does not depend on the heap this
+ * process built up, and collects its standard output into out (NUL-
+ * terminated, truncated to cap - 1). With keep_malloc_memory, glibc in the
+ * child is told to keep freed memory (MALLOC_MMAP_THRESHOLD_ and
+ * MALLOC_TRIM_THRESHOLD_), which shows what page faults cost. Returns 0
+ * when the child exited with status 0, else its wait status (or -1). */
+int qv_bench_run_self(char *const args[], int keep_malloc_memory, char *out, size_t cap);
 /* Keeps the compiler from optimizing a value away. */
 void qv_bench_sink(const void *p);
 

@@ -438,38 +438,14 @@ static void decode_child(const char *path, int skip_checksums, int keep_memory, 
     snprintf(a_sk, sizeof a_sk, "%d", skip_checksums);
     snprintf(a_n, sizeof a_n, "%d", n);
     char *args[] = {"bench_format", "--child-decode", (char *)path, a_sk, a_n, NULL};
-    int fd[2];
-    if (pipe(fd)) bt_die("pipe", NULL);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) bt_die("fork", NULL);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        if (keep_memory) {
-            setenv("MALLOC_MMAP_THRESHOLD_", "1073741824", 1);
-            setenv("MALLOC_TRIM_THRESHOLD_", "4294967296", 1);
-        }
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    close(fd[1]);
     char buf[8192];
-    size_t len = 0;
-    ssize_t k;
-    while ((k = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)k;
-    buf[len] = 0;
-    close(fd[0]);
-    int status;
-    waitpid(pid, &status, 0);
+    int status = qv_bench_run_self(args, keep_memory, buf, sizeof buf);
     const char *p = buf;
     for (int i = 0; i < n; i++) {
         const char *line = strstr(p, "RESULT ");
         unsigned long long by;
         long long rw;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
+        if (status != 0 || !line ||
             sscanf(line, "RESULT wall=%lf cpu=%lf bytes=%llu rows=%lld faults=%lf", &wall[i], &cpu[i], &by, &rw,
                    &faults[i]) != 5) {
             fprintf(stderr, "bench format: decode child failed (status %d): %s\n", status, buf);

@@ -727,30 +727,10 @@ static void run_child(enum wl wl, const char *file, int workers, int prefetch, i
     snprintf(a_c, sizeof a_c, "%d", conc);
     char *args[] = {"bench_scan", "--child", (char *)wl_names[wl], (char *)file, a_w, a_p, a_c,
                     (char *)outdir, NULL};
-    int fd[2];
-    if (pipe(fd)) bt_die("pipe", NULL);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) bt_die("fork", NULL);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        execv("/proc/self/exe", args);
-        _exit(127);
-    }
-    close(fd[1]);
-    char buf[4096];
-    size_t len = 0;
-    ssize_t k;
-    while ((k = read(fd[0], buf + len, sizeof buf - 1 - len)) > 0) len += (size_t)k;
-    buf[len] = 0;
-    close(fd[0]);
-    int status;
-    waitpid(pid, &status, 0);
+    char buf[8192];
+    int status = qv_bench_run_self(args, 0, buf, sizeof buf);
     const char *line = strstr(buf, "RESULT ");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !line ||
+    if (status != 0 || !line ||
         sscanf(line, "RESULT secs=%lf cpu=%lf rows=%lld bytes=%llu hwm=%llu pool_peak=%llu maxq=%lld anon=%llu file=%llu",
                &out->secs, &out->cpu, &out->rows, &out->bytes, &out->hwm, &out->pool_peak, &out->maxq, &out->anon,
                &out->file) != 9) {
