@@ -587,6 +587,43 @@ static void test_fixed_size_binary_zero_end_to_end(void **state) {
     qv_schema_free(s);
 }
 
+/* The encoding layer: width 0 encodes under every requested encoding as
+ * plain (or constant when asked), decodes by range and by rows, and a tree
+ * with width 0 under any other encoding is corrupt. */
+static void test_fixed_width_zero_encoding(void **state) {
+    (void)state;
+    const int forces[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_CONSTANT, QV_ENC_ZSTD, QV_ENC_DICT};
+    for (int f = 0; f < 5; f++) {
+        for (int64_t count = 0; count <= 3000; count += 1500) {
+            struct qv_values v = {.kind = QV_KIND_FIXED_BINARY, .fixed_width = 0, .count = count};
+            struct qv_encode_options eo = {.force = forces[f], .compact = 1};
+            struct qv_encoded enc = {0};
+            struct qv_error err;
+            int rc = qv_encode(&v, &eo, res, &enc, &err);
+            if (rc) fail_msg("encode (force %d): %s", forces[f], err.message);
+            assert_int_equal(enc.data[0], forces[f] == QV_ENC_CONSTANT ? QV_ENC_CONSTANT : QV_ENC_PLAIN);
+            struct qv_decoder *d;
+            rc = qv_decoder_open(enc.data, enc.size, QV_KIND_FIXED_BINARY, 0, count, res, &d, &err);
+            if (rc) fail_msg("decoder open: %s", err.message);
+            uint8_t one;
+            struct qv_decode_out o = {.values = &one};
+            assert_int_equal(qv_decoder_decode_range(d, 0, count, &o, NULL), 0);
+            int64_t rows[] = {0, 1, 1499};
+            if (count >= 1500) assert_int_equal(qv_decoder_take(d, rows, 3, &o, NULL), 0);
+            qv_decoder_close(d);
+            /* The same tree claiming another encoding is refused. */
+            if (f == 0 && count) {
+                for (int e = QV_ENC_PLAIN + 2; e < QV_ENC_COUNT; e++) {
+                    enc.data[0] = (uint8_t)e;
+                    assert_int_equal(qv_decoder_open(enc.data, enc.size, QV_KIND_FIXED_BINARY, 0,
+                                                     count, res, &d, &err), EIO);
+                }
+            }
+            qv_encoded_release(res, &enc);
+        }
+    }
+}
+
 /* ---- row_group_rows ---- */
 
 static void test_row_group_rows_honoured_exactly(void **state) {
@@ -640,6 +677,7 @@ int main(void) {
         cmocka_unit_test(test_footer_assembled_in_place),
         cmocka_unit_test(test_long_time_zones_roundtrip),
         cmocka_unit_test(test_fixed_size_binary_zero_end_to_end),
+        cmocka_unit_test(test_fixed_width_zero_encoding),
         cmocka_unit_test(test_row_group_rows_honoured_exactly),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
