@@ -495,7 +495,17 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
                     rc = EIO;
                 }
             }
-            if (!rc) f->n_columns = (int32_t)f->schema->root.n_children;
+            if (!rc) {
+                /* Column -> node in O(1): scans of wide files ask per column. */
+                f->n_columns = (int32_t)f->schema->root.n_children;
+                f->column_node = qv_alloc(r, (size_t)(f->n_columns ? f->n_columns : 1) *
+                                                 sizeof *f->column_node, err);
+                if (!f->column_node) rc = ENOMEM;
+                for (int32_t c = 0, k = 0; !rc && c < f->n_columns; c++) {
+                    f->column_node[c] = k;
+                    k = f->nodes[k].subtree_end;
+                }
+            }
             have_schema = 1;
         } else if (tag == QV_SEC_METADATA) {
             rc = parse_kvs(&p, &f->metadata, &f->n_metadata, r, "file");
@@ -527,6 +537,8 @@ void qv__footer_free(struct qv__footer *f) {
                 (f->n_row_groups ? (size_t)f->n_row_groups : 1) * sizeof *f->row_groups);
     if (f->metadata) qv_free(r, f->metadata, (size_t)f->n_metadata * sizeof *f->metadata);
     if (f->nodes) qv_free(r, f->nodes, (size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof *f->nodes);
+    if (f->column_node)
+        qv_free(r, f->column_node, (size_t)(f->n_columns ? f->n_columns : 1) * sizeof *f->column_node);
     qv_schema_free(f->schema);
     if (f->arena) qv_free(r, f->arena, f->arena_size);
     memset(f, 0, sizeof *f);

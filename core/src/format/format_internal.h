@@ -165,6 +165,7 @@ struct qv__footer {
     struct qv_schema *schema;
     struct qv__node *nodes;
     int32_t n_nodes, n_columns;
+    int32_t *column_node;        /* first node of each top-level column */
     int64_t n_metadata;
     struct qv_kv *metadata;      /* strings point into `arena` */
     int64_t num_rows;
