@@ -437,6 +437,73 @@ static void test_oversized_metadata_refused_at_open(void **state) {
     qv_schema_free(s);
 }
 
+/* The footer grows with each row group. With metadata that brings the
+ * footer exactly to its limit at open, the first row group pushes it over:
+ * the writer fails before it writes a footer, and nothing is published. */
+static void test_footer_over_limit_fails_before_publishing(void **state) {
+    (void)state;
+    struct qv_field col = {.name = "a", .type = QV_TYPE_INT32};
+    struct qv_schema *s = make_schema(&col, 1);
+    /* The head's bytes beyond the metadata value are the same for every
+     * value length in [2^21, 2^28) (same varint sizes): measure them on a
+     * small one. */
+    size_t probe = (size_t)1 << 21;
+    char *value = calloc(1, (size_t)QV_MAX_FOOTER_BYTES); /* zero pages: never written */
+    assert_non_null(value);
+    struct qv_kv kv = {"big", value, 3, (int32_t)probe};
+    struct qv__wbuf head;
+    qv__wbuf_init(&head, res);
+    qv__footer_head(&head, s, 1, &kv, 1);
+    assert_false(head.failed);
+    uint64_t overhead = head.size - probe;
+    qv__wbuf_free(&head);
+    uint64_t empty = qv__footer_size(0, 0, 1, 0); /* the row-group section with none */
+    kv.value_len = (int32_t)(QV_MAX_FOOTER_BYTES - overhead - empty);
+    struct qv_writer_options o = {.metadata = &kv, .n_metadata = 1};
+    char path[512];
+    tu_path(path, sizeof path, "limits-bigfooter.qvr");
+    unlink(path);
+    struct qv_writer *w;
+    struct qv_error err;
+    int rc = qv_writer_open(path, s, &o, res, &w, &err);
+    if (rc) fail_msg("open at the limit: %s", err.message);
+    /* One byte more is refused at open. */
+    kv.value_len++;
+    struct qv_writer *w2;
+    assert_int_equal(qv_writer_open(path, s, &o, res, &w2, &err), EINVAL);
+    assert_non_null(strstr(err.message, "schema and metadata"));
+    struct ArrowArray b;
+    struct rb_options ro = {0};
+    assert_int_equal(rb_batch(s, 10, 1, &ro, res, &b), 0);
+    /* The writer's buffers already exceed row_group_bytes (the footer in
+     * the making counts), so the write itself flushes the row group; either
+     * way the row group fails the writer, and finish repeats the error. */
+    rc = qv_writer_write(w, &b, &err);
+    if (!rc) rc = qv_writer_finish(w, &err);
+    assert_int_equal(rc, EINVAL);
+    assert_non_null(strstr(err.message, "footer would take"));
+    assert_int_equal(qv_writer_finish(w, &err), EINVAL);
+    assert_non_null(strstr(err.message, "268435456"));
+    /* Nothing under the final name; the temporary goes with the writer. */
+    assert_false(exists(path));
+    qv_writer_free(w);
+    assert_int_equal(files_like(path), 0);
+    /* The same with the row group left to finish: a failing finish removes
+     * the temporary at once and says why. */
+    kv.value_len--;
+    o.row_group_bytes = UINT64_MAX;
+    rc = qv_writer_open(path, s, &o, res, &w, &err);
+    if (rc) fail_msg("open at the limit: %s", err.message);
+    assert_int_equal(qv_writer_write(w, &b, NULL), 0);
+    assert_int_equal(qv_writer_finish(w, &err), EINVAL);
+    assert_non_null(strstr(err.message, "footer would take"));
+    assert_int_equal(files_like(path), 0);
+    qv_writer_free(w);
+    b.release(&b);
+    free(value);
+    qv_schema_free(s);
+}
+
 /* The footer assembled in place (head moved up against the row-group
  * section) reads back: several row groups, binary-safe metadata. */
 static void test_footer_assembled_in_place(void **state) {
@@ -674,6 +741,7 @@ int main(void) {
         cmocka_unit_test(test_reader_refuses_deep_footer),
         cmocka_unit_test(test_huge_counts_refused_without_allocating),
         cmocka_unit_test(test_oversized_metadata_refused_at_open),
+        cmocka_unit_test(test_footer_over_limit_fails_before_publishing),
         cmocka_unit_test(test_footer_assembled_in_place),
         cmocka_unit_test(test_long_time_zones_roundtrip),
         cmocka_unit_test(test_fixed_size_binary_zero_end_to_end),
