@@ -80,6 +80,15 @@ static void section(struct qv__wbuf *out, uint64_t tag, const struct qv__wbuf *b
     }
 }
 
+static size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
 void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32_t n_nodes,
                      const struct qv_kv *metadata, int64_t n_metadata) {
     struct qv__wbuf b;
@@ -91,10 +100,20 @@ void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32
     qv__wbuf_varint(&b, (uint64_t)n_nodes + 1);
     put_field(&b, &schema->root);
     section(out, QV_SEC_SCHEMA, &b);
-    b.size = 0;
-    put_kvs(&b, metadata, n_metadata);
-    section(out, QV_SEC_METADATA, &b);
     qv__wbuf_free(&b);
+    /* File metadata can be large: measure its section and write it straight
+     * into `out` rather than through a copy. */
+    uint64_t body = varint_size((uint64_t)n_metadata);
+    for (int64_t i = 0; i < n_metadata; i++) {
+        uint64_t kl = metadata[i].key_len >= 0 ? (uint64_t)metadata[i].key_len
+                                               : strlen(metadata[i].key);
+        uint64_t vl = metadata[i].value_len >= 0 ? (uint64_t)metadata[i].value_len
+                                                 : strlen(metadata[i].value);
+        body += varint_size(kl) + kl + varint_size(vl) + vl;
+    }
+    qv__wbuf_varint(out, QV_SEC_METADATA);
+    qv__wbuf_varint(out, body);
+    put_kvs(out, metadata, n_metadata);
 }
 
 static size_t put_varint(uint8_t *p, uint64_t v) {
@@ -104,15 +123,6 @@ static size_t put_varint(uint8_t *p, uint64_t v) {
         v >>= 7;
     }
     p[n++] = (uint8_t)v;
-    return n;
-}
-
-static size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
     return n;
 }
 
