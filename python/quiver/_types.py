@@ -13,9 +13,20 @@ Before writing, types with a lossless stored equivalent are cast in Python
 Anything else (time32/time64, duration, intervals, unions, decimal256, ...)
 is rejected with NotSupportedError naming the field.
 """
+import errno
+
 import pyarrow as pa
 
-from .errors import NotSupportedError
+from .errors import InvalidArgumentError, NotSupportedError
+
+
+def _no_nul(text, what, path):
+    """Names and time zones cross the Arrow C interface as C strings: a NUL
+    would cut them there, silently. Refuse what cannot be stored whole."""
+    if text is not None and "\0" in text:
+        raise InvalidArgumentError(
+            f"{path}: {what} {text!r} contains a NUL character, which Arrow's C interface "
+            "(and so Quiver) cannot carry", errno.EINVAL, "EINVAL")
 
 _SCALAR_OK = (
     pa.types.is_null, pa.types.is_boolean, pa.types.is_integer, pa.types.is_floating,
@@ -30,6 +41,8 @@ def storable_type(t, path="column"):
     stored as is). Raises NotSupportedError for types with no lossless
     equivalent."""
     if any(f(t) for f in _SCALAR_OK):
+        if pa.types.is_timestamp(t):
+            _no_nul(t.tz, "time zone", path)
         return t
     if pa.types.is_decimal(t):
         if isinstance(t, pa.Decimal128Type):
@@ -72,6 +85,7 @@ def storable_type(t, path="column"):
 
 def storable_field(f, parent="column"):
     path = f.name if parent == "column" else f"{parent}.{f.name}"
+    _no_nul(f.name, "field name", parent if parent != "column" else "schema")
     t = storable_type(f.type, path)
     if t is f.type:
         return f

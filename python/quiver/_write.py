@@ -66,7 +66,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
         store are cast first where a lossless equivalent exists
         (string_view -> string, dictionary -> its values, ...; see
         quiver._types).
-    row_group_rows: rows per row group (default 131072).
+    row_group_rows: rows per row group, exactly (default 131072; the last
+        row group holds the rest).
     row_group_bytes: flush a row group early when this many bytes are buffered.
     compact: let zstd / lz4 win where they make chunks smaller.
     metadata: a dict of file key-value metadata (str or bytes).

@@ -86,10 +86,26 @@ void qv_sink_close(struct qv_sink *sink);
  * All buffering is charged to the writer's reservation: a full budget is
  * ENOMEM with the pool's message, after which the writer can still be
  * aborted. After any error the writer is failed: every later call returns
- * that error; only abort and free remain useful. */
+ * that error; only abort and free remain useful.
+ *
+ * The writer publishes only files the reader opens: qv_writer_open refuses
+ * (EINVAL, naming the field and the limit, before any file is created) a
+ * schema or metadata beyond the format's limits (docs/format.md, "Limits of
+ * the format": fields nested more than 63 levels, a field name over 65,536
+ * bytes, more than 1,000,000 fields, fixed_size_binary wider than 4,096
+ * bytes, a footer over 256 MiB). The footer grows with each row group; the
+ * row group that would push it past 256 MiB fails the writer (EINVAL), and
+ * nothing appears under the final name. */
+
+/* Most rows a row group may hold (row_group_rows). */
+#define QV_WRITER_MAX_ROW_GROUP_ROWS (QV_ENC_MAX_COUNT / 2)
 
 struct qv_writer_options {
-    int64_t row_group_rows;    /* 0 = 131072 (rounded up to a multiple of 1024) */
+    /* Rows per row group, exactly (the last row group holds the rest; one
+     * may end earlier when row_group_bytes are buffered). 0 = 131072;
+     * negative or above QV_WRITER_MAX_ROW_GROUP_ROWS is EINVAL. Multiples of
+     * 1024 (the encodings' vector size) compress best. */
+    int64_t row_group_rows;
     uint64_t row_group_bytes;  /* flush earlier when this much is buffered; 0 = 256 MiB */
     int compact;               /* let zstd / lz4 win where they are smaller */
     int force_encoding;        /* QV_ENC_*: top-level encoding of every values segment (tests) */

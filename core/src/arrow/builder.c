@@ -256,7 +256,7 @@ int qv__append_fixed_slow(struct qv_appender *a, int32_t kind, const void *value
     if (rc) return rc;
     if (kind == QV__K_BOOL) {
         if (*(const uint8_t *)value) qv_bit_set(a->values, a->length);
-    } else {
+    } else if (a->width > 0) {
         memcpy(a->values + a->length * a->width, value, (size_t)a->width);
     }
     if (a->validity) qv_bit_set(a->validity, a->length);
@@ -358,7 +358,8 @@ static int fill_slot(struct qv_appender *a, bool as_null) {
             rc = fill_slot(c, c->nullable);
             if (rc) return rc;
         }
-    } else if (a->kind != QV__K_BOOL) {
+    } else if (a->kind != QV__K_BOOL && a->width > 0) {
+        /* Width 0 (fixed_size_binary(0)) has no values buffer at all. */
         memset(a->values + i * a->width, 0, (size_t)a->width);
     }
     if (as_null) a->null_count++; /* the bit is already 0 */

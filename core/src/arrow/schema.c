@@ -132,6 +132,13 @@ int qv__field_check_node(const struct qv_field *f, const struct qv__path *path, 
         if (!kv->key || (!kv->value && kv->value_len != 0))
             return qv_error_set(err, EINVAL, "schema: field '%s': metadata pair %lld has a NULL %s",
                                 where, (long long)i, kv->key ? "value" : "key");
+        /* Lengths are int32 (as in Arrow's metadata encoding): a longer
+         * NUL-terminated string could not be stored whole. */
+        if ((kv->key_len < 0 && strlen(kv->key) > INT32_MAX) ||
+            (kv->value && kv->value_len < 0 && strlen(kv->value) > INT32_MAX))
+            return qv_error_set(err, EINVAL,
+                                "schema: field '%s': metadata pair %lld is longer than %d bytes",
+                                where, (long long)i, INT32_MAX);
     }
     return 0;
 }

@@ -595,6 +595,15 @@ static int fixed_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
 
 int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t width, int depth,
                       int force, struct qv__enode **out) {
+    /* Width 0 (Arrow's fixed_size_binary(0)): the values hold no bytes, so
+     * plain (an empty buffer) is as small as anything can be. Readers accept
+     * width 0 only under plain and constant, which keeps every other
+     * decoder away from zero-sized values. */
+    if (width == 0) {
+        struct fixed_ctx zc = {v, n, 0, depth};
+        if (force == QV_ENC_CONSTANT) return qv__constant_encode(e, QV__PT_FIXED, 0, n, v, 0, out);
+        return fixed_plain(e, &zc, out);
+    }
     if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
         int rc = qv__cascade_fixed(e, v, n, width, depth, QV_ENC_AUTO, out);
         return rc ? rc : finish_root(e, depth, force, out);

@@ -175,7 +175,7 @@ int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
     if (!pt) return qv_error_set(err, EINVAL, "qv_decoder_open: unknown kind %d", (int)kind);
     if (count < 0 || count > QV_ENC_MAX_COUNT)
         return qv_error_set(err, EINVAL, "qv_decoder_open: bad count %lld", (long long)count);
-    if (pt == QV__PT_FIXED && (fixed_width <= 0 || fixed_width > QV_ENC_MAX_FIXED_WIDTH))
+    if (pt == QV__PT_FIXED && (fixed_width < 0 || fixed_width > QV_ENC_MAX_FIXED_WIDTH))
         return qv_error_set(err, EINVAL, "qv_decoder_open: bad fixed width %d", fixed_width);
     struct qv_decoder *dc = qv_alloc(r, sizeof *dc, err);
     if (!dc) return ENOMEM;

@@ -81,13 +81,13 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
         return qv__cascade_bin(e, off, data, n, 0, force, root);
     }
     case QV__PT_FIXED: {
-        if (in->fixed_width <= 0 || in->fixed_width > QV_ENC_MAX_FIXED_WIDTH)
+        if (in->fixed_width < 0 || in->fixed_width > QV_ENC_MAX_FIXED_WIDTH)
             return bad(err, "bad fixed width");
-        if (n && !in->values) return bad(err, "NULL values");
+        if (n && !in->values && in->fixed_width) return bad(err, "NULL values");
         if ((uint64_t)n * (uint64_t)in->fixed_width > QV_ENC_MAX_BYTES)
             return bad(err, "chunk exceeds the byte limit");
         const uint8_t *v = in->values;
-        if (!v) v = qv__mem_calloc(&e->mem, (size_t)in->fixed_width, err);
+        if (!v) v = qv__mem_calloc(&e->mem, (size_t)in->fixed_width + 1, err);
         if (!v) return ENOMEM;
         return qv__cascade_fixed(e, v, n, (uint32_t)in->fixed_width, 0, force, root);
     }

@@ -199,8 +199,13 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
         return header_error(c, off, "unknown encoding id");
     if (nd->pt < QV__PT_U8 || nd->pt > QV__PT_FIXED) return qv__corrupt(c->err, nd, "bad type");
     if (nd->pt == QV__PT_FIXED) {
-        if (qv__varint_get(p, end, &pos, &v) || v == 0 || v > QV_ENC_MAX_FIXED_WIDTH)
+        if (qv__varint_get(p, end, &pos, &v) || v > QV_ENC_MAX_FIXED_WIDTH)
             return qv__corrupt(c->err, nd, "bad fixed width");
+        /* Zero-width values hold no bytes: only plain and constant may carry
+         * them, so no other decoder ever sees a zero-sized value. */
+        if (v == 0 && nd->enc != QV_ENC_PLAIN && nd->enc != QV_ENC_CONSTANT)
+            return qv__corrupt(c->err, nd, "fixed width 0 under an encoding other than plain "
+                               "or constant");
         nd->width = (uint32_t)v;
     } else {
         nd->width = qv__pt_width(nd->pt);

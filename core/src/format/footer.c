@@ -49,10 +49,22 @@ static void put_kvs(struct qv__wbuf *b, const struct qv_kv *kv, int64_t n) {
 }
 
 static void put_field(struct qv__wbuf *b, const struct qv_field *f) {
-    char fmt[128];
-    qv_arrow_format_emit(f, fmt, sizeof fmt);
+    /* The format string holds a time zone of any length: measure, then emit
+     * in place, so nothing is ever cut. */
+    if (b->failed) return;
+    size_t flen = qv_arrow_format_emit(f, NULL, 0);
+    char small[128], *fmt = small;
+    if (flen >= sizeof small) {
+        fmt = qv_alloc(b->r, flen + 1, &b->err);
+        if (!fmt) {
+            b->failed = 1;
+            return;
+        }
+    }
+    qv_arrow_format_emit(f, fmt, flen + 1);
     qv__wbuf_str(b, f->name);
-    qv__wbuf_str(b, fmt);
+    qv__wbuf_bytes(b, fmt, flen);
+    if (fmt != small) qv_free(b->r, fmt, flen + 1);
     qv__wbuf_varint(b, (uint64_t)(f->nullable ? 1 : 0) | (uint64_t)(f->keys_sorted ? 2 : 0));
     put_kvs(b, f->metadata, f->n_metadata);
     qv__wbuf_varint(b, (uint64_t)f->n_children);
@@ -68,9 +80,17 @@ static void section(struct qv__wbuf *out, uint64_t tag, const struct qv__wbuf *b
     }
 }
 
-void qv__footer_write(struct qv__wbuf *out, const struct qv_schema *schema,
-                      const struct qv_kv *metadata, int64_t n_metadata, int64_t n_row_groups,
-                      int32_t n_nodes, const struct qv__wbuf *dir) {
+static size_t varint_size(uint64_t v) {
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32_t n_nodes,
+                     const struct qv_kv *metadata, int64_t n_metadata) {
     struct qv__wbuf b;
     qv__wbuf_init(&b, out->r);
     qv__wbuf_str(&b, "quiver " QV_VERSION_STRING);
@@ -80,19 +100,46 @@ void qv__footer_write(struct qv__wbuf *out, const struct qv_schema *schema,
     qv__wbuf_varint(&b, (uint64_t)n_nodes + 1);
     put_field(&b, &schema->root);
     section(out, QV_SEC_SCHEMA, &b);
-    b.size = 0;
-    put_kvs(&b, metadata, n_metadata);
-    section(out, QV_SEC_METADATA, &b);
-    b.size = 0;
-    qv__wbuf_varint(&b, (uint64_t)n_row_groups);
-    qv__wbuf_varint(&b, (uint64_t)n_nodes);
-    qv__wbuf_put(&b, dir->data, dir->size);
-    if (dir->failed && !b.failed) {
-        b.failed = 1;
-        b.err = dir->err;
-    }
-    section(out, QV_SEC_ROW_GROUPS, &b);
     qv__wbuf_free(&b);
+    /* File metadata can be large: measure its section and write it straight
+     * into `out` rather than through a copy. */
+    uint64_t body = varint_size((uint64_t)n_metadata);
+    for (int64_t i = 0; i < n_metadata; i++) {
+        uint64_t kl = metadata[i].key_len >= 0 ? (uint64_t)metadata[i].key_len
+                                               : strlen(metadata[i].key);
+        uint64_t vl = metadata[i].value_len >= 0 ? (uint64_t)metadata[i].value_len
+                                                 : strlen(metadata[i].value);
+        body += varint_size(kl) + kl + varint_size(vl) + vl;
+    }
+    qv__wbuf_varint(out, QV_SEC_METADATA);
+    qv__wbuf_varint(out, body);
+    put_kvs(out, metadata, n_metadata);
+}
+
+static size_t put_varint(uint8_t *p, uint64_t v) {
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
+                            uint64_t dir_bytes) {
+    uint64_t body = varint_size((uint64_t)n_row_groups) + varint_size((uint64_t)n_nodes) + dir_bytes;
+    size_t n = put_varint(out, QV_SEC_ROW_GROUPS);
+    n += put_varint(out + n, body);
+    n += put_varint(out + n, (uint64_t)n_row_groups);
+    n += put_varint(out + n, (uint64_t)n_nodes);
+    return n;
+}
+
+uint64_t qv__footer_size(uint64_t head_bytes, int64_t n_row_groups, int32_t n_nodes,
+                         uint64_t dir_bytes) {
+    uint8_t hdr[QV_RG_HEADER_MAX];
+    return head_bytes + qv__footer_rg_header(hdr, n_row_groups, n_nodes, dir_bytes) + dir_bytes;
 }
 
 /* ---- parsing ---- */
@@ -163,7 +210,7 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         return BAD("footer: schema node count %llu is corrupt", (unsigned long long)total);
     size_t fsz = (size_t)total * sizeof(struct qv_field);
     size_t ksz = (size_t)total * sizeof(struct qv_kv *);
-    size_t ssz = (QV_MAX_DEPTH + 2) * sizeof(struct pending);
+    size_t ssz = (QV_MAX_DEPTH + 1) * sizeof(struct pending);
     struct qv_field *all = qv_calloc(r, fsz, err);
     struct qv_kv **kvs = all ? qv_calloc(r, ksz, err) : NULL;
     int64_t *nkv = kvs ? qv_calloc(r, (size_t)total * sizeof *nkv, err) : NULL;
@@ -193,8 +240,14 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         const uint8_t *name = qv__cur_bytes(&p->c, &nl);
         const uint8_t *fmt = qv__cur_bytes(&p->c, &fl);
         uint64_t flags = qv__cur_varint(&p->c);
-        if (!name || !fmt || nl > QV_MAX_NAME || fl > 256) {
+        if (!name || !fmt) {
             rc = BAD("footer: schema node %llu is corrupt", (unsigned long long)i);
+            goto done;
+        }
+        if (nl > QV_MAX_NAME) {
+            rc = BAD("footer: schema node %llu: name of %llu bytes is longer than the format's "
+                     "limit of %d bytes", (unsigned long long)i, (unsigned long long)nl,
+                     QV_MAX_NAME);
             goto done;
         }
         struct qv_field *f = &all[slot];
@@ -224,8 +277,11 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         }
         f->n_children = (int64_t)nc;
         if (nc) {
-            if (depth >= QV_MAX_DEPTH + 1) {
-                rc = BAD("footer: schema nested deeper than %d", QV_MAX_DEPTH);
+            /* This node is at level `depth` (the root at 0); its children
+             * would be one deeper. */
+            if (depth + 1 > QV_MAX_DEPTH) {
+                rc = BAD("footer: schema field '%.200s' has children at level %d, deeper than "
+                         "the format's limit of %d levels", f->name, depth + 1, QV_MAX_DEPTH);
                 goto done;
             }
             f->children = &all[next_free];
@@ -440,8 +496,26 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
             f->writer = w ? (char *)scratch_str(&p, w, n) : NULL;
         } else if (tag == QV_SEC_SCHEMA && !have_schema) {
             rc = parse_schema(&p, r, &f->schema);
-            if (!rc) rc = qv__nodes_build(f->schema, r, &f->nodes, &f->n_nodes, err);
-            if (!rc) f->n_columns = (int32_t)f->schema->root.n_children;
+            if (!rc) {
+                /* A schema the writer would refuse is a corrupt file. */
+                rc = qv__nodes_build(f->schema, r, &f->nodes, &f->n_nodes, err);
+                if (rc && rc != ENOMEM) {
+                    qv_error_wrap(err, EIO, "footer: schema: ");
+                    if (err) err->code = EIO;
+                    rc = EIO;
+                }
+            }
+            if (!rc) {
+                /* Column -> node in O(1): scans of wide files ask per column. */
+                f->n_columns = (int32_t)f->schema->root.n_children;
+                f->column_node = qv_alloc(r, (size_t)(f->n_columns ? f->n_columns : 1) *
+                                                 sizeof *f->column_node, err);
+                if (!f->column_node) rc = ENOMEM;
+                for (int32_t c = 0, k = 0; !rc && c < f->n_columns; c++) {
+                    f->column_node[c] = k;
+                    k = f->nodes[k].subtree_end;
+                }
+            }
             have_schema = 1;
         } else if (tag == QV_SEC_METADATA) {
             rc = parse_kvs(&p, &f->metadata, &f->n_metadata, r, "file");
@@ -473,6 +547,8 @@ void qv__footer_free(struct qv__footer *f) {
                 (f->n_row_groups ? (size_t)f->n_row_groups : 1) * sizeof *f->row_groups);
     if (f->metadata) qv_free(r, f->metadata, (size_t)f->n_metadata * sizeof *f->metadata);
     if (f->nodes) qv_free(r, f->nodes, (size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof *f->nodes);
+    if (f->column_node)
+        qv_free(r, f->column_node, (size_t)(f->n_columns ? f->n_columns : 1) * sizeof *f->column_node);
     qv_schema_free(f->schema);
     if (f->arena) qv_free(r, f->arena, f->arena_size);
     memset(f, 0, sizeof *f);

@@ -14,11 +14,19 @@
 #define QV_FORMAT_MINOR 0
 #define QV_FIRST_READ (64u * 1024) /* bytes read from the end on open */
 
-/* Sane limits a footer must respect (hostile-file defence). */
-#define QV_MAX_FOOTER_BYTES (UINT64_C(256) << 20)
-#define QV_MAX_NODES 100000
-#define QV_MAX_DEPTH 64
-#define QV_MAX_NAME 65536
+/* The format's limits: one definition each, enforced by the writer at
+ * qv_writer_open (schema, names, metadata) or before it writes the footer
+ * (footer size), and by the reader, which refuses a file beyond them as
+ * corrupt. So every file the writer publishes opens. docs/format.md,
+ * "Limits of the format", lists them. They bound what a hostile footer can
+ * make a reader allocate; none is reachable with ordinary data. */
+#define QV_MAX_FOOTER_BYTES (UINT64_C(256) << 20) /* footer bytes */
+#define QV_MAX_NODES 1000000 /* schema fields, root excluded */
+/* Levels below the root: a top-level column is at level 1, its child at 2.
+ * 63 is the deepest Arrow C++ (pyarrow) imports through the C Data
+ * Interface (its ArrowSchema recursion limit counts the root as level 0). */
+#define QV_MAX_DEPTH 63
+#define QV_MAX_NAME 65536 /* bytes of a field name */
 #define QV_MAX_STAT_BYTES 64      /* string statistics are truncated to this */
 
 /* Footer sections: tag, byte length, payload. Readers skip unknown tags. */
@@ -149,14 +157,15 @@ static inline uint64_t qv__get_u64le(const uint8_t *p) {
 
 /* ---- the parsed footer ----
  * The writer does not build one: it serializes each row group's directory
- * as soon as the row group is written (qv__dir_* below) and assembles the
- * footer from those bytes on finish. */
+ * as soon as the row group is written (qv__dir_* below) behind the head it
+ * serialized at open, and completes the footer in place on finish. */
 struct qv__footer {
     struct qv_reservation *r;
     char *writer;
     struct qv_schema *schema;
     struct qv__node *nodes;
     int32_t n_nodes, n_columns;
+    int32_t *column_node;        /* first node of each top-level column */
     int64_t n_metadata;
     struct qv_kv *metadata;      /* strings point into `arena` */
     int64_t num_rows;
@@ -175,11 +184,18 @@ struct qv__footer {
 void qv__dir_row_group(struct qv__wbuf *dir, int64_t rows, uint64_t offset, uint64_t length);
 void qv__dir_chunk(struct qv__wbuf *dir, int64_t length, int64_t null_count, uint64_t raw_bytes,
                    const struct qv__segment *segs, uint32_t n_segs, const struct qv__stats *st);
-/* Serializes the whole footer: writer string, schema, metadata and the
- * row-group directory accumulated in `dir`. */
-void qv__footer_write(struct qv__wbuf *out, const struct qv_schema *schema,
-                      const struct qv_kv *metadata, int64_t n_metadata, int64_t n_row_groups,
-                      int32_t n_nodes, const struct qv__wbuf *dir);
+/* The footer is the "head" (writer, schema and metadata sections), known
+ * when the writer opens, then the row-group section: a header of at most
+ * QV_RG_HEADER_MAX bytes (tag, body length, row-group count, node count)
+ * and the directory accumulated in qv__dir_* records. */
+void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32_t n_nodes,
+                     const struct qv_kv *metadata, int64_t n_metadata);
+#define QV_RG_HEADER_MAX 40
+size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
+                            uint64_t dir_bytes);
+/* Exact footer bytes for a head, a row-group count and a directory size. */
+uint64_t qv__footer_size(uint64_t head_bytes, int64_t n_row_groups, int32_t n_nodes,
+                         uint64_t dir_bytes);
 /* Parses and validates footer bytes against a file of `file_size` bytes whose
  * segments must lie in [QV_HEADER_SIZE, data_end). On success `f` owns
  * everything it holds (qv__footer_free). EIO naming the problem otherwise. */

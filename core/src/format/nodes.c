@@ -41,6 +41,11 @@ static int classify(const struct qv_field *f, struct qv__node *n, struct qv_erro
         n->value_kind = QV_KIND_LARGE_BINARY;
         return 0;
     case QV_TYPE_FIXED_BINARY:
+        if (f->byte_width < 0 || f->byte_width > QV_ENC_MAX_FIXED_WIDTH)
+            return qv_error_set(err, EINVAL,
+                                "field '%s': fixed_size_binary(%d) is wider than the format's "
+                                "limit of %d bytes",
+                                f->name, (int)f->byte_width, QV_ENC_MAX_FIXED_WIDTH);
         n->value_kind = QV_KIND_FIXED_BINARY;
         n->fixed_width = f->byte_width;
         return 0;
@@ -60,18 +65,39 @@ static int classify(const struct qv_field *f, struct qv__node *n, struct qv_erro
     }
 }
 
+/* Checks what every field must satisfy to be stored: a name the footer can
+ * hold (the reader refuses longer ones). */
+static int check_name(const struct qv_field *f, struct qv_error *err) {
+    size_t len = f->name ? strlen(f->name) : 0;
+    if (len > QV_MAX_NAME)
+        return qv_error_set(err, EINVAL,
+                            "field '%.40s...': name of %zu bytes is longer than the format's "
+                            "limit of %d bytes",
+                            f->name, len, QV_MAX_NAME);
+    return 0;
+}
+
+/* `depth` is the node's level below the root minus one (0 for a column). */
 static int fill(const struct qv_field *f, int32_t parent, int32_t column, int32_t depth,
                 struct qv__node *nodes, int32_t *next, struct qv_error *err) {
-    if (depth > QV_MAX_DEPTH)
-        return qv_error_set(err, EINVAL, "field '%s': nesting deeper than %d", f->name,
-                            QV_MAX_DEPTH);
+    if (depth + 1 > QV_MAX_DEPTH) {
+        char path[512] = "";
+        if (parent >= 0) qv__node_path(nodes, parent, path, sizeof path);
+        return qv_error_set(err, EINVAL,
+                            "field '%s%s%.200s': nested %d levels deep (a column is level 1), deeper "
+                            "than the format's limit of %d levels (what Arrow C++ and pyarrow "
+                            "import)",
+                            path, parent >= 0 ? "." : "", f->name, depth + 1, QV_MAX_DEPTH);
+    }
+    int rc = check_name(f, err);
+    if (rc) return rc;
     int32_t me = (*next)++;
     struct qv__node *n = &nodes[me];
     n->field = f;
     n->parent = parent;
     n->column = column;
     n->depth = depth;
-    int rc = classify(f, n, err);
+    rc = classify(f, n, err);
     if (rc) return rc;
     n->first_child = *next;
     n->n_children = (int32_t)f->n_children;
@@ -91,14 +117,19 @@ int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
     if (root->type != QV_TYPE_STRUCT)
         return qv_error_set(err, EINVAL, "schema root must be a struct, not %s",
                             qv_type_name(root->type));
+    int rc = check_name(root, err);
+    if (rc) return rc;
     int32_t n = count_nodes(root) - 1;
     if (n > QV_MAX_NODES)
-        return qv_error_set(err, EINVAL, "schema has %d fields, more than %d", n, QV_MAX_NODES);
+        return qv_error_set(err, EINVAL,
+                            "schema has %d fields (nested ones included), more than the "
+                            "format's limit of %d",
+                            n, QV_MAX_NODES);
     struct qv__node *nodes = qv_calloc(r, (size_t)(n ? n : 1) * sizeof *nodes, err);
     if (!nodes) return ENOMEM;
     int32_t next = 0;
     for (int64_t c = 0; c < root->n_children; c++) {
-        int rc = fill(&root->children[c], -1, (int32_t)c, 0, nodes, &next, err);
+        rc = fill(&root->children[c], -1, (int32_t)c, 0, nodes, &next, err);
         if (rc) {
             qv_free(r, nodes, (size_t)(n ? n : 1) * sizeof *nodes);
             return rc;
@@ -124,9 +155,9 @@ int qv__kind_width(enum qv_value_kind kind, int32_t fixed_width) {
 }
 
 void qv__node_path(const struct qv__node *nodes, int32_t i, char *buf, size_t cap) {
-    int32_t chain[QV_MAX_DEPTH + 2];
+    int32_t chain[QV_MAX_DEPTH + 1];
     int depth = 0;
-    for (int32_t k = i; k >= 0 && depth < QV_MAX_DEPTH + 2; k = nodes[k].parent) chain[depth++] = k;
+    for (int32_t k = i; k >= 0 && depth < QV_MAX_DEPTH + 1; k = nodes[k].parent) chain[depth++] = k;
     size_t off = 0;
     buf[0] = 0;
     for (int d = depth - 1; d >= 0 && off < cap; d--) {

@@ -161,9 +161,7 @@ int32_t qv_reader_node_parent(const struct qv_reader *rd, int32_t node) {
 }
 int32_t qv_reader_column_node(const struct qv_reader *rd, int32_t column) {
     if (column < 0 || column >= rd->f.n_columns) return -1;
-    int32_t k = 0;
-    for (int32_t c = 0; c < column; c++) k = rd->f.nodes[k].subtree_end;
-    return k;
+    return rd->f.column_node[column];
 }
 void qv_reader_node_path(const struct qv_reader *rd, int32_t node, char *buf, size_t cap) {
     if (node < 0 || node >= rd->f.n_nodes) {

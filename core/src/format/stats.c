@@ -114,6 +114,16 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
     const uint8_t *mn = NULL, *mx = NULL;
     size_t mnl = 0, mxl = 0;
     int fixed = v->kind == QV_KIND_FIXED_BINARY;
+    if (fixed && v->fixed_width == 0) {
+        /* fixed_size_binary(0): every value is the empty string (and the
+         * values pointer may be NULL). */
+        for (int64_t i = 0; i < v->count; i++)
+            if (valid(validity, i)) {
+                o->s.flags |= QV_STAT_MINMAX;
+                return;
+            }
+        return;
+    }
     for (int64_t i = 0; i < v->count; i++) {
         if (!valid(validity, i)) continue;
         const uint8_t *p;

@@ -14,15 +14,17 @@ struct qv_writer {
     int32_t n_nodes;
     struct qv_builder *builder;
     struct qv_writer_options opts;
-    struct qv_kv *metadata; /* deep copy: points into meta_blob */
-    char *meta_blob;
-    size_t meta_blob_size;
-    struct qv__wbuf dir;    /* row-group directory, serialized as we go */
+    /* The footer in the making: the head (writer, schema and metadata
+     * sections, serialized at open), QV_RG_HEADER_MAX bytes of room for the
+     * row-group section's header, then the directory records appended as
+     * row groups are written. Finish fills the room in place. */
+    struct qv__wbuf dir;
+    size_t head_size, dir_start;
     struct qv__wbuf rgdir;  /* the current row group's chunk records */
     int64_t n_row_groups, rows_written;
     int failed;             /* sticky error code */
     struct qv_error failure;
-    int finished;
+    int finished, aborted;
 };
 
 static int fail(struct qv_writer *w, int rc, struct qv_error *err) {
@@ -48,71 +50,133 @@ static int write_bytes(struct qv_writer *w, const void *p, size_t n, struct qv_e
     return rc ? fail(w, rc, err) : 0;
 }
 
-static int copy_metadata(struct qv_writer *w, const struct qv_kv *kv, int64_t n,
-                         struct qv_error *err) {
-    if (n <= 0) return 0;
-    size_t total = (size_t)n * sizeof(struct qv_kv);
-    for (int64_t i = 0; i < n; i++)
-        total += (kv[i].key_len >= 0 ? (size_t)kv[i].key_len : strlen(kv[i].key)) +
-                 (kv[i].value_len >= 0 ? (size_t)kv[i].value_len : strlen(kv[i].value)) + 2;
-    char *blob = qv_alloc(w->r, total, err);
-    if (!blob) return ENOMEM;
-    struct qv_kv *out = (struct qv_kv *)blob;
-    char *p = blob + (size_t)n * sizeof(struct qv_kv);
+static void abort_sink(struct qv_writer *w) {
+    if (!w->aborted) qv_sink_abort(&w->sink);
+    w->aborted = 1;
+}
+
+/* Checks the file metadata table and bounds its serialized size before
+ * anything is copied. */
+static int check_metadata(const char *name, const struct qv_kv *kv, int64_t n,
+                          struct qv_error *err) {
+    if (n < 0 || (n > 0 && !kv))
+        return qv_error_set(err, EINVAL, "writer '%s': %lld metadata pairs but no table", name,
+                            (long long)n);
+    uint64_t total = 0;
     for (int64_t i = 0; i < n; i++) {
-        size_t kl = kv[i].key_len >= 0 ? (size_t)kv[i].key_len : strlen(kv[i].key);
-        size_t vl = kv[i].value_len >= 0 ? (size_t)kv[i].value_len : strlen(kv[i].value);
-        memcpy(p, kv[i].key, kl);
-        p[kl] = 0;
-        out[i].key = p;
-        out[i].key_len = (int32_t)kl;
-        p += kl + 1;
-        memcpy(p, kv[i].value, vl);
-        p[vl] = 0;
-        out[i].value = p;
-        out[i].value_len = (int32_t)vl;
-        p += vl + 1;
+        if (!kv[i].key || (!kv[i].value && kv[i].value_len != 0))
+            return qv_error_set(err, EINVAL, "writer '%s': metadata pair %lld has a NULL %s", name,
+                                (long long)i, kv[i].key ? "value" : "key");
+        total += (kv[i].key_len >= 0 ? (uint64_t)kv[i].key_len : strlen(kv[i].key)) +
+                 (kv[i].value_len >= 0 ? (uint64_t)kv[i].value_len
+                                       : (kv[i].value ? strlen(kv[i].value) : 0));
+        if (total > QV_MAX_FOOTER_BYTES)
+            return qv_error_set(err, EINVAL,
+                                "writer '%s': file metadata of more than %llu bytes (at pair "
+                                "%lld) exceeds the format's footer limit of %llu bytes",
+                                name, (unsigned long long)total, (long long)i,
+                                (unsigned long long)QV_MAX_FOOTER_BYTES);
     }
-    w->metadata = out;
-    w->meta_blob = blob;
-    w->meta_blob_size = total;
     return 0;
+}
+
+static int footer_too_big(const char *name, uint64_t size, const char *when,
+                          struct qv_error *err) {
+    if (!*when)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': the schema and metadata alone make a footer of %llu "
+                            "bytes, more than the format's limit of %llu bytes",
+                            name, (unsigned long long)size,
+                            (unsigned long long)QV_MAX_FOOTER_BYTES);
+    return qv_error_set(err, EINVAL,
+                        "writer '%s': %s the footer would take %llu bytes, more than the "
+                        "format's limit of %llu bytes (write fewer, larger row groups or fewer "
+                        "columns per file)",
+                        name, when, (unsigned long long)size,
+                        (unsigned long long)QV_MAX_FOOTER_BYTES);
+}
+
+/* Everything but the sink: options, schema limits, the footer's head. A
+ * schema or metadata the reader would refuse is refused here, before any
+ * byte (or file) is written. `name` is for messages. */
+static int writer_new(const char *name, const struct qv_schema *schema,
+                      const struct qv_writer_options *opts, struct qv_reservation *r,
+                      struct qv_writer **out, struct qv_error *err) {
+    static const struct qv_writer_options defaults = {0};
+    *out = NULL;
+    if (!opts) opts = &defaults;
+    if (!schema || !r)
+        return qv_error_set(err, EINVAL, "writer '%s': NULL %s", name, !r ? "reservation" : "schema");
+    /* Row groups hold exactly row_group_rows rows (the last one fewer);
+     * a chunk must hold its rows and a list's children. */
+    if (opts->row_group_rows < 0 || opts->row_group_rows > QV_WRITER_MAX_ROW_GROUP_ROWS)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': row_group_rows %lld is outside 1..%lld (0 = default)",
+                            name, (long long)opts->row_group_rows,
+                            (long long)QV_WRITER_MAX_ROW_GROUP_ROWS);
+    int rc = check_metadata(name, opts->metadata, opts->n_metadata, err);
+    if (rc) return rc;
+    struct qv_writer *w = qv_calloc(r, sizeof *w, err);
+    if (!w) return ENOMEM;
+    w->r = r;
+    w->opts = *opts;
+    if (w->opts.row_group_rows == 0) w->opts.row_group_rows = 131072;
+    if (!w->opts.row_group_bytes) w->opts.row_group_bytes = UINT64_C(256) << 20;
+    w->opts.metadata = NULL;
+    w->opts.n_metadata = 0;
+    qv__wbuf_init(&w->dir, r);
+    qv__wbuf_init(&w->rgdir, r);
+    rc = qv_schema_copy(schema, r, &w->schema, err);
+    if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
+    if (rc && rc != ENOMEM) qv_error_wrap(err, rc, "writer '%s': schema: ", name);
+    if (!rc) {
+        qv__footer_head(&w->dir, w->schema, w->n_nodes, opts->metadata, opts->n_metadata);
+        static const uint8_t room[QV_RG_HEADER_MAX];
+        w->head_size = w->dir.size;
+        qv__wbuf_put(&w->dir, room, sizeof room);
+        w->dir_start = w->dir.size;
+        if (w->dir.failed) {
+            if (err) *err = w->dir.err;
+            rc = ENOMEM;
+        }
+    }
+    if (!rc) {
+        uint64_t size = qv__footer_size(w->head_size, 0, w->n_nodes, 0);
+        if (size > QV_MAX_FOOTER_BYTES) rc = footer_too_big(name, size, "", err);
+    }
+    if (!rc) {
+        struct qv_builder_options bo = {.initial_capacity = 1024};
+        rc = qv_builder_create(w->schema, r, &bo, &w->builder, err);
+    }
+    if (rc) {
+        w->aborted = 1; /* no sink yet */
+        qv_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
+}
+
+/* Moves the sink into the writer and writes the header. */
+static int attach_sink(struct qv_writer *w, struct qv_sink *sink, struct qv_error *err) {
+    w->sink = *sink;
+    memset(sink, 0, sizeof *sink);
+    uint8_t header[QV_HEADER_SIZE] = {'Q', 'V', 'R', '1', QV_FORMAT_MAJOR, 0, QV_FORMAT_MINOR, 0};
+    return qv_sink_write(&w->sink, header, sizeof header, err);
 }
 
 int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
                         const struct qv_writer_options *opts, struct qv_reservation *r,
                         struct qv_writer **out, struct qv_error *err) {
-    static const struct qv_writer_options defaults = {0};
     *out = NULL;
-    if (!opts) opts = &defaults;
-    struct qv_writer *w = qv_calloc(r, sizeof *w, err);
-    if (!w) {
+    struct qv_writer *w;
+    int rc = writer_new(sink->name ? sink->name : "", schema, opts, r, &w, err);
+    if (rc) {
         qv_sink_abort(sink);
         qv_sink_close(sink);
-        return ENOMEM;
+        return rc;
     }
-    w->r = r;
-    w->sink = *sink;
-    memset(sink, 0, sizeof *sink);
-    w->opts = *opts;
-    if (w->opts.row_group_rows <= 0) w->opts.row_group_rows = 131072;
-    w->opts.row_group_rows = (w->opts.row_group_rows + 1023) / 1024 * 1024;
-    if (w->opts.row_group_rows > QV_ENC_MAX_COUNT / 2) w->opts.row_group_rows = QV_ENC_MAX_COUNT / 2;
-    if (!w->opts.row_group_bytes) w->opts.row_group_bytes = UINT64_C(256) << 20;
-    w->opts.metadata = NULL;
-    qv__wbuf_init(&w->dir, r);
-    qv__wbuf_init(&w->rgdir, r);
-    int rc = qv_schema_copy(schema, r, &w->schema, err);
-    if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
-    if (!rc) rc = copy_metadata(w, opts->metadata, opts->n_metadata, err);
-    if (!rc) {
-        struct qv_builder_options bo = {.initial_capacity = 1024};
-        rc = qv_builder_create(w->schema, r, &bo, &w->builder, err);
-    }
-    if (!rc) {
-        uint8_t header[QV_HEADER_SIZE] = {'Q', 'V', 'R', '1', QV_FORMAT_MAJOR, 0, QV_FORMAT_MINOR, 0};
-        rc = qv_sink_write(&w->sink, header, sizeof header, err);
-    }
+    rc = attach_sink(w, sink, err);
     if (rc) {
         qv_writer_free(w);
         return rc;
@@ -124,11 +188,26 @@ int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
 int qv_writer_open(const char *path, const struct qv_schema *schema,
                    const struct qv_writer_options *opts, struct qv_reservation *r,
                    struct qv_writer **out, struct qv_error *err) {
-    struct qv_sink sink;
     *out = NULL;
-    int rc = qv_sink_create_file(path, &sink, err);
+    if (!path) return qv_error_set(err, EINVAL, "writer: NULL path");
+    /* Everything that can be refused is refused before the file exists. */
+    struct qv_writer *w;
+    int rc = writer_new(path, schema, opts, r, &w, err);
     if (rc) return rc;
-    return qv_writer_open_sink(&sink, schema, opts, r, out, err);
+    struct qv_sink sink;
+    rc = qv_sink_create_file(path, &sink, err);
+    if (rc) {
+        qv_writer_free(w);
+        return rc;
+    }
+    w->aborted = 0;
+    rc = attach_sink(w, &sink, err);
+    if (rc) {
+        qv_writer_free(w);
+        return rc;
+    }
+    *out = w;
+    return 0;
 }
 
 /* Encodes one segment and writes it. */
@@ -262,6 +341,16 @@ static int flush_row_group(struct qv_writer *w, struct qv_error *err) {
         if (err) *err = w->dir.err;
         return fail(w, ENOMEM, err);
     }
+    /* The footer grows with every row group: refuse the one that would make
+     * it unreadable now, not at finish after more data. */
+    uint64_t size = qv__footer_size(w->head_size, w->n_row_groups + 1, w->n_nodes,
+                                    w->dir.size - w->dir_start);
+    if (size > QV_MAX_FOOTER_BYTES) {
+        char when[64];
+        snprintf(when, sizeof when, "with row group %lld,", (long long)w->n_row_groups);
+        footer_too_big(w->sink.name, size, when, err);
+        return fail(w, EINVAL, err);
+    }
     w->n_row_groups++;
     w->rows_written += rows;
     if (w->opts.on_row_group) w->opts.on_row_group(w->opts.progress_ctx, w->rows_written);
@@ -351,37 +440,52 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
     int rc = check_usable(w, err);
     if (rc) return rc;
     rc = flush_row_group(w, err);
-    if (rc) return rc;
-    struct qv__wbuf footer;
-    qv__wbuf_init(&footer, w->r);
-    qv__footer_write(&footer, w->schema, w->metadata, w->opts.n_metadata, w->n_row_groups,
-                     w->n_nodes, &w->dir);
-    if (footer.failed) {
-        if (err) *err = footer.err;
-        qv__wbuf_free(&footer);
-        return fail(w, ENOMEM, err);
+    if (rc) {
+        abort_sink(w);
+        return rc;
+    }
+    /* Complete the footer in place: the row-group section's header goes
+     * right before the directory, and the head moves up against it. */
+    uint64_t dir_bytes = w->dir.size - w->dir_start;
+    uint8_t hdr[QV_RG_HEADER_MAX];
+    size_t hlen = qv__footer_rg_header(hdr, w->n_row_groups, w->n_nodes, dir_bytes);
+    size_t start = w->dir_start - hlen - w->head_size;
+    memmove(w->dir.data + start, w->dir.data, w->head_size);
+    memcpy(w->dir.data + w->dir_start - hlen, hdr, hlen);
+    const uint8_t *footer = w->dir.data + start;
+    size_t footer_size = w->dir.size - start;
+    /* flush_row_group and open keep it within the limit; a file the reader
+     * would refuse is never published. */
+    if (footer_size > QV_MAX_FOOTER_BYTES) {
+        footer_too_big(w->sink.name, footer_size, "at finish,", err);
+        rc = fail(w, EINVAL, err);
+        abort_sink(w);
+        return rc;
     }
     uint8_t tail[QV_TAIL_SIZE];
     qv__put_u64le(tail, w->sink.position);
-    qv__put_u64le(tail + 8, footer.size);
-    qv__put_u64le(tail + 16, qv_hash64(footer.data, footer.size, 0));
+    qv__put_u64le(tail + 8, footer_size);
+    qv__put_u64le(tail + 16, qv_hash64(footer, footer_size, 0));
     tail[24] = QV_FORMAT_MAJOR;
     tail[25] = 0;
     tail[26] = QV_FORMAT_MINOR;
     tail[27] = 0;
     memcpy(tail + 28, QV_MAGIC, 4);
-    rc = write_bytes(w, footer.data, footer.size, err);
-    qv__wbuf_free(&footer);
+    rc = write_bytes(w, footer, footer_size, err);
     if (!rc) rc = write_bytes(w, tail, sizeof tail, err);
     if (!rc) rc = qv_sink_finish(&w->sink, err);
-    if (rc) return fail(w, rc, err);
+    if (rc) {
+        rc = fail(w, rc, err);
+        abort_sink(w);
+        return rc;
+    }
     w->finished = 1;
     return 0;
 }
 
 void qv_writer_abort(struct qv_writer *w) {
     if (!w || w->finished) return;
-    qv_sink_abort(&w->sink);
+    abort_sink(w);
     if (!w->failed) {
         w->failed = ECANCELED;
         qv_error_set(&w->failure, ECANCELED, "writer '%s': aborted", w->sink.name);
@@ -390,12 +494,11 @@ void qv_writer_abort(struct qv_writer *w) {
 
 void qv_writer_free(struct qv_writer *w) {
     if (!w) return;
-    if (!w->finished) qv_sink_abort(&w->sink);
+    if (!w->finished) abort_sink(w);
     qv_sink_close(&w->sink);
     qv_builder_free(w->builder);
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
-    if (w->meta_blob) qv_free(w->r, w->meta_blob, w->meta_blob_size);
     if (w->nodes) qv_free(w->r, w->nodes, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->nodes);
     qv_schema_free(w->schema);
     qv_free(w->r, w, sizeof *w);

@@ -16,7 +16,6 @@
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_MAX_FILTER_COLUMNS 64
-#define QV_SCAN_MAX_PROJECTION 4096
 #define QV_SCAN_SMALL_TAKE 4096
 
 enum { T_FILTER = 0, T_PROJECT = 1 };
@@ -325,14 +324,21 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
     struct qv_scan *s = st->private_data;
     struct qv_error err;
     out->release = NULL;
-    int32_t cols[QV_SCAN_MAX_PROJECTION];
-    int32_t n = s->n_proj < QV_SCAN_MAX_PROJECTION ? s->n_proj : QV_SCAN_MAX_PROJECTION;
-    for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
+    int32_t n = s->n_proj;
     struct qv_reservation *res;
     struct qv_reservation_options ro = {.name = "scan schema"};
     int rc = qv_reservation_create(s->pool, &ro, &res, &err);
+    /* Any number of columns: the list is charged like everything else. */
+    size_t cols_size = (size_t)(n ? n : 1) * sizeof(int32_t);
+    int32_t *cols = rc ? NULL : qv_alloc(res, cols_size, &err);
+    if (!rc && !cols) {
+        rc = ENOMEM;
+        qv_reservation_free(res);
+    }
     if (!rc) {
+        for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
         rc = qv_reader_export_schema(s->rd, cols, n, res, out, &err);
+        qv_free(res, cols, cols_size);
         if (rc) qv_reservation_free(res);
         else rc = qv__schema_adopt(out, res, &err);
     }
@@ -495,7 +501,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     int32_t *slot_of = s->child_of_column; /* reused as scratch below, then filled */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
     int32_t np = opts->columns ? opts->n_columns : ncol;
-    if (np < 0 || np > ncol || np > QV_SCAN_MAX_PROJECTION) {
+    if (np < 0 || np > ncol) {
         rc = qv_error_set(err, EINVAL, "scan: %d projected columns of %d", np, ncol);
         goto fail;
     }
@@ -505,12 +511,12 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
             rc = qv_error_set(err, EINVAL, "scan: projected column %d out of range (%d columns)", c, ncol);
             goto fail;
         }
-        for (int32_t j = 0; j < i; j++)
-            if (s->cols[s->proj[j]].column == c) {
-                rc = qv_error_set(err, EINVAL, "scan: column '%s' projected twice",
-                                  schema->root.children[c].name);
-                goto fail;
-            }
+        /* Only projected columns have a slot yet: a slot means "twice". */
+        if (slot_of[c] >= 0) {
+            rc = qv_error_set(err, EINVAL, "scan: column '%s' projected twice",
+                              schema->root.children[c].name);
+            goto fail;
+        }
         s->proj[s->n_proj++] = col_slot(s, c, slot_of);
     }
     if (s->filter) {
