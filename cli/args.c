@@ -135,8 +135,11 @@ int cli_parse_double(const struct cli_ctx *ctx, const char *option, const char *
                      double max, double *out) {
     char *end;
     errno = 0;
-    double v = plain_number_start(text) && !has_hex_prefix(text) ? strtod(text, &end) : NAN;
-    if (!plain_number_start(text) || has_hex_prefix(text) || errno || *end || !isfinite(v))
+    /* ".5" reads as a number too. */
+    int plain = (plain_number_start(text) || (text[0] == '.' && text[1] >= '0' && text[1] <= '9')) &&
+                !has_hex_prefix(text);
+    double v = plain ? strtod(text, &end) : NAN;
+    if (!plain || errno || *end || !isfinite(v))
         return cli_usage_error(ctx, "%s: '%s' is not a number", option, text);
     if (v < min || v > max)
         return cli_usage_error(ctx, "%s: %g is outside %g..%g", option, v, min, max);
