@@ -223,9 +223,15 @@ size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
 /* Resolves column paths against `schema` (STRUCT root; top-level columns
  * are its children; nested paths go through STRUCT fields only), checks
  * types and coerces literals to the column types. A name matches exactly,
- * or, when unquoted and no exact match exists, case-insensitively if only one
- * field matches. EINVAL names the column, its type and the offending literal
- * or operator (and the position for parsed text). Binding again (to another
+ * or, when unquoted and no exact match exists, case-insensitively. A name
+ * that matches more than one field (duplicate names, which Arrow allows, or
+ * several case-insensitive matches) is EINVAL naming both fields
+ * ("ambiguous column name 'a': fields 0 and 2 ..."), never the first of
+ * them. EINVAL names the column, its type and the offending literal or
+ * operator (and the position for parsed text). Binding takes time linear in
+ * the tree (each distinct column text is resolved once; wide structs are
+ * searched through a name index); an OR of equalities (an AND of
+ * inequalities) on one column is bound as one IN (NOT IN) set. Binding again (to another
  * schema) replaces the previous binding; on failure the tree is unbound.
  * `schema` must outlive the binding (fields are referenced, not copied).
  * Binding memory comes from the tree's reservation. */
