@@ -36,7 +36,7 @@ struct cli_scan {
     struct qv_schema *out_schema;
     struct qv_builder *builder;
     int64_t batch_rows, next, emitted;
-    int drained;
+    int drained, drain_rc;
 };
 
 const struct qv_field *cli_scan_root(const struct cli_scan *s) { return &s->root; }
@@ -266,8 +266,11 @@ static int reorder_next(struct cli_scan *s, struct ArrowArray *out, struct qv_er
     int rc;
     if (!s->drained) {
         s->drained = 1;
-        if ((rc = reorder_drain(s, err))) return rc;
+        if ((rc = s->drain_rc = reorder_drain(s, err))) return rc;
     }
+    if (s->drain_rc)
+        return qv_error_set(err, s->drain_rc, "scan: the take already failed (%s)",
+                            qv_errno_name(s->drain_rc));
     int64_t n = 0;
     while (s->next < s->n_order && n < s->batch_rows && (s->limit < 0 || s->emitted < s->limit)) {
         int64_t row = s->order[s->next++];
