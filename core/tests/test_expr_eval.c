@@ -552,6 +552,23 @@ static void test_duplicate_names(void **state) {
     assert_int_equal(c[3], 99);
     assert_int_equal(c[4], 101);
     qv_expr_free(e);
+    /* Every allocation of binding through the name index can fail cleanly. */
+    uint64_t before = qv_reservation_used(E->r);
+    int failures = 0, n;
+    for (n = 1; n < 200; n++) {
+        assert_int_equal(qv_expr_parse("k5 = 1 OR k5 = 2 OR K98 = 4 OR k0 IN (5, 6) OR k1 != 1 AND k1 != 2", E->r, &e, &err), 0);
+        qv_pool_inject_alloc_failure(E->pool, (uint64_t)n);
+        int rc = qv_expr_bind(e, schema, &err);
+        qv_pool_inject_alloc_failure(E->pool, 0);
+        if (rc != 0 && rc != ENOMEM) fail_msg("allocation %d: bind returned %d (%s)", n, rc, err.message);
+        assert_int_equal(qv_expr_is_bound(e), rc == 0);
+        qv_expr_free(e);
+        assert_int_equal(qv_reservation_used(E->r), before);
+        if (rc == 0) break;
+        failures++;
+    }
+    assert_true(failures > 5);
+    assert_true(n < 200);
     qv_schema_free(schema);
 }
 

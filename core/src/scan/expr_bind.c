@@ -72,7 +72,8 @@ struct nent {
     int32_t idx;
 };
 struct name_index {
-    struct nent *exact, *folded;
+    struct nent *exact, *folded; /* one block of 2 * n entries (binder's memory) */
+    size_t n;
 };
 
 /* Structs with at least this many children are searched through an index. */
@@ -155,27 +156,40 @@ static const struct name_index *struct_index(struct binder *B, const struct qv_f
     uint64_t h = qv_hash64(&f, sizeof f, 0);
     struct hslot *s = ht_find(B, &B->structs, h, eq_struct, f);
     if (s) return &B->idx[s->v];
+    /* Indexes live only while binding: they come from the reservation and
+     * are freed by binder_free, not kept in the binding. */
     if (B->n_idx == B->cap_idx) {
         int32_t cap = B->cap_idx ? B->cap_idx * 2 : 4;
-        struct name_index *ni = qv__xalloc(B->b, (size_t)cap * sizeof *ni, B->err);
+        struct name_index *ni = qv_realloc(B->r, B->idx, (size_t)B->cap_idx * sizeof *ni,
+                                           (size_t)cap * sizeof *ni, B->err);
         if (!ni) return NULL;
-        if (B->n_idx) memcpy(ni, B->idx, (size_t)B->n_idx * sizeof *ni);
         B->idx = ni;
         B->cap_idx = cap;
     }
     size_t n = (size_t)f->n_children;
     struct name_index *x = &B->idx[B->n_idx];
-    x->exact = qv__xalloc(B->b, n * sizeof *x->exact, B->err);
-    x->folded = x->exact ? qv__xalloc(B->b, n * sizeof *x->folded, B->err) : NULL;
-    if (!x->folded) return NULL;
+    x->exact = qv_alloc(B->r, 2 * n * sizeof *x->exact, B->err);
+    if (!x->exact) return NULL;
+    x->folded = x->exact + n;
+    x->n = n;
     for (size_t i = 0; i < n; i++) {
         const char *name = f->children[i].name ? f->children[i].name : "";
         x->exact[i] = x->folded[i] = (struct nent){name, (int32_t)i};
     }
     qsort(x->exact, n, sizeof *x->exact, cmp_exact);
     qsort(x->folded, n, sizeof *x->folded, cmp_folded);
-    if (ht_add(B, &B->structs, h, f, B->n_idx)) return NULL;
-    return &B->idx[B->n_idx++];
+    B->n_idx++;
+    if (ht_add(B, &B->structs, h, f, B->n_idx - 1)) return NULL;
+    return &B->idx[B->n_idx - 1];
+}
+
+static void binder_free(struct binder *B) {
+    ht_free(B, &B->texts);
+    ht_free(B, &B->paths);
+    ht_free(B, &B->structs);
+    for (int32_t i = 0; i < B->n_idx; i++)
+        qv_free(B->r, B->idx[i].exact, 2 * B->idx[i].n * sizeof *B->idx[i].exact);
+    if (B->idx) qv_free(B->r, B->idx, (size_t)B->cap_idx * sizeof *B->idx);
 }
 
 /* The first two entries of a sorted index matching `name` (-1: none). */
@@ -1121,9 +1135,7 @@ int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_er
     b->schema = schema;
     struct binder B = {.b = b, .err = err, .r = e->r};
     b->plan = bind_node(&B, e);
-    ht_free(&B, &B.texts);
-    ht_free(&B, &B.paths);
-    ht_free(&B, &B.structs);
+    binder_free(&B);
     if (b->plan) {
         b->levels = plan_finish(b, b->plan);
         b->columns = qv__xalloc(b, (size_t)(b->n_refs ? b->n_refs : 1) * sizeof *b->columns, err);
