@@ -97,13 +97,33 @@ int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int
     return -1;
 }
 
+/* strtoll and strtod skip leading blanks and read hex, "inf" and "nan";
+ * option values are plain decimal text, so the first byte must be a digit
+ * (or a sign, where negative values can be meant). */
+static int plain_number_start(const char *text) {
+    const char *p = text + (text[0] == '-' || text[0] == '+');
+    return *p >= '0' && *p <= '9';
+}
+
+static int has_hex_prefix(const char *text) {
+    const char *p = text + (text[0] == '-' || text[0] == '+');
+    return p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+}
+
 int cli_parse_int64(const struct cli_ctx *ctx, const char *option, const char *text, int64_t min,
                     int64_t max, int64_t *out) {
     char *end;
     errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end)
-        return cli_usage_error(ctx, "%s: '%s' is not an integer", option, text);
+    long long v = plain_number_start(text) ? strtoll(text, &end, 10) : 0;
+    if (!plain_number_start(text) || *end)
+        return cli_usage_error(ctx, "%s: '%s' is not an integer (give %lld..%lld)", option, text,
+                               (long long)min, (long long)max);
+    if (errno == ERANGE)
+        return cli_usage_error(ctx, "%s: '%s' is outside %lld..%lld", option, text,
+                               (long long)min, (long long)max);
+    if (v < 0 && min >= 0)
+        return cli_usage_error(ctx, "%s: %lld is negative (give %lld..%lld)", option, v,
+                               (long long)min, (long long)max);
     if (v < min || v > max)
         return cli_usage_error(ctx, "%s: %lld is outside %lld..%lld", option, v, (long long)min,
                                (long long)max);
@@ -115,8 +135,11 @@ int cli_parse_double(const struct cli_ctx *ctx, const char *option, const char *
                      double max, double *out) {
     char *end;
     errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(v))
+    /* ".5" reads as a number too. */
+    int plain = (plain_number_start(text) || (text[0] == '.' && text[1] >= '0' && text[1] <= '9')) &&
+                !has_hex_prefix(text);
+    double v = plain ? strtod(text, &end) : NAN;
+    if (!plain || errno || *end || !isfinite(v))
         return cli_usage_error(ctx, "%s: '%s' is not a number", option, text);
     if (v < min || v > max)
         return cli_usage_error(ctx, "%s: %g is outside %g..%g", option, v, min, max);
@@ -128,9 +151,13 @@ int cli_parse_bytes(const struct cli_ctx *ctx, const char *option, const char *t
                     uint64_t *out) {
     char *end;
     errno = 0;
-    double v = strtod(text, &end);
-    if (errno || end == text || !(v >= 0))
-        return cli_usage_error(ctx, "%s: '%s' is not a byte count", option, text);
+    /* Digits with an optional fraction ("1.5G"): no sign, hex or exponent. */
+    size_t digits = strspn(text, "0123456789");
+    if (text[digits] == '.') digits += 1 + strspn(text + digits + 1, "0123456789");
+    int plain = text[0] >= '0' && text[0] <= '9' && !has_hex_prefix(text);
+    double v = plain ? strtod(text, &end) : -1;
+    if (!plain || errno || end != text + digits || !(v >= 0))
+        return cli_usage_error(ctx, "%s: '%s' is not a byte count (try 512M)", option, text);
     double mult = 1;
     switch (*end) {
     case 'k': case 'K': mult = 1024.0; end++; break;

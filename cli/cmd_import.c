@@ -55,7 +55,8 @@ static const struct cli_command_spec spec = {
     .summary = "Converts CSV (RFC 4180, with a header row) to a .qvr file.",
     .details =
         "Types not given with --schema are inferred from the first rows: bool (true/false),\n"
-        "int64, float64, date32 (YYYY-MM-DD), timestamp (ISO 8601; UTC when values carry a\n"
+        "int64 (beyond it: uint64, decimal(38,0), else utf8; never a rounding float64),\n"
+        "float64, date32 (YYYY-MM-DD), timestamp (ISO 8601; UTC when values carry a\n"
         "zone), else utf8. An empty field is null; a quoted empty field (\"\") is an empty\n"
         "string. Binary columns are hex. Every column is nullable; an empty header name\n"
         "becomes column_N.\n"
@@ -147,14 +148,28 @@ static int apply_schema(struct import *im, const char *text) {
         if (!colon)
             return cli_usage_error(im->ctx, "--schema: '%.*s' is not 'name:type'", (int)(e - p), p);
         size_t nlen = (size_t)(colon - p);
-        int col = -1;
-        for (int i = 0; i < im->ncols && col < 0; i++)
-            if (strlen(im->names[i]) == nlen && memcmp(im->names[i], p, nlen) == 0) col = i;
+        /* One rule for names everywhere: a name matching several header
+         * columns selects none of them. */
+        int col = -1, other = -1;
+        for (int i = 0; i < im->ncols && other < 0; i++)
+            if (strlen(im->names[i]) == nlen && memcmp(im->names[i], p, nlen) == 0) {
+                if (col < 0) col = i;
+                else other = i;
+            }
+        if (other >= 0) {
+            cli_errorf(im->ctx,
+                       "--schema: ambiguous column name '%.*s': columns %d and %d of the CSV "
+                       "header of %s both have that name",
+                       (int)nlen, p, col + 1, other + 1, im->in_path);
+            return CLI_EXIT_ERROR;
+        }
         if (col < 0) {
             cli_errorf(im->ctx, "--schema: the CSV header of %s has no column '%.*s'", im->in_path,
                        (int)nlen, p);
             return CLI_EXIT_ERROR;
         }
+        if (im->given[col])
+            return cli_usage_error(im->ctx, "--schema: column '%.*s' is given twice", (int)nlen, p);
         char msg[512];
         if (cli_type_parse(colon + 1, (size_t)(e - colon - 1), &im->types[col], msg, sizeof msg))
             return cli_usage_error(im->ctx, "--schema: column '%.*s': %s", (int)nlen, p, msg);

@@ -25,19 +25,16 @@ static const struct cli_option options[] = {
     {"filter", CLI_OPT_VALUE, "EXPR",
      "only rows where EXPR is true, e.g. \"l_quantity < 24 AND l_shipmode IN ('AIR', 'RAIL')\"",
      &filter_text, NULL},
-    {"take", CLI_OPT_VALUE, "R1,R2,...", "only these rows (0-based, any order)", &take_text, NULL},
+    {"take", CLI_OPT_VALUE, "R1,R2,...",
+     "only these rows, printed in this order (0-based; repeats print again)", &take_text, NULL},
     {"threads", CLI_OPT_VALUE, "N", "decode workers (default: cores, at most 4; 0 = none)",
      &threads_text, NULL},
     {"prefetch", CLI_OPT_VALUE, "N", "completed batches decoded ahead (default 1)",
      &prefetch_text, NULL},
 };
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Parses --take into sorted, distinct rows (the engine's contract). */
+/* Parses --take into the rows as given: the scan source prints them in
+ * this order, repeats included (the engine reads them sorted, once). */
 static int parse_take(struct cli_ctx *ctx, const char *text, int64_t **out, int64_t *n_out) {
     size_t len = strlen(text), cap = 1;
     for (size_t i = 0; i < len; i++) cap += text[i] == ',';
@@ -61,12 +58,8 @@ static int parse_take(struct cli_ctx *ctx, const char *text, int64_t **out, int6
         free(rows);
         return rc;
     }
-    qsort(rows, (size_t)n, sizeof *rows, cmp_i64);
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (k == 0 || rows[i] != rows[k - 1]) rows[k++] = rows[i];
     *out = rows;
-    *n_out = k;
+    *n_out = n;
     return 0;
 }
 
@@ -124,6 +117,14 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
+    for (int64_t i = 0; i < n_take; i++)
+        if (take[i] >= qv_reader_num_rows(reader)) {
+            cli_errorf(ctx, "--take: row %lld is out of range: '%s' has %lld rows (0..%lld)",
+                       (long long)take[i], pos[0], (long long)qv_reader_num_rows(reader),
+                       (long long)qv_reader_num_rows(reader) - 1);
+            rc = CLI_EXIT_ERROR;
+            goto done;
+        }
     if (columns_text && cli_resolve_columns(reader, columns_text, &cols, &ncols, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;

@@ -466,15 +466,29 @@ int cli_append_text(struct qv_appender *a, const struct qv_field *f,
 
 enum {
     CLI_INFER_BOOL = 1u,
-    CLI_INFER_INT = 2u,
+    CLI_INFER_INT = 2u,     /* fits int64 */
     CLI_INFER_FLOAT = 4u,
     CLI_INFER_DATE = 8u,
     CLI_INFER_TS = 16u,
+    CLI_INFER_UINT = 32u,   /* fits uint64 (no minus sign) */
+    CLI_INFER_DEC38 = 64u,  /* an integer of at most 38 digits: decimal(38, 0) */
+    CLI_INFER_DIGITS = 128u /* an integer of any length */
 };
 
 void cli_infer_init(struct cli_infer *s) {
     memset(s, 0, sizeof *s);
-    s->possible = CLI_INFER_BOOL | CLI_INFER_INT | CLI_INFER_FLOAT | CLI_INFER_DATE | CLI_INFER_TS;
+    s->possible = CLI_INFER_BOOL | CLI_INFER_INT | CLI_INFER_FLOAT | CLI_INFER_DATE | CLI_INFER_TS |
+                  CLI_INFER_UINT | CLI_INFER_DEC38 | CLI_INFER_DIGITS;
+}
+
+/* Canonical integer text (as inference reads it: optional '-', no leading
+ * zeros): its digit count, or -1. */
+static int64_t integer_digits(const char *p, size_t n) {
+    size_t i = p[0] == '-';
+    if (i == n || (p[i] == '0' && n - i > 1)) return -1;
+    for (size_t k = i; k < n; k++)
+        if (p[k] < '0' || p[k] > '9') return -1;
+    return (int64_t)(n - i);
 }
 
 void cli_infer_add(struct cli_infer *s, const struct cli_csv_field *v) {
@@ -498,6 +512,16 @@ void cli_infer_add(struct cli_infer *s, const struct cli_csv_field *v) {
     int32_t d;
     if ((s->possible & CLI_INFER_BOOL) && parse_bool(p, n, &b) == 0) still |= CLI_INFER_BOOL;
     if ((s->possible & CLI_INFER_INT) && parse_int64(p, n, &i, 1) == 0) still |= CLI_INFER_INT;
+    if (s->possible & (CLI_INFER_UINT | CLI_INFER_DEC38 | CLI_INFER_DIGITS)) {
+        /* Integers beyond int64 stay exact: uint64, decimal(38, 0), else
+         * text; never a float that would round them. */
+        int64_t nd = integer_digits(p, n);
+        int neg;
+        uint64_t mag;
+        if (nd >= 0) still |= CLI_INFER_DIGITS;
+        if (nd >= 0 && nd <= 38) still |= CLI_INFER_DEC38;
+        if (nd >= 0 && parse_uint_text(p, n, &neg, &mag, 1) == 0 && !neg) still |= CLI_INFER_UINT;
+    }
     if ((s->possible & CLI_INFER_FLOAT) && is_float_text(p, n)) still |= CLI_INFER_FLOAT;
     if ((s->possible & CLI_INFER_DATE) && cli_parse_date(p, n, &d) == 0) still |= CLI_INFER_DATE;
     if (s->possible & CLI_INFER_TS) {
@@ -521,6 +545,12 @@ void cli_infer_result(const struct cli_infer *s, struct cli_type *out) {
     if (s->zoned && s->unzoned) p &= ~(unsigned)CLI_INFER_TS;
     if (p & CLI_INFER_BOOL) out->field.type = QV_TYPE_BOOL;
     else if (p & CLI_INFER_INT) out->field.type = QV_TYPE_INT64;
+    else if (p & CLI_INFER_UINT) out->field.type = QV_TYPE_UINT64;
+    else if (p & CLI_INFER_DEC38) {
+        out->field.type = QV_TYPE_DECIMAL128;
+        out->field.precision = 38;
+        out->field.scale = 0;
+    } else if (p & CLI_INFER_DIGITS) out->field.type = QV_TYPE_UTF8;
     else if (p & CLI_INFER_FLOAT) out->field.type = QV_TYPE_FLOAT64;
     else if (p & CLI_INFER_DATE) out->field.type = QV_TYPE_DATE32;
     else if (p & CLI_INFER_TS) {

@@ -37,7 +37,9 @@ struct cli_infer {
 };
 void cli_infer_init(struct cli_infer *s);
 void cli_infer_add(struct cli_infer *s, const struct cli_csv_field *v);
-/* The inferred type: bool, int64, float64, date32, timestamp (us, or ns
+/* The inferred type: bool, int64 (integers beyond it: uint64 when none is
+ * negative, decimal128(38, 0) up to 38 digits, else utf8), float64, date32,
+ * timestamp (us, or ns
  * when a fraction needs it; UTC when every value has a zone), else utf8. */
 void cli_infer_result(const struct cli_infer *s, struct cli_type *out);
 

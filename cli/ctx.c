@@ -28,10 +28,16 @@ int cli_reservation(struct cli_ctx *ctx, const char *name, struct qv_reservation
     return 0;
 }
 
+/* "qv gen: " for a command, "qv: " before one is known. */
+static void prefix(const struct cli_ctx *ctx) {
+    const char *cmd = ctx && ctx->command ? ctx->command : "";
+    fprintf(stderr, "qv%s%s: ", *cmd ? " " : "", cmd);
+}
+
 void cli_errorf(const struct cli_ctx *ctx, const char *fmt, ...) {
     va_list ap;
     fflush(stdout);
-    fprintf(stderr, "qv %s: ", ctx && ctx->command ? ctx->command : "");
+    prefix(ctx);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -50,7 +56,7 @@ int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...) {
     va_list ap;
     const char *cmd = ctx && ctx->command ? ctx->command : "";
     fflush(stdout);
-    fprintf(stderr, "qv %s: ", cmd);
+    prefix(ctx);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);

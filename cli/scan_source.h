@@ -22,7 +22,11 @@ struct cli_scan_options {
     int64_t batch_rows;     /* rows per batch; 0 = 65536 */
     int validate;           /* validate every batch at the FULL tier before use */
     const char *filter;     /* predicate text (the shared predicate language), or NULL */
-    const int64_t *take;    /* strictly increasing global row indices, or NULL */
+    const int64_t *take;    /* global row indices, or NULL. In any order, repeats allowed:
+                               the rows come out in this order (after the filter, up to
+                               the limit). Strictly increasing lists stream through the
+                               engine; others are read (sorted, once) and held in memory
+                               before the first batch, the filter evaluated on them. */
     int64_t n_take;
     int threads;            /* decode workers; 0 = default */
     int prefetch;           /* completed batches waiting at most; 0 = 1 */

@@ -26,6 +26,32 @@ run 2 scan a.qvr b.qvr
 run 2 scan a.qvr --limit
 err_has "needs a value"
 run 2 scan a.qvr --limit -1
+err_has "qv scan: --limit: -1 is negative"
+# Errors before a command is known say "qv: ", not "qv : ".
+run 2 frobnicate
+err_has "qv: unknown command 'frobnicate'"
+run 2 --memory-limit abc scan a.qvr
+err_has "qv: --memory-limit: 'abc' is not a byte count"
+check '! grep -q "qv :" "$TMP/err"' "stray space after qv"
+# Numeric options: negative, non-numeric, blank-padded, hex, exponent and
+# too large values are usage errors naming the option.
+for opt in limit threads prefetch max-width take; do
+    for v in -1 abc " 5" "5 " 0x10 1e3 99999999999999999999 ""; do
+        run 2 scan a.qvr --$opt "$v"
+        err_has "qv scan: --$opt: "
+    done
+done
+for v in -1 abc 0x10 1e3 " 5" nan inf 5Q 18446744073709551616; do
+    run 2 scan a.qvr --memory-limit "$v"
+    err_has "--memory-limit: "
+done
+run 2 gen lineitem "$TMP/x.qvr" --row-group-rows -5
+err_has "--row-group-rows: -5 is negative"
+run 2 gen lineitem "$TMP/x.qvr" --sf 0x1p-3
+err_has "--sf: '0x1p-3' is not a number"
+run 2 gen lineitem "$TMP/x.qvr" --sf " 1"
+run 2 import in.csv "$TMP/x.qvr" --sample-rows abc
+run 2 inspect a.qvr --row-group -1
 run 2 scan a.qvr --format xml
 run 2 inspect a.qvr --json=yes
 run 2 demo --sf -1
@@ -40,6 +66,10 @@ for cmd in inspect scan export; do
     run 0 $cmd "$TMP/good.qvr"
 done
 run 0 inspect --json "$TMP/good.qvr"
+# --limit 0 is no rows (the header only); --memory-limit takes 1.5G-style sizes.
+run 0 scan "$TMP/good.qvr" --limit 0 --format csv
+check '[ "$(wc -l < "$TMP/out")" -eq 1 ]' "--limit 0 printed rows"
+run 0 --memory-limit 1.5G scan "$TMP/good.qvr" --limit 1 --columns l_orderkey
 run 0 inspect --row-group 1 "$TMP/good.qvr"
 run 1 inspect --row-group 99 "$TMP/good.qvr"
 size=$(wc -c <"$TMP/good.qvr")

@@ -237,6 +237,32 @@ static void test_nested(void **state) {
     assert_int_equal(row, 700 * NROWS);
     cli_scan_close(scan);
 
+    /* A take in any order, repeats included, across vectors and batches:
+     * every nested type is copied row by row into the reordered output. */
+    static const int64_t order[] = {2099, 0, 1500, 1, 1500, 1024, 3, 2, 1023, 2099};
+    const int64_t n_order = (int64_t)(sizeof order / sizeof order[0]);
+    for (int with_limit = 0; with_limit < 2; with_limit++) {
+        struct cli_scan_options to = {.limit = with_limit ? 7 : -1, .batch_rows = 4,
+                                      .validate = 1, .take = order, .n_take = n_order};
+        if (cli_scan_open(rd, &to, r, &scan, &err)) fail_msg("take: %s", err.message);
+        int64_t k = 0;
+        for (;;) {
+            struct ArrowArray tb;
+            if (cli_scan_next(scan, &tb, &err)) fail_msg("take: %s", err.message);
+            if (!tb.release) break;
+            assert_true(tb.length <= 4);
+            for (int64_t i = 0; i < tb.length; i++, k++) {
+                render(cli_scan_root(scan), &tb, i, &text);
+                if (strcmp(cli_buf_str(&text), want[order[k] % NROWS]) != 0)
+                    fail_msg("take #%lld (row %lld)\n got: %s\nwant: %s", (long long)k,
+                             (long long)order[k], cli_buf_str(&text), want[order[k] % NROWS]);
+            }
+            tb.release(&tb);
+        }
+        assert_int_equal(k, with_limit ? 7 : n_order);
+        cli_scan_close(scan);
+    }
+
     int32_t *pc;
     int32_t npc;
     assert_int_equal(cli_resolve_columns(rd, "mk,s", &pc, &npc, &err), 0);

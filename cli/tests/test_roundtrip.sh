@@ -38,6 +38,45 @@ run 0 import "$TMP/one.csv" "$TMP/one.qvr"
 run 0 export "$TMP/one.qvr"
 check 'printf "only\na\n\n\"\"\nb\n" | cmp -s - "$TMP/out"' "single column nulls: $(cat "$TMP/out")"
 
+# Integers beyond int64 are inferred losslessly, never as float64: uint64
+# when none is negative, decimal(38, 0) up to 38 digits, text beyond; and
+# they come back digit for digit.
+printf 'u,d,t,i,f\n18446744073709551615,-9223372036854775809,123456789012345678901234567890123456789012,1,1.5\n9223372036854775808,99999999999999999999999999999999999999,-1,-9223372036854775808,2\n' >"$TMP/big.csv"
+run 0 import "$TMP/big.csv" "$TMP/big.qvr"
+out_has "u: uint64"
+out_has "d: decimal128(38, 0)"
+out_has "t: utf8"
+out_has "i: int64"
+out_has "f: float64"
+run 0 export "$TMP/big.qvr"
+check 'cmp -s "$TMP/out" "$TMP/big.csv"' "big integers changed: $(cat "$TMP/out")"
+# A value beyond the inferred type after the sample is an error naming it.
+{ echo n; i=0; while [ $i -lt 20 ]; do echo $i; i=$((i + 1)); done; echo 9223372036854775808; } >"$TMP/late_big.csv"
+run 1 import "$TMP/late_big.csv" "$TMP/bad.qvr" --sample-rows 10
+err_has "line 22, column 1 ('n'): '9223372036854775808' is out of range"
+{ echo n; echo 18446744073709551615; i=0; while [ $i -lt 20 ]; do echo $i; i=$((i + 1)); done; echo -1; } >"$TMP/late_neg.csv"
+run 1 import "$TMP/late_neg.csv" "$TMP/bad.qvr" --sample-rows 10
+err_has "line 23, column 1 ('n'): '-1' is out of range"
+
+# Duplicate names: --schema may not give a column twice nor name a header
+# name that several columns share; scan and filter refuse such names too.
+run 2 import "$TMP/big.csv" "$TMP/bad.qvr" --schema 'u:uint64,u:decimal(20,0)'
+err_has "--schema: column 'u' is given twice"
+printf 'a,b,a\n1,2,3\n' >"$TMP/dup.csv"
+run 1 import "$TMP/dup.csv" "$TMP/bad.qvr" --schema 'a:int8'
+err_has "ambiguous column name 'a': columns 1 and 3"
+run 0 import "$TMP/dup.csv" "$TMP/dup.qvr" --schema 'b:int8'
+run 1 scan "$TMP/dup.qvr" --columns a
+err_has "ambiguous column name 'a': fields 0 and 2"
+run 1 scan "$TMP/dup.qvr" --filter 'a = 1'
+err_has "ambiguous column name 'a': fields 0 and 2"
+run 1 export "$TMP/dup.qvr" --columns b,a
+err_has "ambiguous column name 'a'"
+run 0 scan "$TMP/dup.qvr" --columns b --filter 'b = 2' --format csv
+check '[ "$(cat "$TMP/out")" = "$(printf "b\n2")" ]' "scan of an unambiguous column: $(cat "$TMP/out")"
+run 0 export "$TMP/dup.qvr"
+check '[ "$(cat "$TMP/out")" = "$(printf "a,b,a\n1,2,3")" ]' "export of duplicate names: $(cat "$TMP/out")"
+
 # Errors name the line and the column; exit 1; no output file.
 printf 'a,b,c\n1,2,3\n4,5\n' >"$TMP/ragged.csv"
 run 1 import "$TMP/ragged.csv" "$TMP/bad.qvr"

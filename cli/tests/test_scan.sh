@@ -25,13 +25,36 @@ done
 run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey --filter "l_orderkey > 100000000"
 check '[ "$(wc -l < "$TMP/out")" -eq 1 ]' "an impossible filter returned rows"
 
-# --take: rows by number, in any order, duplicates once.
-run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey,l_quantity --take 7,0,3,7
-check '[ "$(wc -l < "$TMP/out")" -eq 4 ]' "--take 7,0,3,7 did not give 3 rows"
-for n in 0 3 7; do
-    line=$(sed -n "$((n + 2))p" "$TMP/all.csv" | cut -d, -f1,2)
-    check "grep -qxF '$line' '$TMP/out'" "--take lacks row $n ($line)"
+# --take: rows by number, printed in the order given, repeats included;
+# across row groups; with a filter on a column not printed; with --limit.
+# expect_take ROWS [AWK-CONDITION [LIMIT]]: the expected CSV body, from all.csv.
+expect_take() {
+    for n in $(echo "$1" | tr , ' '); do
+        sed -n "$((n + 2))p" "$TMP/all.csv"
+    done | awk -F, "${2:-1} { print \$1 \",\" \$2 }" | head -n "${3:-1000000}" >"$TMP/want"
+}
+for rows in 7,0,3,7 5000,10,4097,10,2047,2048 0,3,7 3 9,8,7,6,5,4,3,2,1,0; do
+    expect_take "$rows"
+    run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey,l_quantity --take "$rows"
+    tail -n +2 "$TMP/out" >"$TMP/got"
+    check 'cmp -s "$TMP/got" "$TMP/want"' "--take $rows: got $(tr '\n' ' ' <"$TMP/got"), want $(tr '\n' ' ' <"$TMP/want")"
 done
+for t in 0 2; do
+    expect_take 5000,10,4097,10,2047,2048,11 '$3 != "AIR"'
+    run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey,l_quantity \
+        --take 5000,10,4097,10,2047,2048,11 --filter "l_shipmode <> 'AIR'" --threads $t
+    tail -n +2 "$TMP/out" >"$TMP/got"
+    check 'cmp -s "$TMP/got" "$TMP/want"' "--take with --filter (threads $t): got $(tr '\n' ' ' <"$TMP/got")"
+    expect_take 5000,10,4097,10,2047,2048,11 '$3 != "AIR"' 3
+    run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey,l_quantity \
+        --take 5000,10,4097,10,2047,2048,11 --filter "l_shipmode <> 'AIR'" --limit 3 --threads $t
+    tail -n +2 "$TMP/out" >"$TMP/got"
+    check 'cmp -s "$TMP/got" "$TMP/want"' "--take with --limit 3: got $(tr '\n' ' ' <"$TMP/got")"
+done
+run 0 scan "$TMP/l.qvr" --take 9,1 --limit 0 --format csv --columns l_orderkey
+check '[ "$(wc -l < "$TMP/out")" -eq 1 ]' "--limit 0 with --take printed rows"
+run 0 scan "$TMP/l.qvr" --take 9,1,9 --columns l_orderkey,l_comment
+check '[ "$(grep -c "^ *[0-9]" "$TMP/out")" -eq 3 ] && grep -q "(3 rows)" "$TMP/out"' "table --take 9,1,9 did not print 3 rows"
 
 # Errors name what and where.
 run 1 scan "$TMP/l.qvr" --filter "l_quantity <"
@@ -40,5 +63,12 @@ run 1 scan "$TMP/l.qvr" --filter "no_such_column = 1"
 err_has "no_such_column"
 run 1 scan "$TMP/l.qvr" --filter "l_shipmode > 5"
 run 1 scan "$TMP/l.qvr" --take 999999999
+err_has "row 999999999 is out of range"
+run 1 scan "$TMP/l.qvr" --take 3,999999999,1
+err_has "row 999999999 is out of range"
+run 1 scan "$TMP/l.qvr" --take 3,1 --filter "nope = 1"
+err_has "no column 'nope'"
+run 2 scan "$TMP/l.qvr" --take 3,-1
+err_has "--take: -1 is negative"
 run 2 scan "$TMP/l.qvr" --threads x
 finish

@@ -118,7 +118,20 @@ static void test_inference(void **state) {
     assert_string_equal(INFER("1", "\""), "utf8");         /* "" is an empty string */
     assert_string_equal(INFER("", ""), "utf8");            /* nothing to go on */
     assert_string_equal(INFER(" 12 ", "3"), "int64");      /* blanks around numbers */
-    assert_string_equal(INFER("99999999999999999999"), "float64"); /* beyond int64 */
+    /* Beyond int64: lossless types only, never float64 (which would round). */
+    assert_string_equal(INFER("9223372036854775807", "-9223372036854775808"), "int64");
+    assert_string_equal(INFER("9223372036854775808", "1"), "uint64");
+    assert_string_equal(INFER("18446744073709551615", ""), "uint64");
+    assert_string_equal(INFER("99999999999999999999"), "decimal128(38, 0)");
+    assert_string_equal(INFER("9223372036854775808", "-1"), "decimal128(38, 0)");
+    assert_string_equal(INFER("-9223372036854775809"), "decimal128(38, 0)");
+    assert_string_equal(INFER("99999999999999999999999999999999999999"), "decimal128(38, 0)");
+    assert_string_equal(INFER("999999999999999999999999999999999999999"), "utf8");
+    assert_string_equal(INFER("-999999999999999999999999999999999999999", "5"), "utf8");
+    /* With a fraction or an exponent among them, the column is floats. */
+    assert_string_equal(INFER("99999999999999999999", "1.5"), "float64");
+    assert_string_equal(INFER("99999999999999999999", "1e3"), "float64");
+    assert_string_equal(INFER("099999999999999999999"), "utf8");
 }
 
 static void test_type_names(void **state) {

@@ -486,6 +486,92 @@ static void test_bind_errors(void **state) {
     qv_schema_free(schema);
 }
 
+/* One rule for names that match several fields (as projection has it):
+ * an error naming the fields, never the first of them; at the top level,
+ * inside structs, in narrow structs and in wide ones (which bind through a
+ * name index), exactly or ignoring case. */
+static void test_duplicate_names(void **state) {
+    struct env *E = *state;
+    struct qv_error err;
+    struct qv_schema *schema;
+    static const struct qv_field inner[] = {{.name = "x", .type = QV_TYPE_INT32, .nullable = true},
+                                            {.name = "y", .type = QV_TYPE_INT32, .nullable = true},
+                                            {.name = "x", .type = QV_TYPE_INT64, .nullable = true}};
+    static const struct qv_field dup_cols[] = {
+        {.name = "a", .type = QV_TYPE_INT8, .nullable = true},
+        {.name = "b", .type = QV_TYPE_INT8, .nullable = true},
+        {.name = "a", .type = QV_TYPE_INT16, .nullable = true},
+        {.name = "s", .type = QV_TYPE_STRUCT, .nullable = true, .n_children = 3, .children = inner},
+        {.name = "C", .type = QV_TYPE_INT8, .nullable = true},
+        {.name = "c", .type = QV_TYPE_INT8, .nullable = true},
+    };
+    static const struct qv_field rt = {.type = QV_TYPE_STRUCT, .n_children = 6, .children = dup_cols};
+    assert_int_equal(qv_schema_create(&rt, E->r, &schema, &err), 0);
+    expect_bind_error(E, schema, "a = 3", "ambiguous column name 'a': fields 0 and 2 both have that name at position 1");
+    expect_bind_error(E, schema, "b = 1 OR \"a\" IS NULL", "ambiguous column name 'a': fields 0 and 2");
+    expect_bind_error(E, schema, "A IN (1, 2)", "ambiguous column name 'A': fields 0 ('a') and 2 ('a')");
+    expect_bind_error(E, schema, "s.x = 1", "ambiguous field name 'x' in struct 's': fields 0 and 2");
+    expect_bind_error(E, schema, "b = 1 AND s.X > 0", "ambiguous field name 'X' in struct 's'");
+    /* An exact match is not ambiguous even where another matches ignoring
+     * case; without one, two case-insensitive matches are. */
+    struct qv_expr *e;
+    assert_int_equal(qv_expr_parse("C = 1 AND c = 2 AND s.y = 3 AND S.Y = 3 AND b = 1", E->r, &e, &err), 0);
+    assert_int_equal(qv_expr_bind(e, schema, &err), 0);
+    int32_t c[8];
+    assert_int_equal(qv_expr_columns(e, c, 8), 4);
+    assert_int_equal(c[0], 1);
+    assert_int_equal(c[1], 3);
+    assert_int_equal(c[2], 4);
+    assert_int_equal(c[3], 5);
+    assert_int_equal(qv_expr_num_refs(e), 4); /* s.y and S.Y are one reference */
+    qv_expr_free(e);
+    expect_bind_error(E, schema, "B = 1 AND \"s\".\"y\" = 1 AND \"C\" = 1 AND \"c\" = 1 AND \"b\" = 1 AND cc = 1",
+                      "no column 'cc'");
+    qv_schema_free(schema);
+
+    /* A wide schema: 100 columns k0..k99 with k7 again at 100 and K5 / k5. */
+    struct qv_field wide[102];
+    char names[102][8];
+    for (int i = 0; i < 100; i++) {
+        snprintf(names[i], sizeof names[i], "k%d", i);
+        wide[i] = (struct qv_field){.name = names[i], .type = QV_TYPE_INT32, .nullable = true};
+    }
+    wide[100] = (struct qv_field){.name = "k7", .type = QV_TYPE_INT64, .nullable = true};
+    wide[101] = (struct qv_field){.name = "K5", .type = QV_TYPE_INT64, .nullable = true};
+    const struct qv_field wrt = {.type = QV_TYPE_STRUCT, .n_children = 102, .children = wide};
+    assert_int_equal(qv_schema_create(&wrt, E->r, &schema, &err), 0);
+    expect_bind_error(E, schema, "k7 = 1", "ambiguous column name 'k7': fields 7 and 100 both have that name");
+    expect_bind_error(E, schema, "K7 = 1", "ambiguous column name 'K7': fields 7 ('k7') and 100 ('k7')");
+    expect_bind_error(E, schema, "k3 = 1 OR \"K3\" = 1", "no column 'K3'");
+    assert_int_equal(qv_expr_parse("k5 = 1 OR K5 = 2 OR k99 = 3 OR K98 = 4 OR k0 = 5 OR K0 = 6", E->r, &e, &err), 0);
+    assert_int_equal(qv_expr_bind(e, schema, &err), 0);
+    assert_int_equal(qv_expr_columns(e, c, 8), 5);
+    assert_int_equal(c[0], 0);
+    assert_int_equal(c[1], 5);
+    assert_int_equal(c[2], 98);
+    assert_int_equal(c[3], 99);
+    assert_int_equal(c[4], 101);
+    qv_expr_free(e);
+    /* Every allocation of binding through the name index can fail cleanly. */
+    uint64_t before = qv_reservation_used(E->r);
+    int failures = 0, n;
+    for (n = 1; n < 200; n++) {
+        assert_int_equal(qv_expr_parse("k5 = 1 OR k5 = 2 OR K98 = 4 OR k0 IN (5, 6) OR k1 != 1 AND k1 != 2", E->r, &e, &err), 0);
+        qv_pool_inject_alloc_failure(E->pool, (uint64_t)n);
+        int rc = qv_expr_bind(e, schema, &err);
+        qv_pool_inject_alloc_failure(E->pool, 0);
+        if (rc != 0 && rc != ENOMEM) fail_msg("allocation %d: bind returned %d (%s)", n, rc, err.message);
+        assert_int_equal(qv_expr_is_bound(e), rc == 0);
+        qv_expr_free(e);
+        assert_int_equal(qv_reservation_used(E->r), before);
+        if (rc == 0) break;
+        failures++;
+    }
+    assert_true(failures > 5);
+    assert_true(n < 200);
+    qv_schema_free(schema);
+}
+
 static void test_refs_and_columns(void **state) {
     struct env *E = *state;
     struct qv_schema *schema;
@@ -613,6 +699,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_semantics, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bind_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_duplicate_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refs_and_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_property, setup, teardown),

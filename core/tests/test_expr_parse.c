@@ -281,11 +281,11 @@ static void test_errors(void **state) {
     char deep[2048];
     memset(deep, '(', 300);
     strcpy(deep + 300, "x");
-    expect_error(E, deep, "nesting deeper than 200 levels", 201);
+    expect_error(E, deep, "nested too deeply (more than 200 levels)", 201);
     char nots[2048] = "";
     for (int i = 0; i < 300; i++) strcat(nots, "NOT ");
     strcat(nots, "x");
-    expect_error(E, nots, "nesting deeper than 200 levels", 801);
+    expect_error(E, nots, "nested too deeply (more than 200 levels)", 801);
 
     /* A long text shows a window around the position. */
     char longtext[4096] = "";
@@ -539,7 +539,7 @@ static void test_ownership(void **state) {
     assert_int_equal(rc, EINVAL);
     assert_int_equal(k, QV_EXPR_MAX_DEPTH);
     assert_null(a);
-    assert_non_null(strstr(err.message, "nesting deeper"));
+    assert_non_null(strstr(err.message, "nested too deeply"));
 
     /* Long AND / OR chains stay flat: 100000 operands, depth 2. */
     struct qv_expr *chain = NULL;

@@ -120,9 +120,30 @@ enum qv_cmp_op {
  *   filter: expected a literal, found ',' at position 17
  *     x > 5 AND y IN (,3)
  *                     ^
- * Long texts are shown as a window around the position. */
+ * Long texts are shown as a window around the position (control bytes in
+ * it shown as '?'). Parsing takes time linear in the length of the text;
+ * nesting deeper than QV_EXPR_MAX_DEPTH is EINVAL ("nested too deeply"),
+ * never deep recursion. */
 int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **out,
                   struct qv_error *err);
+
+/* Options of qv_expr_parse_n; a zeroed struct (or NULL) means none. */
+struct qv_expr_parse_options {
+    /* Asked every few thousand tokens whether to stop (a front end's Ctrl-C:
+     * Python's PyErr_CheckSignals, a JVM's interrupt flag). A nonzero answer
+     * stops the parse with ECANCELED ("parsing interrupted at position N");
+     * nothing is left allocated. Called on the parsing thread. */
+    int (*interrupted)(void *arg);
+    void *interrupted_arg;
+};
+
+/* qv_expr_parse of `len` bytes at `text` (not NUL-terminated; NULL with
+ * len 0 is the empty text), with options (may be NULL). A NUL byte inside
+ * a string literal (or X'00') is data; anywhere else it is a syntax error,
+ * and inside a quoted column name it is refused (names are C strings).
+ * Texts longer than 1 GiB are EINVAL. */
+int qv_expr_parse_n(const char *text, size_t len, const struct qv_expr_parse_options *opts,
+                    struct qv_reservation *r, struct qv_expr **out, struct qv_error *err);
 
 /* ---- Leaf constructors: on success *out owns a new node ---- */
 
@@ -202,9 +223,15 @@ size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
 /* Resolves column paths against `schema` (STRUCT root; top-level columns
  * are its children; nested paths go through STRUCT fields only), checks
  * types and coerces literals to the column types. A name matches exactly,
- * or, when unquoted and no exact match exists, case-insensitively if only one
- * field matches. EINVAL names the column, its type and the offending literal
- * or operator (and the position for parsed text). Binding again (to another
+ * or, when unquoted and no exact match exists, case-insensitively. A name
+ * that matches more than one field (duplicate names, which Arrow allows, or
+ * several case-insensitive matches) is EINVAL naming both fields
+ * ("ambiguous column name 'a': fields 0 and 2 ..."), never the first of
+ * them. EINVAL names the column, its type and the offending literal or
+ * operator (and the position for parsed text). Binding takes time linear in
+ * the tree (each distinct column text is resolved once; wide structs are
+ * searched through a name index); an OR of equalities (an AND of
+ * inequalities) on one column is bound as one IN (NOT IN) set. Binding again (to another
  * schema) replaces the previous binding; on failure the tree is unbound.
  * `schema` must outlive the binding (fields are referenced, not copied).
  * Binding memory comes from the tree's reservation. */

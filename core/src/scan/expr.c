@@ -317,7 +317,7 @@ static int make_node(int kind, struct qv_expr *const *kids, int32_t n, struct qv
     }
     if (depth + 1 > QV_EXPR_MAX_DEPTH) {
         free_all(kids, n);
-        return qv_error_set(err, EINVAL, "filter: nesting deeper than %d levels",
+        return qv_error_set(err, EINVAL, "filter: nested too deeply (more than %d levels)",
                             QV_EXPR_MAX_DEPTH);
     }
     struct qv_expr *e = qv__expr_node(r, kind, err);
@@ -379,7 +379,7 @@ static int junction(int kind, struct qv_expr *a, struct qv_expr *b, struct qv_ex
             qv_expr_free(a);
             qv_expr_free(b);
             if (out) *out = NULL;
-            return qv_error_set(err, EINVAL, "filter: nesting deeper than %d levels",
+            return qv_error_set(err, EINVAL, "filter: nested too deeply (more than %d levels)",
                                 QV_EXPR_MAX_DEPTH);
         }
         if (!out) {

@@ -46,12 +46,167 @@ void qv__binding_free(struct qv__xbinding *b) {
     qv_free(b->r, b, sizeof *b);
 }
 
-/* ---- Messages ---- */
+/* ---- Lookup tables ----
+ * Binding must stay linear in the size of the tree however wide the schema
+ * and however often a column is named (generated filters name one column
+ * 100,000 times, or thousands of columns once each). So a column's text is
+ * resolved once (memo by text), a resolved path finds its reference in a
+ * hash (not a scan of the references), and wide structs are searched
+ * through sorted name indexes instead of child by child. */
+
+struct hslot {
+    uint64_t h;
+    const void *key; /* what the slot stands for (see each table) */
+    int32_t v;       /* -1: empty */
+};
+
+struct htab {
+    struct hslot *s;
+    uint32_t cap, n; /* cap: a power of two, or 0 */
+};
+
+/* A struct's children sorted by name (exactly, and ignoring ASCII case),
+ * ties by index, so duplicates sit together in index order. */
+struct nent {
+    const char *name;
+    int32_t idx;
+};
+struct name_index {
+    struct nent *exact, *folded; /* one block of 2 * n entries (binder's memory) */
+    size_t n;
+};
+
+/* Structs with at least this many children are searched through an index. */
+#define INDEX_MIN_CHILDREN 32
 
 struct binder {
     struct qv__xbinding *b;
     struct qv_error *err;
+    struct qv_reservation *r;
+    struct htab texts;   /* key: a COLUMN node; v: its reference */
+    struct htab paths;   /* key: NULL; v: a reference (compared by path) */
+    struct htab structs; /* key: a STRUCT field; v: its entry in idx */
+    struct name_index *idx;
+    int32_t n_idx, cap_idx;
 };
+
+static void ht_free(struct binder *B, struct htab *t) {
+    if (t->s) qv_free(B->r, t->s, (size_t)t->cap * sizeof *t->s);
+    t->s = NULL;
+    t->cap = t->n = 0;
+}
+
+typedef bool (*ht_eq)(const struct binder *B, const struct hslot *s, const void *probe);
+
+static struct hslot *ht_find(const struct binder *B, const struct htab *t, uint64_t h,
+                             ht_eq eq, const void *probe) {
+    if (!t->cap) return NULL;
+    for (uint32_t i = (uint32_t)h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        struct hslot *s = &t->s[i];
+        if (s->v < 0) return NULL;
+        if (s->h == h && eq(B, s, probe)) return s;
+    }
+}
+
+/* Adds an entry known to be absent; grows at half load. */
+static int ht_add(struct binder *B, struct htab *t, uint64_t h, const void *key, int32_t v) {
+    if ((t->n + 1) * 2 > t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        if (cap > (1u << 30)) return qv_error_set(B->err, ENOMEM, "filter: too many columns");
+        struct hslot *ns = qv_alloc(B->r, (size_t)cap * sizeof *ns, B->err);
+        if (!ns) return ENOMEM;
+        for (uint32_t i = 0; i < cap; i++) ns[i].v = -1;
+        for (uint32_t i = 0; i < t->cap; i++) {
+            if (t->s[i].v < 0) continue;
+            uint32_t j = (uint32_t)t->s[i].h & (cap - 1);
+            while (ns[j].v >= 0) j = (j + 1) & (cap - 1);
+            ns[j] = t->s[i];
+        }
+        ht_free(B, t);
+        t->s = ns;
+        t->cap = cap;
+    }
+    uint32_t j = (uint32_t)h & (t->cap - 1);
+    while (t->s[j].v >= 0) j = (j + 1) & (t->cap - 1);
+    t->s[j] = (struct hslot){.h = h, .key = key, .v = v};
+    t->n++;
+    return 0;
+}
+
+static int cmp_exact(const void *a, const void *b) {
+    const struct nent *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static int cmp_folded(const void *a, const void *b) {
+    const struct nent *x = a, *y = b;
+    int c = strcasecmp(x->name, y->name);
+    return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static bool eq_struct(const struct binder *B, const struct hslot *s, const void *probe) {
+    (void)B;
+    return s->key == probe;
+}
+
+/* The name index of a wide struct, built on first use; NULL with the error
+ * set when memory runs out. */
+static const struct name_index *struct_index(struct binder *B, const struct qv_field *f) {
+    uint64_t h = qv_hash64(&f, sizeof f, 0);
+    struct hslot *s = ht_find(B, &B->structs, h, eq_struct, f);
+    if (s) return &B->idx[s->v];
+    /* Indexes live only while binding: they come from the reservation and
+     * are freed by binder_free, not kept in the binding. */
+    if (B->n_idx == B->cap_idx) {
+        int32_t cap = B->cap_idx ? B->cap_idx * 2 : 4;
+        struct name_index *ni = qv_realloc(B->r, B->idx, (size_t)B->cap_idx * sizeof *ni,
+                                           (size_t)cap * sizeof *ni, B->err);
+        if (!ni) return NULL;
+        B->idx = ni;
+        B->cap_idx = cap;
+    }
+    size_t n = (size_t)f->n_children;
+    struct name_index *x = &B->idx[B->n_idx];
+    x->exact = qv_alloc(B->r, 2 * n * sizeof *x->exact, B->err);
+    if (!x->exact) return NULL;
+    x->folded = x->exact + n;
+    x->n = n;
+    for (size_t i = 0; i < n; i++) {
+        const char *name = f->children[i].name ? f->children[i].name : "";
+        x->exact[i] = x->folded[i] = (struct nent){name, (int32_t)i};
+    }
+    qsort(x->exact, n, sizeof *x->exact, cmp_exact);
+    qsort(x->folded, n, sizeof *x->folded, cmp_folded);
+    B->n_idx++;
+    if (ht_add(B, &B->structs, h, f, B->n_idx - 1)) return NULL;
+    return &B->idx[B->n_idx - 1];
+}
+
+static void binder_free(struct binder *B) {
+    ht_free(B, &B->texts);
+    ht_free(B, &B->paths);
+    ht_free(B, &B->structs);
+    for (int32_t i = 0; i < B->n_idx; i++)
+        qv_free(B->r, B->idx[i].exact, 2 * B->idx[i].n * sizeof *B->idx[i].exact);
+    if (B->idx) qv_free(B->r, B->idx, (size_t)B->cap_idx * sizeof *B->idx);
+}
+
+/* The first two entries of a sorted index matching `name` (-1: none). */
+static void index_matches(const struct nent *v, int64_t n, const char *name,
+                          int (*cmp)(const char *, const char *), int64_t hits[2]) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if (cmp(v[mid].name, name) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    hits[0] = hits[1] = -1;
+    for (int k = 0; k < 2 && lo + k < n && cmp(v[lo + k].name, name) == 0; k++)
+        hits[k] = v[lo + k].idx;
+}
+
+/* ---- Messages ---- */
 
 static const char *pos_text(int32_t pos, char *buf, size_t cap) {
     if (pos > 0) snprintf(buf, cap, " at position %d", (int)pos);
@@ -77,21 +232,37 @@ static const char *lit_text(const struct qv__lit *lit, char *buf, size_t cap) {
 
 /* ---- References ---- */
 
-static int64_t find_child(const struct qv_field *f, const char *name, bool quoted, int *ambiguous) {
-    *ambiguous = 0;
-    for (int64_t i = 0; i < f->n_children; i++)
-        if (strcmp(f->children[i].name, name) == 0) return i;
-    if (quoted) return -1;
-    int64_t hit = -1;
-    for (int64_t i = 0; i < f->n_children; i++)
-        if (strcasecmp(f->children[i].name, name) == 0) {
-            if (hit >= 0) {
-                *ambiguous = 1;
-                return -1;
-            }
-            hit = i;
+/* Finds the child of `f` that `name` selects. One rule, shared with
+ * projection: a name matching one field selects it; matching several is an
+ * error, never the first of them. An exact match wins; an unquoted name
+ * without one may match one field ignoring case. Returns the index, or -1
+ * with hits[] holding the first two of several matches (ambiguous, with
+ * *folded telling whether they match ignoring case) or both -1 (none);
+ * -2 when building an index ran out of memory (error set). */
+static int64_t find_child(struct binder *B, const struct qv_field *f, const char *name,
+                          bool quoted, int64_t hits[2], bool *folded) {
+    *folded = false;
+    hits[0] = hits[1] = -1;
+    if (f->n_children >= INDEX_MIN_CHILDREN) {
+        const struct name_index *x = struct_index(B, f);
+        if (!x) return -2;
+        index_matches(x->exact, f->n_children, name, strcmp, hits);
+        if (hits[0] < 0 && !quoted) {
+            index_matches(x->folded, f->n_children, name, strcasecmp, hits);
+            *folded = true;
         }
-    return hit;
+    } else {
+        for (int64_t i = 0; i < f->n_children && hits[1] < 0; i++)
+            if (f->children[i].name && strcmp(f->children[i].name, name) == 0)
+                hits[hits[0] < 0 ? 0 : 1] = i;
+        if (hits[0] < 0 && !quoted) {
+            *folded = true;
+            for (int64_t i = 0; i < f->n_children && hits[1] < 0; i++)
+                if (f->children[i].name && strcasecmp(f->children[i].name, name) == 0)
+                    hits[hits[0] < 0 ? 0 : 1] = i;
+        }
+    }
+    return hits[0] >= 0 && hits[1] < 0 ? hits[0] : -1;
 }
 
 static qv__xi128 pow10q(int k) {
@@ -157,8 +328,67 @@ static void classify(struct qv__xref *ref) {
     }
 }
 
+static uint64_t text_hash(const struct qv_expr *col) {
+    uint64_t h = (uint64_t)col->n_names;
+    for (int32_t i = 0; i < col->n_names; i++)
+        h = qv_hash64(col->names[i], strlen(col->names[i]), h * 2 + col->quoted[i]);
+    return h;
+}
+
+static bool eq_text(const struct binder *B, const struct hslot *s, const void *probe) {
+    (void)B;
+    const struct qv_expr *a = s->key, *b = probe;
+    if (a->n_names != b->n_names) return false;
+    for (int32_t i = 0; i < a->n_names; i++)
+        if (a->quoted[i] != b->quoted[i] || strcmp(a->names[i], b->names[i]) != 0) return false;
+    return true;
+}
+
+/* A resolved path, as the probe of the paths table. */
+struct path_key {
+    int32_t column, depth;
+    const int32_t *path;
+};
+
+static uint64_t path_hash(const struct path_key *k) {
+    uint64_t h = qv_hash64(&k->column, sizeof k->column, (uint64_t)k->depth);
+    return k->depth ? qv_hash64(k->path, (size_t)k->depth * sizeof *k->path, h) : h;
+}
+
+static bool eq_path(const struct binder *B, const struct hslot *s, const void *probe) {
+    const struct path_key *k = probe;
+    const struct qv__xref *r = &B->b->refs[s->v];
+    return r->column == k->column && r->depth == k->depth &&
+           (k->depth == 0 || memcmp(r->path, k->path, (size_t)k->depth * sizeof *k->path) == 0);
+}
+
+static int ambiguous(struct binder *B, const struct qv_expr *col, int32_t i,
+                     const struct qv_field *f, const int64_t hits[2], bool folded) {
+    char pb[32], how[600];
+    const char *a = f->children[hits[0]].name, *b = f->children[hits[1]].name;
+    if (folded)
+        snprintf(how, sizeof how,
+                 "fields %lld ('%.200s') and %lld ('%.200s') match it ignoring case; quote the "
+                 "name to match one exactly",
+                 (long long)hits[0], a, (long long)hits[1], b);
+    else
+        snprintf(how, sizeof how, "fields %lld and %lld both have that name", (long long)hits[0],
+                 (long long)hits[1]);
+    if (i == 0)
+        return qv_error_set(B->err, EINVAL, "filter: ambiguous column name '%s': %s%s",
+                            col->names[0], how, pos_text(col->pos, pb, sizeof pb));
+    return qv_error_set(B->err, EINVAL, "filter: ambiguous field name '%s' in struct '%s': %s%s",
+                        col->names[i], col->names[i - 1], how, pos_text(col->pos, pb, sizeof pb));
+}
+
 /* Resolves a column node to a reference index (shared by equal paths). */
 static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
+    uint64_t th = text_hash(col);
+    const struct hslot *memo = ht_find(B, &B->texts, th, eq_text, col);
+    if (memo) {
+        *out = memo->v;
+        return 0;
+    }
     struct qv__xbinding *b = B->b;
     char pb[32];
     const struct qv_field *f = &b->schema->root;
@@ -173,14 +403,12 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
                                 col->names[i - 1], type_text(f, tb, sizeof tb), col->names[i],
                                 pos_text(col->pos, pb, sizeof pb));
         }
-        int amb;
-        int64_t k = find_child(f, col->names[i], col->quoted[i], &amb);
+        int64_t hits[2];
+        bool folded;
+        int64_t k = find_child(B, f, col->names[i], col->quoted[i], hits, &folded);
+        if (k == -2) return B->err->code ? B->err->code : ENOMEM;
         if (k < 0) {
-            if (amb)
-                return qv_error_set(B->err, EINVAL,
-                                    "filter: column '%s' is ambiguous (several fields match it "
-                                    "ignoring case; quote it to match exactly)%s",
-                                    col->names[i], pos_text(col->pos, pb, sizeof pb));
+            if (hits[0] >= 0) return ambiguous(B, col, i, f, hits, folded);
             if (i == 0)
                 return qv_error_set(B->err, EINVAL, "filter: no column '%s' in the schema%s",
                                     col->names[0], pos_text(col->pos, pb, sizeof pb));
@@ -194,13 +422,12 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
         fields[i] = f;
     }
     int32_t depth = col->n_names - 1;
-    for (int32_t i = 0; i < b->n_refs; i++) {
-        struct qv__xref *r = &b->refs[i];
-        if (r->column == column && r->depth == depth &&
-            (depth == 0 || memcmp(r->path, path, (size_t)depth * sizeof *path) == 0)) {
-            *out = i;
-            return 0;
-        }
+    struct path_key key = {column, depth, path};
+    uint64_t ph = path_hash(&key);
+    const struct hslot *same = ht_find(B, &B->paths, ph, eq_path, &key);
+    if (same) {
+        *out = same->v;
+        return ht_add(B, &B->texts, th, col, same->v);
     }
     if (b->n_refs == b->cap_refs) {
         int32_t cap = b->cap_refs ? b->cap_refs * 2 : 8;
@@ -231,8 +458,10 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
     }
     r->field = fields[depth];
     classify(r);
-    *out = b->n_refs++;
-    return 0;
+    int32_t id = b->n_refs++;
+    *out = id;
+    int rc = ht_add(B, &B->paths, ph, NULL, id);
+    return rc ? rc : ht_add(B, &B->texts, th, col, id);
 }
 
 /* ---- Plan nodes ---- */
@@ -641,6 +870,132 @@ static struct qv__xplan *bind_in(struct binder *B, const struct qv_expr *e) {
     return p;
 }
 
+/* Whether plan node k is `ref op constant` that a set can stand for:
+ * equalities under OR, inequalities under AND. */
+static bool set_candidate(const struct binder *B, const struct qv__xplan *k, int op) {
+    if (k->kind != QV__P_CMP || k->op != op || k->ref < 0) return false;
+    int vt = B->b->refs[k->ref].vt;
+    return vt != QV__VT_OTHER && vt != QV__VT_NULL && qv__kernel_in(vt) != NULL;
+}
+
+/* Adds the constant of comparison k to the IN node `in` (whose set has room),
+ * stored as bind_in stores a listed value. */
+static void set_add(const struct binder *B, struct qv__xplan *in, const struct qv__xplan *k) {
+    int vt = B->b->refs[k->ref].vt;
+    size_t elem = set_elem_size(vt);
+    char *slot = (char *)in->set + (size_t)in->n_set * elem;
+    if (vt == QV__VT_BOOL) {
+        if (k->kq) in->t1 = true;
+        else in->t0 = true;
+        return;
+    }
+    switch (B->b->refs[k->ref].mode) {
+    case QV__LM_FLOAT:
+        if (isnan(k->kf)) return; /* equals nothing, as in bind_in */
+        memcpy(slot, &k->kf, elem);
+        break;
+    case QV__LM_BYTES: memcpy(slot, &k->kb, elem); break;
+    default:
+        if (vt == QV__VT_D128) memcpy(slot, &k->kq, elem);
+        else if (vt >= QV__VT_U8 && vt <= QV__VT_U64) {
+            uint64_t u = k->ku;
+            memcpy(slot, &u, elem);
+        } else {
+            int64_t v = k->ki;
+            memcpy(slot, &v, elem);
+        }
+        break;
+    }
+    in->n_set++;
+}
+
+/* Rewrites an AND / OR whose operands repeat one column: `x = 1 OR x = 2
+ * OR ...` becomes `x IN (1, 2, ...)` and `x != 1 AND x != 2 AND ...`
+ * becomes `NOT x IN (1, 2, ...)` (the same truth values in three-valued
+ * logic), so generated filters with 100,000 such operands evaluate with one
+ * binary search per row instead of 100,000 passes over the batch. Repeated
+ * constant operands (NULL-where-null constants of one reference, constant
+ * truth values) are kept once. The result may be a single operand. */
+/* Per reference state of merge_junction, in a hash sized by what the node
+ * can reference (a tree of many small ANDs stays linear). */
+struct rslot {
+    int32_t ref1; /* reference + 1; 0 = empty */
+    int32_t count;
+    struct qv__xplan *in;
+    unsigned seen; /* NNCONST truths kept */
+};
+
+static struct rslot *rslot_of(struct rslot *t, uint32_t cap, int32_t ref) {
+    for (uint32_t i = ((uint32_t)ref * 2654435761u) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (t[i].ref1 == 0 || t[i].ref1 == ref + 1) {
+            t[i].ref1 = ref + 1;
+            return &t[i];
+        }
+}
+
+static struct qv__xplan *merge_junction(struct binder *B, struct qv__xplan *p) {
+    bool is_and = p->kind == QV__P_AND;
+    int op = is_and ? QV_CMP_NE : QV_CMP_EQ;
+    /* Room for every reference the operands can name: no more than there
+     * are operands, nor than the binding has references. */
+    int64_t distinct = p->n_kids < B->b->n_refs ? p->n_kids : B->b->n_refs;
+    uint32_t cap = 8;
+    while (cap < (uint64_t)distinct * 2) cap *= 2;
+    struct rslot *t = qv_calloc(B->r, cap * sizeof *t, B->err);
+    if (!t) return NULL;
+    for (int32_t i = 0; i < p->n_kids; i++)
+        if (set_candidate(B, p->kids[i], op)) rslot_of(t, cap, p->kids[i]->ref)->count++;
+    unsigned consts = 0; /* CONST truths kept */
+    int32_t out = 0;
+    struct qv__xplan *res = p;
+    for (int32_t i = 0; i < p->n_kids; i++) {
+        struct qv__xplan *k = p->kids[i];
+        if (k->kind == QV__P_CONST) {
+            if (consts & k->truth) continue;
+            consts |= k->truth;
+        } else if (k->kind == QV__P_NNCONST) {
+            struct rslot *rs = rslot_of(t, cap, k->ref);
+            if (rs->seen & k->truth) continue;
+            rs->seen |= k->truth;
+        } else if (set_candidate(B, k, op) && rslot_of(t, cap, k->ref)->count > 1) {
+            struct rslot *rs = rslot_of(t, cap, k->ref);
+            if (rs->in) {
+                set_add(B, rs->in, k);
+                continue;
+            }
+            const struct qv__xref *r = &B->b->refs[k->ref];
+            struct qv__xplan *in = pnode(B, QV__P_IN);
+            if (in && r->vt != QV__VT_BOOL)
+                in->set = qv__xalloc(B->b, (size_t)rs->count * set_elem_size(r->vt), B->err);
+            if (!in || (r->vt != QV__VT_BOOL && !in->set)) {
+                res = NULL;
+                break;
+            }
+            in->ref = k->ref;
+            in->fn = qv__kernel_in(r->vt);
+            rs->in = in;
+            set_add(B, in, k);
+            k = is_and ? pnot(B, in) : in;
+            if (!k) {
+                res = NULL;
+                break;
+            }
+        }
+        p->kids[out++] = k;
+    }
+    /* Sets are sorted once complete (NaN-only lists leave an empty set,
+     * which the kernels and the pruner accept). */
+    for (uint32_t i = 0; res && i < cap; i++) {
+        struct qv__xplan *in = t[i].in;
+        if (in && B->b->refs[in->ref].vt != QV__VT_BOOL)
+            in->n_set = qv__set_sort(B->b->refs[in->ref].vt, in->set, in->n_set);
+    }
+    qv_free(B->r, t, cap * sizeof *t);
+    if (!res) return NULL;
+    p->n_kids = out;
+    return out == 1 ? p->kids[0] : p;
+}
+
 static struct qv__xplan *bind_node(struct binder *B, const struct qv_expr *e) {
     char pb[32], tb[96], lb[160];
     switch (e->kind) {
@@ -673,7 +1028,7 @@ static struct qv__xplan *bind_node(struct binder *B, const struct qv_expr *e) {
             if (!(k[i] = bind_node(B, e->kids[i]))) return NULL;
         p->kids = k;
         p->n_kids = e->n_kids;
-        return p;
+        return merge_junction(B, p);
     }
     case QV__E_NOT: return pnot(B, bind_node(B, e->kids[0]));
     case QV__E_IS_NULL: {
@@ -778,8 +1133,9 @@ int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_er
     if (!b) return ENOMEM;
     b->r = e->r;
     b->schema = schema;
-    struct binder B = {.b = b, .err = err};
+    struct binder B = {.b = b, .err = err, .r = e->r};
     b->plan = bind_node(&B, e);
+    binder_free(&B);
     if (b->plan) {
         b->levels = plan_finish(b, b->plan);
         b->columns = qv__xalloc(b, (size_t)(b->n_refs ? b->n_refs : 1) * sizeof *b->columns, err);

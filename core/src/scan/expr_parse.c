@@ -27,14 +27,24 @@ struct tok {
     int op;       /* TK_OP */
     size_t start; /* byte offsets into the text */
     size_t end;
+    int32_t cpos; /* 1-based character position of `start` */
 };
+
+/* Tokens between two calls of the interruption callback: rare enough to
+ * cost nothing, frequent enough that Ctrl-C answers within milliseconds. */
+#define CHECK_EVERY 4096
 
 struct parser {
     const char *s;
     size_t n;
     size_t at;    /* next byte to tokenize */
+    int32_t at_c; /* character position of byte `at` */
     struct tok t; /* current token */
     int depth;
+    int (*interrupted)(void *);
+    void *interrupted_arg;
+    uint32_t tokens; /* since the last interruption check */
+    bool stopped;    /* interrupted: every later token is TK_BAD */
     struct qv_reservation *r;
     struct qv_error *err;
     int rc;
@@ -54,6 +64,13 @@ static int32_t char_pos(const char *s, size_t byte) {
     for (size_t i = 0; i < byte; i++)
         if (((unsigned char)s[i] & 0xC0) != 0x80) k++;
     return k;
+}
+
+/* A byte of the text as messages show it: blanks as spaces, other control
+ * bytes (NUL included, which would end the message) as '?'. */
+static char shown(char c) {
+    if (c == '\t' || c == '\n' || c == '\r') return ' ';
+    return ((unsigned char)c < 0x20 || c == 0x7f) ? '?' : c;
 }
 
 /* Records an error at byte `at`: the message, the position and the text
@@ -89,8 +106,7 @@ static void *fail_at(struct parser *P, size_t at, const char *fmt, ...) {
     bool pre = lo > 0, post = hi < P->n;
     if (pre) w += (size_t)snprintf(line + w, sizeof line - w, "...");
     for (size_t i = lo; i < hi && w + 2 < sizeof line; i++) {
-        char c = P->s[i];
-        line[w++] = (c == '\t' || c == '\n' || c == '\r') ? ' ' : c;
+        line[w++] = shown(P->s[i]);
     }
     line[w] = 0;
     if (post && w + 4 < sizeof line) snprintf(line + w, sizeof line - w, "...");
@@ -100,11 +116,36 @@ static void *fail_at(struct parser *P, size_t at, const char *fmt, ...) {
     return NULL;
 }
 
+/* Asks the front end whether to stop (Ctrl-C). Once it said so, the lexer
+ * only returns TK_BAD, so every parse function unwinds at its next token. */
+static bool stop_requested(struct parser *P) {
+    if (P->stopped) return true;
+    if (!P->interrupted || ++P->tokens < CHECK_EVERY) return false;
+    P->tokens = 0;
+    if (!P->interrupted(P->interrupted_arg)) return false;
+    P->stopped = true;
+    if (!P->rc) {
+        P->rc = ECANCELED;
+        qv_error_set(P->err, ECANCELED, "filter: parsing interrupted at position %d",
+                     (int)P->at_c);
+    }
+    return true;
+}
+
 static void next(struct parser *P) {
     const char *s = P->s;
     size_t n = P->n, i = P->at;
+    /* Blanks are ASCII: one character per byte. */
     while (i < n && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) i++;
-    struct tok t = {.type = TK_EOF, .start = i, .end = i};
+    P->at_c += (int32_t)(i - P->at);
+    struct tok t = {.type = TK_EOF, .start = i, .end = i, .cpos = P->at_c};
+    if (stop_requested(P)) {
+        t.type = TK_BAD;
+        P->lex_error = "interrupted";
+        P->t = t;
+        P->at = i;
+        return;
+    }
     if (i >= n) {
         P->t = t;
         P->at = i;
@@ -203,11 +244,18 @@ static void next(struct parser *P) {
             break;
         default:
             t.type = TK_BAD;
-            P->lex_error = "unexpected character";
+            P->lex_error = c == 0 ? "unexpected NUL byte (NUL is data only inside a string "
+                                    "literal)"
+                                  : "unexpected character";
             break;
         }
     }
     t.end = i;
+    /* Characters are counted once per token, as the lexer passes them,
+     * so positions cost nothing however long the text is. */
+    int32_t chars = 0;
+    for (size_t k = t.start; k < i; k++) chars += ((unsigned char)s[k] & 0xC0) != 0x80;
+    P->at_c += chars;
     P->t = t;
     P->at = i;
 }
@@ -237,18 +285,21 @@ static void *expected(struct parser *P, const char *what) {
     const char *d = tok_desc(P);
     if (P->t.type == TK_BAD) return fail_at(P, P->t.start, "%s (expected %s)", d, what);
     if (d) return fail_at(P, P->t.start, "expected %s, found %s", what, d);
-    int len = (int)(P->t.end - P->t.start);
-    return fail_at(P, P->t.start, "expected %s, found '%.*s'", what, len > 40 ? 40 : len,
-                   P->s + P->t.start);
+    char found[41];
+    size_t len = P->t.end - P->t.start;
+    if (len > 40) len = 40;
+    for (size_t i = 0; i < len; i++) found[i] = shown(P->s[P->t.start + i]);
+    found[len] = 0;
+    return fail_at(P, P->t.start, "expected %s, found '%s'", what, found);
 }
 
 /* Sets the position of a freshly built node and passes it through. */
-static struct qv_expr *at(struct parser *P, struct qv_expr *e, size_t byte) {
-    if (e) e->pos = char_pos(P->s, byte);
+static struct qv_expr *at(struct qv_expr *e, struct tok where) {
+    if (e) e->pos = where.cpos;
     return e;
 }
 
-static struct qv_expr *built(struct parser *P, int rc, struct qv_expr *e, size_t byte) {
+static struct qv_expr *built(struct parser *P, int rc, struct qv_expr *e, struct tok where) {
     if (rc) {
         if (!P->rc && rc == EINVAL && P->err) {
             /* A constructor refused (too deep, too many operands): repeat
@@ -260,12 +311,12 @@ static struct qv_expr *built(struct parser *P, int rc, struct qv_expr *e, size_t
             if (ml >= sizeof what) ml = sizeof what - 1;
             memcpy(what, m, ml);
             what[ml] = 0;
-            fail_at(P, byte, "%s", what);
+            fail_at(P, where.start, "%s", what);
         }
         if (!P->rc) P->rc = rc;
         return NULL;
     }
-    return at(P, e, byte);
+    return at(e, where);
 }
 
 /* The unescaped bytes of a string or quoted-name token into a fresh buffer
@@ -296,7 +347,7 @@ static int hexval(char c) {
 }
 
 static struct qv_expr *parse_column(struct parser *P) {
-    size_t start = P->t.start;
+    struct tok start = P->t;
     const char *names[QV_EXPR_MAX_DEPTH];
     size_t lens[QV_EXPR_MAX_DEPTH];
     bool quoted[QV_EXPR_MAX_DEPTH];
@@ -319,6 +370,13 @@ static struct qv_expr *parse_column(struct parser *P) {
             sizes[n] = lens[n] + 1;
             names[n] = bufs[n];
             quoted[n] = true;
+            /* Field names are C strings: a NUL would silently cut the name
+             * and select another column. */
+            if (memchr(bufs[n], 0, lens[n])) {
+                n++;
+                fail_at(P, P->t.start, "a column name cannot contain a NUL byte");
+                break;
+            }
         } else {
             bufs[n] = NULL;
             names[n] = P->s + P->t.start;
@@ -346,7 +404,7 @@ static struct qv_expr *parse_operand(struct parser *P) { return parse_literal(P,
 /* A literal, or with allow_column a column path. */
 static struct qv_expr *parse_literal(struct parser *P, bool allow_column) {
     struct qv_expr *e = NULL;
-    size_t start = P->t.start;
+    struct tok start = P->t;
     const char *what = allow_column ? "a column or a literal" : "a literal";
     int rc;
     switch (P->t.type) {
@@ -363,11 +421,17 @@ static struct qv_expr *parse_literal(struct parser *P, bool allow_column) {
         } else if (kw(P, "date") || kw(P, "timestamp") || kw(P, "x")) {
             bool is_date = kw(P, "date"), is_hex = kw(P, "x");
             size_t ident_end = P->t.end;
-            struct parser save = *P;
+            /* One token of lookahead: only the lexer's position is put
+             * back, so an interruption seen meanwhile sticks. */
+            struct tok saved_t = P->t;
+            size_t saved_at = P->at;
+            int32_t saved_c = P->at_c;
             next(P);
             if (P->t.type != TK_STRING || (is_hex && P->t.start != ident_end)) {
                 /* Not a typed literal: the word names a column. */
-                *P = save;
+                P->t = saved_t;
+                P->at = saved_at;
+                P->at_c = saved_c;
                 if (!allow_column) return expected(P, what);
                 return parse_column(P);
             }
@@ -453,14 +517,14 @@ static struct qv_expr *parse_literal(struct parser *P, bool allow_column) {
 static struct qv_expr *parse_or(struct parser *P);
 
 static struct qv_expr *parse_predicate(struct parser *P) {
-    size_t start = P->t.start;
+    struct tok start = P->t;
     struct qv_expr *a = parse_operand(P);
     if (!a) return NULL;
     struct qv_expr *e = NULL;
     int rc;
     if (P->t.type == TK_OP) {
         int op = P->t.op;
-        size_t opos = P->t.start;
+        struct tok opos = P->t;
         next(P);
         struct qv_expr *b = parse_operand(P);
         if (!b) {
@@ -593,10 +657,11 @@ static struct qv_expr *parse_predicate(struct parser *P) {
 }
 
 static struct qv_expr *parse_factor(struct parser *P) {
-    size_t start = P->t.start;
+    struct tok start = P->t;
     if (++P->depth > QV_EXPR_MAX_DEPTH) {
         P->depth--;
-        return fail_at(P, start, "nesting deeper than %d levels", QV_EXPR_MAX_DEPTH);
+        return fail_at(P, start.start, "nested too deeply (more than %d levels)",
+                       QV_EXPR_MAX_DEPTH);
     }
     struct qv_expr *e = NULL;
     if (kw(P, "not")) {
@@ -625,7 +690,7 @@ static struct qv_expr *parse_factor(struct parser *P) {
 static struct qv_expr *parse_and(struct parser *P) {
     struct qv_expr *e = parse_factor(P);
     while (e && kw(P, "and")) {
-        size_t opos = P->t.start;
+        struct tok opos = P->t;
         next(P);
         struct qv_expr *b = parse_factor(P);
         if (!b) {
@@ -643,7 +708,7 @@ static struct qv_expr *parse_and(struct parser *P) {
 static struct qv_expr *parse_or(struct parser *P) {
     struct qv_expr *e = parse_and(P);
     while (e && kw(P, "or")) {
-        size_t opos = P->t.start;
+        struct tok opos = P->t;
         next(P);
         struct qv_expr *b = parse_and(P);
         if (!b) {
@@ -658,14 +723,18 @@ static struct qv_expr *parse_or(struct parser *P) {
     return e;
 }
 
-int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **out,
-                  struct qv_error *err) {
+int qv_expr_parse_n(const char *text, size_t len, const struct qv_expr_parse_options *opts,
+                    struct qv_reservation *r, struct qv_expr **out, struct qv_error *err) {
     if (!out) return qv_error_set(err, EINVAL, "filter: no output given");
     *out = NULL;
-    if (!text) return qv_error_set(err, EINVAL, "filter: text is NULL");
+    if (!text && len) return qv_error_set(err, EINVAL, "filter: text is NULL");
     if (!r) return qv_error_set(err, EINVAL, "filter: no reservation given");
-    struct parser P = {.s = text, .n = strlen(text), .r = r, .err = err};
-    if (P.n > ((size_t)1 << 30)) return qv_error_set(err, EINVAL, "filter: text longer than 1 GiB");
+    if (len > ((size_t)1 << 30)) return qv_error_set(err, EINVAL, "filter: text longer than 1 GiB");
+    struct parser P = {.s = text ? text : "", .n = len, .at_c = 1, .r = r, .err = err};
+    if (opts) {
+        P.interrupted = opts->interrupted;
+        P.interrupted_arg = opts->interrupted_arg;
+    }
     next(&P);
     if (P.t.type == TK_EOF) {
         fail_at(&P, 0, "empty filter");
@@ -678,7 +747,20 @@ int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **o
         qv_expr_free(e);
         e = NULL;
     }
-    if (!e) return P.rc ? P.rc : qv_error_set(err, EINVAL, "filter: parse failed");
+    if (!e || P.rc) {
+        /* An interruption may leave a partial tree behind. */
+        qv_expr_free(e);
+        return P.rc ? P.rc : qv_error_set(err, EINVAL, "filter: parse failed");
+    }
     *out = e;
     return 0;
+}
+
+int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **out,
+                  struct qv_error *err) {
+    if (!text) {
+        if (out) *out = NULL;
+        return qv_error_set(err, EINVAL, "filter: text is NULL");
+    }
+    return qv_expr_parse_n(text, strlen(text), NULL, r, out, err);
 }
