@@ -88,7 +88,9 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
         cr->span_start = lo;
         cr->bytes_size = (size_t)(hi - lo);
         if (rd->src.base) {
-            /* Mapped: decode in place; only the pages a decode touches are read. */
+            /* Mapped (an opt-in) or memory: decode in place; only the pages a
+             * decode touches are read. A mapped file changed by someone else
+             * is decoded as it is now (or faults): the documented caveat. */
             cr->bytes = (const uint8_t *)rd->src.base + lo;
         } else {
             /* Owned: the bytes verified below are the bytes decoded, even if
