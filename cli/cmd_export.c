@@ -1,9 +1,13 @@
-/* `qv export`: .qvr to CSV. A file destination is written under a
- * temporary name and renamed when complete, like the library's writer, so
- * a failed export never leaves a truncated CSV under the final name. */
+/* `qv export`: .qvr to CSV. A file destination is written through the
+ * library's file sink (a temporary name renamed when complete, symlinks
+ * followed to their target, anything but a regular file refused), so a
+ * failed export never leaves a truncated CSV under the final name. A FIFO
+ * or a character device (a terminal, /dev/stdout) is written to directly:
+ * streaming into it is what is meant. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "args.h"
@@ -33,6 +37,25 @@ static const struct cli_command_spec spec = {
     .max_positional = 2,
 };
 
+/* A stdio stream over a qv_sink, so the CSV writer's FILE goes through
+ * the library's atomic, destination-checked file sink. */
+struct sink_stream {
+    struct qv_sink sink;
+    struct qv_error err;
+    int rc;
+};
+
+static ssize_t sink_stream_write(void *cookie, const char *buf, size_t len) {
+    struct sink_stream *s = cookie;
+    if (s->rc) return -1;
+    s->rc = qv_sink_write(&s->sink, buf, len, &s->err);
+    if (s->rc) {
+        errno = s->rc;
+        return -1;
+    }
+    return (ssize_t)len;
+}
+
 int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
@@ -56,7 +79,8 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     struct cli_scan *scan = NULL;
     int32_t *cols = NULL, ncols = 0;
     FILE *out = stdout;
-    char tmp_path[4096] = "";
+    struct sink_stream ss = {.rc = 0};
+    int have_sink = 0;
     struct cli_csv_writer cw;
     cli_csv_writer_init(&cw, NULL, delim);
     struct qv_error err;
@@ -76,14 +100,29 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
         goto done;
     }
     if (out_path) {
-        snprintf(tmp_path, sizeof tmp_path, "%s.tmp.%ld", out_path, (long)getpid());
-        out = fopen(tmp_path, "wb");
-        if (!out) {
-            cli_errorf(ctx, "cannot create '%s': %s", tmp_path, strerror(errno));
-            out = stdout;
-            tmp_path[0] = 0;
-            rc = CLI_EXIT_ERROR;
-            goto done;
+        struct stat st;
+        if (stat(out_path, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode))) {
+            out = fopen(out_path, "wb");
+            if (!out) {
+                cli_errorf(ctx, "cannot open '%s': %s", out_path, strerror(errno));
+                out = stdout;
+                rc = CLI_EXIT_ERROR;
+                goto done;
+            }
+        } else {
+            if (qv_sink_create_file(out_path, &ss.sink, &err)) {
+                rc = cli_fail(ctx, &err);
+                goto done;
+            }
+            have_sink = 1;
+            cookie_io_functions_t io = {.write = sink_stream_write};
+            out = fopencookie(&ss, "wb", io);
+            if (!out) {
+                cli_errorf(ctx, "writing %s: out of memory", out_path);
+                out = stdout;
+                rc = CLI_EXIT_ERROR;
+                goto done;
+            }
         }
     }
     cw.f = out;
@@ -108,21 +147,27 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     cli_progress_finish(&bar);
     if (!rc && !wrc && fflush(out)) wrc = EIO;
     if (!rc && wrc) {
-        cli_errorf(ctx, "writing %s: %s", out_path ? out_path : "<stdout>",
-                   wrc == ENOMEM ? "out of memory" : strerror(errno));
-        rc = CLI_EXIT_ERROR;
+        if (ss.rc) rc = cli_fail(ctx, &ss.err);
+        else {
+            cli_errorf(ctx, "writing %s: %s", out_path ? out_path : "<stdout>",
+                       wrc == ENOMEM ? "out of memory" : strerror(errno));
+            rc = CLI_EXIT_ERROR;
+        }
     }
 done:
     if (out != stdout) {
         if (fclose(out) && !rc) {
-            cli_errorf(ctx, "writing %s: %s", out_path, strerror(errno));
-            rc = CLI_EXIT_ERROR;
+            if (ss.rc) rc = cli_fail(ctx, &ss.err);
+            else {
+                cli_errorf(ctx, "writing %s: %s", out_path, strerror(errno));
+                rc = CLI_EXIT_ERROR;
+            }
         }
-        if (!rc && rename(tmp_path, out_path)) {
-            cli_errorf(ctx, "cannot rename '%s' to '%s': %s", tmp_path, out_path, strerror(errno));
-            rc = CLI_EXIT_ERROR;
-        }
-        if (rc) unlink(tmp_path);
+    }
+    if (have_sink) {
+        /* Publishes the CSV; closing an unfinished sink removes it. */
+        if (!rc && qv_sink_finish(&ss.sink, &err)) rc = cli_fail(ctx, &err);
+        qv_sink_close(&ss.sink);
     }
     cli_csv_writer_free(&cw);
     cli_scan_close(scan);

@@ -31,8 +31,9 @@ struct qv_source {
     void (*close)(void *ctx);
     /* Optional: the whole source readable in place at this address (a
      * memory-mapped local file, a buffer), or NULL. Readers then decode from
-     * it without copying and touch only the pages a decode needs, which is
-     * what makes a take of a few rows cheap. Valid until close. */
+     * it without copying and touch only the pages a decode needs, and verify
+     * each segment once per reader: only for bytes that do not change while
+     * the source is open. Valid until close. */
     const void *base;
 };
 
@@ -48,12 +49,24 @@ struct qv_sink {
     void (*close)(void *ctx); /* frees ctx; after finish or abort */
 };
 
-/* Opens a local file for positional reads, mapped read-only into memory
- * when the system allows (out->base), read with pread otherwise. Mapped
- * pages belong to the page cache, not to any pool. As with any mapped file,
- * truncating it while it is open makes later reads fault. On success *out
- * owns the file; release with qv_source_close. */
+/* Opens a local regular file for positional reads (pread). The reader
+ * copies what it decodes into buffers it owns and verifies, so a file
+ * truncated or rewritten in place while it is read yields EIO or the bytes
+ * read before, never a crash or unverified data. Anything but a regular file
+ * (FIFO, socket, device, directory) is refused with EINVAL without blocking;
+ * an empty path is EINVAL, a missing file ENOENT. On success *out owns the
+ * file; release with qv_source_close. */
 int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
+/* Same, but the file is also mapped read-only into memory (out->base), so
+ * readers decode in place and touch only the pages a decode needs: cheaper
+ * random takes on warm files, and no copy. Caveats, which is why this is an
+ * opt-in: mapped pages belong to the page cache, not to any pool; a file
+ * truncated by another process while it is mapped kills the reader with
+ * SIGBUS when a page past the new end is touched; and a segment is verified
+ * once per reader, so bytes changed in place after their verification are
+ * decoded as they are. Use only for files nobody modifies while they are
+ * open. Falls back to pread when the system refuses the mapping. */
+int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
 /* Wraps a caller-owned memory range (not copied; must outlive the source). */
 void qv_source_from_memory(const void *data, uint64_t size, const char *name,
                            struct qv_source *out);
@@ -67,7 +80,24 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
 
 /* Creates `path` for writing through a temporary name in the same directory
  * (path.tmp.<pid>.<n>); finish fsyncs and renames it over `path`, abort
- * unlinks it. On success *out owns the sink; release with qv_sink_close. */
+ * unlinks it. On success *out owns the sink; release with qv_sink_close.
+ *
+ * Destinations: an empty path is EINVAL; a missing directory is ENOENT
+ * naming it. What exists at `path` is replaced only when it is a regular
+ * file: a directory, FIFO, socket or device there is refused with EINVAL
+ * before anything is written (and checked again before the rename). A
+ * symbolic link is followed: the temporary file is made next to its target
+ * and renamed over the target, so the link stays and the target is replaced
+ * atomically; a dangling link creates the file it names.
+ *
+ * Temporary files of writers that died (SIGKILL) are removed on the next
+ * create of the same path: names `<name>.tmp.<pid>.<n>` in the same
+ * directory whose process no longer exists and whose lock (held by every
+ * live writer on its temporary file) is free.
+ *
+ * A full disk is ENOSPC (EDQUOT, EFBIG for quota and size limits) with a
+ * message naming the file, the temporary file and the operation; other
+ * write failures are EIO. */
 int qv_sink_create_file(const char *path, struct qv_sink *out, struct qv_error *err);
 int qv_sink_write(struct qv_sink *sink, const void *buf, size_t len, struct qv_error *err);
 int qv_sink_finish(struct qv_sink *sink, struct qv_error *err);
@@ -159,10 +189,23 @@ uint64_t qv_writer_bytes_written(const struct qv_writer *w);
  * Every error names the file, the column, the row group and the file offset.
  *
  * A reader is immutable after open: any number of threads may use it at
- * once, each with its own reservation for what it decodes. */
+ * once, each with its own reservation for what it decodes.
+ *
+ * By default (pread), every column reader reads its bytes into a buffer it
+ * owns (charged to its reservation), verifies the checksums of exactly
+ * those bytes and decodes only them: a file changed in place while it is
+ * read gives EIO (a short read or a checksum mismatch naming the file,
+ * column, row group and offset) or the data as it was verified, never
+ * garbage. Over a source with `base` (mapped, memory) decoding happens in
+ * place and each segment is verified once per reader. */
 
 struct qv_reader_options {
     int skip_checksums; /* nonzero: do not verify segment checksums */
+    /* Nonzero: map the file (qv_source_open_file_mapped) instead of reading
+     * it with pread into owned, verified buffers. Faster random takes on
+     * warm files, at the caveats listed there (SIGBUS on truncation, bytes
+     * changed after verification decoded). */
+    int mmap;
 };
 
 struct qv_reader;

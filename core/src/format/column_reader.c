@@ -88,12 +88,26 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
         cr->span_start = lo;
         cr->bytes_size = (size_t)(hi - lo);
         if (rd->src.base) {
-            /* Mapped: decode in place; only the pages a decode touches are read. */
+            /* Mapped (an opt-in) or memory: decode in place; only the pages a
+             * decode touches are read. A mapped file changed by someone else
+             * is decoded as it is now (or faults): the documented caveat. */
             cr->bytes = (const uint8_t *)rd->src.base + lo;
         } else {
+            /* Owned: the bytes verified below are the bytes decoded, even if
+             * the file changes while the column reader is open. */
             cr->owned = qv_alloc(r, cr->bytes_size, err);
-            if (!cr->owned) rc = ENOMEM;
-            else rc = qv_source_read(&rd->src, lo, cr->owned, cr->bytes_size, err);
+            if (!cr->owned) {
+                rc = ENOMEM;
+            } else {
+                rc = qv_source_read(&rd->src, lo, cr->owned, cr->bytes_size, err);
+                if (rc) {
+                    char path[512];
+                    qv__node_path(rd->f.nodes, first, path, sizeof path);
+                    qv_error_wrap(err, rc, "column '%s', row group %lld (%zu bytes at offset "
+                                  "%llu): ", path, (long long)rg, cr->bytes_size,
+                                  (unsigned long long)lo);
+                }
+            }
             cr->bytes = cr->owned;
         }
     }

@@ -1,16 +1,40 @@
-/* Local-file implementations of the source and sink interfaces. Writers go
- * through a temporary name and rename on finish, so a file visible under its
- * final name is always complete. */
+/* Local-file implementations of the source and sink interfaces.
+ *
+ * Sources read with pread into the caller's buffers by default, so the
+ * reader owns (and verifies) every byte it decodes; mapping is an opt-in
+ * (qv_source_open_file_mapped). Neither ever opens a FIFO, socket or device
+ * in a way that can block: the path is refused unless it is a regular file.
+ *
+ * Sinks write through a temporary name and rename on finish, so a file
+ * visible under its final name is always complete. They never replace what
+ * is not a regular file, and they write through symlinks to the target. */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "quiver/format.h"
+
+/* What a stat mode is, for messages. */
+static const char *mode_kind(mode_t m) {
+    if (S_ISREG(m)) return "a regular file";
+    if (S_ISDIR(m)) return "a directory";
+    if (S_ISFIFO(m)) return "a FIFO";
+    if (S_ISSOCK(m)) return "a socket";
+    if (S_ISCHR(m)) return "a character device";
+    if (S_ISBLK(m)) return "a block device";
+    if (S_ISLNK(m)) return "a symbolic link";
+    return "not a regular file";
+}
 
 struct file_source {
     int fd;
@@ -29,9 +53,12 @@ static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t len, struc
             return qv_error_set(err, EIO, "file '%s': read of %zu bytes at offset %llu failed: %s",
                                 f->path, len, (unsigned long long)offset, strerror(errno));
         if (n == 0)
+            /* The file was shorter than when it was opened: truncated or
+             * replaced in place by someone else. */
             return qv_error_set(err, EIO,
-                                "file '%s': unexpected end of file reading %zu bytes at offset %llu",
-                                f->path, len, (unsigned long long)offset);
+                                "file '%s': short read: %zu of %zu bytes at offset %llu "
+                                "(the file was truncated after it was opened)",
+                                f->path, done, len, (unsigned long long)offset);
         done += (size_t)n;
     }
     return 0;
@@ -44,17 +71,37 @@ static void file_source_close(void *ctx) {
     free(f);
 }
 
-int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err) {
+static int open_source(const char *path, int mapped, struct qv_source *out, struct qv_error *err) {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return qv_error_set(err, errno == ENOENT ? ENOENT : EIO, "file '%s': cannot open: %s",
-                            path, strerror(errno));
+    if (!path || !path[0]) return qv_error_set(err, EINVAL, "file '': empty path");
+    /* Refuse special files before opening them: opening a FIFO for reading
+     * blocks until a writer appears, and opening a device can have side
+     * effects. */
     struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return qv_error_set(err, EIO, "file '%s': not a regular file", path);
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        return qv_error_set(err, e == ENOENT || e == ENOTDIR ? ENOENT : EIO,
+                            "file '%s': cannot open: %s", path, strerror(e));
     }
+    if (!S_ISREG(st.st_mode))
+        return qv_error_set(err, EINVAL, "file '%s': is %s, not a regular file", path,
+                            mode_kind(st.st_mode));
+    /* The path may be swapped for a FIFO between stat and open: open
+     * without blocking and check again on the descriptor. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        return qv_error_set(err, e == ENOENT ? ENOENT : EIO, "file '%s': cannot open: %s", path,
+                            strerror(e));
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int e = errno;
+        close(fd);
+        return qv_error_set(err, EINVAL, "file '%s': is %s, not a regular file", path,
+                            S_ISREG(st.st_mode) ? strerror(e) : mode_kind(st.st_mode));
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     size_t plen = strlen(path);
     struct file_source *f = malloc(sizeof *f + plen + 1);
     if (!f) {
@@ -65,7 +112,7 @@ int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error
     f->map = NULL;
     f->map_size = 0;
     memcpy(f->path, path, plen + 1);
-    if (st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
+    if (mapped && st.st_size > 0 && (uint64_t)st.st_size <= SIZE_MAX) {
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             f->map = m;
@@ -79,6 +126,14 @@ int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error
     out->read_at = file_read_at;
     out->close = file_source_close;
     return 0;
+}
+
+int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err) {
+    return open_source(path, 0, out, err);
+}
+
+int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err) {
+    return open_source(path, 1, out, err);
 }
 
 struct mem_source {
@@ -134,9 +189,33 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
 struct file_sink {
     int fd;
     int finished;
-    char *final_path;
+    char *final_path; /* the path the caller gave, for messages */
+    char *target;     /* what finish renames over: final_path with symlinks resolved */
     char tmp_path[];
 };
+
+/* The directory part of `path` ("." when it has none, "/" for "/x"). */
+static void dir_of(const char *path, char *dir, size_t cap) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, cap, ".");
+    else if (slash == path) snprintf(dir, cap, "/");
+    else snprintf(dir, cap, "%.*s", (int)(slash - path), path);
+}
+
+/* Errors of write, fsync and close on the temporary file. A full disk keeps
+ * its errno (ENOSPC, EDQUOT, EFBIG) so front ends can map it; anything else
+ * is EIO. */
+static int sink_error(const struct file_sink *f, const char *op, int e, struct qv_error *err) {
+    const char *why = e == ENOSPC ? "disk full"
+                      : e == EDQUOT ? "disk quota exceeded"
+                      : e == EFBIG ? "file too large for this file system or process limit"
+                                   : NULL;
+    if (why)
+        return qv_error_set(err, e, "file '%s': %s: %s of temporary file '%s' failed: %s",
+                            f->final_path, why, op, f->tmp_path, strerror(e));
+    return qv_error_set(err, EIO, "file '%s': %s of temporary file '%s' failed: %s",
+                        f->final_path, op, f->tmp_path, strerror(e));
+}
 
 static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *err) {
     struct file_sink *f = ctx;
@@ -144,34 +223,50 @@ static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *e
     while (done < len) {
         ssize_t n = write(f->fd, (const char *)buf + done, len - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            return qv_error_set(err, errno == ENOSPC ? ENOSPC : EIO,
-                                "file '%s': write of %zu bytes failed: %s", f->final_path, len,
-                                strerror(errno));
+        if (n < 0) {
+            char op[64];
+            snprintf(op, sizeof op, "write of %zu bytes", len);
+            return sink_error(f, op, errno, err);
+        }
         done += (size_t)n;
     }
     return 0;
 }
 
+/* Refuses a destination that exists and is not a regular file (checked with
+ * lstat: `target` has its symlinks resolved already). */
+static int check_destination(const char *shown, const char *target, struct qv_error *err) {
+    struct stat st;
+    if (lstat(target, &st) != 0) return 0; /* absent: it will be created */
+    if (S_ISREG(st.st_mode)) return 0;
+    if (strcmp(shown, target) != 0)
+        return qv_error_set(err, EINVAL,
+                            "file '%s': its target '%s' is %s; Quiver replaces only regular files",
+                            shown, target, mode_kind(st.st_mode));
+    return qv_error_set(err, EINVAL, "file '%s': is %s; Quiver replaces only regular files", shown,
+                        mode_kind(st.st_mode));
+}
+
 static int file_finish(void *ctx, struct qv_error *err) {
     struct file_sink *f = ctx;
-    if (fsync(f->fd) != 0)
-        return qv_error_set(err, EIO, "file '%s': fsync failed: %s", f->final_path, strerror(errno));
+    if (fsync(f->fd) != 0) return sink_error(f, "fsync", errno, err);
     if (close(f->fd) != 0) {
         f->fd = -1;
-        return qv_error_set(err, EIO, "file '%s': close failed: %s", f->final_path, strerror(errno));
+        return sink_error(f, "close", errno, err);
     }
     f->fd = -1;
-    if (rename(f->tmp_path, f->final_path) != 0)
-        return qv_error_set(err, EIO, "file '%s': cannot rename from '%s': %s", f->final_path,
-                            f->tmp_path, strerror(errno));
+    /* Checked at create; checked again because the write may have taken
+     * long enough for someone to put a FIFO or a device there. */
+    int rc = check_destination(f->final_path, f->target, err);
+    if (rc) return rc;
+    if (rename(f->tmp_path, f->target) != 0)
+        return qv_error_set(err, EIO, "file '%s': cannot rename temporary file '%s' to '%s': %s",
+                            f->final_path, f->tmp_path, f->target, strerror(errno));
     f->finished = 1;
     /* Make the rename itself durable. */
-    char *slash = strrchr(f->final_path, '/');
-    char dir[4096];
-    if (slash) snprintf(dir, sizeof dir, "%.*s", (int)(slash - f->final_path), f->final_path);
-    else snprintf(dir, sizeof dir, ".");
-    int dfd = open(dir[0] ? dir : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char dir[PATH_MAX];
+    dir_of(f->target, dir, sizeof dir);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {
         fsync(dfd);
         close(dfd);
@@ -192,33 +287,165 @@ static void file_sink_close(void *ctx) {
     struct file_sink *f = ctx;
     file_abort(f); /* closing an unfinished sink discards it */
     free(f->final_path);
+    free(f->target);
     free(f);
+}
+
+/* Resolves symlinks in the last component of `path` (as many levels as the
+ * system allows), so the temporary file is made next to the real target and
+ * renamed over it: the link stays, the target is replaced atomically. A
+ * dangling link resolves to the path it names. Sets *out (malloc'd). */
+static int resolve_target(const char *path, char **out, struct qv_error *err) {
+    char *cur = strdup(path);
+    *out = NULL;
+    if (!cur) return qv_error_set(err, ENOMEM, "file '%s': out of memory creating", path);
+    for (int depth = 0;; depth++) {
+        struct stat st;
+        if (lstat(cur, &st) != 0 || !S_ISLNK(st.st_mode)) break;
+        if (depth == 40) {
+            free(cur);
+            return qv_error_set(err, ELOOP, "file '%s': too many levels of symbolic links", path);
+        }
+        char link[PATH_MAX];
+        ssize_t n = readlink(cur, link, sizeof link - 1);
+        if (n < 0 || n == (ssize_t)sizeof link - 1) {
+            int e = n < 0 ? errno : ENAMETOOLONG;
+            qv_error_set(err, EIO, "file '%s': cannot read symbolic link '%s': %s", path, cur,
+                         strerror(e));
+            free(cur);
+            return EIO;
+        }
+        link[n] = 0;
+        char *next;
+        if (link[0] == '/') {
+            next = strdup(link);
+        } else {
+            /* Relative links are relative to the link's directory. */
+            char dir[PATH_MAX];
+            dir_of(cur, dir, sizeof dir);
+            size_t len = strlen(dir) + 1 + (size_t)n + 1;
+            next = malloc(len);
+            if (next) snprintf(next, len, "%s/%s", dir, link);
+        }
+        free(cur);
+        cur = next;
+        if (!cur) return qv_error_set(err, ENOMEM, "file '%s': out of memory creating", path);
+    }
+    *out = cur;
+    return 0;
+}
+
+/* Parses "<pid>.<n>" exactly (decimal digits only); the pid or 0. */
+static long parse_tmp_suffix(const char *s) {
+    long pid = 0;
+    const char *p = s;
+    if (*p < '1' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') {
+        if (pid > (long)INT_MAX / 10) return 0;
+        pid = pid * 10 + (*p++ - '0');
+    }
+    if (*p++ != '.') return 0;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+    return *p == 0 && pid <= INT_MAX ? pid : 0;
+}
+
+/* Removes temporary files `<base>.tmp.<pid>.<n>` left in the target's
+ * directory by writers that died (SIGKILL, power loss of a process): only
+ * names that match exactly, only regular files, only when the pid is not
+ * alive on this machine and nobody holds the writer's lock on the file (a
+ * live writer in another pid namespace or on another NFS client keeps it).
+ * Best effort: any doubt leaves the file alone. */
+static void remove_stale_temporaries(const char *target) {
+    char dir[PATH_MAX];
+    dir_of(target, dir, sizeof dir);
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *name = e->d_name;
+        if (strncmp(name, base, blen) != 0 || strncmp(name + blen, ".tmp.", 5) != 0) continue;
+        long pid = parse_tmp_suffix(name + blen + 5);
+        if (pid <= 0 || pid == (long)getpid()) continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH) continue;
+        int fd = openat(dirfd(d), name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            unlinkat(dirfd(d), name, 0);
+        close(fd);
+    }
+    closedir(d);
 }
 
 int qv_sink_create_file(const char *path, struct qv_sink *out, struct qv_error *err) {
     static _Atomic unsigned counter;
     memset(out, 0, sizeof *out);
+    if (!path || !path[0]) return qv_error_set(err, EINVAL, "file '': empty path");
     size_t plen = strlen(path);
-    struct file_sink *f = malloc(sizeof *f + plen + 64);
-    char *final_path = malloc(plen + 1);
+    if (path[plen - 1] == '/')
+        return qv_error_set(err, EINVAL, "file '%s': names a directory, not a file", path);
+    char *target;
+    int rc = resolve_target(path, &target, err);
+    if (rc) return rc;
+    size_t tlen = strlen(target);
+    char dir[PATH_MAX];
+    dir_of(target, dir, sizeof dir);
+    struct stat st;
+    if (target[tlen - 1] == '/') {
+        rc = qv_error_set(err, EINVAL, "file '%s': its target '%s' names a directory", path, target);
+    } else if (stat(dir, &st) != 0) {
+        int e = errno;
+        rc = qv_error_set(err, e == ENOENT || e == ENOTDIR ? ENOENT : EIO,
+                          "file '%s': cannot create: directory '%s' %s", path, dir,
+                          e == ENOENT ? "does not exist" : strerror(e));
+    } else if (!S_ISDIR(st.st_mode)) {
+        rc = qv_error_set(err, ENOTDIR, "file '%s': cannot create: '%s' is %s, not a directory",
+                          path, dir, mode_kind(st.st_mode));
+    } else {
+        rc = check_destination(path, target, err);
+    }
+    if (rc) {
+        free(target);
+        return rc;
+    }
+    remove_stale_temporaries(target);
+    struct file_sink *f = malloc(sizeof *f + tlen + 64);
+    char *final_path = strdup(path);
     if (!f || !final_path) {
         free(f);
         free(final_path);
+        free(target);
         return qv_error_set(err, ENOMEM, "file '%s': out of memory creating", path);
     }
-    memcpy(final_path, path, plen + 1);
-    snprintf(f->tmp_path, plen + 64, "%s.tmp.%ld.%u", path, (long)getpid(),
-             atomic_fetch_add(&counter, 1));
     f->final_path = final_path;
+    f->target = target;
     f->finished = 0;
-    f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (f->fd < 0) {
-        int e = errno;
-        free(final_path);
-        free(f);
-        return qv_error_set(err, e == ENOENT ? ENOENT : EIO, "file '%s': cannot create: %s", path,
-                            strerror(e));
+    /* A name left by an earlier process with our pid can exist: take the
+     * next number then. */
+    int e = 0;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        snprintf(f->tmp_path, tlen + 64, "%s.tmp.%ld.%u", target, (long)getpid(),
+                 atomic_fetch_add(&counter, 1));
+        f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+        e = errno;
+        if (f->fd >= 0 || e != EEXIST) break;
     }
+    if (f->fd < 0) {
+        rc = qv_error_set(err, e == ENOENT ? ENOENT : e == ENOSPC || e == EDQUOT ? e : EIO,
+                          "file '%s': cannot create temporary file '%s': %s", path, f->tmp_path,
+                          strerror(e));
+        free(final_path);
+        free(target);
+        free(f);
+        return rc;
+    }
+    /* Held until the file is closed: tells remove_stale_temporaries of other
+     * processes that this writer is alive. */
+    (void)flock(f->fd, LOCK_EX | LOCK_NB);
     out->ctx = f;
     out->name = f->final_path;
     out->write = file_write;

@@ -10,7 +10,8 @@ int qv_reader_open(const char *path, const struct qv_reader_options *opts,
                    struct qv_reservation *r, struct qv_reader **out, struct qv_error *err) {
     struct qv_source src;
     *out = NULL;
-    int rc = qv_source_open_file(path, &src, err);
+    int rc = opts && opts->mmap ? qv_source_open_file_mapped(path, &src, err)
+                                : qv_source_open_file(path, &src, err);
     if (rc) return rc;
     return qv_reader_open_source(&src, opts, r, out, err);
 }
@@ -231,11 +232,17 @@ int qv_reader_segment_info(const struct qv_reader *rd, int64_t rg, int32_t node,
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err) {
     if (rd->opts.skip_checksums) return 0;
+    /* In place (mapped file, memory), the bytes are the same ones every
+     * time, so a segment is hashed once per reader. Read with pread, they
+     * are a fresh copy that another process may have changed since the last
+     * verification: those are hashed every time, so what is decoded is what
+     * was verified. */
+    int in_place = rd->src.base != NULL;
     size_t idx = (size_t)(s - rd->f.segments);
     uint64_t bit = UINT64_C(1) << (idx % 64);
-    if (__atomic_load_n(&rd->verified[idx / 64], __ATOMIC_ACQUIRE) & bit) return 0;
+    if (in_place && (__atomic_load_n(&rd->verified[idx / 64], __ATOMIC_ACQUIRE) & bit)) return 0;
     if (qv_hash64(bytes, (size_t)s->length, 0) == s->checksum) {
-        __atomic_fetch_or(&rd->verified[idx / 64], bit, __ATOMIC_RELEASE);
+        if (in_place) __atomic_fetch_or(&rd->verified[idx / 64], bit, __ATOMIC_RELEASE);
         return 0;
     }
     char path[512];

@@ -10,9 +10,10 @@ struct qv_reader {
     struct qv_reader_options opts;
     struct qv__footer f;
     int open_reads;
-    /* One bit per segment, set once its checksum matched: a reader is an
-     * immutable snapshot, so a segment is hashed once, not on every read
-     * (warm takes would otherwise hash whole chunks for a few rows).
+    /* One bit per segment, set once its checksum matched, used only when
+     * decoding in place (src.base: a mapping or memory): a segment is then
+     * hashed once, not on every read (warm takes would otherwise hash whole
+     * chunks for a few rows). Bytes read with pread are hashed every time.
      * Updated with atomic OR; readers share it across threads. */
     uint64_t *verified;
     size_t verified_words;

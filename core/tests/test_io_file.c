@@ -1,0 +1,648 @@
+/* The local-file source and sink (io_file.c) against a hostile file system:
+ * files truncated or overwritten in place while a scan or take reads them
+ * (EIO or the data as verified, never a crash or garbage rows), special
+ * files where a Quiver file is expected (refused without blocking), special
+ * files and symlinks at a writer's destination, stale temporary files of
+ * dead writers, and a full disk. Every special file is made with mkfifo,
+ * mknod or bind inside a temporary directory this test creates. */
+#include <fcntl.h>
+#include <ftw.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "quiver/format.h"
+#include "quiver/scan.h"
+#include "scan_fixture.h"
+#include "test_util.h"
+
+static struct qv_pool *pool;
+static struct qv_reservation *res;
+static char dir[512];
+
+/* ---- write() interposition: a real ENOSPC from the file sink's write ----
+ * The library is linked statically into this executable, so its calls to
+ * write() resolve to this definition. When `enospc_armed` is set, writes to
+ * any descriptor but stdout/stderr fail the way a full disk fails. */
+static volatile int enospc_armed;
+ssize_t write(int fd, const void *buf, size_t n) {
+    if (enospc_armed && fd > 2) {
+        errno = ENOSPC;
+        return -1;
+    }
+    return syscall(SYS_write, fd, buf, n);
+}
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    return remove(p);
+}
+
+static int setup(void **state) {
+    (void)state;
+    assert_int_equal(qv_pool_create(NULL, &pool, NULL), 0);
+    assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
+    tu_path(dir, sizeof dir, "io-file-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    /* Nothing here may block for long: a hang fails the test. */
+    alarm(240);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    alarm(0);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    assert_int_equal(qv_reservation_used(res), 0);
+    qv_reservation_free(res);
+    qv_pool_destroy(pool);
+    return 0;
+}
+
+static const char *in_dir(char *buf, size_t cap, const char *name) {
+    snprintf(buf, cap, "%s/%s", dir, name);
+    return buf;
+}
+
+/* The fixture's rows through qv_writer_open, keeping the error. */
+static int write_rows(const char *path, int64_t n, int64_t rg_rows, struct qv_error *err) {
+    struct qv_schema *s;
+    int rc = fx_schema(res, &s);
+    if (rc) return rc;
+    struct qv_writer *w;
+    struct qv_writer_options o = {.row_group_rows = rg_rows};
+    rc = qv_writer_open(path, s, &o, res, &w, err);
+    if (rc) {
+        qv_schema_free(s);
+        return rc;
+    }
+    struct qv_builder *b = qv_writer_builder(w);
+    struct qv_appender *a[5];
+    for (int c = 0; c < 5; c++) a[c] = qv_builder_column(b, c);
+    for (int64_t i = 0; i < n && !rc; i++) {
+        rc = qv_append_int64(a[0], i);
+        if (!rc) rc = fx_v_null(i) ? qv_append_null(a[1]) : qv_append_int32(a[1], fx_v(i));
+        if (!rc) rc = qv_append_string(a[2], "s", 1);
+        if (!rc) rc = qv_append_float64(a[3], fx_d(i));
+        if (!rc) rc = qv_append_list_begin(a[4]);
+        if (!rc) rc = qv_append_list_end(a[4]);
+        if (!rc && i % 1000 == 999) rc = qv_writer_end_rows(w, err);
+    }
+    if (!rc) rc = qv_writer_end_rows(w, err);
+    if (!rc) rc = qv_writer_finish(w, err);
+    qv_writer_free(w);
+    qv_schema_free(s);
+    return rc;
+}
+
+/* Rows of a readable fixture file, or -1 when it cannot be read. */
+static int64_t file_rows(const char *path) {
+    struct qv_reader *rd;
+    struct qv_reservation *rr;
+    assert_int_equal(qv_reservation_create(pool, NULL, &rr, NULL), 0);
+    int64_t n = -1;
+    if (qv_reader_open(path, NULL, rr, &rd, NULL) == 0) {
+        n = qv_reader_num_rows(rd);
+        qv_reader_close(rd);
+    }
+    qv_reservation_free(rr);
+    return n;
+}
+
+static int count_entries(const char *d) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", d);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1) n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+/* ---- readers while the file changes under them ---- */
+
+#define ROWS 40000
+#define RG_ROWS 4096
+
+/* Checks a batch holds the fixture's rows from *next on (id and v) and
+ * advances *next. Returns 0 when every row is right. */
+static int check_batch(const struct ArrowArray *a, const int64_t *take, int64_t *next) {
+    const struct ArrowArray *id = a->children[0], *v = a->children[1];
+    const int64_t *ids = id->buffers[1];
+    const int32_t *vs = v->buffers[1];
+    const uint8_t *vvalid = v->buffers[0];
+    for (int64_t i = 0; i < a->length; i++) {
+        int64_t want = take ? take[*next] : *next;
+        if (ids[id->offset + i] != want) return -1;
+        int64_t j = v->offset + i;
+        int valid = !vvalid || ((vvalid[j / 8] >> (j % 8)) & 1);
+        if (valid == fx_v_null(want)) return -1;
+        if (valid && vs[j] != fx_v(want)) return -1;
+        (*next)++;
+    }
+    return 0;
+}
+
+enum change { TRUNCATE, OVERWRITE, APPEND };
+
+/* Scans (or takes from) a fresh file, changes it after the first batch and
+ * reads on. Returns the stream's final code; *rows gets the rows returned
+ * (all checked correct) and msg the error message. */
+static int scan_while_changing(enum change how, int threads, int take_mode, int use_mmap,
+                               int64_t *rows, char *msg, size_t cap) {
+    char path[600];
+    in_dir(path, sizeof path, "changing.qvr");
+    assert_int_equal(fx_write(path, ROWS, RG_ROWS, res), 0);
+    struct qv_reservation *rr;
+    assert_int_equal(qv_reservation_create(pool, NULL, &rr, NULL), 0);
+    struct qv_reader *rd;
+    struct qv_reader_options ro = {.mmap = use_mmap};
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, &ro, rr, &rd, &err), 0);
+    static int64_t take[ROWS / 7 + 1];
+    int64_t n_take = 0;
+    for (int64_t i = 0; i < ROWS; i += 7) take[n_take++] = i;
+    struct qv_scan_options so = {.batch_rows = 1000, .threads = threads};
+    if (take_mode) {
+        so.take = take;
+        so.n_take = n_take;
+    }
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_scan_open(rd, &so, rr, &st, &err), 0);
+    int64_t next = 0;
+    int rc = 0, changed = 0;
+    for (;;) {
+        struct ArrowArray a;
+        rc = st.get_next(&st, &a);
+        if (rc) break;
+        if (!a.release) break;
+        assert_int_equal(check_batch(&a, take_mode ? take : NULL, &next), 0);
+        a.release(&a);
+        if (!changed) {
+            changed = 1;
+            int fd = open(path, O_RDWR);
+            assert_true(fd >= 0);
+            if (how == TRUNCATE) {
+                assert_int_equal(ftruncate(fd, 4096), 0);
+            } else if (how == OVERWRITE) {
+                /* Every data byte (header and footer left alone). */
+                off_t size = lseek(fd, 0, SEEK_END);
+                static uint8_t junk[65536];
+                memset(junk, 0xA5, sizeof junk);
+                for (off_t o = 8; o < size - 4096; o += (off_t)sizeof junk) {
+                    size_t len = (size_t)(size - 4096 - o) < sizeof junk ? (size_t)(size - 4096 - o)
+                                                                          : sizeof junk;
+                    assert_int_equal(pwrite(fd, junk, len, o), (ssize_t)len);
+                }
+            } else {
+                static uint8_t junk[100000];
+                memset(junk, 0x5A, sizeof junk);
+                assert_int_equal(pwrite(fd, junk, sizeof junk, lseek(fd, 0, SEEK_END)),
+                                 (ssize_t)sizeof junk);
+            }
+            close(fd);
+        }
+    }
+    *rows = next;
+    snprintf(msg, cap, "%s", rc && st.get_last_error(&st) ? st.get_last_error(&st) : "");
+    st.release(&st);
+    qv_reader_close(rd);
+    qv_reservation_free(rr);
+    unlink(path);
+    return rc;
+}
+
+static void test_truncate_during_scan(void **state) {
+    (void)state;
+    for (int threads = 0; threads < 2; threads++) {
+        int64_t rows;
+        char msg[QV_ERROR_MESSAGE_MAX];
+        int rc = scan_while_changing(TRUNCATE, threads ? 2 : QV_SCAN_SYNC, 0, 0, &rows, msg,
+                                     sizeof msg);
+        assert_int_equal(rc, EIO);
+        assert_true(rows >= 1000 && rows < ROWS);
+        assert_non_null(strstr(msg, "changing.qvr"));
+        assert_non_null(strstr(msg, "row group"));
+        assert_non_null(strstr(msg, "column '"));
+        assert_non_null(strstr(msg, "offset"));
+    }
+}
+
+static void test_truncate_during_take(void **state) {
+    (void)state;
+    int64_t rows;
+    char msg[QV_ERROR_MESSAGE_MAX];
+    int rc = scan_while_changing(TRUNCATE, QV_SCAN_SYNC, 1, 0, &rows, msg, sizeof msg);
+    assert_int_equal(rc, EIO);
+    assert_true(rows >= 1 && rows < ROWS / 7 + 1);
+    assert_non_null(strstr(msg, "row group"));
+    assert_non_null(strstr(msg, "truncated"));
+}
+
+/* Bytes overwritten in place: the batches of the row group whose bytes were
+ * already read and verified come back right (they are decoded from the
+ * verified copy); the next row group fails its checksum. Never wrong rows
+ * (check_batch asserts every row). */
+static void test_overwrite_during_scan(void **state) {
+    (void)state;
+    for (int mode = 0; mode < 3; mode++) {
+        int64_t rows;
+        char msg[QV_ERROR_MESSAGE_MAX];
+        int rc = scan_while_changing(OVERWRITE, mode == 1 ? 2 : QV_SCAN_SYNC, mode == 2, 0, &rows,
+                                     msg, sizeof msg);
+        assert_int_equal(rc, EIO);
+        assert_non_null(strstr(msg, "checksum mismatch"));
+        assert_non_null(strstr(msg, "row group"));
+        if (mode == 0) assert_true(rows >= RG_ROWS); /* the rest of row group 0 */
+    }
+}
+
+/* A file growing while it is read (an appender, a log shipper): the reader
+ * reads the file as it was opened. */
+static void test_append_during_scan(void **state) {
+    (void)state;
+    int64_t rows;
+    char msg[QV_ERROR_MESSAGE_MAX];
+    assert_int_equal(scan_while_changing(APPEND, QV_SCAN_SYNC, 0, 0, &rows, msg, sizeof msg), 0);
+    assert_int_equal(rows, ROWS);
+}
+
+/* The mapped reader (opt-in) reads the same data when nothing changes. */
+static void test_mmap_option(void **state) {
+    (void)state;
+    char path[600];
+    in_dir(path, sizeof path, "mapped.qvr");
+    assert_int_equal(fx_write(path, ROWS, RG_ROWS, res), 0);
+    for (int m = 0; m < 2; m++) {
+        struct qv_reservation *rr;
+        assert_int_equal(qv_reservation_create(pool, NULL, &rr, NULL), 0);
+        struct qv_reader *rd;
+        struct qv_reader_options ro = {.mmap = m};
+        assert_int_equal(qv_reader_open(path, &ro, rr, &rd, NULL), 0);
+        struct qv_scan_options so = {.batch_rows = 3000, .threads = QV_SCAN_SYNC};
+        struct ArrowArrayStream st;
+        assert_int_equal(qv_scan_open(rd, &so, rr, &st, NULL), 0);
+        int64_t next = 0;
+        for (;;) {
+            struct ArrowArray a;
+            assert_int_equal(st.get_next(&st, &a), 0);
+            if (!a.release) break;
+            assert_int_equal(check_batch(&a, NULL, &next), 0);
+            a.release(&a);
+        }
+        assert_int_equal(next, ROWS);
+        st.release(&st);
+        qv_reader_close(rd);
+        qv_reservation_free(rr);
+    }
+    struct qv_source src;
+    assert_int_equal(qv_source_open_file(path, &src, NULL), 0);
+    assert_null(src.base); /* pread by default */
+    qv_source_close(&src);
+    assert_int_equal(qv_source_open_file_mapped(path, &src, NULL), 0);
+    assert_non_null(src.base);
+    qv_source_close(&src);
+}
+
+/* A column reader opened after the file shrank: EIO naming everything. */
+static void test_column_reader_short_read(void **state) {
+    (void)state;
+    char path[600];
+    in_dir(path, sizeof path, "short.qvr");
+    assert_int_equal(fx_write(path, ROWS, RG_ROWS, res), 0);
+    struct qv_reservation *rr;
+    assert_int_equal(qv_reservation_create(pool, NULL, &rr, NULL), 0);
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, rr, &rd, NULL), 0);
+    assert_int_equal(truncate(path, (off_t)(qv_reader_file_size(rd) / 2)), 0);
+    int64_t last = qv_reader_num_row_groups(rd) - 1;
+    struct qv_column_reader *cr;
+    struct qv_error err;
+    assert_int_equal(qv_column_reader_open(rd, last, 0, rr, &cr, &err), EIO);
+    assert_non_null(strstr(err.message, "short.qvr"));
+    assert_non_null(strstr(err.message, "column 'id'"));
+    char want[64];
+    snprintf(want, sizeof want, "row group %lld", (long long)last);
+    assert_non_null(strstr(err.message, want));
+    assert_non_null(strstr(err.message, "short read"));
+    /* Row group 0 is still whole. */
+    assert_int_equal(qv_column_reader_open(rd, 0, 0, rr, &cr, &err), 0);
+    qv_column_reader_close(cr);
+    qv_reader_close(rd);
+    qv_reservation_free(rr);
+}
+
+/* ---- special files where a Quiver file is expected ---- */
+
+static void expect_refused(const char *path, int code, const char *word) {
+    struct qv_reader *rd;
+    struct qv_error err;
+    struct qv_reader_options mapped = {.mmap = 1};
+    assert_int_equal(qv_reader_open(path, NULL, res, &rd, &err), code);
+    assert_non_null(strstr(err.message, word));
+    assert_int_equal(qv_reader_open(path, &mapped, res, &rd, &err), code);
+    assert_non_null(strstr(err.message, word));
+}
+
+static void test_open_special_files(void **state) {
+    (void)state;
+    char p[600];
+    /* A FIFO nobody writes to: opening it for reading would block forever
+     * (the alarm set in setup fails the test then). */
+    assert_int_equal(mkfifo(in_dir(p, sizeof p, "fifo"), 0600), 0);
+    expect_refused(p, EINVAL, "is a FIFO, not a regular file");
+    expect_refused(dir, EINVAL, "is a directory");
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    in_dir(p, sizeof p, "sock");
+    if (s >= 0 && strlen(p) < sizeof sa.sun_path) {
+        strcpy(sa.sun_path, p);
+        assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+        expect_refused(p, EINVAL, "is a socket");
+    }
+    if (s >= 0) close(s);
+    if (mknod(in_dir(p, sizeof p, "null"), S_IFCHR | 0600, makedev(1, 3)) == 0)
+        expect_refused(p, EINVAL, "is a character device");
+    else
+        assert_true(errno == EPERM || errno == EACCES);
+    expect_refused("", EINVAL, "empty path");
+    expect_refused(in_dir(p, sizeof p, "missing.qvr"), ENOENT, "missing.qvr");
+    /* Empty and tiny regular files, and a /proc file (size 0 while it has
+     * content) and a copy of it: corrupt, not a crash. */
+    int fd = open(in_dir(p, sizeof p, "empty.qvr"), O_WRONLY | O_CREAT, 0644);
+    close(fd);
+    expect_refused(p, EIO, "too small");
+    expect_refused("/proc/self/status", EIO, "too small");
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "cp /proc/self/status '%s/status.qvr'", dir);
+    assert_int_equal(system(cmd), 0);
+    expect_refused(in_dir(p, sizeof p, "status.qvr"), EIO, "not a Quiver file");
+}
+
+/* ---- special files and symlinks at a writer's destination ---- */
+
+static void expect_write_refused(const char *path, int code, const char *word) {
+    struct qv_error err;
+    int before = count_entries(dir);
+    assert_int_equal(write_rows(path, 100, 1024, &err), code);
+    assert_non_null(strstr(err.message, word));
+    assert_int_equal(count_entries(dir), before); /* no temporary file left */
+}
+
+static void test_write_to_special_files(void **state) {
+    (void)state;
+    char p[600];
+    struct stat st;
+    assert_int_equal(mkfifo(in_dir(p, sizeof p, "fifo"), 0600), 0);
+    expect_write_refused(p, EINVAL, "is a FIFO; Quiver replaces only regular files");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(mkdir(in_dir(p, sizeof p, "sub"), 0700), 0);
+    expect_write_refused(p, EINVAL, "is a directory");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    char q[700];
+    snprintf(q, sizeof q, "%s/", p);
+    expect_write_refused(q, EINVAL, "names a directory");
+    if (mknod(in_dir(p, sizeof p, "null"), S_IFCHR | 0666, makedev(1, 3)) == 0) {
+        expect_write_refused(p, EINVAL, "is a character device");
+        assert_int_equal(lstat(p, &st), 0);
+        assert_true(S_ISCHR(st.st_mode));
+    } else {
+        assert_true(errno == EPERM || errno == EACCES);
+    }
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    in_dir(p, sizeof p, "sock");
+    if (s >= 0 && strlen(p) < sizeof sa.sun_path) {
+        strcpy(sa.sun_path, p);
+        assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof sa), 0);
+        expect_write_refused(p, EINVAL, "is a socket");
+    }
+    if (s >= 0) close(s);
+    expect_write_refused("", EINVAL, "empty path");
+    expect_write_refused(in_dir(p, sizeof p, "nodir/x.qvr"), ENOENT, "nodir' does not exist");
+    /* A regular file is replaced. */
+    assert_int_equal(write_rows(in_dir(p, sizeof p, "plain.qvr"), 10, 1024, NULL), 0);
+    assert_int_equal(write_rows(p, 20, 1024, NULL), 0);
+    assert_int_equal(file_rows(p), 20);
+    /* A directory component that is a regular file. */
+    expect_write_refused(in_dir(q, sizeof q, "plain.qvr/x.qvr"), ENOTDIR, "not a directory");
+}
+
+static void test_write_through_symlinks(void **state) {
+    (void)state;
+    char target[600], link[600], buf[600];
+    struct stat st;
+    /* Relative link to a regular file: the target is replaced, the link
+     * stays a link to it. */
+    assert_int_equal(write_rows(in_dir(target, sizeof target, "target.qvr"), 10, 1024, NULL), 0);
+    assert_int_equal(symlink("target.qvr", in_dir(link, sizeof link, "link.qvr")), 0);
+    assert_int_equal(write_rows(link, 30, 1024, NULL), 0);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    ssize_t n = readlink(link, buf, sizeof buf - 1);
+    assert_true(n > 0);
+    buf[n] = 0;
+    assert_string_equal(buf, "target.qvr");
+    assert_int_equal(file_rows(target), 30);
+    /* A chain of links, the last one absolute. */
+    assert_int_equal(symlink(target, in_dir(buf, sizeof buf, "abs.qvr")), 0);
+    assert_int_equal(symlink("abs.qvr", in_dir(link, sizeof link, "chain.qvr")), 0);
+    assert_int_equal(write_rows(link, 40, 1024, NULL), 0);
+    assert_int_equal(file_rows(target), 40);
+    assert_int_equal(lstat(buf, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    /* Dangling link: the file it names is created. */
+    assert_int_equal(mkdir(in_dir(buf, sizeof buf, "d"), 0700), 0);
+    assert_int_equal(symlink("d/new.qvr", in_dir(link, sizeof link, "dangling.qvr")), 0);
+    assert_int_equal(write_rows(link, 50, 1024, NULL), 0);
+    assert_int_equal(file_rows(in_dir(buf, sizeof buf, "d/new.qvr")), 50);
+    assert_int_equal(lstat(link, &st), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    /* Dangling into a directory that does not exist. */
+    assert_int_equal(symlink("nowhere/new.qvr", in_dir(link, sizeof link, "dangling2.qvr")), 0);
+    expect_write_refused(link, ENOENT, "nowhere' does not exist");
+    /* Links to special files are refused, naming the target. */
+    assert_int_equal(mkfifo(in_dir(buf, sizeof buf, "fifo"), 0600), 0);
+    assert_int_equal(symlink("fifo", in_dir(link, sizeof link, "tofifo.qvr")), 0);
+    expect_write_refused(link, EINVAL, "is a FIFO");
+    assert_int_equal(symlink("d", in_dir(link, sizeof link, "todir.qvr")), 0);
+    expect_write_refused(link, EINVAL, "is a directory");
+    /* A loop. */
+    assert_int_equal(symlink("loop2.qvr", in_dir(link, sizeof link, "loop1.qvr")), 0);
+    assert_int_equal(symlink("loop1.qvr", in_dir(buf, sizeof buf, "loop2.qvr")), 0);
+    expect_write_refused(link, ELOOP, "symbolic links");
+}
+
+/* ---- temporary files of dead writers ---- */
+
+static pid_t dead_pid(void) {
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return pid; /* reaped: kill(pid, 0) is ESRCH until the pid is reused */
+}
+
+static void touch(const char *name) {
+    char p[700];
+    int fd = open(in_dir(p, sizeof p, name), O_WRONLY | O_CREAT | O_EXCL, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(syscall(SYS_write, fd, "x", 1), 1);
+    close(fd);
+}
+
+static int exists(const char *name) {
+    char p[700];
+    struct stat st;
+    return lstat(in_dir(p, sizeof p, name), &st) == 0;
+}
+
+static void test_stale_temporaries(void **state) {
+    (void)state;
+    pid_t dead = dead_pid(), dead2 = dead_pid();
+    char n[20][128];
+    int k = 0;
+    /* Removed: exact pattern, regular file, dead pid, unlocked. */
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.0", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.17", (int)dead2);
+    int removed = k;
+    /* Kept: near misses, live pids, other names, a locked one. */
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.0x", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmp.%d", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmp.0%d.1", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmpx.%d.0", (int)dead);
+    snprintf(n[k++], 128, "out.qvrx.tmp.%d.0", (int)dead);
+    snprintf(n[k++], 128, "xout.qvr.tmp.%d.0", (int)dead);
+    snprintf(n[k++], 128, "other.qvr.tmp.%d.0", (int)dead);
+    snprintf(n[k++], 128, "out.qvr.tmp.1.0");                  /* init is alive */
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.5", (int)getppid()); /* alive */
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.999", (int)getpid()); /* ours */
+    snprintf(n[k++], 128, "out.qvr.tmp.%d.3", (int)dead);       /* locked below */
+    int locked = k - 1;
+    for (int i = 0; i < k; i++) touch(n[i]);
+    char p[700];
+    int lfd = open(in_dir(p, sizeof p, n[locked]), O_RDONLY);
+    assert_true(lfd >= 0);
+    assert_int_equal(flock(lfd, LOCK_EX), 0);
+    /* A directory matching the pattern is not a temporary file. */
+    char dname[128];
+    snprintf(dname, sizeof dname, "out.qvr.tmp.%d.4", (int)dead);
+    assert_int_equal(mkdir(in_dir(p, sizeof p, dname), 0700), 0);
+    assert_int_equal(write_rows(in_dir(p, sizeof p, "out.qvr"), 10, 1024, NULL), 0);
+    for (int i = 0; i < k; i++) {
+        if (i < removed) assert_false(exists(n[i]));
+        else assert_true(exists(n[i]));
+    }
+    assert_true(exists(dname));
+    close(lfd);
+    assert_int_equal(file_rows(in_dir(p, sizeof p, "out.qvr")), 10);
+}
+
+/* A live writer in this process is never taken for a stale one, even by
+ * another writer to the same path. */
+static void test_concurrent_writers_same_path(void **state) {
+    (void)state;
+    char p[600];
+    in_dir(p, sizeof p, "same.qvr");
+    struct qv_sink a, b;
+    assert_int_equal(qv_sink_create_file(p, &a, NULL), 0);
+    assert_int_equal(qv_sink_create_file(p, &b, NULL), 0);
+    assert_int_equal(qv_sink_write(&a, "12345678", 8, NULL), 0);
+    assert_int_equal(qv_sink_finish(&a, NULL), 0);
+    qv_sink_close(&a);
+    assert_int_equal(qv_sink_write(&b, "abcdefgh", 8, NULL), 0);
+    assert_int_equal(qv_sink_finish(&b, NULL), 0);
+    qv_sink_close(&b);
+    char buf[9] = {0};
+    int fd = open(p, O_RDONLY);
+    assert_int_equal(read(fd, buf, 8), 8);
+    close(fd);
+    assert_string_equal(buf, "abcdefgh");
+}
+
+/* ---- a full disk ---- */
+
+/* A write failing with ENOSPC (the libc call the sink makes fails): the
+ * writer reports ENOSPC naming the file, the temporary file and "disk
+ * full"; nothing is left behind and the old file is untouched. */
+static void test_disk_full(void **state) {
+    (void)state;
+    char p[600];
+    in_dir(p, sizeof p, "full.qvr");
+    assert_int_equal(write_rows(p, 10, 1024, NULL), 0);
+    int before = count_entries(dir);
+    struct qv_error err;
+    enospc_armed = 1;
+    int rc = write_rows(p, 5000, 1024, &err);
+    enospc_armed = 0;
+    assert_int_equal(rc, ENOSPC);
+    assert_non_null(strstr(err.message, "full.qvr"));
+    assert_non_null(strstr(err.message, "disk full"));
+    assert_non_null(strstr(err.message, ".tmp."));
+    assert_non_null(strstr(err.message, "write of"));
+    assert_int_equal(count_entries(dir), before);
+    assert_int_equal(file_rows(p), 10);
+}
+
+/* A real limit from the kernel: RLIMIT_FSIZE in a child (SIGXFSZ ignored)
+ * makes write fail with EFBIG, which is kept as the code. */
+static void test_file_size_limit(void **state) {
+    (void)state;
+    char p[600];
+    in_dir(p, sizeof p, "limited.qvr");
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        signal(SIGXFSZ, SIG_IGN);
+        struct rlimit rl = {16384, 16384};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(10);
+        struct qv_error err;
+        int rc = write_rows(p, 20000, 4096, &err);
+        if (rc != EFBIG) _exit(11);
+        if (!strstr(err.message, "limited.qvr") || !strstr(err.message, "too large")) _exit(12);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(count_entries(dir), 0); /* the child's temporary file is gone */
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_truncate_during_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_truncate_during_take, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_overwrite_during_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_append_during_scan, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mmap_option, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_column_reader_short_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_open_special_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_to_special_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_through_symlinks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_writers_same_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_size_limit, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
