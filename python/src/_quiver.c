@@ -433,8 +433,11 @@ static void ws_release(struct ArrowArrayStream *st) {
  * forbids). close() from another thread cancels the stream (qv_scan_cancel,
  * thread-safe), waits on `idle` (held by the reading thread for exactly the
  * busy window) until that get_next returned, and then releases the stream;
- * the reading thread gets CancelledError. Nothing in the busy window runs
- * Python code, so the thread in it can never be the one calling close(). */
+ * the reading thread gets CancelledError. The busy window runs Python code
+ * only when get_next is not running: signal handlers, between the bounded
+ * waits for the next batch. A handler that closes the scan on the reading
+ * thread itself (`owner`) cannot wait for itself: it only cancels, and the
+ * reading thread releases the stream when the handler returns. */
 
 typedef struct {
     PyObject_HEAD
@@ -447,6 +450,8 @@ typedef struct {
     int busy;                       /* a thread is in get_next, GIL released */
     int closing;                    /* close() waits for that thread */
     int consumed;                   /* moved out by __arrow_c_stream__ */
+    int closer_waits;               /* a close() on another thread waits on idle */
+    unsigned long owner;            /* the thread in the busy window */
     PyThread_type_lock idle;        /* held by the thread in the busy window */
 } ScanObject;
 
@@ -463,6 +468,8 @@ static void scan_close_stream(ScanObject *self) {
     if (self->busy && self->stream.release) {
         self->closing = 1;
         qv_scan_cancel(&scan_ws(self)->inner);
+        if (self->owner == PyThread_get_thread_ident()) return; /* see above */
+        self->closer_waits = 1;
         while (self->busy) {
             Py_BEGIN_ALLOW_THREADS
             PyThread_acquire_lock(self->idle, WAIT_LOCK);
@@ -495,7 +502,8 @@ static PyObject *Scan_iter(PyObject *self) {
 static PyObject *scan_busy_error(void) {
     PyErr_SetString(PyExc_RuntimeError,
                     "scan is being read by another thread (a scan is an iterator: read it "
-                    "from one thread at a time, or open one scan per thread)");
+                    "from one thread at a time, or open one scan per thread; a signal "
+                    "handler must not read the scan its thread is reading)");
     return NULL;
 }
 
@@ -517,6 +525,7 @@ static PyObject *Scan_next(ScanObject *self) {
     memset(&b, 0, sizeof b);
     int rc = 0, interrupted = 0;
     self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
     PyThread_acquire_lock(self->idle, NOWAIT_LOCK); /* free: busy was 0 */
     for (;;) {
         int ready;
@@ -531,14 +540,20 @@ static PyObject *Scan_next(ScanObject *self) {
             interrupted = 1;
             break;
         }
+        if (self->closing) break; /* a handler closed it: no get_next ran */
     }
     if (!rc && !interrupted) qv_scan_get_stats(&w->inner, &self->last_stats);
     self->busy = 0;
     PyThread_release_lock(self->idle);
-    if (self->closing) { /* close() on another thread releases the stream */
+    if (self->closing) {
         if (b.release) b.release(&b);
+        /* Closed by another thread: it releases the stream once it sees this
+         * thread idle (so its close() returns with the stream freed). Closed
+         * by a signal handler on this thread: release it here. */
+        if (!self->closer_waits) scan_close_stream(self);
         if (interrupted) return NULL;
-        return raise_qv(ECANCELED, "scan: closed by another thread");
+        return raise_qv(ECANCELED, self->closer_waits ? "scan: closed by another thread"
+                                                      : "scan: closed while being read");
     }
     if (interrupted) {
         scan_close_stream(self);
