@@ -1064,13 +1064,23 @@ static PyTypeObject ReaderType = {
     .tp_methods = Reader_methods,
 };
 
+/* An O& converter for byte counts: PyArg's "K" wraps negative numbers to
+ * huge unsigned ones without a word; this raises OverflowError instead (and
+ * TypeError for non-integers). */
+static int ull_arg(PyObject *o, void *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
 static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"path", "memory_limit", "verify_checksums", NULL};
     PyObject *path_obj;
     unsigned long long limit = 0;
     int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|Kp", kw, PyUnicode_FSConverter, &path_obj,
-                                     &limit, &verify))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&p", kw, PyUnicode_FSConverter,
+                                     &path_obj, ull_arg, &limit, &verify))
         return NULL;
     const char *path = PyBytes_AS_STRING(path_obj);
     struct qv_error err;
@@ -1154,10 +1164,15 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
     long long rg_rows = 0;
     unsigned long long rg_bytes = 0, limit = 0;
     int compact = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LKpOK", kw, PyUnicode_FSConverter,
-                                     &path_obj, &cap, &rg_rows, &rg_bytes, &compact, &meta_obj,
-                                     &limit))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&", kw, PyUnicode_FSConverter,
+                                     &path_obj, &cap, &rg_rows, ull_arg, &rg_bytes, &compact,
+                                     &meta_obj, ull_arg, &limit))
         return NULL;
+    if (rg_rows < 0) { /* the C writer would take it for "default" */
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "row_group_rows must not be negative");
+        return NULL;
+    }
     struct ArrowArrayStream *capst = PyCapsule_GetPointer(cap, "arrow_array_stream");
     if (!capst) {
         Py_DECREF(path_obj);
