@@ -519,6 +519,8 @@ static PyObject *Scan_next(ScanObject *self) {
         scan_close_stream(self);
         return NULL;
     }
+    /* A signal handler may have closed or exported the scan just now. */
+    if (self->done || !self->stream.release) return NULL;
     struct wstream *w = scan_ws(self);
     struct ArrowArray b; /* on the stack: another thread may start the next get_next
                             while this one's batch is being imported */

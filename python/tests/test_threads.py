@@ -249,3 +249,51 @@ def test_writers_on_many_threads(tmp_path, no_leaks):
         with quiver.open(tmp_path / f"w{i}.qvr") as f:
             assert f.to_arrow().equals(t)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["w0.qvr", "w1.qvr", "w2.qvr"]
+
+
+@pytest.mark.parametrize("action", ["close", "next", "export"])
+def test_signal_handler_touching_the_scan_being_read(path, action, no_leaks):
+    """A signal handler runs on the reading thread between waits for the
+    next batch (or between batches): closing the scan there must not
+    deadlock (it cannot wait for itself) nor leave a freed stream behind;
+    reading or exporting it there is refused."""
+    import signal
+    main = threading.main_thread().ident
+    with quiver.open(path) as f:
+        for rep in range(30):
+            scan = f.scan_batches(batch_rows=1024, filter=NO_MATCH if rep % 2 else None,
+                                  threads=None if rep % 3 else quiver.SCAN_SYNC)
+
+            refused = []
+
+            def handler(signum, frame, scan=scan):
+                try:
+                    if action == "close":
+                        scan.close()
+                    elif action == "next":
+                        next(scan, None)
+                    else:
+                        scan.__arrow_c_stream__()  # the capsule dies at once
+                except (RuntimeError, ValueError) as e:
+                    refused.append(str(e))
+
+            old = signal.signal(signal.SIGUSR1, handler)
+            timer = threading.Timer(random.random() * 0.01,
+                                    lambda: signal.pthread_kill(main, signal.SIGUSR1))
+            try:
+                timer.start()
+                try:
+                    for _ in scan:
+                        pass
+                except (quiver.CancelledError, RuntimeError, ValueError):
+                    pass
+                timer.join(JOIN)
+                time.sleep(0.001)  # let a late signal's handler run here
+            finally:
+                timer.join(JOIN)
+                signal.signal(signal.SIGUSR1, old)
+            scan.close()
+            assert scan.stats() is None
+            assert all("another thread" in m or "closed" in m or "consumed" in m
+                       for m in refused), refused
+            del scan
