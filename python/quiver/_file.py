@@ -1,6 +1,7 @@
 """quiver.open / quiver.File: reading .qvr files into Arrow."""
 import datetime as _dt
 import decimal as _decimal
+import operator
 import os
 import struct as _struct
 
@@ -19,6 +20,60 @@ _FLOAT16, _FLOAT32, _FLOAT64, _DECIMAL, _DATE32, _TIMESTAMP = 10, 11, 12, 13, 14
 _UTF8, _LARGE_UTF8, _BINARY, _LARGE_BINARY, _FIXED_BINARY = 16, 17, 18, 19, 20
 _UNITS = ("s", "ms", "us", "ns")
 _EPOCH = _dt.date(1970, 1, 1)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _count(name, value, *, minimum, default=None):
+    """`value` as an int >= minimum, or `default` when it is None. Floats,
+    bools and strings are TypeError and values out of range ValueError, both
+    naming the argument: a count must never silently mean "default"."""
+    if value is None:
+        return default
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    try:
+        v = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
+    if v < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {v}")
+    if v > _INT64_MAX:
+        raise ValueError(f"{name} is too large: {v}")
+    return v
+
+
+def _memory_limit(value):
+    """memory_limit: None (no limit of its own) or a positive byte count."""
+    return _count("memory_limit", value, minimum=1, default=0)
+
+
+def _threads(value):
+    if value is None:
+        return 0
+    v = _count("threads", value, minimum=SCAN_SYNC)
+    if v > 2**31 - 1:
+        raise ValueError(f"threads is too large: {v}")
+    return v
+
+
+def _filter_bytes(text):
+    """A filter as the bytes the C parser reads: str as UTF-8 (lone
+    surrogates from os.fsdecode-style names back to their original bytes),
+    bytes as they are. The parser takes NUL-terminated text."""
+    if text is None:
+        return None
+    if isinstance(text, str):
+        b = text.encode("utf-8", "surrogateescape")
+    elif isinstance(text, (bytes, bytearray, memoryview)):
+        b = bytes(text)
+    else:
+        raise TypeError(f"filter must be a str, not {type(text).__name__}")
+    if b"\0" in b:
+        raise ValueError(f"filter contains a NUL character at position {b.index(0) + 1}; "
+                         "write a string holding NUL as a hex literal, e.g. s = X'610062'")
+    return b
 
 
 def _decode_stat(node, raw, truncated):
@@ -64,9 +119,13 @@ class File:
     Scans and batches it produced stay valid after close(): the native
     reader is released when the last of them is."""
 
-    def __init__(self, path, *, memory_limit=None, verify_checksums=True):
-        self._path = os.fspath(path)
-        self._rd = _quiver.open_reader(self._path, memory_limit=int(memory_limit or 0),
+    def __init__(self, path, *, memory_limit=None, verify_checksums=True, validate=True):
+        self._rd = None
+        self._validate = bool(validate)
+        self._path = os.fspath(path)  # str or bytes, as given
+        if not self._path:
+            raise ValueError("quiver.open: the path is empty")
+        self._rd = _quiver.open_reader(self._path, memory_limit=_memory_limit(memory_limit),
                                        verify_checksums=bool(verify_checksums))
         info = self._rd.info()
         self._num_rows = info["num_rows"]
@@ -159,6 +218,7 @@ class File:
         max (Python values; None when unknown), min_truncated,
         max_truncated, nan_count (floats), length, raw_bytes,
         encoded_bytes."""
+        i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
             raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
         nodes = self._node_list()
@@ -191,7 +251,10 @@ class File:
         out = []
         names = self._schema.names
         for c in columns:
+            if isinstance(c, (bool, np.bool_)):
+                raise TypeError(f"columns: {c!r} is not a column name or index")
             if isinstance(c, (int, np.integer)):
+                c = int(c)
                 if not -len(names) <= c < len(names):
                     raise IndexError(f"column {c} out of range ({len(names)} columns)")
                 out.append(int(c) % len(names))
@@ -211,6 +274,18 @@ class File:
     def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
                    prefetch=1, limit=None, row_groups=None):
         rd = self._reader()
+        batch_rows = _count("batch_rows", batch_rows, minimum=1, default=0)
+        threads = _threads(threads)
+        prefetch = _count("prefetch", prefetch, minimum=1, default=1)
+        if prefetch > 2**31 - 1:
+            raise ValueError(f"prefetch is too large: {prefetch}")
+        limit = _count("limit", limit, minimum=0)
+        filter = _filter_bytes(filter)
+        if limit == 0:
+            # No rows, as in pyarrow and DuckDB (the C option's 0 means "no
+            # limit"): an empty take plans no row group, while the filter
+            # and columns are still checked.
+            take, limit = np.empty(0, np.int64), None
         cols = self._column_indexes(columns)
         schema = self._schema_of(cols)
         imp = pa.RecordBatch._import_from_c
@@ -222,10 +297,9 @@ class File:
         if row_groups is not None:
             rg_begin, rg_end = row_groups
         scan = rd.scan(importer, columns=cols, filter=filter, take=take,
-                       batch_rows=int(batch_rows or 0),
-                       threads=0 if threads is None else int(threads),
-                       prefetch=int(prefetch or 0), max_rows=int(limit or 0),
-                       row_group_begin=rg_begin, row_group_end=rg_end)
+                       batch_rows=batch_rows, threads=threads, prefetch=prefetch,
+                       max_rows=limit or 0, row_group_begin=rg_begin, row_group_end=rg_end,
+                       validate=self._validate)
         return scan, schema
 
     def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
@@ -268,6 +342,7 @@ class File:
 
     def read_row_group(self, i, columns=None, threads=None):
         """Row group `i` as a pyarrow.Table."""
+        i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
             raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
         scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1))
@@ -277,15 +352,7 @@ class File:
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
-        idx = np.asarray(indices)
-        if idx.dtype == object or (idx.size and not np.issubdtype(idx.dtype, np.integer)):
-            raise TypeError("take: indices must be integers")
-        idx = idx.astype(np.int64, copy=False).ravel()
-        n = self._num_rows
-        if idx.size and (idx.min() < -n or idx.max() >= n):
-            bad = idx[(idx < -n) | (idx >= n)][0]
-            raise IndexError(f"take: row {bad} out of range ({n} rows)")
-        idx = np.where(idx < 0, idx + n, idx)
+        idx = _take_indices(indices, self._num_rows)
         cols = self._column_indexes(columns)
         if idx.size == 0:
             return self._schema_of(cols).empty_table()
@@ -304,11 +371,52 @@ class File:
         return self._num_rows
 
 
-def open(path, *, memory_limit=None, verify_checksums=True):  # noqa: A001
-    """Opens a .qvr file. memory_limit (bytes) gives the file's reads a pool
-    of their own with that limit (OutOfMemoryError beyond it); by default
-    they share the process-wide pool reported by quiver.memory_stats()."""
-    return File(path, memory_limit=memory_limit, verify_checksums=verify_checksums)
+def _take_indices(indices, n):
+    """`indices` as a flat int64 array of rows in [0, n), negative ones
+    counted from the end. Every integer dtype is checked in its own width
+    before the conversion (a uint64 2**64-1 must not wrap to -1, a Python
+    int beyond int64 must not overflow); bools and floats are TypeError."""
+    idx = np.asarray(indices)
+    if idx.size == 0:
+        return np.empty(0, np.int64)
+    if idx.dtype == object:  # Python ints beyond 64 bits, mixed objects
+        flat = []
+        for v in idx.ravel():
+            if isinstance(v, (bool, np.bool_)) or not hasattr(v, "__index__"):
+                raise TypeError(f"take: indices must be integers, got {v!r}")
+            v = operator.index(v)
+            if not -n <= v < n:
+                raise IndexError(f"take: row {v} out of range ({n} rows)")
+            flat.append(v)
+        idx = np.array(flat, np.int64)
+    elif idx.dtype.kind in "iu":
+        idx = idx.ravel()
+        lo, hi = int(idx.min()), int(idx.max())  # exact Python ints in any width
+        if lo < -n or hi >= n:
+            bad = lo if lo < -n else hi
+            raise IndexError(f"take: row {bad} out of range ({n} rows)")
+        idx = idx.astype(np.int64)
+    else:
+        raise TypeError(f"take: indices must be integers, not {idx.dtype}")
+    return np.where(idx < 0, idx + n, idx)
+
+
+def open(path, *, memory_limit=None, verify_checksums=True, validate=True):  # noqa: A001
+    """Opens a .qvr file (path: str, bytes or os.PathLike). memory_limit
+    (bytes) gives the file's reads a pool of their own with that limit
+    (OutOfMemoryError beyond it); by default they share the process-wide
+    pool reported by quiver.memory_stats().
+
+    verify_checksums: check every segment's checksum before decoding it.
+    validate: check every batch handed out is valid Arrow (offsets, UTF-8,
+    decimal precision, ...), as `qv scan` does; a file whose checksums are
+    right but whose contents are not (crafted, or written by a buggy
+    writer) then raises CorruptFileError instead of handing pyarrow, Polars
+    or DuckDB arrays they would misread. It costs about 20-45% of a full
+    scan's time (bench/py_validate.py); validate=False is for files you
+    trust."""
+    return File(path, memory_limit=memory_limit, verify_checksums=verify_checksums,
+                validate=validate)
 
 
 def read_table(path, columns=None, filter=None, threads=None):

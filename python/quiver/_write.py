@@ -5,6 +5,7 @@ import os
 import pyarrow as pa
 
 from . import _quiver
+from ._file import _count, _memory_limit
 from ._types import storable_schema
 
 WriteResult = collections.namedtuple("WriteResult", ["num_rows", "file_size"])
@@ -49,10 +50,35 @@ def _kv(metadata):
         return None
     out = []
     for k, v in metadata.items():
-        k = k.encode("utf-8") if isinstance(k, str) else bytes(k)
-        v = v.encode("utf-8") if isinstance(v, str) else bytes(v)
+        # surrogateescape: str read back from bytes that were not UTF-8
+        # (os.fsdecode style) is written as those bytes again.
+        k = k.encode("utf-8", "surrogateescape") if isinstance(k, str) else bytes(k)
+        v = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else bytes(v)
         out.append((k, v))
     return out
+
+
+class _Failure:
+    exc = None
+
+
+def _capturing(reader, box):
+    """`reader` through a generator that remembers the exception its source
+    raises (a user's generator, KeyboardInterrupt included). The native
+    writer only sees the Arrow stream's errno and message; write() then
+    re-raises the original exception object instead."""
+    def batches():
+        while True:
+            try:
+                b = reader.read_next_batch()
+            except StopIteration:
+                return
+            except BaseException as e:
+                box.exc = e
+                raise
+            yield b
+
+    return pa.RecordBatchReader.from_batches(reader.schema, batches())
 
 
 def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,
@@ -74,15 +100,40 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     memory_limit: a byte budget for the writer's buffers (OutOfMemoryError
         beyond it).
 
+    path: str, bytes or os.PathLike (bytes for names that are not UTF-8).
+
     The file appears under `path` only when complete (it is written under a
-    temporary name and renamed); on any error or Ctrl-C nothing is left."""
+    temporary name and renamed); on any error or Ctrl-C nothing is left. An
+    exception raised by the data's source (a generator behind a
+    RecordBatchReader, KeyboardInterrupt included) is re-raised as itself."""
+    path = os.fspath(path)
+    if not path:
+        raise ValueError("quiver.write: the path is empty")
+    row_group_rows = _count("row_group_rows", row_group_rows, minimum=1, default=0)
+    row_group_bytes = _count("row_group_bytes", row_group_bytes, minimum=1, default=0)
+    memory_limit = _memory_limit(memory_limit)
     reader = _as_reader(data)
     target = storable_schema(reader.schema)
     if target is not reader.schema:
         reader = _cast(reader, target)
-    capsule = reader.__arrow_c_stream__()
-    rows, size = _quiver.write_stream(
-        os.fspath(path), capsule, row_group_rows=int(row_group_rows or 0),
-        row_group_bytes=int(row_group_bytes or 0), compact=bool(compact),
-        metadata=_kv(metadata), memory_limit=int(memory_limit or 0))
+    failure = _Failure()
+    capsule = _capturing(reader, failure).__arrow_c_stream__()
+    original = None
+    try:
+        rows, size = _quiver.write_stream(
+            path, capsule, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes,
+            compact=bool(compact), metadata=_kv(metadata), memory_limit=memory_limit)
+    except BaseException as e:
+        if failure.exc is None or failure.exc is e:
+            raise
+        original = failure.exc
+    if original is not None:
+        # Raised outside the except block, so the user's exception keeps its
+        # own __context__ / __cause__ and traceback (the writer's message
+        # would only repeat it as text).
+        failure.exc = None
+        if hasattr(original, "add_note"):
+            original.add_note(f"(raised by the data source of quiver.write to {path!r}; "
+                              "no file was written)")
+        raise original
     return WriteResult(rows, size)

@@ -39,6 +39,25 @@ class CorruptFileError(QuiverError, OSError):
     could not be read or written."""
 
 
+class QuiverIOError(QuiverError, OSError):
+    """An operating-system error other than EIO and ENOENT while reading or
+    writing a file: ENOSPC (disk full), EDQUOT, EFBIG, EROFS, ENOTDIR, ...
+    It is an ``OSError`` with ``errno`` set, so ``except OSError`` and
+    ``e.errno == errno.ENOSPC`` work as for Python's own I/O."""
+
+
+class QuiverPermissionError(QuiverIOError, PermissionError):
+    """EACCES / EPERM: not allowed to read or write the file."""
+
+
+class QuiverIsADirectoryError(QuiverIOError, IsADirectoryError):
+    """EISDIR: the path is a directory."""
+
+
+class QuiverNotADirectoryError(QuiverIOError, NotADirectoryError):
+    """ENOTDIR: a component of the path is not a directory."""
+
+
 class QuiverFileNotFoundError(QuiverError, FileNotFoundError):
     """ENOENT: the file or its directory does not exist."""
 
@@ -63,7 +82,17 @@ _BY_CODE = {
     _errno.ENOSYS: NotSupportedError,
     _errno.ECANCELED: CancelledError,
     _errno.EOVERFLOW: QuiverOverflowError,
+    _errno.EACCES: QuiverPermissionError,
+    _errno.EPERM: QuiverPermissionError,
+    _errno.EISDIR: QuiverIsADirectoryError,
+    _errno.ENOTDIR: QuiverNotADirectoryError,
 }
+# Other operating-system errors the library passes on from the system.
+for _name in ("ENOSPC", "EDQUOT", "EFBIG", "EROFS", "EEXIST", "EMFILE", "ENFILE", "ENXIO",
+              "ELOOP", "ENAMETOOLONG", "EBUSY", "ETXTBSY", "ESPIPE", "EAGAIN", "EINTR",
+              "ENODEV", "EBADF", "EMLINK", "EXDEV", "ESTALE"):
+    if hasattr(_errno, _name):
+        _BY_CODE.setdefault(getattr(_errno, _name), QuiverIOError)
 
 
 def _make_error(code, code_name, message):

@@ -41,7 +41,9 @@ static PyObject *g_make_error; /* quiver.errors._make_error(code, name, message)
 
 static PyObject *raise_qv(int code, const char *msg) {
     if (!msg || !msg[0]) msg = qv_errno_name(code);
-    PyObject *m = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+    /* Messages quote paths and names, which need not be UTF-8: show such
+     * bytes as \xNN rather than fail or lose them. */
+    PyObject *m = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "backslashreplace");
     if (!m) return NULL;
     if (!g_make_error) {
         PyErr_SetObject(PyExc_RuntimeError, m);
@@ -165,6 +167,53 @@ static char *dup_str(const char *s) {
     return d;
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
+ * (overlongs, surrogates and code points past U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    if (s[0] < 0x80) return 1;
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (!len || len > n || s[0] > 0xF4) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+/* A name for pyarrow, which requires UTF-8 field names: a copy of `s`, with
+ * every byte that is not part of valid UTF-8 written as the four characters
+ * \xNN (a file written by another tool, or `qv import` of a Latin-1 CSV
+ * header, can hold such names). Select such a column by index. Thread-safe,
+ * no GIL: streams ask for schemas from any thread. */
+static char *dup_name(const char *s) {
+    if (!s) return NULL;
+    size_t n = strlen(s), bad = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+        if (!k) {
+            bad++;
+            k = 1;
+        }
+        i += k;
+    }
+    if (!bad) return dup_str(s);
+    char *d = malloc(n + 3 * bad + 1), *o = d;
+    if (!d) return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
+        if (k) {
+            memcpy(o, s + i, k);
+            o += k;
+            i += k;
+        } else {
+            o += sprintf(o, "\\x%02x", (unsigned char)s[i]);
+            i++;
+        }
+    }
+    *o = 0;
+    return d;
+}
+
 /* Deep-copies `src` into `dst` (released on failure). 0 or ENOMEM. */
 static int schema_copy(struct ArrowSchema *dst, const struct ArrowSchema *src) {
     memset(dst, 0, sizeof *dst);
@@ -174,7 +223,7 @@ static int schema_copy(struct ArrowSchema *dst, const struct ArrowSchema *src) {
     dst->release = schema_copy_release;
     dst->flags = src->flags;
     p->format = dup_str(src->format);
-    p->name = dup_str(src->name);
+    p->name = dup_name(src->name);
     if (!p->format || (src->name && !p->name)) goto oom;
     dst->format = p->format;
     dst->name = p->name;
@@ -207,22 +256,20 @@ oom:
     return ENOMEM;
 }
 
+/* Capsule destructors run whenever the capsule dies, also while an
+ * exception (a KeyboardInterrupt) is propagating: they must neither raise nor
+ * clear one, hence PyCapsule_IsValid (which sets no error) before
+ * PyCapsule_GetPointer. */
 static void capsule_schema_free(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, "arrow_schema")) return;
     struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
-    if (!s) {
-        PyErr_Clear();
-        return;
-    }
     if (s->release) s->release(s);
     free(s);
 }
 
 static void capsule_stream_free(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, "arrow_array_stream")) return;
     struct ArrowArrayStream *s = PyCapsule_GetPointer(cap, "arrow_array_stream");
-    if (!s) {
-        PyErr_Clear();
-        return;
-    }
     if (s->release) {
         Py_BEGIN_ALLOW_THREADS
         s->release(s);
@@ -290,13 +337,18 @@ static void guarded_release(struct ArrowArray *a) {
 
 /* ------------------------------------------------ the wrapped scan stream
  * The scan's stream plus what it depends on: its reader and its own
- * reservation. get_schema hands out a malloc'd copy, get_next guards each
- * batch with a pool reference, release frees everything. */
+ * reservation. get_schema hands out a malloc'd copy, get_next validates each
+ * batch and guards it with a pool reference, release frees everything. */
 
 struct wstream {
     struct ArrowArrayStream inner;
     struct qv_reservation *res;
     struct readerref *reader;
+    /* The projection's STRUCT field (children copied by value from the
+     * reader's schema, which the reader reference keeps alive). */
+    struct qv_field root;
+    struct qv_field *kids;
+    int validate;
     char last_error[QV_ERROR_MESSAGE_MAX];
 };
 
@@ -325,6 +377,22 @@ static int ws_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     if (!out->release) return 0;
+    /* Checksums prove the bytes are the ones written, not that they decode to
+     * valid Arrow (a crafted file can hold decimals beyond their precision or
+     * invalid UTF-8 with correct checksums). Python hands batches to pyarrow,
+     * Polars and DuckDB, which trust them: check them as `qv scan` does. */
+    if (w->validate) {
+        struct qv_error err;
+        qv_error_clear(&err);
+        rc = qv_arrow_array_validate(out, &w->root, QV_VALIDATE_FULL, &err);
+        if (rc) {
+            out->release(out);
+            snprintf(w->last_error, sizeof w->last_error,
+                     "file '%.400s': a batch decoded to an invalid array: %.500s",
+                     qv_reader_path(w->reader->rd), err.message);
+            return EIO;
+        }
+    }
     struct batch_guard *g = malloc(sizeof *g);
     if (!g) {
         out->release(out);
@@ -350,35 +418,79 @@ static void ws_release(struct ArrowArrayStream *st) {
     if (w->inner.release) w->inner.release(&w->inner);
     qv_reservation_free(w->res);
     readerref_decref(w->reader);
+    free(w->kids);
     free(w);
     st->release = NULL;
     st->private_data = NULL;
 }
 
-/* ---------------------------------------------------------------- Scan type */
+/* ---------------------------------------------------------------- Scan type
+ *
+ * Threads. A scan is an iterator: one thread reads it at a time. `busy` is
+ * set (under the GIL) while a thread waits in get_next with the GIL
+ * released; another thread's next() then raises RuntimeError instead of
+ * entering the C stream concurrently (which the Arrow stream contract
+ * forbids). close() from another thread cancels the stream (qv_scan_cancel,
+ * thread-safe), waits on `idle` (held by the reading thread for exactly the
+ * busy window) until that get_next returned, and then releases the stream;
+ * the reading thread gets CancelledError. The busy window runs Python code
+ * only when get_next is not running: signal handlers, between the bounded
+ * waits for the next batch. A handler that closes the scan on the reading
+ * thread itself (`owner`) cannot wait for itself: it only cancels, and the
+ * reading thread releases the stream when the handler returns. */
 
 typedef struct {
     PyObject_HEAD
     struct ArrowArrayStream stream; /* a wstream; release == NULL when done */
     PyObject *importer;             /* callable(address) -> pyarrow.RecordBatch */
-    struct ArrowArray batch;
+    struct ArrowSchema schema;      /* the batches' schema (a malloc'd copy) */
+    struct qv_scan_stats last_stats;/* as of the last get_next (see Scan_stats) */
+    int threaded;                   /* the scan has workers (stats are locked) */
     int done;
+    int busy;                       /* a thread is in get_next, GIL released */
+    int closing;                    /* close() waits for that thread */
+    int consumed;                   /* moved out by __arrow_c_stream__ */
+    int closer_waits;               /* a close() on another thread waits on idle */
+    unsigned long owner;            /* the thread in the busy window */
+    PyThread_type_lock idle;        /* held by the thread in the busy window */
 } ScanObject;
 
 static PyTypeObject ScanType;
 
+static struct wstream *scan_ws(ScanObject *self) { return self->stream.private_data; }
+
+/* Ends the scan: cancels a get_next running on another thread and waits for
+ * it, then releases the stream (joining its workers) with the GIL released.
+ * Idempotent; the stream is taken out of the object under the GIL first, so
+ * two threads closing at once release it once. */
 static void scan_close_stream(ScanObject *self) {
+    self->done = 1;
+    if (self->busy && self->stream.release) {
+        self->closing = 1;
+        qv_scan_cancel(&scan_ws(self)->inner);
+        if (self->owner == PyThread_get_thread_ident()) return; /* see above */
+        self->closer_waits = 1;
+        while (self->busy) {
+            Py_BEGIN_ALLOW_THREADS
+            PyThread_acquire_lock(self->idle, WAIT_LOCK);
+            PyThread_release_lock(self->idle);
+            Py_END_ALLOW_THREADS
+        }
+    }
     if (self->stream.release) {
+        struct ArrowArrayStream st = self->stream;
+        self->stream.release = NULL;
         Py_BEGIN_ALLOW_THREADS
-        self->stream.release(&self->stream);
+        st.release(&st);
         Py_END_ALLOW_THREADS
     }
-    self->done = 1;
 }
 
 static void Scan_dealloc(ScanObject *self) {
-    scan_close_stream(self);
+    scan_close_stream(self); /* never busy here: the reading thread holds a reference */
     Py_XDECREF(self->importer);
+    if (self->schema.release) self->schema.release(&self->schema);
+    if (self->idle) PyThread_free_lock(self->idle);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -387,18 +499,68 @@ static PyObject *Scan_iter(PyObject *self) {
     return self;
 }
 
+static PyObject *scan_busy_error(void) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "scan is being read by another thread (a scan is an iterator: read it "
+                    "from one thread at a time, or open one scan per thread; a signal "
+                    "handler must not read the scan its thread is reading)");
+    return NULL;
+}
+
+/* How long a get_next waits before the GIL is taken back to check for
+ * Ctrl-C: a scan whose filter rejects every row for minutes must still be
+ * interruptible. */
+#define SCAN_POLL_MS 50
+
 static PyObject *Scan_next(ScanObject *self) {
+    if (self->busy) return scan_busy_error();
     if (self->done || !self->stream.release) return NULL; /* StopIteration */
     if (PyErr_CheckSignals() < 0) {
         scan_close_stream(self);
         return NULL;
     }
-    struct ArrowArray *b = &self->batch;
-    memset(b, 0, sizeof *b);
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = self->stream.get_next(&self->stream, b);
-    Py_END_ALLOW_THREADS
+    /* A signal handler may have closed or exported the scan just now. */
+    if (self->done || !self->stream.release) return NULL;
+    struct wstream *w = scan_ws(self);
+    struct ArrowArray b; /* on the stack: another thread may start the next get_next
+                            while this one's batch is being imported */
+    memset(&b, 0, sizeof b);
+    int rc = 0, interrupted = 0;
+    self->busy = 1;
+    self->owner = PyThread_get_thread_ident();
+    PyThread_acquire_lock(self->idle, NOWAIT_LOCK); /* free: busy was 0 */
+    for (;;) {
+        int ready;
+        Py_BEGIN_ALLOW_THREADS
+        ready = qv_scan_wait(&w->inner, SCAN_POLL_MS) != ETIMEDOUT;
+        if (ready) rc = self->stream.get_next(&self->stream, &b);
+        Py_END_ALLOW_THREADS
+        if (ready) break;
+        /* Nothing produced yet: a signal handler may run now (another thread
+         * may run too, but it only finds the scan busy). */
+        if (PyErr_CheckSignals() < 0) {
+            interrupted = 1;
+            break;
+        }
+        if (self->closing) break; /* a handler closed it: no get_next ran */
+    }
+    if (!rc && !interrupted) qv_scan_get_stats(&w->inner, &self->last_stats);
+    self->busy = 0;
+    PyThread_release_lock(self->idle);
+    if (self->closing) {
+        if (b.release) b.release(&b);
+        /* Closed by another thread: it releases the stream once it sees this
+         * thread idle (so its close() returns with the stream freed). Closed
+         * by a signal handler on this thread: release it here. */
+        if (!self->closer_waits) scan_close_stream(self);
+        if (interrupted) return NULL;
+        return raise_qv(ECANCELED, self->closer_waits ? "scan: closed by another thread"
+                                                      : "scan: closed while being read");
+    }
+    if (interrupted) {
+        scan_close_stream(self);
+        return NULL;
+    }
     if (rc) {
         const char *m = self->stream.get_last_error(&self->stream);
         char msg[QV_ERROR_MESSAGE_MAX];
@@ -406,19 +568,19 @@ static PyObject *Scan_next(ScanObject *self) {
         scan_close_stream(self);
         return raise_qv(rc, msg);
     }
-    if (!b->release) {
+    if (!b.release) {
         scan_close_stream(self);
         return NULL;
     }
     if (PyErr_CheckSignals() < 0) {
-        b->release(b);
+        b.release(&b);
         scan_close_stream(self);
         return NULL;
     }
-    PyObject *addr = PyLong_FromVoidPtr(b);
+    PyObject *addr = PyLong_FromVoidPtr(&b);
     PyObject *res = addr ? PyObject_CallOneArg(self->importer, addr) : NULL;
     Py_XDECREF(addr);
-    if (b->release) b->release(b); /* not moved by the importer (it failed) */
+    if (b.release) b.release(&b); /* not moved by the importer (it failed) */
     return res;
 }
 
@@ -429,9 +591,11 @@ static PyObject *Scan_close(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
 
 static PyObject *Scan_stats(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
     if (!self->stream.release) Py_RETURN_NONE;
-    struct wstream *w = self->stream.private_data;
     struct qv_scan_stats s;
-    if (qv_scan_get_stats(&w->inner, &s)) Py_RETURN_NONE;
+    /* A synchronous scan's counters belong to the thread decoding in
+     * get_next: while one is, report them as of its last batch. */
+    if (self->busy && !self->threaded) s = self->last_stats;
+    else if (qv_scan_get_stats(&scan_ws(self)->inner, &s)) Py_RETURN_NONE;
     return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i}", "row_groups_total",
                          (long long)s.row_groups_total, "row_groups_pruned",
                          (long long)s.row_groups_pruned, "rows_decoded",
@@ -440,27 +604,27 @@ static PyObject *Scan_stats(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
                          "threads", s.threads);
 }
 
+/* The schema of the batches, also after the scan ended or was consumed
+ * (DuckDB and other PyCapsule consumers ask for it separately). */
 static PyObject *Scan_schema_capsule(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
-    if (!self->stream.release) {
-        PyErr_SetString(PyExc_ValueError, "scan is closed");
-        return NULL;
-    }
-    struct ArrowSchema s;
-    memset(&s, 0, sizeof s);
-    int rc = self->stream.get_schema(&self->stream, &s);
-    if (rc) return raise_qv(rc, self->stream.get_last_error(&self->stream));
-    PyObject *cap = schema_capsule_from(&s);
-    s.release(&s);
-    return cap;
+    return schema_capsule_from(&self->schema);
 }
 
-/* Moves the stream out to a consumer: the scan object is exhausted after. */
+/* Moves the stream out to a consumer: the scan object is exhausted after.
+ * A scan reads the file once; a second call is an error naming that. */
 static PyObject *Scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"requested_schema", NULL};
     PyObject *requested = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &requested)) return NULL;
+    if (self->busy) return scan_busy_error();
+    if (self->consumed) {
+        PyErr_SetString(PyExc_ValueError,
+                        "this scan was already exported by __arrow_c_stream__: a scan can be "
+                        "consumed once (open a new scan to read the data again)");
+        return NULL;
+    }
     if (!self->stream.release) {
-        PyErr_SetString(PyExc_ValueError, "scan is closed or was already consumed");
+        PyErr_SetString(PyExc_ValueError, "scan is closed or was already read to the end");
         return NULL;
     }
     struct ArrowArrayStream *s = malloc(sizeof *s);
@@ -468,6 +632,7 @@ static PyObject *Scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject 
     *s = self->stream;
     self->stream.release = NULL;
     self->done = 1;
+    self->consumed = 1;
     PyObject *cap = PyCapsule_New(s, "arrow_array_stream", capsule_stream_free);
     if (!cap) {
         s->release(s);
@@ -477,11 +642,15 @@ static PyObject *Scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject 
 }
 
 static PyMethodDef Scan_methods[] = {
-    {"close", (PyCFunction)Scan_close, METH_NOARGS, "Cancel the scan and free it."},
+    {"close", (PyCFunction)Scan_close, METH_NOARGS,
+     "Cancel the scan and free it; from any thread (a read in progress on another thread "
+     "then raises CancelledError)."},
     {"stats", (PyCFunction)Scan_stats, METH_NOARGS, "Scan statistics (dict) or None."},
     {"schema_capsule", (PyCFunction)Scan_schema_capsule, METH_NOARGS, NULL},
+    {"__arrow_c_schema__", (PyCFunction)Scan_schema_capsule, METH_NOARGS,
+     "The batches' schema as an ArrowSchema capsule."},
     {"__arrow_c_stream__", (PyCFunction)(void (*)(void))Scan_arrow_c_stream,
-     METH_VARARGS | METH_KEYWORDS, "Export the scan as an ArrowArrayStream capsule."},
+     METH_VARARGS | METH_KEYWORDS, "Export the scan as an ArrowArrayStream capsule (once)."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ScanType = {
@@ -523,16 +692,25 @@ static PyObject *Reader_close(ReaderObject *self, PyObject *Py_UNUSED(ignored)) 
     Py_RETURN_NONE;
 }
 
+/* Text from a file (names, the writer's version string) as str, whatever its
+ * bytes: invalid UTF-8 is shown as \xNN, the way schema names are (dup_name),
+ * so a name looks the same in the schema, the nodes and the statistics. */
+static PyObject *file_text(const char *s) {
+    if (!s) s = "";
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
+}
+
 static PyObject *Reader_info(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
     struct readerref *r = reader_get(self);
     if (!r) return NULL;
-    const char *ver = qv_reader_writer_version(r->rd);
     const char *path = qv_reader_path(r->rd);
-    return Py_BuildValue("{s:L,s:L,s:K,s:s,s:s,s:i}", "num_rows",
+    /* The path as os.fsdecode gives it (round-trips through os.fsencode). */
+    return Py_BuildValue("{s:L,s:L,s:K,s:N,s:N,s:i}", "num_rows",
                          (long long)qv_reader_num_rows(r->rd), "num_row_groups",
                          (long long)qv_reader_num_row_groups(r->rd), "file_size",
                          (unsigned long long)qv_reader_file_size(r->rd), "writer_version",
-                         ver ? ver : "", "path", path ? path : "", "open_reads",
+                         file_text(qv_reader_writer_version(r->rd)), "path",
+                         PyUnicode_DecodeFSDefault(path ? path : ""), "open_reads",
                          qv_reader_open_reads(r->rd));
 }
 
@@ -590,7 +768,9 @@ static int parse_columns(PyObject *obj, int32_t **cols, int32_t *n) {
     }
     for (Py_ssize_t i = 0; i < len; i++) {
         long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (v == -1 && PyErr_Occurred()) {
+        if (!(v == -1 && PyErr_Occurred()) && (v < 0 || v > INT32_MAX))
+            PyErr_Format(PyExc_IndexError, "column index %ld out of range", v);
+        if (PyErr_Occurred()) {
             Py_DECREF(seq);
             free(*cols);
             *cols = NULL;
@@ -645,12 +825,12 @@ static PyObject *Reader_nodes(ReaderObject *self, PyObject *Py_UNUSED(ignored)) 
         qv_reader_node_path(r->rd, i, path, sizeof path);
         const struct qv_field *f = qv_reader_node_field(r->rd, i);
         qv_type_to_string(f, type, sizeof type);
-        PyObject *t = Py_BuildValue("{s:s,s:s,s:i,s:s,s:i,s:i,s:i,s:i,s:i,s:s}", "path", path,
-                                    "name", f->name ? f->name : "", "type_id", (int)f->type,
-                                    "type", type, "parent", qv_reader_node_parent(r->rd, i),
-                                    "precision", f->precision, "scale", f->scale, "unit",
-                                    (int)f->unit, "nullable", (int)f->nullable, "timezone",
-                                    f->timezone ? f->timezone : "");
+        PyObject *t = Py_BuildValue("{s:N,s:N,s:i,s:N,s:i,s:i,s:i,s:i,s:i,s:N}", "path",
+                                    file_text(path), "name", file_text(f->name), "type_id",
+                                    (int)f->type, "type", file_text(type), "parent",
+                                    qv_reader_node_parent(r->rd, i), "precision", f->precision,
+                                    "scale", f->scale, "unit", (int)f->unit, "nullable",
+                                    (int)f->nullable, "timezone", file_text(f->timezone));
         if (!t) {
             Py_DECREF(list);
             return NULL;
@@ -718,20 +898,42 @@ static PyObject *Reader_pool_stats(ReaderObject *self, PyObject *Py_UNUSED(ignor
     return pool_stats_dict(r->pool->pool);
 }
 
-static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwargs) {
+static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"importer", "columns", "filter", "take", "batch_rows", "threads",
                          "prefetch", "max_rows", "row_begin", "row_end", "row_group_begin",
-                         "row_group_end", NULL};
-    PyObject *importer, *cols_obj = Py_None, *take_obj = Py_None;
-    const char *filter = NULL;
+                         "row_group_end", "validate", NULL};
+    PyObject *importer, *cols_obj = Py_None, *take_obj = Py_None, *filter_obj = Py_None;
     long long batch_rows = 0, max_rows = 0, row_begin = 0, row_end = 0, rg_begin = 0, rg_end = 0;
-    int threads = 0, prefetch = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OzOLiiLLLLL", kw, &importer, &cols_obj,
-                                     &filter, &take_obj, &batch_rows, &threads, &prefetch,
-                                     &max_rows, &row_begin, &row_end, &rg_begin, &rg_end))
+    int threads = 0, prefetch = 0, validate = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOLiiLLLLLp", kw, &importer, &cols_obj,
+                                     &filter_obj, &take_obj, &batch_rows, &threads, &prefetch,
+                                     &max_rows, &row_begin, &row_end, &rg_begin, &rg_end,
+                                     &validate))
         return NULL;
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
+    /* Counts are validated (with the argument's name) by quiver._file; here
+     * only what would otherwise change meaning in C: negative values mean
+     * "default" to qv_scan_open. */
+    if (batch_rows < 0 || max_rows < 0 || prefetch < 0 || row_begin < 0 || row_end < 0 ||
+        rg_begin < 0 || rg_end < 0 || (threads < 0 && threads != QV_SCAN_SYNC)) {
+        PyErr_SetString(PyExc_ValueError, "scan: negative count");
+        return NULL;
+    }
+    /* The filter's bytes (the Python layer encodes str as UTF-8 with
+     * surrogateescape, so names read back from a non-UTF-8 file match). The
+     * C parser takes NUL-terminated text. */
+    const char *filter = NULL;
+    if (filter_obj != Py_None) {
+        Py_ssize_t flen;
+        if (!PyBytes_Check(filter_obj)) {
+            PyErr_SetString(PyExc_TypeError, "filter must be bytes or None");
+            return NULL;
+        }
+        if (PyBytes_AsStringAndSize(filter_obj, (char **)&filter, &flen)) return NULL;
+        if ((Py_ssize_t)strlen(filter) != flen) {
+            PyErr_SetString(PyExc_ValueError, "filter contains a NUL character");
+            return NULL;
+        }
+    }
     int32_t *cols, ncols;
     if (parse_columns(cols_obj, &cols, &ncols)) return NULL;
     Py_buffer take = {0};
@@ -759,6 +961,7 @@ static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwarg
         free(cols);
         return PyErr_NoMemory();
     }
+    static const int64_t no_rows = 0;
     struct qv_reservation_options ro = {.name = "python scan"};
     int rc = qv_reservation_create(r->pool->pool, &ro, &w->res, &err);
     if (!rc) {
@@ -768,7 +971,8 @@ static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwarg
             .filter = filter,
             .row_begin = row_begin,
             .row_end = row_end,
-            .take = have_take ? (const int64_t *)take.buf : NULL,
+            /* An empty take is "no rows": never let it become NULL ("no take"). */
+            .take = !have_take ? NULL : take.buf ? (const int64_t *)take.buf : &no_rows,
             .n_take = have_take ? (int64_t)(take.len / 8) : 0,
             .row_group_begin = rg_begin,
             .row_group_end = rg_end,
@@ -782,30 +986,63 @@ static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwarg
         Py_END_ALLOW_THREADS
     }
     if (have_take) PyBuffer_Release(&take);
-    free(cols);
     if (rc) {
+        free(cols);
         qv_reservation_free(w->res);
         free(w);
         return raise_err(&err, rc);
     }
     w->reader = readerref_incref(r);
-    ScanObject *s = PyObject_New(ScanObject, &ScanType);
-    if (!s) {
-        struct ArrowArrayStream tmp = {.release = ws_release, .private_data = w};
-        ws_release(&tmp);
-        return NULL;
+    w->validate = validate;
+    /* The projection's field, for validating batches. */
+    const struct qv_field *all = &qv_reader_schema(r->rd)->root;
+    int32_t nk = cols_obj == Py_None ? (int32_t)all->n_children : ncols;
+    w->kids = malloc((size_t)(nk ? nk : 1) * sizeof *w->kids);
+    if (w->kids) {
+        for (int32_t i = 0; i < nk; i++)
+            w->kids[i] = all->children[cols_obj == Py_None ? i : cols[i]];
+        w->root = *all;
+        w->root.children = w->kids;
+        w->root.n_children = nk;
     }
-    memset(&s->stream, 0, sizeof s->stream);
-    memset(&s->batch, 0, sizeof s->batch);
-    s->done = 0;
-    s->stream.get_schema = ws_get_schema;
-    s->stream.get_next = ws_get_next;
-    s->stream.get_last_error = ws_last_error;
-    s->stream.release = ws_release;
-    s->stream.private_data = w;
+    free(cols);
+    struct ArrowArrayStream tmp = {.get_schema = ws_get_schema, .get_next = ws_get_next,
+                                   .get_last_error = ws_last_error, .release = ws_release,
+                                   .private_data = w};
+    ScanObject *s = w->kids ? PyObject_New(ScanObject, &ScanType) : NULL;
+    if (!s) {
+        ws_release(&tmp);
+        return w->kids ? NULL : PyErr_NoMemory();
+    }
+    memset((char *)s + sizeof(PyObject), 0, sizeof *s - sizeof(PyObject));
+    s->stream = tmp;
+    s->idle = PyThread_allocate_lock();
+    struct qv_scan_stats st0;
+    if (!qv_scan_get_stats(&w->inner, &st0)) {
+        s->last_stats = st0;
+        s->threaded = st0.threads > 0;
+    }
     Py_INCREF(importer);
     s->importer = importer;
+    int src = s->idle ? ws_get_schema(&s->stream, &s->schema) : ENOMEM;
+    if (src) {
+        char msg[QV_ERROR_MESSAGE_MAX];
+        snprintf(msg, sizeof msg, "%s", s->idle ? w->last_error : "scan: out of memory");
+        Py_DECREF(s);
+        return raise_qv(src, msg);
+    }
     return (PyObject *)s;
+}
+
+/* The reader is held for the whole call: qv_scan_open runs without the GIL,
+ * and close() on another thread must not free the reader under it. */
+static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwargs) {
+    struct readerref *r = reader_get(self);
+    if (!r) return NULL;
+    readerref_incref(r);
+    PyObject *res = reader_scan(r, args, kwargs);
+    readerref_decref(r);
+    return res;
 }
 
 static PyMethodDef Reader_methods[] = {
@@ -829,13 +1066,23 @@ static PyTypeObject ReaderType = {
     .tp_methods = Reader_methods,
 };
 
+/* An O& converter for byte counts: PyArg's "K" wraps negative numbers to
+ * huge unsigned ones without a word; this raises OverflowError instead (and
+ * TypeError for non-integers). */
+static int ull_arg(PyObject *o, void *out) {
+    unsigned long long v = PyLong_AsUnsignedLongLong(o);
+    if (v == (unsigned long long)-1 && PyErr_Occurred()) return 0;
+    *(unsigned long long *)out = v;
+    return 1;
+}
+
 static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"path", "memory_limit", "verify_checksums", NULL};
     PyObject *path_obj;
     unsigned long long limit = 0;
     int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|Kp", kw, PyUnicode_FSConverter, &path_obj,
-                                     &limit, &verify))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&p", kw, PyUnicode_FSConverter,
+                                     &path_obj, ull_arg, &limit, &verify))
         return NULL;
     const char *path = PyBytes_AS_STRING(path_obj);
     struct qv_error err;
@@ -919,10 +1166,15 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
     long long rg_rows = 0;
     unsigned long long rg_bytes = 0, limit = 0;
     int compact = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LKpOK", kw, PyUnicode_FSConverter,
-                                     &path_obj, &cap, &rg_rows, &rg_bytes, &compact, &meta_obj,
-                                     &limit))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&", kw, PyUnicode_FSConverter,
+                                     &path_obj, &cap, &rg_rows, ull_arg, &rg_bytes, &compact,
+                                     &meta_obj, ull_arg, &limit))
         return NULL;
+    if (rg_rows < 0) { /* the C writer would take it for "default" */
+        Py_DECREF(path_obj);
+        PyErr_SetString(PyExc_ValueError, "row_group_rows must not be negative");
+        return NULL;
+    }
     struct ArrowArrayStream *capst = PyCapsule_GetPointer(cap, "arrow_array_stream");
     if (!capst) {
         Py_DECREF(path_obj);

@@ -3,6 +3,7 @@ import errno
 import os
 import signal
 import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -163,36 +164,74 @@ def big_path(tmp_path_factory):
     return p
 
 
-def test_ctrl_c_cancels_scan(big_path, no_leaks):
+# Every loop that waits for a signal has a deadline (a lost signal fails the
+# test instead of spinning forever, as it once did for 12 minutes under load),
+# and pytest-timeout bounds each test as a whole.
+SIGNAL_DEADLINE = 20  # seconds
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("threads,filter", [(quiver.SCAN_SYNC, None), (None, None),
+                                            (None, "y = 0.123456789")])
+def test_ctrl_c_cancels_scan(big_path, no_leaks, threads, filter):
+    # The last case: a threaded scan whose filter matches no row waits in one
+    # long get_next; the wait gives the GIL back regularly for Ctrl-C.
     f = quiver.open(big_path)
+    inside = False
     for attempt in range(20):
-        scan = f.scan_batches(batch_rows=4096, threads=quiver.SCAN_SYNC)
+        scan = f.scan_batches(batch_rows=4096, threads=threads, filter=filter)
         timer = interrupt_soon(0.02)
+        deadline = time.monotonic() + SIGNAL_DEADLINE
         try:
             with pytest.raises(KeyboardInterrupt):
-                while True:
+                while time.monotonic() < deadline:
                     for _ in scan:
                         pass
-                    scan = f.scan_batches(batch_rows=4096, threads=quiver.SCAN_SYNC)
+                    scan = f.scan_batches(batch_rows=4096, threads=threads, filter=filter)
         finally:
             timer.join()
         if scan.stats() is None:  # interrupted inside the scan: it was released
+            inside = True
             break
-    assert scan.stats() is None
+    assert inside
     del scan
     f.close()
 
 
+@pytest.mark.timeout(120)
 def test_ctrl_c_aborts_write(tmp_path):
     n = 4_000_000
     t = pa.table({"x": np.arange(n), "y": np.random.default_rng(2).random(n)})
     p = tmp_path / "i.qvr"
     timer = interrupt_soon(0.05)
+    deadline = time.monotonic() + SIGNAL_DEADLINE
     try:
         with pytest.raises(KeyboardInterrupt):
-            while True:  # in case the write finishes before the signal
+            while time.monotonic() < deadline:  # in case the write finishes first
                 quiver.write(t.to_reader(max_chunksize=10_000), p)
                 p.unlink()
+    finally:
+        timer.join()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_in_a_generator_feeding_write(tmp_path):
+    """Ctrl-C while the writer waits on a Python source: the KeyboardInterrupt
+    raised in the generator comes back as itself, nothing is left."""
+    p = tmp_path / "g.qvr"
+
+    def slow():
+        deadline = time.monotonic() + SIGNAL_DEADLINE
+        while time.monotonic() < deadline:
+            yield pa.record_batch({"a": pa.array(np.arange(1000))})
+            time.sleep(0.001)
+
+    timer = interrupt_soon(0.05)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            quiver.write(pa.RecordBatchReader.from_batches(
+                pa.schema({"a": pa.int64()}), slow()), p)
     finally:
         timer.join()
     assert list(tmp_path.iterdir()) == []

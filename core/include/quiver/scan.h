@@ -384,6 +384,26 @@ struct qv_scan_options {
 int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *opts,
                  struct qv_reservation *r, struct ArrowArrayStream *out, struct qv_error *err);
 
+/* Cancels a scan stream opened by qv_scan_open, from any thread, also while
+ * another thread is blocked in its get_next: sets a flag and wakes the
+ * consumer and the workers. The get_next in flight (if any) and every later
+ * one return ECANCELED ("scan cancelled") promptly: a waiting consumer at
+ * once, a synchronous one after the column it is decoding. Batches already
+ * handed out stay valid. The stream must still be released, by the thread
+ * that owns it, once no get_next is running (cancel does not free anything,
+ * so it may never race with release). Idempotent. EINVAL when `stream` is
+ * not an open scan stream. */
+int qv_scan_cancel(struct ArrowArrayStream *stream);
+
+/* Waits at most `timeout_ms` for the next get_next of a scan stream not to
+ * block: returns 0 when a batch is queued, the stream ended or failed, or it
+ * was cancelled, and at once for a synchronous scan (which decodes inside
+ * get_next); ETIMEDOUT otherwise (possibly early). Called by the consuming
+ * thread between its get_next calls, so that a front end can check for
+ * interrupts (Ctrl-C) while a slow scan produces nothing. EINVAL when
+ * `stream` is not an open scan stream. */
+int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
+
 struct qv_scan_stats {
     int64_t row_groups_total, row_groups_pruned;
     int64_t rows_decoded;   /* rows of filter columns decoded */

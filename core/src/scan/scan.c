@@ -346,9 +346,17 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
     return rc;
 }
 
+/* What get_next returns once qv_scan_cancel was called (queued batches are
+ * dropped by release). */
+static int scan_cancelled(struct qv_scan *s) {
+    snprintf(s->last_error, sizeof s->last_error, "scan cancelled");
+    return ECANCELED;
+}
+
 static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     struct qv_scan *s = st->private_data;
     out->release = NULL;
+    if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) return scan_cancelled(s);
     if (s->nthreads == 0) { /* synchronous */
         if (s->prod_rc) return s->prod_rc;
         struct qv_error e;
@@ -363,7 +371,14 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
         return rc;
     }
     qv_mutex_lock(&s->mu);
-    while (s->qcount == 0 && !s->finished) qv_cond_wait(&s->cv_queue, &s->mu);
+    int cancel;
+    while (!(cancel = __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) && s->qcount == 0 &&
+           !s->finished)
+        qv_cond_wait(&s->cv_queue, &s->mu);
+    if (cancel) {
+        qv_mutex_unlock(&s->mu);
+        return scan_cancelled(s);
+    }
     int rc = s->prod_rc;
     if (rc) {
         snprintf(s->last_error, sizeof s->last_error, "%s", s->prod_err.message);
@@ -576,6 +591,36 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
 fail:
     scan_free(s);
     return rc;
+}
+
+int qv_scan_cancel(struct ArrowArrayStream *stream) {
+    if (!stream || stream->release != stream_release) return EINVAL;
+    struct qv_scan *s = stream->private_data;
+    /* The flag first: a synchronous get_next polls it between column tasks
+     * (exec_task) and has no one to wake. */
+    __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
+    if (s->sync_ready) {
+        /* Under the lock, so a consumer or producer between its check of the
+         * flag and its wait cannot miss the wake-up. */
+        qv_mutex_lock(&s->mu);
+        qv_cond_broadcast(&s->cv_queue);
+        qv_cond_broadcast(&s->cv_task);
+        qv_mutex_unlock(&s->mu);
+    }
+    return 0;
+}
+
+int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
+    if (!stream || stream->release != stream_release) return EINVAL;
+    struct qv_scan *s = stream->private_data;
+    if (s->nthreads == 0) return 0;
+    qv_mutex_lock(&s->mu);
+#define QV_SCAN_READY (s->qcount || s->finished || __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
+    if (!QV_SCAN_READY && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
+    int ready = QV_SCAN_READY;
+#undef QV_SCAN_READY
+    qv_mutex_unlock(&s->mu);
+    return ready ? 0 : ETIMEDOUT;
 }
 
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {
