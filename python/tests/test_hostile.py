@@ -52,7 +52,6 @@ def assert_no_signal(rc, err):
 
 # ---- item 1: the file shrinks under a scan or a take -----------------------
 
-@pytest.mark.xfail(strict=False, reason="needs pread default from io branch")
 def test_truncate_during_scan_is_an_error_not_a_signal(table, tmp_path):
     p = tmp_path / "shrink.qvr"
     quiver.write(table, p, row_group_rows=4096)
@@ -82,7 +81,6 @@ def test_truncate_during_scan_is_an_error_not_a_signal(table, tmp_path):
 
 # ---- item 4: special files must not block open ------------------------------
 
-@pytest.mark.xfail(strict=False, reason="needs pread default from io branch")
 def test_open_fifo_does_not_hang(tmp_path):
     fifo = tmp_path / "pipe.qvr"
     os.mkfifo(fifo)
@@ -100,7 +98,6 @@ def test_open_fifo_does_not_hang(tmp_path):
 
 # ---- item 7: the writer's destination ---------------------------------------
 
-@pytest.mark.xfail(strict=False, reason="needs pread default from io branch")
 def test_write_to_fifo_is_refused(tmp_path):
     fifo = tmp_path / "out.qvr"
     os.mkfifo(fifo)
@@ -117,7 +114,6 @@ def test_write_to_fifo_is_refused(tmp_path):
     assert __import__("stat").S_ISFIFO(os.lstat(fifo).st_mode)  # still the FIFO
 
 
-@pytest.mark.xfail(strict=False, reason="needs pread default from io branch")
 def test_write_through_symlink_replaces_the_target(tmp_path):
     target = tmp_path / "real.qvr"
     link = tmp_path / "link.qvr"
