@@ -30,7 +30,11 @@ struct qv_pool {
     int has_host;
     struct qv_pool_host host;
     uint64_t block;
-    uint64_t keep;
+    uint64_t keep;      /* slack towards the host kept after shrinking */
+    /* Reservation slack (reservation.c): each reservation holds at most
+     * res_slack bytes beyond its use; a grow past what it holds takes an
+     * eighth of its use more, between grain_min and grain_max. */
+    uint64_t res_slack, grain_min, grain_max;
 
     qv_mutex lock;
     qv_cond cond;            /* host single-flight and spill pins */
