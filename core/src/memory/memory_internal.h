@@ -83,6 +83,23 @@ void *qv__cache_take(struct qv_pool *pool, size_t size);
 int qv__cache_put(struct qv_pool *pool, void *ptr, size_t size);
 void qv__cache_evict_locked(struct qv_pool *pool, uint64_t need);
 void qv__cache_clear(struct qv_pool *pool);
+/* With the pool lock held (reservation.c), for the allocator's paths that
+ * lock anyway for the block cache: grow_locked charges `bytes` from slack or
+ * the pool's free space and returns 0, or ENOMEM when that needs the slow
+ * path (the host, spilling, an error message), changing nothing.
+ * shrink_locked uncharges like qv_reservation_shrink. should_trim_locked:
+ * the pool holds more host memory than its hysteresis allows. */
+int qv__reservation_grow_locked(struct qv_reservation *r, uint64_t bytes);
+void qv__reservation_shrink_locked(struct qv_reservation *r, uint64_t bytes);
+int qv__pool_should_trim_locked(struct qv_pool *pool);
+/* The allocator's large-block paths (cache.c): one lock for the cache and
+ * the charge. take_charge: takes a cached block of `size` into *ptr (or
+ * NULL) and charges `size` to r; returns 0 when charged, else nonzero and
+ * the caller charges through qv_reservation_grow (a block taken is still
+ * in *ptr). put_uncharge: uncharges `size` from r and keeps the block in
+ * the cache or frees it. */
+int qv__cache_take_charge(struct qv_pool *pool, struct qv_reservation *r, size_t size, void **ptr);
+void qv__cache_put_uncharge(struct qv_pool *pool, struct qv_reservation *r, void *ptr, size_t size);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
 /* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */

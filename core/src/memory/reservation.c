@@ -70,13 +70,11 @@ void qv_reservation_free(struct qv_reservation *pub) {
     if (r->prev) r->prev->next = r->next;
     else p->head = r->next;
     if (r->next) r->next->prev = r->prev;
-    uint64_t reserved = atomic_load_explicit(&p->reserved, RELAXED) - pub->held;
-    atomic_store_explicit(&p->reserved, reserved, RELAXED);
+    atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - pub->held,
+                          RELAXED);
     p->retired_allocs += pub->allocs;
     atomic_fetch_sub_explicit(&p->nres, 1, RELAXED);
-    int trim = p->has_host &&
-               atomic_load_explicit(&p->host_held, RELAXED) >
-                   reserved + atomic_load_explicit(&p->cache_bytes, RELAXED) + p->keep;
+    int trim = qv__pool_should_trim_locked(p);
     qv_mutex_unlock(&p->lock);
     free(r);
     if (trim) qv__pool_trim_host(p);
@@ -268,26 +266,39 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
         asked_host = 0; /* after spilling, the host may be asked once more */
         qv_mutex_lock(&p->lock);
     }
+    /* Evicting cached blocks to make room can leave the pool holding more of
+     * the host's memory than its hysteresis allows: give that back. */
+    int trim = qv__pool_should_trim_locked(p);
     qv_mutex_unlock(&p->lock);
     pub->used = new_used;
     if (new_used > pub->peak) pub->peak = new_used;
+    if (trim) qv__pool_trim_host(p);
     return 0;
 }
 
 /* Returns held bytes above `target` to the pool, then trims the host when
  * the pool now holds more of the host's memory than its hysteresis allows
  * (checked here under the lock, so the common case locks once). */
+static void give_back_locked(struct qv_res_impl *r, uint64_t target) {
+    struct qv_pool *p = r->pub.pool;
+    uint64_t give = r->pub.held - target;
+    r->pub.held = target;
+    atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - give,
+                          RELAXED);
+}
+
+int qv__pool_should_trim_locked(struct qv_pool *p) {
+    return p->has_host && atomic_load_explicit(&p->host_held, RELAXED) >
+                              atomic_load_explicit(&p->reserved, RELAXED) +
+                                  atomic_load_explicit(&p->cache_bytes, RELAXED) + p->keep;
+}
+
 static void give_back(struct qv_res_impl *r, uint64_t target) {
     struct qv_pool *p = r->pub.pool;
     if (target >= r->pub.held) return;
     qv_mutex_lock(&p->lock);
-    uint64_t give = r->pub.held - target;
-    r->pub.held = target;
-    uint64_t reserved = atomic_load_explicit(&p->reserved, RELAXED) - give;
-    atomic_store_explicit(&p->reserved, reserved, RELAXED);
-    int trim = p->has_host &&
-               atomic_load_explicit(&p->host_held, RELAXED) >
-                   reserved + atomic_load_explicit(&p->cache_bytes, RELAXED) + p->keep;
+    give_back_locked(r, target);
+    int trim = qv__pool_should_trim_locked(p);
     qv_mutex_unlock(&p->lock);
     if (trim) qv__pool_trim_host(p);
 }
@@ -298,6 +309,31 @@ static void give_back(struct qv_res_impl *r, uint64_t target) {
  * stops calling the pool. */
 void qv__reservation_shrink_slow(struct qv_reservation *pub) {
     give_back(qv__res_impl(pub), pub->used + grain(pub->pool, pub->used));
+}
+
+int qv__reservation_grow_locked(struct qv_reservation *pub, uint64_t bytes) {
+    struct qv_res_impl *r = qv__res_impl(pub);
+    struct qv_pool *p = pub->pool;
+    uint64_t new_used;
+    if (tl_in_spill || qv_add_overflow_u64(pub->used, bytes, &new_used) ||
+        new_used > UINT64_MAX / 2)
+        return ENOMEM; /* the slow path says why */
+    if (new_used > pub->held) {
+        uint64_t need = new_used - pub->held;
+        uint64_t avail = available_locked(p, need);
+        if (avail < need) return ENOMEM;
+        uint64_t want = new_used + grain(p, new_used) - pub->held;
+        commit_locked(p, r, want <= avail ? want : avail);
+    }
+    pub->used = new_used;
+    if (new_used > pub->peak) pub->peak = new_used;
+    return 0;
+}
+
+void qv__reservation_shrink_locked(struct qv_reservation *pub, uint64_t bytes) {
+    pub->used -= bytes < pub->used ? bytes : pub->used;
+    if (pub->held - pub->used > pub->keep)
+        give_back_locked(qv__res_impl(pub), pub->used + grain(pub->pool, pub->used));
 }
 
 void qv_reservation_release_slack(struct qv_reservation *pub) {
