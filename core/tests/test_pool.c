@@ -56,16 +56,16 @@ static void test_reservation_slack(void **state) {
     /* A small reservation holds its use and a small grain, not a block. */
     assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     qv_pool_get_stats(p, &s);
-    assert_int_equal(qv_reservation_held(r), 100 + 4 * KiB);
-    assert_int_equal(s.reserved, 100 + 4 * KiB);
+    assert_int_equal(qv_reservation_held(r), 100 + 16 * KiB);
+    assert_int_equal(s.reserved, 100 + 16 * KiB);
     /* Inside the slack: the pool does not move. */
-    for (int i = 0; i < 40; i++) assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
+    for (int i = 0; i < 160; i++) assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     qv_pool_get_stats(p, &s);
-    assert_int_equal(s.reserved, 100 + 4 * KiB);
-    /* Growing, the slack taken is an eighth of the use, at most 32 KiB. */
-    assert_int_equal(qv_reservation_grow(r, 100000, NULL), 0);
+    assert_int_equal(s.reserved, 100 + 16 * KiB);
+    /* Growing, the slack taken is an eighth of the use, 16 KiB to 32 KiB. */
+    assert_int_equal(qv_reservation_grow(r, 200000, NULL), 0);
     uint64_t used = qv_reservation_used(r);
-    assert_int_equal(used, 4100 + 100000);
+    assert_int_equal(used, 16100 + 200000);
     assert_int_equal(qv_reservation_held(r), used + (used / 8 & ~UINT64_C(63)));
     assert_int_equal(qv_reservation_grow(r, 10 * MiB, NULL), 0);
     assert_int_equal(qv_reservation_held(r) - qv_reservation_used(r), 32 * KiB);
@@ -97,12 +97,12 @@ static void test_reservations_share_blocks(void **state) {
     }
     struct qv_pool_stats s;
     qv_pool_get_stats(p, &s);
-    /* At most 200 x (8000 + 4096) bytes (a reservation crossing the end of
-     * a block takes less slack), in three blocks from the host, not 200. */
-    assert_true(s.reserved <= N * (8000 + 4 * KiB));
+    /* At most 200 x (8000 + 16384) bytes (a reservation crossing the end of
+     * a block takes less slack), in five blocks from the host, not 200. */
+    assert_true(s.reserved <= N * (8000 + 16 * KiB));
     assert_true(s.reserved >= N * 8000);
-    assert_int_equal(s.host_held, 3 * MiB);
-    assert_int_equal(h.acquires, 3);
+    assert_int_equal(s.host_held, 5 * MiB);
+    assert_int_equal(h.acquires, 5);
     /* Done growing, each returns its slack: the pool holds exactly the use. */
     for (int i = 0; i < N; i++) qv_reservation_release_slack(r[i]);
     qv_pool_get_stats(p, &s);
@@ -139,7 +139,7 @@ static void check_bound(struct qv_pool *p, struct qv_reservation **r, int n, uin
 /* Any pattern: random grows, shrinks, allocations, frees, transfers and
  * slack releases over several reservations, with small and large blocks;
  * the bound holds after every step, and growing right after a crossing
- * leaves at most max(4 KiB, used / 8) of slack. */
+ * leaves at most max(16 KiB, used / 8) of slack. */
 static void test_slack_bound_any_pattern(void **state) {
     (void)state;
     static const uint64_t blocks[] = {1024, 64 * 1024, MiB, 4 * MiB};
@@ -166,7 +166,7 @@ static void test_slack_bound_any_pattern(void **state) {
                 assert_int_equal(qv_reservation_grow(r[i], sz, NULL), 0);
                 if (qv_reservation_held(r[i]) != before) {
                     uint64_t u = qv_reservation_used(r[i]);
-                    uint64_t g = u / 8 > 4 * KiB ? u / 8 : 4 * KiB;
+                    uint64_t g = u / 8 > 16 * KiB ? u / 8 : 16 * KiB;
                     assert_true(qv_reservation_held(r[i]) - u <= g);
                 }
             } else if (op == 2) {
@@ -317,7 +317,7 @@ static void test_host_partial_grant(void **state) {
     /* Asks one block, gets half: enough for 100 bytes, accepted. */
     assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     assert_int_equal(h.acquires, 1);
-    assert_int_equal(qv_reservation_held(r), 100 + 4 * KiB);
+    assert_int_equal(qv_reservation_held(r), 100 + 16 * KiB);
     struct qv_pool_stats s;
     qv_pool_get_stats(p, &s);
     assert_int_equal(s.host_held, MiB / 2);

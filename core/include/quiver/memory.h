@@ -6,7 +6,7 @@
  * Accounting is batched at two levels. A reservation holds a little more
  * than it uses (its slack); growing inside that slack is a compare and an
  * add on fields only its owner touches (no atomic, no lock). Running out of
- * slack takes the pool lock and a new slack of an eighth of the use (4 KiB
+ * slack takes the pool lock and a new slack of an eighth of the use (16 KiB
  * to 32 KiB). The pool alone talks to the host, in whole blocks (default
  * 1 MiB): reservations share the pool's blocks, so a thousand small
  * reservations are charged their bytes, not a thousand blocks. Surplus goes
@@ -16,7 +16,7 @@
  *
  * The bound, for any pattern of use (stated also in docs/memory.md):
  *  - each reservation: held - used <= min(block, QV_RESERVATION_SLACK_MAX),
- *    and right after it grows, held - used <= max(4 KiB, used / 8) as well;
+ *    and right after it grows, held - used <= max(16 KiB, used / 8) as well;
  *  - the pool: reserved = the sum of held, so reserved <= the sum of used +
  *    reservations * min(block, QV_RESERVATION_SLACK_MAX);
  *  - towards a host: host_held <= reserved + cache_bytes

@@ -35,7 +35,7 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
     p->res_slack = block < QV_RESERVATION_SLACK_MAX ? block : QV_RESERVATION_SLACK_MAX;
     p->grain_max = (p->res_slack / 2) & ~(uint64_t)(QV_ALIGNMENT - 1);
     if (p->grain_max < QV_ALIGNMENT) p->grain_max = QV_ALIGNMENT;
-    p->grain_min = p->grain_max < 4096 ? p->grain_max : 4096;
+    p->grain_min = p->grain_max < 16384 ? p->grain_max : 16384;
     p->cache_cap = opts->no_block_cache ? 0
                    : opts->limit && !opts->host ? (opts->limit / 8 < QV_CACHE_DEFAULT ? opts->limit / 8
                                                                                        : QV_CACHE_DEFAULT)

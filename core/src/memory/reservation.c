@@ -20,9 +20,10 @@ static uint64_t round_up(uint64_t v, uint64_t block) {
 
 /* The slack a reservation takes when it grows past what it holds: an eighth
  * of its use, so a growing consumer comes back about log(size) times, not
- * once per allocation; at least grain_min (4 KiB) so tiny consumers do not
- * lock for every allocation, and at most grain_max (half of res_slack) so
- * there is a band for shrink hysteresis below the cap. A reservation never
+ * once per allocation; at least grain_min (16 KiB) so small consumers do not
+ * lock for every allocation (a column of a 1000-row batch crosses once),
+ * and at most grain_max (half of res_slack) so there is a band for shrink
+ * hysteresis below the cap. A reservation never
  * takes whole pool blocks: thousands of small ones (a column of every batch
  * held) would otherwise be charged a block each. */
 static uint64_t grain(const struct qv_pool *p, uint64_t used) {
