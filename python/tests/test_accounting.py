@@ -17,7 +17,8 @@ OTHERS = 8 * SLACK
 
 def _int64_file(tmp_path, nbytes):
     rng = np.random.default_rng(14)
-    values = rng.integers(-(2**62), 2**62, nbytes // 8, dtype=np.int64)  # incompressible
+    info = np.iinfo(np.int64)
+    values = rng.integers(info.min, info.max, nbytes // 8, dtype=np.int64)  # incompressible
     path = str(tmp_path / "int64.qvr")
     quiver.write(pa.table({"x": values}), path)
     return path, values
