@@ -61,15 +61,6 @@ static int put_locked(struct qv_pool *p, void *ptr, size_t size) {
     return 0;
 }
 
-void *qv__cache_take(struct qv_pool *p, size_t size) {
-    if (!p->cache_cap || size < QV_CACHE_MIN_BLOCK) return NULL;
-    qv_mutex_lock(&p->lock);
-    void *ptr = take_locked(p, size);
-    qv_mutex_unlock(&p->lock);
-    atomic_fetch_add_explicit(ptr ? &p->cache_hits : &p->cache_misses, 1, RELAXED);
-    return ptr;
-}
-
 int qv__cache_put(struct qv_pool *p, void *ptr, size_t size) {
     if (!p->cache_cap || size < QV_CACHE_MIN_BLOCK) return 0;
     qv_mutex_lock(&p->lock);

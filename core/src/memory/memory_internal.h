@@ -75,18 +75,18 @@ static inline int qv__pool_inject_alloc(struct qv_pool *pool) {
     if (__builtin_expect(at == 0, 1)) return 0;
     return atomic_fetch_add(&pool->alloc_seen, 1) + 1 == at;
 }
-/* The block cache (cache.c). take: a cached block of exactly `size` bytes
- * or NULL. put: keeps the block if the cache and the budget have room
- * (returns 1), else 0 and the caller frees it. evict_locked: frees cached
- * blocks until `need` more bytes fit the budget (lock held). */
-void *qv__cache_take(struct qv_pool *pool, size_t size);
+/* The block cache (cache.c). put: keeps the block if the cache and the
+ * budget have room (returns 1), else 0 and the caller frees it.
+ * evict_locked: frees cached blocks until `need` more bytes fit the budget
+ * (lock held). */
 int qv__cache_put(struct qv_pool *pool, void *ptr, size_t size);
 void qv__cache_evict_locked(struct qv_pool *pool, uint64_t need);
 void qv__cache_clear(struct qv_pool *pool);
 /* With the pool lock held (reservation.c), for the allocator's paths that
  * lock anyway for the block cache: grow_locked charges `bytes` from slack or
  * the pool's free space and returns 0, or ENOMEM when that needs the slow
- * path (the host, spilling, an error message), changing nothing.
+ * path (the host, spilling, an error message), charging nothing (cached
+ * blocks may have been evicted, as the slow path would).
  * shrink_locked uncharges like qv_reservation_shrink. should_trim_locked:
  * the pool holds more host memory than its hysteresis allows. */
 int qv__reservation_grow_locked(struct qv_reservation *r, uint64_t bytes);

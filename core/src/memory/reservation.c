@@ -23,9 +23,9 @@ static uint64_t round_up(uint64_t v, uint64_t block) {
  * once per allocation; at least grain_min (16 KiB) so small consumers do not
  * lock for every allocation (a column of a 1000-row batch crosses once),
  * and at most grain_max (half of res_slack) so there is a band for shrink
- * hysteresis below the cap. A reservation never
- * takes whole pool blocks: thousands of small ones (a column of every batch
- * held) would otherwise be charged a block each. */
+ * hysteresis below the cap. A reservation never takes whole pool blocks:
+ * thousands of small ones (a column of every batch held) would otherwise be
+ * charged a block each. */
 static uint64_t grain(const struct qv_pool *p, uint64_t used) {
     uint64_t g = (used / 8) & ~(uint64_t)(QV_ALIGNMENT - 1);
     if (g < p->grain_min) g = p->grain_min;
@@ -277,9 +277,7 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
     return 0;
 }
 
-/* Returns held bytes above `target` to the pool, then trims the host when
- * the pool now holds more of the host's memory than its hysteresis allows
- * (checked here under the lock, so the common case locks once). */
+/* Returns held bytes above `target` to the pool (lock held). */
 static void give_back_locked(struct qv_res_impl *r, uint64_t target) {
     struct qv_pool *p = r->pub.pool;
     uint64_t give = r->pub.held - target;
@@ -294,6 +292,9 @@ int qv__pool_should_trim_locked(struct qv_pool *p) {
                                   atomic_load_explicit(&p->cache_bytes, RELAXED) + p->keep;
 }
 
+/* give_back_locked, then trims the host when the pool now holds more of the
+ * host's memory than its hysteresis allows (checked under the same lock, so
+ * the common case locks once). */
 static void give_back(struct qv_res_impl *r, uint64_t target) {
     struct qv_pool *p = r->pub.pool;
     if (target >= r->pub.held) return;
