@@ -324,7 +324,7 @@ static void acc_write(const char *path, int ncols, int64_t rows) {
     if (qv_pool_create(NULL, &p, &err)) die("pool", &err);
     r = make_res(p, "writer");
     struct qv_field cols[ACC_WIDE_COLS];
-    char names[ACC_WIDE_COLS][8];
+    char names[ACC_WIDE_COLS][16];
     for (int c = 0; c < ncols; c++) {
         snprintf(names[c], sizeof names[c], "c%d", c);
         /* int64, float64, int32, int64, ... */

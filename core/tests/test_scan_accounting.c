@@ -34,7 +34,7 @@ static void write_file(const char *path, int ncols, int64_t rows) {
     assert_int_equal(qv_pool_create(NULL, &p, NULL), 0);
     assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
     struct qv_field cols[WIDE_COLS];
-    char names[WIDE_COLS][8];
+    char names[WIDE_COLS][16];
     for (int c = 0; c < ncols; c++) {
         snprintf(names[c], sizeof names[c], "c%d", c);
         enum qv_type t = c % 3 == 0 ? QV_TYPE_INT64 : c % 3 == 1 ? QV_TYPE_FLOAT64 : QV_TYPE_INT32;
