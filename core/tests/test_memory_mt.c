@@ -132,9 +132,16 @@ struct spiller {
     size_t size;
 };
 
+/* Set on the owner's thread while it allocates holding its lock. */
+static _Thread_local int tl_owner_allocating;
+
 static uint64_t spill_locked(void *ctx, struct qv_reservation *r, uint64_t wanted) {
     struct spiller *s = ctx;
     (void)wanted;
+    /* The owner's own grow can ask it to spill (the requester is asked
+     * last). It holds its lock then and owns no buffer: nothing to give,
+     * and taking the lock again would deadlock the consumer on itself. */
+    if (tl_owner_allocating) return 0;
     qv_mutex_lock(&s->lock);
     uint64_t freed = 0;
     if (s->buf) {
@@ -153,7 +160,9 @@ static void *spill_owner(void *arg) {
         qv_mutex_lock(&s->lock);
         if (!s->buf) {
             s->size = 512 * 1024;
+            tl_owner_allocating = 1;
             s->buf = qv_alloc(s->r, s->size, NULL);
+            tl_owner_allocating = 0;
             if (!s->buf) qv_reservation_release_slack(s->r);
         }
         qv_mutex_unlock(&s->lock);
