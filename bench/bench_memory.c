@@ -129,6 +129,8 @@ static void alloc_cases(struct qv_bench *b) {
     static const struct alloc_case cases[] = {
         {"512x128B", 512, 128, 20000, 2000, 0},
         {"128x64KiB", 128, 64 * 1024, 2000, 200, 0},
+        /* A working set the pool's block cache holds (64 blocks at most). */
+        {"32x64KiB", 32, 64 * 1024, 8000, 800, 0},
         {"8x1MiB", 8, 1024 * 1024, 4000, 400, 0},
         {"8x1MiB+rival", 8, 1024 * 1024, 4000, 400, 1},
     };
