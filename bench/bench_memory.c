@@ -3,13 +3,18 @@
  * DataFusion Comet table (allocate N buffers, release them, repeat; host
  * behind a lock like Spark's TaskMemoryManager) with plain allocation of the
  * same sizes from the same allocator in the same run as the baseline.
+ * Then what a scan is charged: peak pool reserved and peak host grant
+ * against the peak of bytes really allocated, for small and large batches.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "bench_common.h"
 #include "quiver/memory.h"
+#include "quiver/scan.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define RUNS 3
@@ -17,7 +22,7 @@
 /* A host like TaskMemoryManager: one lock around a counter, shared by tasks. */
 struct host {
     qv_mutex lock;
-    uint64_t used, capacity;
+    uint64_t used, capacity, peak;
 };
 
 static uint64_t host_acquire(void *ctx, uint64_t bytes) {
@@ -25,6 +30,7 @@ static uint64_t host_acquire(void *ctx, uint64_t bytes) {
     qv_mutex_lock(&h->lock);
     uint64_t g = h->capacity && h->used + bytes > h->capacity ? h->capacity - h->used : bytes;
     h->used += g;
+    if (h->used > h->peak) h->peak = h->used;
     qv_mutex_unlock(&h->lock);
     return g;
 }
@@ -123,6 +129,8 @@ static void alloc_cases(struct qv_bench *b) {
     static const struct alloc_case cases[] = {
         {"512x128B", 512, 128, 20000, 2000, 0},
         {"128x64KiB", 128, 64 * 1024, 2000, 200, 0},
+        /* A working set the pool's block cache holds (64 blocks at most). */
+        {"32x64KiB", 32, 64 * 1024, 8000, 800, 0},
         {"8x1MiB", 8, 1024 * 1024, 4000, 400, 0},
         {"8x1MiB+rival", 8, 1024 * 1024, 4000, 400, 1},
     };
@@ -299,6 +307,146 @@ static void contention_cases(struct qv_bench *b) {
            "mixed alloc/free 64B..256KiB", o, t, t / o, acq_per_kop);
 }
 
+/* ---- What a scan is charged ----
+ * A scan's batches carry their own reservations (one per output column and
+ * one for the batch), so the number of reservations grows with the batches
+ * a consumer holds. Reported: the peak of bytes really allocated (the sum of
+ * every reservation's use, sampled after each batch of a synchronous scan,
+ * where nothing else runs), the pool's peak reserved bytes, and the peak
+ * the host (a Spark task's memory manager) granted. */
+
+#define ACC_ONE_ROWS 2000000 /* one int64 column: 15.3 MiB */
+#define ACC_WIDE_COLS 16
+#define ACC_WIDE_ROWS 200000 /* 16 columns of 4 and 8 bytes: 19.1 MiB */
+
+static void acc_write(const char *path, int ncols, int64_t rows) {
+    struct qv_pool *p;
+    struct qv_reservation *r;
+    struct qv_error err;
+    if (qv_pool_create(NULL, &p, &err)) die("pool", &err);
+    r = make_res(p, "writer");
+    struct qv_field cols[ACC_WIDE_COLS];
+    char names[ACC_WIDE_COLS][16];
+    for (int c = 0; c < ncols; c++) {
+        snprintf(names[c], sizeof names[c], "c%d", c);
+        /* int64, float64, int32, int64, ... */
+        enum qv_type t = c % 3 == 0 ? QV_TYPE_INT64 : c % 3 == 1 ? QV_TYPE_FLOAT64 : QV_TYPE_INT32;
+        cols[c] = (struct qv_field){.name = names[c], .type = t, .nullable = false};
+    }
+    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = ncols, .children = cols};
+    struct qv_schema *schema;
+    if (qv_schema_create(&root, r, &schema, &err)) die("schema", &err);
+    struct qv_writer *w;
+    if (qv_writer_open(path, schema, NULL, r, &w, &err)) die("writer open", &err);
+    struct qv_builder *b = qv_writer_builder(w);
+    uint64_t x = 88172645463325252ull;
+    for (int64_t i = 0; i < rows; i++) {
+        int rc = 0;
+        for (int c = 0; c < ncols; c++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17; /* incompressible values */
+            struct qv_appender *a = qv_builder_column(b, c);
+            rc |= c % 3 == 0   ? qv_append_int64(a, (int64_t)x)
+                  : c % 3 == 1 ? qv_append_float64(a, (double)(x >> 11))
+                               : qv_append_int32(a, (int32_t)x);
+        }
+        if (rc) die("append", NULL);
+        if ((i & 4095) == 4095 && qv_writer_end_rows(w, &err)) die("writer end_rows", &err);
+    }
+    if (qv_writer_end_rows(w, &err) || qv_writer_finish(w, &err)) die("writer finish", &err);
+    qv_writer_free(w);
+    qv_schema_free(schema);
+    qv_reservation_free(r);
+    qv_pool_destroy(p);
+}
+
+struct acc_result {
+    double used, reserved, host; /* peaks, bytes */
+};
+
+/* One scan of `path` into a fresh host-backed pool. hold: keep every batch
+ * until the end (to_arrow); else release each batch after the next one
+ * arrives (a streaming consumer holding one batch). */
+static struct acc_result acc_scan(const char *path, int64_t batch_rows, int hold) {
+    struct host h = {0};
+    qv_mutex_init(&h.lock);
+    struct qv_pool_host ph = {&h, host_acquire, host_release};
+    struct qv_pool_options po = {.name = "task", .host = &ph};
+    struct qv_pool *p;
+    struct qv_error err;
+    if (qv_pool_create(&po, &p, &err)) die("pool", &err);
+    struct qv_reservation *r = make_res(p, "scan");
+    struct qv_reader *rd;
+    if (qv_reader_open(path, NULL, r, &rd, &err)) die("reader open", &err);
+    struct qv_scan_options so = {.batch_rows = batch_rows, .threads = QV_SCAN_SYNC};
+    struct ArrowArrayStream st;
+    if (qv_scan_open(rd, &so, r, &st, &err)) die("scan open", &err);
+    size_t cap = 1024, n = 0;
+    struct ArrowArray *held = malloc(cap * sizeof *held);
+    if (!held) die("malloc", NULL);
+    uint64_t peak_used = qv_pool_used(p);
+    for (;;) {
+        struct ArrowArray a;
+        if (st.get_next(&st, &a)) die(st.get_last_error(&st), NULL);
+        if (!a.release) break;
+        uint64_t u = qv_pool_used(p);
+        if (u > peak_used) peak_used = u;
+        if (!hold && n) { /* the previous batch: the consumer is done with it */
+            held[0].release(&held[0]);
+            n = 0;
+        }
+        if (n == cap) {
+            struct ArrowArray *m = realloc(held, (cap *= 2) * sizeof *held);
+            if (!m) die("realloc", NULL);
+            held = m;
+        }
+        held[n++] = a;
+    }
+    st.release(&st);
+    for (size_t i = 0; i < n; i++) held[i].release(&held[i]);
+    free(held);
+    qv_reader_close(rd);
+    struct qv_pool_stats ps;
+    qv_pool_get_stats(p, &ps);
+    qv_reservation_free(r);
+    qv_pool_destroy(p);
+    qv_mutex_destroy(&h.lock);
+    return (struct acc_result){(double)peak_used, (double)ps.peak_reserved, (double)h.peak};
+}
+
+static void accounting_cases(struct qv_bench *b) {
+    char one[64], wide[64];
+    snprintf(one, sizeof one, "/tmp/qv_bench_acc_one_%d.qvr", (int)getpid());
+    snprintf(wide, sizeof wide, "/tmp/qv_bench_acc_wide_%d.qvr", (int)getpid());
+    acc_write(one, 1, ACC_ONE_ROWS);
+    acc_write(wide, ACC_WIDE_COLS, ACC_WIDE_ROWS);
+    printf("\nwhat a scan is charged (host-backed pool, 1 MiB blocks, synchronous scan):\n");
+    printf("%-22s %7s %-6s %11s %13s %8s %13s %8s\n", "file", "batch", "mode", "used MiB",
+           "reserved MiB", "ratio", "host MiB", "ratio");
+    static const int64_t batches[] = {1000, 65536};
+    for (int f = 0; f < 2; f++) {
+        for (int k = 0; k < 2; k++) {
+            for (int hold = 1; hold >= 0; hold--) {
+                struct acc_result a = acc_scan(f ? wide : one, batches[k], hold);
+                char name[64];
+                snprintf(name, sizeof name, "scan_%s_%lld_%s", f ? "16col" : "int64",
+                         (long long)batches[k], hold ? "hold_all" : "stream");
+                qv_bench_record(b, name, "accounted", "peak_used_bytes", "value", a.used, "bytes");
+                qv_bench_record(b, name, "accounted", "peak_reserved_bytes", "value", a.reserved,
+                                "bytes");
+                qv_bench_record(b, name, "accounted", "peak_host_bytes", "value", a.host, "bytes");
+                qv_bench_record(b, name, "accounted", "reserved_to_used", "value",
+                                a.reserved / a.used, "x");
+                printf("%-22s %7lld %-6s %11.2f %13.2f %7.2fx %13.2f %7.2fx\n",
+                       f ? "16 cols x 200k rows" : "int64 x 2M rows", (long long)batches[k],
+                       hold ? "hold" : "stream", a.used / MiB, a.reserved / MiB,
+                       a.reserved / a.used, a.host / MiB, a.host / a.used);
+            }
+        }
+    }
+    unlink(one);
+    unlink(wide);
+}
+
 int main(int argc, char **argv) {
     struct qv_bench *b = qv_bench_open("memory", argc, argv);
     qv_mutex_init(&g_host.lock);
@@ -308,5 +456,6 @@ int main(int argc, char **argv) {
     alloc_cases(b);
     micro_cases(b);
     contention_cases(b);
+    accounting_cases(b);
     return qv_bench_close(b) ? 1 : 0;
 }

@@ -1,9 +1,11 @@
-/* The pool: limits, block batching, hysteresis, hosts (full, partial, zero,
+/* The pool: limits, reservation slack below block granularity, the
+ * accounting bound for any pattern, hysteresis, hosts (full, partial, zero,
  * shared), statistics and acquire-failure injection. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -11,6 +13,7 @@
 #include "quiver/memory.h"
 
 #define MiB (UINT64_C(1) << 20)
+#define KiB (UINT64_C(1) << 10)
 
 static struct qv_pool *pool_limit(uint64_t limit) {
     struct qv_pool *p = NULL;
@@ -45,25 +48,31 @@ static void test_create_rejects_bad_options(void **state) {
     assert_int_equal(qv_pool_create(NULL, NULL, &err), EINVAL);
 }
 
-static void test_block_batching(void **state) {
+static void test_reservation_slack(void **state) {
     (void)state;
     struct qv_pool *p = pool_limit(0);
     struct qv_reservation *r = res(p, "r");
     struct qv_pool_stats s;
+    /* A small reservation holds its use and a small grain, not a block. */
     assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     qv_pool_get_stats(p, &s);
-    assert_int_equal(s.reserved, MiB); /* one whole block */
-    assert_int_equal(qv_reservation_held(r), MiB);
-    /* Inside the block: the pool does not move. */
-    for (int i = 0; i < 1000; i++) assert_int_equal(qv_reservation_grow(r, 1000, NULL), 0);
+    assert_int_equal(qv_reservation_held(r), 100 + 16 * KiB);
+    assert_int_equal(s.reserved, 100 + 16 * KiB);
+    /* Inside the slack: the pool does not move. */
+    for (int i = 0; i < 160; i++) assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     qv_pool_get_stats(p, &s);
-    assert_int_equal(s.reserved, MiB);
-    assert_int_equal(qv_reservation_used(r), 100 + 1000 * 1000);
-    /* Crossing: exactly one more block. */
-    assert_int_equal(qv_reservation_grow(r, 100000, NULL), 0);
+    assert_int_equal(s.reserved, 100 + 16 * KiB);
+    /* Growing, the slack taken is an eighth of the use, 16 KiB to 32 KiB. */
+    assert_int_equal(qv_reservation_grow(r, 200000, NULL), 0);
+    uint64_t used = qv_reservation_used(r);
+    assert_int_equal(used, 16100 + 200000);
+    assert_int_equal(qv_reservation_held(r), used + (used / 8 & ~UINT64_C(63)));
+    assert_int_equal(qv_reservation_grow(r, 10 * MiB, NULL), 0);
+    assert_int_equal(qv_reservation_held(r) - qv_reservation_used(r), 32 * KiB);
     qv_pool_get_stats(p, &s);
-    assert_int_equal(s.reserved, 2 * MiB);
-    assert_int_equal(s.peak_reserved, 2 * MiB);
+    assert_int_equal(s.reserved, qv_reservation_held(r));
+    assert_int_equal(s.peak_reserved, qv_reservation_held(r));
+    assert_int_equal(qv_pool_used(p), qv_reservation_used(r));
     assert_int_equal(s.reservations, 1);
     qv_reservation_free(r);
     qv_pool_get_stats(p, &s);
@@ -72,31 +81,166 @@ static void test_block_batching(void **state) {
     qv_pool_destroy(p);
 }
 
+/* The failure of issue 9: one reservation per column of every batch held,
+ * each charged a whole block. Reservations share the pool's blocks; only
+ * the pool asks the host, in blocks. */
+static void test_reservations_share_blocks(void **state) {
+    (void)state;
+    struct fake_host h;
+    fake_host_init(&h, FAKE_FULL, 0);
+    struct qv_pool *p = pool_host(&h, "task");
+    enum { N = 200 };
+    struct qv_reservation *r[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = res(p, "batch column");
+        assert_int_equal(qv_reservation_grow(r[i], 8000, NULL), 0);
+    }
+    struct qv_pool_stats s;
+    qv_pool_get_stats(p, &s);
+    /* At most 200 x (8000 + 16384) bytes (a reservation crossing the end of
+     * a block takes less slack), in five blocks from the host, not 200. */
+    assert_true(s.reserved <= N * (8000 + 16 * KiB));
+    assert_true(s.reserved >= N * 8000);
+    assert_int_equal(s.host_held, 5 * MiB);
+    assert_int_equal(h.acquires, 5);
+    /* Done growing, each returns its slack: the pool holds exactly the use. */
+    for (int i = 0; i < N; i++) qv_reservation_release_slack(r[i]);
+    qv_pool_get_stats(p, &s);
+    assert_int_equal(s.reserved, N * 8000);
+    assert_int_equal(qv_pool_used(p), N * 8000);
+    assert_true(s.host_held <= s.reserved + 2 * MiB);
+    for (int i = 0; i < N; i++) qv_reservation_free(r[i]);
+    qv_pool_destroy(p);
+    assert_int_equal(fake_host_granted(&h), 0);
+    fake_host_destroy(&h);
+}
+
+/* Checks the bound stated in memory.h after every step. */
+static void check_bound(struct qv_pool *p, struct qv_reservation **r, int n, uint64_t block,
+                        uint64_t keep_blocks) {
+    uint64_t cap = block < QV_RESERVATION_SLACK_MAX ? block : QV_RESERVATION_SLACK_MAX;
+    uint64_t held = 0, used = 0;
+    for (int i = 0; i < n; i++) {
+        assert_true(qv_reservation_held(r[i]) >= qv_reservation_used(r[i]));
+        assert_true(qv_reservation_held(r[i]) - qv_reservation_used(r[i]) <= cap);
+        held += qv_reservation_held(r[i]);
+        used += qv_reservation_used(r[i]);
+    }
+    struct qv_pool_stats s;
+    qv_pool_get_stats(p, &s);
+    assert_int_equal(s.reserved, held);
+    assert_int_equal(qv_pool_used(p), used);
+    assert_true(s.reserved <= used + (uint64_t)n * cap);
+    if (keep_blocks < 2) keep_blocks = 2;
+    assert_true(s.host_held <= s.reserved + s.cache_bytes + keep_blocks * block);
+    assert_true(s.host_held >= s.reserved + s.cache_bytes);
+}
+
+/* Any pattern: random grows, shrinks, allocations, frees, transfers and
+ * slack releases over several reservations, with small and large blocks;
+ * the bound holds after every step, and growing right after a crossing
+ * leaves at most max(16 KiB, used / 8) of slack. */
+static void test_slack_bound_any_pattern(void **state) {
+    (void)state;
+    static const uint64_t blocks[] = {1024, 64 * 1024, MiB, 4 * MiB};
+    for (size_t b = 0; b < sizeof blocks / sizeof blocks[0]; b++) {
+        struct fake_host h;
+        fake_host_init(&h, FAKE_FULL, 0);
+        struct qv_pool_options o = {.name = "any", .host = &h.host, .block_size = blocks[b],
+                                    .release_blocks = (uint32_t)(b % 3)};
+        struct qv_pool *p;
+        assert_int_equal(qv_pool_create(&o, &p, NULL), 0);
+        enum { N = 8, SLOTS = 32 };
+        struct qv_reservation *r[N];
+        void *buf[N][SLOTS] = {{0}};
+        size_t size[N][SLOTS] = {{0}};
+        for (int i = 0; i < N; i++) r[i] = res(p, "any");
+        unsigned seed = 1234 + (unsigned)b;
+        for (int step = 0; step < 20000; step++) {
+            int i = (int)(rand_r(&seed) % N), op = (int)(rand_r(&seed) % 8);
+            /* Sizes from 1 byte to 2 MiB, most of them small. */
+            uint64_t sz = (uint64_t)(rand_r(&seed) % 4096) + 1;
+            if (rand_r(&seed) % 8 == 0) sz <<= rand_r(&seed) % 10;
+            if (op <= 1) {
+                uint64_t before = qv_reservation_held(r[i]);
+                assert_int_equal(qv_reservation_grow(r[i], sz, NULL), 0);
+                if (qv_reservation_held(r[i]) != before) {
+                    uint64_t u = qv_reservation_used(r[i]);
+                    uint64_t g = u / 8 > 16 * KiB ? u / 8 : 16 * KiB;
+                    assert_true(qv_reservation_held(r[i]) - u <= g);
+                }
+            } else if (op == 2) {
+                uint64_t u = qv_reservation_used(r[i]);
+                /* Direct charges only: slots hold allocations. */
+                uint64_t in_bufs = 0;
+                for (int k = 0; k < SLOTS; k++) in_bufs += buf[i][k] ? qv_align_up(size[i][k]) : 0;
+                uint64_t free_direct = u - in_bufs;
+                qv_reservation_shrink(r[i], sz < free_direct ? sz : free_direct);
+            } else if (op <= 5) {
+                int k = (int)(rand_r(&seed) % SLOTS);
+                if (buf[i][k]) {
+                    qv_free(r[i], buf[i][k], size[i][k]);
+                    buf[i][k] = NULL;
+                } else {
+                    buf[i][k] = qv_alloc(r[i], (size_t)sz, NULL);
+                    assert_non_null(buf[i][k]);
+                    size[i][k] = (size_t)sz;
+                }
+            } else if (op == 6) {
+                qv_reservation_release_slack(r[i]);
+                assert_int_equal(qv_reservation_held(r[i]), qv_reservation_used(r[i]));
+            } else {
+                int j = (int)(rand_r(&seed) % N);
+                uint64_t in_bufs = 0;
+                for (int k = 0; k < SLOTS; k++) in_bufs += buf[i][k] ? qv_align_up(size[i][k]) : 0;
+                uint64_t movable = qv_reservation_used(r[i]) - in_bufs;
+                assert_int_equal(qv_reservation_transfer(r[i], r[j], sz < movable ? sz : movable, NULL), 0);
+            }
+            check_bound(p, r, N, blocks[b], o.release_blocks ? o.release_blocks : 2);
+        }
+        for (int i = 0; i < N; i++) {
+            for (int k = 0; k < SLOTS; k++) qv_free(r[i], buf[i][k], size[i][k]);
+            qv_reservation_resize(r[i], 0, NULL);
+            qv_reservation_free(r[i]);
+        }
+        struct qv_pool_stats s;
+        qv_pool_get_stats(p, &s);
+        assert_int_equal(s.reserved, 0);
+        qv_pool_destroy(p);
+        assert_int_equal(fake_host_granted(&h), 0);
+        fake_host_destroy(&h);
+    }
+}
+
 static void test_release_hysteresis(void **state) {
     (void)state;
     struct qv_pool *p = pool_limit(0);
     struct qv_reservation *r = res(p, "r");
     assert_int_equal(qv_reservation_grow(r, 8 * MiB, NULL), 0);
-    assert_int_equal(qv_reservation_held(r), 8 * MiB);
-    /* Slack up to two blocks is kept. */
-    qv_reservation_shrink(r, 2 * MiB);
-    assert_int_equal(qv_reservation_held(r), 8 * MiB);
-    /* Past it, the reservation keeps one block above its use. */
-    qv_reservation_shrink(r, MiB + 1);
-    assert_int_equal(qv_reservation_used(r), 5 * MiB - 1);
-    assert_int_equal(qv_reservation_held(r), 6 * MiB);
-    /* Oscillating around a boundary does not touch the pool. */
+    assert_int_equal(qv_reservation_held(r), 8 * MiB + 32 * KiB);
+    /* Slack up to 64 KiB is kept. */
+    qv_reservation_shrink(r, 32 * KiB);
+    assert_int_equal(qv_reservation_held(r), 8 * MiB + 32 * KiB);
+    /* Past it, the reservation keeps one grain (32 KiB here) above its use. */
+    qv_reservation_shrink(r, MiB);
+    assert_int_equal(qv_reservation_used(r), 7 * MiB - 32 * KiB);
+    assert_int_equal(qv_reservation_held(r), 7 * MiB);
+    /* Oscillating by less than the band does not touch the pool. */
     struct qv_pool_stats before, after;
     qv_pool_get_stats(p, &before);
     for (int i = 0; i < 100; i++) {
         assert_int_equal(qv_reservation_grow(r, 2, NULL), 0);
         qv_reservation_shrink(r, 2);
+        assert_int_equal(qv_reservation_grow(r, 16 * KiB, NULL), 0);
+        qv_reservation_shrink(r, 16 * KiB);
+        qv_reservation_shrink(r, 16 * KiB);
+        assert_int_equal(qv_reservation_grow(r, 16 * KiB, NULL), 0);
     }
     qv_pool_get_stats(p, &after);
     assert_int_equal(before.reserved, after.reserved);
     assert_int_equal(qv_reservation_peak(r), 8 * MiB);
     qv_reservation_release_slack(r);
-    assert_int_equal(qv_reservation_held(r), 5 * MiB - 1);
+    assert_int_equal(qv_reservation_held(r), 7 * MiB - 32 * KiB);
     qv_reservation_free(r);
     qv_pool_destroy(p);
 }
@@ -173,7 +317,10 @@ static void test_host_partial_grant(void **state) {
     /* Asks one block, gets half: enough for 100 bytes, accepted. */
     assert_int_equal(qv_reservation_grow(r, 100, NULL), 0);
     assert_int_equal(h.acquires, 1);
-    assert_int_equal(qv_reservation_held(r), MiB / 2);
+    assert_int_equal(qv_reservation_held(r), 100 + 16 * KiB);
+    struct qv_pool_stats s;
+    qv_pool_get_stats(p, &s);
+    assert_int_equal(s.host_held, MiB / 2);
     /* 1.5 MiB more: first grant short, retried once after spilling. */
     assert_int_equal(qv_reservation_grow(r, 3 * MiB / 2, NULL), 0);
     assert_int_equal(h.acquires, 3);
@@ -246,13 +393,17 @@ static void test_split_and_resize(void **state) {
     assert_int_equal(qv_reservation_resize(r, 3 * MiB, NULL), 0);
     assert_int_equal(qv_reservation_split(r, 4 * MiB, NULL, &s, &err), EINVAL);
     assert_null(s);
+    uint64_t held = qv_reservation_held(r);
     assert_int_equal(qv_reservation_split(r, MiB, "batch", &s, &err), 0);
     assert_string_equal(qv_reservation_name(s), "writer/batch");
     assert_int_equal(qv_reservation_used(r), 2 * MiB);
     assert_int_equal(qv_reservation_used(s), MiB);
+    /* The charge and the memory behind it move; the pool total does not. */
+    assert_int_equal(qv_reservation_held(s), MiB);
+    assert_int_equal(qv_reservation_held(r), held - MiB);
     struct qv_pool_stats st;
     qv_pool_get_stats(p, &st);
-    assert_int_equal(st.reserved, 3 * MiB);
+    assert_int_equal(st.reserved, held);
     assert_int_equal(qv_reservation_resize(r, 10, NULL), 0);
     assert_int_equal(qv_reservation_used(r), 10);
     qv_reservation_free(s);
@@ -265,7 +416,9 @@ static void test_split_and_resize(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_create_rejects_bad_options),
-        cmocka_unit_test(test_block_batching),
+        cmocka_unit_test(test_reservation_slack),
+        cmocka_unit_test(test_reservations_share_blocks),
+        cmocka_unit_test(test_slack_bound_any_pattern),
         cmocka_unit_test(test_release_hysteresis),
         cmocka_unit_test(test_limit_enforced),
         cmocka_unit_test(test_partial_grant_near_limit),

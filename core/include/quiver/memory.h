@@ -3,13 +3,24 @@
  * TaskMemoryManager), reservations held by consumers, and the accounting
  * allocator every data buffer goes through.
  *
- * Accounting is block-batched. A reservation holds bytes from its pool in
- * whole blocks; growing inside slack it already holds is a compare and an add
- * on fields only its owner touches (no atomic, no lock). Only crossing a block
- * touches the pool, and only the pool crossing one of its own blocks calls the
- * host. Surplus is given back with hysteresis: a reservation keeps up to
- * `release_blocks` blocks of slack, so usage oscillating around a boundary
- * does not go back to the pool (or the host) each time.
+ * Accounting is batched at two levels. A reservation holds a little more
+ * than it uses (its slack); growing inside that slack is a compare and an
+ * add on fields only its owner touches (no atomic, no lock). Running out of
+ * slack takes the pool lock and a new slack of an eighth of the use (16 KiB
+ * to 32 KiB). The pool alone talks to the host, in whole blocks (default
+ * 1 MiB): reservations share the pool's blocks, so a thousand small
+ * reservations are charged their bytes, not a thousand blocks. Surplus goes
+ * back with hysteresis at both levels: a reservation returns slack once it
+ * exceeds its cap, the pool returns host memory once it holds
+ * `release_blocks` blocks more than it needs.
+ *
+ * The bound, for any pattern of use (stated also in docs/memory.md):
+ *  - each reservation: held - used <= min(block, QV_RESERVATION_SLACK_MAX),
+ *    and right after it grows, held - used <= max(16 KiB, used / 8) as well;
+ *  - the pool: reserved = the sum of held, so reserved <= the sum of used +
+ *    reservations * min(block, QV_RESERVATION_SLACK_MAX);
+ *  - towards a host: host_held <= reserved + cache_bytes
+ *    + max(release_blocks, 2) * block, apart from a grow in flight.
  *
  * Threading: a pool is thread-safe. A reservation belongs to one thread at a
  * time (its owner); different reservations of one pool may be used from
@@ -25,6 +36,9 @@ extern "C" {
 #endif
 
 #define QV_DEFAULT_BLOCK_SIZE (UINT64_C(1) << 20)
+/* The most slack (held - used) one reservation keeps, when the pool's block
+ * is not smaller. */
+#define QV_RESERVATION_SLACK_MAX (UINT64_C(64) << 10)
 
 /* A host budget: the pool asks it for bytes in whole pool blocks.
  * `acquire` returns how many of `bytes` it grants, 0..bytes; it may block.
@@ -40,9 +54,12 @@ struct qv_pool_options {
     const char *name;          /* for messages; copied. NULL: "pool" */
     uint64_t limit;            /* own byte limit; 0 = unlimited. Ignored with a host. */
     const struct qv_pool_host *host; /* optional; copied */
-    uint64_t block_size;       /* 0 = QV_DEFAULT_BLOCK_SIZE; rounded up to 64 */
-    /* Slack, in blocks, a reservation (and the pool towards its host) keeps
-     * after shrinking before it gives memory back. 0 = default (2). */
+    /* The unit in which the pool acquires from its host; also caps a
+     * reservation's slack (min(block_size, QV_RESERVATION_SLACK_MAX)).
+     * 0 = QV_DEFAULT_BLOCK_SIZE; rounded up to 64. */
+    uint64_t block_size;
+    /* Host memory, in blocks, the pool keeps beyond what its reservations
+     * hold before it gives memory back to the host. 0 = default (2). */
     uint32_t release_blocks;
     /* Nonzero: no block cache. By default blocks of 64 KiB and more freed
      * through the pool are kept for reuse, up to 64 MiB (an eighth of an
@@ -61,7 +78,8 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
 void qv_pool_destroy(struct qv_pool *pool);
 
 struct qv_pool_stats {
-    uint64_t reserved;       /* bytes held by reservations (block-granular) */
+    uint64_t reserved;       /* bytes held by reservations: their use plus at most
+                                min(block, QV_RESERVATION_SLACK_MAX) slack each */
     uint64_t peak_reserved;
     uint64_t host_held;      /* bytes currently acquired from the host */
     uint64_t host_acquire_calls;
@@ -91,6 +109,11 @@ void qv_pool_inject_acquire_failure(struct qv_pool *pool, uint64_t nth);
  * reservation's counter. Exact when the reservations are quiescent (tests,
  * benchmarks); it reads counters their owners update without atomics. */
 uint64_t qv_pool_alloc_count(const struct qv_pool *pool);
+/* Bytes charged through the pool now: the sum of every live reservation's
+ * `used` (what qv_alloc handed out, padded to 64, plus direct grows). Exact
+ * when the reservations are quiescent, like qv_pool_alloc_count; compare it
+ * with stats.reserved to see the slack. */
+uint64_t qv_pool_used(const struct qv_pool *pool);
 
 /* ---- Reservations ---- */
 
@@ -116,10 +139,9 @@ struct qv_reservation_options {
  * them as read-only; only the functions below change them. */
 struct qv_reservation {
     uint64_t used;   /* exact bytes charged */
-    uint64_t held;   /* bytes held from the pool (>= used) */
+    uint64_t held;   /* bytes held from the pool (>= used, <= used + keep) */
     uint64_t peak;   /* peak of used */
-    uint64_t block;  /* the pool's block size */
-    uint64_t keep;   /* slack kept after shrinking (release_blocks * block) */
+    uint64_t keep;   /* most slack held: min(block, QV_RESERVATION_SLACK_MAX) */
     uint64_t allocs; /* allocations made through qv_alloc/qv_realloc */
     struct qv_pool *pool;
 };
@@ -160,8 +182,8 @@ static inline int qv_reservation_try_grow(struct qv_reservation *r, uint64_t byt
     }
     return qv__reservation_grow_slow(r, bytes, 1, err);
 }
-/* Uncharges `bytes` (clamped to what is charged). Slack beyond `keep` goes
- * back to the pool. */
+/* Uncharges `bytes` (clamped to what is charged). Once slack exceeds
+ * `keep`, all but a small grain of it goes back to the pool. */
 static inline void qv_reservation_shrink(struct qv_reservation *r, uint64_t bytes) {
     r->used -= bytes < r->used ? bytes : r->used;
     if (r->held - r->used > r->keep) qv__reservation_shrink_slow(r);
@@ -180,7 +202,8 @@ int qv_reservation_split(struct qv_reservation *r, uint64_t bytes, const char *n
  * The block's size for qv_free is unchanged; free it under `to` afterwards. */
 int qv_reservation_transfer(struct qv_reservation *from, struct qv_reservation *to,
                             uint64_t bytes, struct qv_error *err);
-/* Returns all slack (held - used) to the pool now. */
+/* Returns all slack (held - used) to the pool now: for a consumer that is
+ * done growing and keeps what it has (a finished batch column). */
 void qv_reservation_release_slack(struct qv_reservation *r);
 
 static inline uint64_t qv_reservation_used(const struct qv_reservation *r) { return r->used; }

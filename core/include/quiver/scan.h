@@ -349,7 +349,9 @@ int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *rea
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for
  * decoding state, and one per output column per batch, which travels with
- * the batch and is freed when the batch is released.
+ * the batch and is freed when the batch is released. A batch's reservations
+ * return their slack when the batch is complete, so a consumer holding many
+ * batches is charged their bytes (docs/memory.md states the bound).
  *
  * Errors. A failure on a worker (corrupt data, checksum mismatch, ENOMEM)
  * is returned by the next get_next as its errno, with get_last_error naming

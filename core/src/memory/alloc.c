@@ -17,8 +17,18 @@ void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err) {
                      qv_reservation_name(r), size);
         return NULL;
     }
-    if (qv_reservation_grow(r, padded, err) != 0) return NULL;
-    void *ptr = qv__cache_take(p, padded);
+    /* Large blocks: one lock takes a cached block out of the cache and
+     * makes the charge (its bytes leave the cache's share of the budget
+     * first, so the charge neither evicts the block it is about to reuse
+     * nor asks the host for memory the pool has). When the charge needs
+     * the host or spilling, the ordinary grow does it. */
+    void *ptr = NULL;
+    int charged = padded >= QV_CACHE_MIN_BLOCK && p->cache_cap &&
+                  qv__cache_take_charge(p, r, padded, &ptr) == 0;
+    if (!charged && qv_reservation_grow(r, padded, err) != 0) {
+        if (ptr && !qv__cache_put(p, ptr, padded)) free(ptr);
+        return NULL;
+    }
     if (!ptr) ptr = aligned_alloc(QV_ALIGNMENT, padded);
     if (__builtin_expect(!ptr, 0)) {
         qv_reservation_shrink(r, padded);
@@ -55,7 +65,10 @@ void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t ne
 void qv_free(struct qv_reservation *r, void *ptr, size_t size) {
     if (!ptr) return;
     size_t padded = qv_align_up(size ? size : 1);
-    /* Uncharge first, so the cache can take the room the block leaves. */
+    if (padded >= QV_CACHE_MIN_BLOCK && r->pool->cache_cap) {
+        qv__cache_put_uncharge(r->pool, r, ptr, padded);
+        return;
+    }
     qv_reservation_shrink(r, padded);
-    if (!qv__cache_put(r->pool, ptr, padded)) free(ptr);
+    free(ptr);
 }

@@ -30,7 +30,11 @@ struct qv_pool {
     int has_host;
     struct qv_pool_host host;
     uint64_t block;
-    uint64_t keep;
+    uint64_t keep;      /* slack towards the host kept after shrinking */
+    /* Reservation slack (reservation.c): each reservation holds at most
+     * res_slack bytes beyond its use; a grow past what it holds takes an
+     * eighth of its use more, between grain_min and grain_max. */
+    uint64_t res_slack, grain_min, grain_max;
 
     qv_mutex lock;
     qv_cond cond;            /* host single-flight and spill pins */
@@ -71,14 +75,31 @@ static inline int qv__pool_inject_alloc(struct qv_pool *pool) {
     if (__builtin_expect(at == 0, 1)) return 0;
     return atomic_fetch_add(&pool->alloc_seen, 1) + 1 == at;
 }
-/* The block cache (cache.c). take: a cached block of exactly `size` bytes
- * or NULL. put: keeps the block if the cache and the budget have room
- * (returns 1), else 0 and the caller frees it. evict_locked: frees cached
- * blocks until `need` more bytes fit the budget (lock held). */
-void *qv__cache_take(struct qv_pool *pool, size_t size);
+/* The block cache (cache.c). put: keeps the block if the cache and the
+ * budget have room (returns 1), else 0 and the caller frees it.
+ * evict_locked: frees cached blocks until `need` more bytes fit the budget
+ * (lock held). */
 int qv__cache_put(struct qv_pool *pool, void *ptr, size_t size);
 void qv__cache_evict_locked(struct qv_pool *pool, uint64_t need);
 void qv__cache_clear(struct qv_pool *pool);
+/* With the pool lock held (reservation.c), for the allocator's paths that
+ * lock anyway for the block cache: grow_locked charges `bytes` from slack or
+ * the pool's free space and returns 0, or ENOMEM when that needs the slow
+ * path (the host, spilling, an error message), charging nothing (cached
+ * blocks may have been evicted, as the slow path would).
+ * shrink_locked uncharges like qv_reservation_shrink. should_trim_locked:
+ * the pool holds more host memory than its hysteresis allows. */
+int qv__reservation_grow_locked(struct qv_reservation *r, uint64_t bytes);
+void qv__reservation_shrink_locked(struct qv_reservation *r, uint64_t bytes);
+int qv__pool_should_trim_locked(struct qv_pool *pool);
+/* The allocator's large-block paths (cache.c): one lock for the cache and
+ * the charge. take_charge: takes a cached block of `size` into *ptr (or
+ * NULL) and charges `size` to r; returns 0 when charged, else nonzero and
+ * the caller charges through qv_reservation_grow (a block taken is still
+ * in *ptr). put_uncharge: uncharges `size` from r and keeps the block in
+ * the cache or frees it. */
+int qv__cache_take_charge(struct qv_pool *pool, struct qv_reservation *r, size_t size, void **ptr);
+void qv__cache_put_uncharge(struct qv_pool *pool, struct qv_reservation *r, void *ptr, size_t size);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
 /* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */

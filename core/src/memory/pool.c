@@ -29,6 +29,13 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
     snprintf(p->name, sizeof p->name, "%s", opts->name ? opts->name : "pool");
     p->block = block;
     p->keep = block * (opts->release_blocks ? opts->release_blocks : 2);
+    /* Reservations share the pool's blocks: each keeps at most a small
+     * slack of its own, so reserved bytes follow used bytes however many
+     * reservations there are (one per column of every batch held). */
+    p->res_slack = block < QV_RESERVATION_SLACK_MAX ? block : QV_RESERVATION_SLACK_MAX;
+    p->grain_max = (p->res_slack / 2) & ~(uint64_t)(QV_ALIGNMENT - 1);
+    if (p->grain_max < QV_ALIGNMENT) p->grain_max = QV_ALIGNMENT;
+    p->grain_min = p->grain_max < 16384 ? p->grain_max : 16384;
     p->cache_cap = opts->no_block_cache ? 0
                    : opts->limit && !opts->host ? (opts->limit / 8 < QV_CACHE_DEFAULT ? opts->limit / 8
                                                                                        : QV_CACHE_DEFAULT)
@@ -93,6 +100,15 @@ uint64_t qv_pool_alloc_count(const struct qv_pool *pool) {
     qv_mutex_lock(&p->lock);
     uint64_t n = p->retired_allocs;
     for (struct qv_res_impl *r = p->head; r; r = r->next) n += r->pub.allocs;
+    qv_mutex_unlock(&p->lock);
+    return n;
+}
+
+uint64_t qv_pool_used(const struct qv_pool *pool) {
+    struct qv_pool *p = (struct qv_pool *)pool;
+    qv_mutex_lock(&p->lock);
+    uint64_t n = 0;
+    for (struct qv_res_impl *r = p->head; r; r = r->next) n += r->pub.used;
     qv_mutex_unlock(&p->lock);
     return n;
 }

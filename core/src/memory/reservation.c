@@ -1,6 +1,7 @@
-/* Reservations: block-batched charges against a pool, spilling and the
- * out-of-memory report. The in-block fast paths are inline in memory.h; this
- * file is what runs when a block boundary is crossed. */
+/* Reservations: charges against a pool with a small slack of their own,
+ * spilling and the out-of-memory report. The fast paths (inside slack
+ * already held) are inline in memory.h; this file is what runs when a
+ * reservation runs out of slack or holds too much of it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,21 @@ static _Thread_local int tl_in_spill;
 
 static uint64_t round_up(uint64_t v, uint64_t block) {
     return (v + block - 1) / block * block;
+}
+
+/* The slack a reservation takes when it grows past what it holds: an eighth
+ * of its use, so a growing consumer comes back about log(size) times, not
+ * once per allocation; at least grain_min (16 KiB) so small consumers do not
+ * lock for every allocation (a column of a 1000-row batch crosses once),
+ * and at most grain_max (half of res_slack) so there is a band for shrink
+ * hysteresis below the cap. A reservation never takes whole pool blocks:
+ * thousands of small ones (a column of every batch held) would otherwise be
+ * charged a block each. */
+static uint64_t grain(const struct qv_pool *p, uint64_t used) {
+    uint64_t g = (used / 8) & ~(uint64_t)(QV_ALIGNMENT - 1);
+    if (g < p->grain_min) g = p->grain_min;
+    if (g > p->grain_max) g = p->grain_max;
+    return g;
 }
 
 int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_options *opts,
@@ -35,8 +51,7 @@ int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_opti
     r->spill = opts->spill;
     r->spill_ctx = opts->spill_ctx;
     r->pub.pool = pool;
-    r->pub.block = pool->block;
-    r->pub.keep = pool->keep;
+    r->pub.keep = pool->res_slack;
     qv_mutex_lock(&pool->lock);
     r->next = pool->head;
     if (pool->head) pool->head->prev = r;
@@ -60,9 +75,10 @@ void qv_reservation_free(struct qv_reservation *pub) {
                           RELAXED);
     p->retired_allocs += pub->allocs;
     atomic_fetch_sub_explicit(&p->nres, 1, RELAXED);
+    int trim = qv__pool_should_trim_locked(p);
     qv_mutex_unlock(&p->lock);
     free(r);
-    qv__pool_trim_host(p);
+    if (trim) qv__pool_trim_host(p);
 }
 
 const char *qv_reservation_name(const struct qv_reservation *r) {
@@ -206,11 +222,12 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
         /* Recomputed each round: a spill callback may have shrunk r itself. */
         new_used = pub->used + bytes;
         if (new_used <= pub->held) break;
-        uint64_t want = round_up(new_used, p->block) - pub->held; /* whole blocks */
-        uint64_t need = new_used - pub->held;                    /* the real shortfall */
+        uint64_t want = new_used + grain(p, new_used) - pub->held; /* with some slack */
+        uint64_t need = new_used - pub->held;                      /* the real shortfall */
         uint64_t avail = available_locked(p, need);
         if (avail >= need) {
-            /* A short grant that still covers the real shortfall is accepted. */
+            /* A short grant that still covers the real shortfall is accepted
+             * (the reservation then holds less slack). */
             commit_locked(p, r, want <= avail ? want : avail);
             break;
         }
@@ -222,7 +239,10 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
                 continue;
             }
             p->acquiring = 1;
-            uint64_t ask = round_up(want - avail, p->block);
+            /* Whole blocks covering the real shortfall: the reservation's
+             * slack is taken from what the blocks leave over, never a
+             * block more on its own account. */
+            uint64_t ask = round_up(need - avail, p->block);
             qv_mutex_unlock(&p->lock);
             uint64_t got = qv__pool_host_acquire(p, ask);
             qv_mutex_lock(&p->lock);
@@ -247,30 +267,75 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
         asked_host = 0; /* after spilling, the host may be asked once more */
         qv_mutex_lock(&p->lock);
     }
+    /* Evicting cached blocks to make room can leave the pool holding more of
+     * the host's memory than its hysteresis allows: give that back. */
+    int trim = qv__pool_should_trim_locked(p);
     qv_mutex_unlock(&p->lock);
+    pub->used = new_used;
+    if (new_used > pub->peak) pub->peak = new_used;
+    if (trim) qv__pool_trim_host(p);
+    return 0;
+}
+
+/* Returns held bytes above `target` to the pool (lock held). */
+static void give_back_locked(struct qv_res_impl *r, uint64_t target) {
+    struct qv_pool *p = r->pub.pool;
+    uint64_t give = r->pub.held - target;
+    r->pub.held = target;
+    atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - give,
+                          RELAXED);
+}
+
+int qv__pool_should_trim_locked(struct qv_pool *p) {
+    return p->has_host && atomic_load_explicit(&p->host_held, RELAXED) >
+                              atomic_load_explicit(&p->reserved, RELAXED) +
+                                  atomic_load_explicit(&p->cache_bytes, RELAXED) + p->keep;
+}
+
+/* give_back_locked, then trims the host when the pool now holds more of the
+ * host's memory than its hysteresis allows (checked under the same lock, so
+ * the common case locks once). */
+static void give_back(struct qv_res_impl *r, uint64_t target) {
+    struct qv_pool *p = r->pub.pool;
+    if (target >= r->pub.held) return;
+    qv_mutex_lock(&p->lock);
+    give_back_locked(r, target);
+    int trim = qv__pool_should_trim_locked(p);
+    qv_mutex_unlock(&p->lock);
+    if (trim) qv__pool_trim_host(p);
+}
+
+/* Hysteresis: shrinking only reaches here once slack exceeds `keep` (the
+ * reservation's cap, res_slack); it then keeps one grain above its use, so
+ * a consumer oscillating by less than the band between the two settles and
+ * stops calling the pool. */
+void qv__reservation_shrink_slow(struct qv_reservation *pub) {
+    give_back(qv__res_impl(pub), pub->used + grain(pub->pool, pub->used));
+}
+
+int qv__reservation_grow_locked(struct qv_reservation *pub, uint64_t bytes) {
+    struct qv_res_impl *r = qv__res_impl(pub);
+    struct qv_pool *p = pub->pool;
+    uint64_t new_used;
+    if (tl_in_spill || qv_add_overflow_u64(pub->used, bytes, &new_used) ||
+        new_used > UINT64_MAX / 2)
+        return ENOMEM; /* the slow path says why */
+    if (new_used > pub->held) {
+        uint64_t need = new_used - pub->held;
+        uint64_t avail = available_locked(p, need);
+        if (avail < need) return ENOMEM;
+        uint64_t want = new_used + grain(p, new_used) - pub->held;
+        commit_locked(p, r, want <= avail ? want : avail);
+    }
     pub->used = new_used;
     if (new_used > pub->peak) pub->peak = new_used;
     return 0;
 }
 
-/* Returns held bytes above `target` to the pool, then trims the host. */
-static void give_back(struct qv_res_impl *r, uint64_t target) {
-    struct qv_pool *p = r->pub.pool;
-    if (target >= r->pub.held) return;
-    qv_mutex_lock(&p->lock);
-    uint64_t give = r->pub.held - target;
-    r->pub.held = target;
-    atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - give,
-                          RELAXED);
-    qv_mutex_unlock(&p->lock);
-    qv__pool_trim_host(p);
-}
-
-/* Hysteresis: shrinking only reaches here once slack exceeds `keep`; the
- * reservation then keeps one block above its use, so a consumer oscillating
- * around a boundary settles inside the band and stops calling the pool. */
-void qv__reservation_shrink_slow(struct qv_reservation *pub) {
-    give_back(qv__res_impl(pub), round_up(pub->used, pub->block) + pub->block);
+void qv__reservation_shrink_locked(struct qv_reservation *pub, uint64_t bytes) {
+    pub->used -= bytes < pub->used ? bytes : pub->used;
+    if (pub->held - pub->used > pub->keep)
+        give_back_locked(qv__res_impl(pub), pub->used + grain(pub->pool, pub->used));
 }
 
 void qv_reservation_release_slack(struct qv_reservation *pub) {

@@ -1,6 +1,9 @@
 /* Output batches that outlive the scan: every column owns its reservation,
  * and the struct around them owns one for its control data. Releasing the
- * batch (or a column moved out of it) frees exactly what it holds. */
+ * batch (or a column moved out of it) frees exactly what it holds. A
+ * finished column never grows again, so its reservation returns its slack
+ * when it is adopted: a consumer holding thousands of batches is charged
+ * their bytes and nothing more. */
 #include <string.h>
 
 #include "scan/scan_internal.h"
@@ -33,6 +36,7 @@ int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct 
     h->res = res;
     col->release = adopted_release;
     col->private_data = h;
+    qv_reservation_release_slack(res);
     return 0;
 }
 
@@ -64,6 +68,7 @@ int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct 
     h->res = res;
     sc->release = adopted_schema_release;
     sc->private_data = h;
+    qv_reservation_release_slack(res);
     return 0;
 }
 
@@ -104,6 +109,7 @@ int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t 
         out->release = NULL;
         return rc;
     }
+    qv_reservation_release_slack(res);
     memset(p, 0, size);
     p->res = res;
     p->size = size;
