@@ -38,9 +38,9 @@ def _count(name, value, *, minimum, default=None):
     except TypeError:
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}") from None
     if v < minimum:
-        raise ValueError(f"{name} must be at least {minimum}, got {v}")
+        raise InvalidArgumentError(f"{name} must be at least {minimum}, got {v}")
     if v > _INT64_MAX:
-        raise ValueError(f"{name} is too large: {v}")
+        raise InvalidArgumentError(f"{name} is too large: {v}")
     return v
 
 
@@ -54,7 +54,7 @@ def _threads(value):
         return 0
     v = _count("threads", value, minimum=SCAN_SYNC)
     if v > 2**31 - 1:
-        raise ValueError(f"threads is too large: {v}")
+        raise InvalidArgumentError(f"threads is too large: {v}")
     return v
 
 
@@ -124,7 +124,7 @@ class File:
         self._validate = bool(validate)
         self._path = os.fspath(path)  # str or bytes, as given
         if not self._path:
-            raise ValueError("quiver.open: the path is empty")
+            raise InvalidArgumentError("quiver.open: the path is empty")
         self._rd = _quiver.open_reader(self._path, memory_limit=_memory_limit(memory_limit),
                                        verify_checksums=bool(verify_checksums))
         info = self._rd.info()
@@ -278,7 +278,7 @@ class File:
         threads = _threads(threads)
         prefetch = _count("prefetch", prefetch, minimum=1, default=1)
         if prefetch > 2**31 - 1:
-            raise ValueError(f"prefetch is too large: {prefetch}")
+            raise InvalidArgumentError(f"prefetch is too large: {prefetch}")
         limit = _count("limit", limit, minimum=0)
         filter = _filter_bytes(filter)
         if limit == 0:

@@ -7,6 +7,7 @@ import pyarrow as pa
 from . import _quiver
 from ._file import _count, _memory_limit
 from ._types import storable_schema
+from .errors import InvalidArgumentError
 
 WriteResult = collections.namedtuple("WriteResult", ["num_rows", "file_size"])
 
@@ -108,7 +109,7 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     RecordBatchReader, KeyboardInterrupt included) is re-raised as itself."""
     path = os.fspath(path)
     if not path:
-        raise ValueError("quiver.write: the path is empty")
+        raise InvalidArgumentError("quiver.write: the path is empty")
     row_group_rows = _count("row_group_rows", row_group_rows, minimum=1, default=0)
     row_group_bytes = _count("row_group_bytes", row_group_bytes, minimum=1, default=0)
     memory_limit = _memory_limit(memory_limit)

@@ -29,6 +29,9 @@ class InvalidArgumentError(QuiverError, ValueError):
     """EINVAL: a bad argument or bad input (a malformed filter, a batch that
     does not match the schema, a row index out of range)."""
 
+    code = _errno.EINVAL
+    code_name = "EINVAL"
+
 
 class OutOfMemoryError(QuiverError, MemoryError):
     """ENOMEM: a memory limit (``memory_limit=``) or an allocation failed."""
