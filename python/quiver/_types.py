@@ -96,6 +96,8 @@ def storable_schema(schema):
     """The schema Quiver will store for `schema` (the same object when no
     cast is needed)."""
     fields = [storable_field(f) for f in schema]
-    if all(a is b for a, b in zip(fields, schema)):
+    # pyarrow hands out new wrapper objects for the same types, so "is"
+    # alone would see a cast where there is none: compare values too.
+    if all(a is b or a.equals(b, check_metadata=True) for a, b in zip(fields, schema)):
         return schema
     return pa.schema(fields, metadata=schema.metadata)

@@ -30,18 +30,36 @@ def _as_reader(data):
                     "pyarrow.Table, a RecordBatchReader or an object with __arrow_c_stream__")
 
 
-def _cast(reader, target):
-    """A reader of `target`: Arrow's cast where it can, run-end decoding
-    (which cast does not do) for top-level run-end encoded columns."""
+def _check_batch(b, schema, n, path):
+    """A batch must have its stream's schema: pyarrow's
+    RecordBatchReader.from_batches does not check what a generator yields,
+    and a batch with other columns or types would reach the cast (pyarrow's
+    casting reader then crashes) or the native writer as a struct whose
+    children disagree with the schema."""
+    if not b.schema.equals(schema, check_metadata=False):
+        raise InvalidArgumentError(
+            f"quiver.write to {path!r}: batch {n} of the data does not have the stream's "
+            f"schema:\n{b.schema.to_string(show_schema_metadata=False)}\n"
+            f"expected:\n{schema.to_string(show_schema_metadata=False)}")
+
+
+def _cast(reader, target, path):
+    """A reader of `target`: each batch checked against the source's schema,
+    then cast (run-end decoding, which cast does not do, for top-level
+    run-end encoded columns). Not pyarrow's RecordBatchReader.cast: it
+    trusts every batch to match and crashes on one that does not."""
     ree = [i for i, f in enumerate(reader.schema) if pa.types.is_run_end_encoded(f.type)]
-    if not ree:
-        return reader.cast(target)
-    import pyarrow.compute as pc
+    source = reader.schema
+    if ree:
+        import pyarrow.compute as pc
 
     def batches():
-        for b in reader:
-            cols = [pc.run_end_decode(c) if i in ree else c for i, c in enumerate(b.columns)]
-            yield pa.RecordBatch.from_arrays(cols, names=b.schema.names).cast(target)
+        for n, b in enumerate(reader):
+            _check_batch(b, source, n, path)
+            if ree:
+                cols = [pc.run_end_decode(c) if i in ree else c for i, c in enumerate(b.columns)]
+                b = pa.RecordBatch.from_arrays(cols, names=b.schema.names)
+            yield b.cast(target)
 
     return pa.RecordBatchReader.from_batches(target, batches())
 
@@ -49,34 +67,46 @@ def _cast(reader, target):
 def _kv(metadata):
     if not metadata:
         return None
-    out = []
-    for k, v in metadata.items():
+    def as_bytes(x, what):
         # surrogateescape: str read back from bytes that were not UTF-8
         # (os.fsdecode style) is written as those bytes again.
-        k = k.encode("utf-8", "surrogateescape") if isinstance(k, str) else bytes(k)
-        v = v.encode("utf-8", "surrogateescape") if isinstance(v, str) else bytes(v)
-        out.append((k, v))
-    return out
+        if isinstance(x, str):
+            return x.encode("utf-8", "surrogateescape")
+        if isinstance(x, (bytes, bytearray, memoryview)):
+            return bytes(x)
+        # Not bytes(x): bytes(3) is three NUL bytes, silently.
+        raise TypeError(f"quiver.write: metadata {what} must be str or bytes, not "
+                        f"{type(x).__name__} ({x!r})")
+
+    if not hasattr(metadata, "items"):
+        raise TypeError(f"quiver.write: metadata must be a dict, not {type(metadata).__name__}")
+    return [(as_bytes(k, "key"), as_bytes(v, "value")) for k, v in metadata.items()]
 
 
 class _Failure:
     exc = None
 
 
-def _capturing(reader, box):
+def _capturing(reader, box, path):
     """`reader` through a generator that remembers the exception its source
     raises (a user's generator, KeyboardInterrupt included). The native
     writer only sees the Arrow stream's errno and message; write() then
-    re-raises the original exception object instead."""
+    re-raises the original exception object instead. Each batch is checked
+    against the stream's schema (_check_batch)."""
+    schema = reader.schema
+
     def batches():
+        n = 0
         while True:
             try:
                 b = reader.read_next_batch()
+                _check_batch(b, schema, n, path)
             except StopIteration:
                 return
             except BaseException as e:
                 box.exc = e
                 raise
+            n += 1
             yield b
 
     return pa.RecordBatchReader.from_batches(reader.schema, batches())
@@ -116,9 +146,9 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     reader = _as_reader(data)
     target = storable_schema(reader.schema)
     if target is not reader.schema:
-        reader = _cast(reader, target)
+        reader = _cast(reader, target, path)
     failure = _Failure()
-    capsule = _capturing(reader, failure).__arrow_c_stream__()
+    capsule = _capturing(reader, failure, path).__arrow_c_stream__()
     original = None
     try:
         rows, size = _quiver.write_stream(

@@ -325,6 +325,64 @@ def test_source_exception_is_reraised_as_itself(tmp_path, exc, no_leaks):
     assert list(tmp_path.iterdir()) == []  # no file, no temporary
 
 
+def _mismatched_source(bad):
+    """A generator that yields one good batch, then `bad`: pyarrow's
+    RecordBatchReader.from_batches does not check what a generator yields."""
+    schema = pa.schema({"a": pa.int64()})
+
+    def gen():
+        yield pa.record_batch([pa.array([1, 2])], schema=schema)
+        yield bad
+
+    return pa.RecordBatchReader.from_batches(schema, gen())
+
+
+@pytest.mark.parametrize("bad", [
+    pa.record_batch([pa.array([1]), pa.array([2])], names=["a", "b"]),  # a column more
+    pa.record_batch([pa.array(["x"])], names=["a"]),                     # another type
+    pa.record_batch([pa.array([1], pa.int32())], names=["a"]),
+    pa.record_batch([pa.array([1])], names=["z"]),                       # another name
+], ids=["extra-column", "string", "int32", "renamed"])
+def test_source_batch_with_another_schema_is_an_error_not_a_crash(tmp_path, bad):
+    # A batch with an extra column used to reach pyarrow's casting reader,
+    # which crashed the process (SIGSEGV); so run it in a child.
+    code = f"""
+        import sys, pyarrow as pa, quiver
+        schema = pa.schema({{"a": pa.int64()}})
+        bad = pa.ipc.read_message(pa.py_buffer(bytes.fromhex(sys.argv[2])))
+        bad = pa.ipc.read_record_batch(bad, pa.ipc.read_schema(
+            pa.py_buffer(bytes.fromhex(sys.argv[3]))))
+        def gen():
+            yield pa.record_batch([pa.array([1, 2])], schema=schema)
+            yield bad
+        try:
+            quiver.write(pa.RecordBatchReader.from_batches(schema, gen()), sys.argv[1])
+        except quiver.InvalidArgumentError as e:
+            print("refused:", e)
+    """
+    rc, out, err = run_child(code, tmp_path / "m.qvr", bad.serialize().to_pybytes().hex(),
+                             bad.schema.serialize().to_pybytes().hex())
+    assert_no_signal(rc, err)
+    assert rc == 0, err
+    assert "refused:" in out and "batch 1" in out and "does not have the stream's schema" in out
+    assert list(tmp_path.iterdir()) == []
+    # In process too (the check runs before any cast or native code sees it).
+    with pytest.raises(quiver.InvalidArgumentError, match="batch 1"):
+        quiver.write(_mismatched_source(bad), tmp_path / "m.qvr")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("meta", [{1: b"v"}, {b"k": 2}, {"k": None}, {"k": 3.5}, [("k", "v")]])
+def test_metadata_that_is_not_str_or_bytes_is_refused(tmp_path, meta):
+    # bytes(2) is two NUL bytes: an int key or value was stored as NULs.
+    with pytest.raises(TypeError, match="metadata"):
+        quiver.write(pa.table({"a": [1]}), tmp_path / "m.qvr", metadata=meta)
+    assert list(tmp_path.iterdir()) == []
+    quiver.write(pa.table({"a": [1]}), tmp_path / "m.qvr",
+                 metadata={"k": "v", b"\xff": bytearray(b"\x00x"), "m": memoryview(b"y")})
+    assert quiver.open(tmp_path / "m.qvr").metadata == {"k": "v", b"\xff": "\x00x", "m": "y"}
+
+
 # ---- item 17: DuckDB and other PyCapsule consumers ---------------------------
 
 def test_duckdb_reads_scan_and_scan_batches(path):
