@@ -1,5 +1,6 @@
 /* `qv`: the command dispatcher. Global options may precede the command
  * (they are also accepted after it, by every command's parser). */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +45,10 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
     struct cli_ctx ctx = {.command = ""};
+    /* A write beyond the file-size limit (ulimit -f) must fail with EFBIG,
+     * which the writer reports and cleans up after, not kill qv with SIGXFSZ
+     * and leave a temporary behind (Python ignores SIGXFSZ the same way). */
+    signal(SIGXFSZ, SIG_IGN);
     int i = 1;
     /* Global options before the command. */
     while (i < argc && argv[i][0] == '-') {

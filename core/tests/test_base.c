@@ -19,6 +19,11 @@ static void test_error_set_and_wrap(void **state) {
     assert_string_equal(e.message, "column 'x': bad value 42");
     assert_int_equal(qv_error_set(NULL, EIO, "ignored"), EIO);
     assert_string_equal(qv_errno_name(ENOMEM), "ENOMEM");
+    /* Errors of file operations have names too (EFBIG under ulimit -f was "E?"). */
+    assert_string_equal(qv_errno_name(EFBIG), "EFBIG");
+    assert_string_equal(qv_errno_name(EISDIR), "EISDIR");
+    assert_string_equal(qv_errno_name(ENAMETOOLONG), "ENAMETOOLONG");
+    assert_string_equal(qv_errno_name(EPERM), "EPERM");
     char big[2000];
     memset(big, 'a', sizeof big - 1);
     big[sizeof big - 1] = 0;

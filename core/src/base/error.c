@@ -56,6 +56,24 @@ const char *qv_errno_name(int code) {
     case ERANGE: return "ERANGE";
     case EACCES: return "EACCES";
     case ENOSPC: return "ENOSPC";
+    /* What opening, writing and renaming files can also report. */
+    case EPERM: return "EPERM";
+    case EISDIR: return "EISDIR";
+    case ENOTDIR: return "ENOTDIR";
+    case EFBIG: return "EFBIG";
+    case ENAMETOOLONG: return "ENAMETOOLONG";
+    case ELOOP: return "ELOOP";
+    case EROFS: return "EROFS";
+    case EDQUOT: return "EDQUOT";
+    case EMFILE: return "EMFILE";
+    case ENFILE: return "ENFILE";
+    case EXDEV: return "EXDEV";
+    case ENXIO: return "ENXIO";
+    case ETXTBSY: return "ETXTBSY";
+    case EAGAIN: return "EAGAIN";
+    case EINTR: return "EINTR";
+    case EBADF: return "EBADF";
+    case ETIMEDOUT: return "ETIMEDOUT";
     default: return "E?";
     }
 }
