@@ -382,6 +382,17 @@ static void test_open_special_files(void **state) {
         assert_true(errno == EPERM || errno == EACCES);
     expect_refused("", EINVAL, "empty path");
     expect_refused(in_dir(p, sizeof p, "missing.qvr"), ENOENT, "missing.qvr");
+    /* The system's reason is the code, not EIO ("corrupt"). */
+    char q[600];
+    assert_int_equal(symlink("loop-b", in_dir(p, sizeof p, "loop-a")), 0);
+    assert_int_equal(symlink("loop-a", in_dir(q, sizeof q, "loop-b")), 0);
+    expect_refused(p, ELOOP, "symbolic links");
+    char longname[400];
+    memset(longname, 'n', 300);
+    longname[300] = '\0';
+    expect_refused(in_dir(p, sizeof p, longname), ENAMETOOLONG, "too long");
+    unlink(in_dir(p, sizeof p, "loop-a"));
+    unlink(in_dir(p, sizeof p, "loop-b"));
     /* Empty and tiny regular files, and a /proc file (size 0 while it has
      * content) and a copy of it: corrupt, not a crash. */
     int fd = open(in_dir(p, sizeof p, "empty.qvr"), O_WRONLY | O_CREAT, 0644);

@@ -419,6 +419,24 @@ def test_os_errors_are_oserrors(code, cls):
     assert str(e) == "file 'x': disk full"
 
 
+def test_open_errors_carry_the_systems_reason(tmp_path):
+    # Opening for reading reported every failure but ENOENT as EIO, i.e.
+    # CorruptFileError "the file is corrupt" for a symlink loop, a name too
+    # long or (as a non-root user) a file one may not read.
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    with pytest.raises(OSError) as e:
+        quiver.open(tmp_path / "a")
+    assert e.value.errno == errno.ELOOP and e.value.code_name == "ELOOP"
+    assert not isinstance(e.value, quiver.CorruptFileError)
+    with pytest.raises(OSError) as e:
+        quiver.open(tmp_path / ("n" * 300))
+    assert e.value.errno == errno.ENAMETOOLONG
+    assert not isinstance(e.value, quiver.CorruptFileError)
+    with pytest.raises(FileNotFoundError):
+        quiver.open(tmp_path / "missing" / "x.qvr")
+
+
 def test_write_error_is_an_oserror_and_leaves_nothing(tmp_path):
     # A file size limit makes the writer's write() fail (EFBIG): a real I/O
     # error from the system, in a child so the limit stays there.

@@ -54,8 +54,9 @@ struct qv_sink {
  * truncated or rewritten in place while it is read yields EIO or the bytes
  * read before, never a crash or unverified data. Anything but a regular file
  * (FIFO, socket, device, directory) is refused with EINVAL without blocking;
- * an empty path is EINVAL, a missing file ENOENT. On success *out owns the
- * file; release with qv_source_close. */
+ * an empty path is EINVAL, a missing file ENOENT, other failures to open it
+ * the system's errno (EACCES, ELOOP, ENAMETOOLONG, ...). On success *out owns
+ * the file; release with qv_source_close. */
 int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
 /* Same, but the file is also mapped read-only into memory (out->base), so
  * readers decode in place and touch only the pages a decode needs: cheaper

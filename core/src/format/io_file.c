@@ -78,9 +78,12 @@ static int open_source(const char *path, int mapped, struct qv_source *out, stru
      * blocks until a writer appears, and opening a device can have side
      * effects. */
     struct stat st;
+    /* The system's errno is passed on (EACCES, ELOOP, ENAMETOOLONG, ...):
+     * EIO would say the file is corrupt, and a binding maps codes to its
+     * own errors (Python: PermissionError for EACCES). */
     if (stat(path, &st) != 0) {
         int e = errno;
-        return qv_error_set(err, e == ENOENT || e == ENOTDIR ? ENOENT : EIO,
+        return qv_error_set(err, e == ENOTDIR ? ENOENT : e ? e : EIO,
                             "file '%s': cannot open: %s", path, strerror(e));
     }
     if (!S_ISREG(st.st_mode))
@@ -91,8 +94,7 @@ static int open_source(const char *path, int mapped, struct qv_source *out, stru
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        return qv_error_set(err, e == ENOENT ? ENOENT : EIO, "file '%s': cannot open: %s", path,
-                            strerror(e));
+        return qv_error_set(err, e ? e : EIO, "file '%s': cannot open: %s", path, strerror(e));
     }
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         int e = errno;
