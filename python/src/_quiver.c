@@ -512,8 +512,18 @@ static PyObject *scan_busy_error(void) {
  * interruptible. */
 #define SCAN_POLL_MS 50
 
+static PyObject *scan_consumed_error(void) {
+    PyErr_SetString(PyExc_ValueError,
+                    "this scan was already exported by __arrow_c_stream__: a scan can be "
+                    "consumed once (open a new scan to read the data again)");
+    return NULL;
+}
+
 static PyObject *Scan_next(ScanObject *self) {
     if (self->busy) return scan_busy_error();
+    /* Its batches went to another consumer: ending quietly would look like
+     * an empty (or finished) scan. */
+    if (self->consumed) return scan_consumed_error();
     if (self->done || !self->stream.release) return NULL; /* StopIteration */
     if (PyErr_CheckSignals() < 0) {
         scan_close_stream(self);
@@ -617,12 +627,7 @@ static PyObject *Scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject 
     PyObject *requested = Py_None;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O", kw, &requested)) return NULL;
     if (self->busy) return scan_busy_error();
-    if (self->consumed) {
-        PyErr_SetString(PyExc_ValueError,
-                        "this scan was already exported by __arrow_c_stream__: a scan can be "
-                        "consumed once (open a new scan to read the data again)");
-        return NULL;
-    }
+    if (self->consumed) return scan_consumed_error();
     if (!self->stream.release) {
         PyErr_SetString(PyExc_ValueError, "scan is closed or was already read to the end");
         return NULL;

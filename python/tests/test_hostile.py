@@ -402,6 +402,12 @@ def test_scan_capsules(path):
         stream = scan.__arrow_c_stream__()
         with pytest.raises(ValueError, match="consumed once"):
             scan.__arrow_c_stream__()
+        # Iterating it after its batches went elsewhere is the same error,
+        # not a silently empty scan (it used to raise StopIteration).
+        with pytest.raises(ValueError, match="consumed once"):
+            next(scan)
+        with pytest.raises(ValueError, match="consumed once"):
+            list(scan)
         # The schema stays available after the stream moved out.
         assert pa.Schema._import_from_c_capsule(scan.__arrow_c_schema__()) == schema
         assert pa.RecordBatchReader._import_from_c_capsule(stream).read_all().num_rows == N
