@@ -47,6 +47,17 @@ int cli_fail(const struct cli_ctx *ctx, const struct qv_error *err);
 int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Ctrl-C (SIGINT) or SIGTERM while a command writes a file: the first one
+ * only sets a flag, which the command's loop checks between batches
+ * (cli_interrupted), so the writer removes its temporary file; main then
+ * re-raises the signal (the shell sees qv killed by it). A second signal
+ * kills at once (the temporary is then removed by the next write to that
+ * path). A signal the parent ignores (nohup, background jobs) stays
+ * ignored. */
+void cli_trap_interrupts(void);
+/* The signal that asked the command to stop, or 0. */
+int cli_interrupted(void);
+
 /* Subcommands. argv[0] is the subcommand's name. Each returns an exit code. */
 int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv);
 int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv);

@@ -74,6 +74,7 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     }
     const char *out_path = np > 1 && strcmp(pos[1], "-") != 0 ? pos[1] : NULL;
     if ((rc = cli_ctx_open(ctx))) return rc;
+    cli_trap_interrupts();
     struct qv_reservation *r = NULL;
     struct qv_reader *reader = NULL;
     struct cli_scan *scan = NULL;
@@ -133,6 +134,13 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     if (out == stdout) bar.enabled = 0; /* the terminal shows the data itself */
     uint64_t done_rows = 0;
     while (!wrc) {
+        if (cli_interrupted()) {
+            cli_errorf(ctx, "interrupted; %s", out_path && have_sink
+                                                   ? "the CSV file was not written"
+                                                   : "the output is incomplete");
+            rc = CLI_EXIT_ERROR;
+            break;
+        }
         struct ArrowArray batch;
         if (cli_scan_next(scan, &batch, &err)) {
             rc = cli_fail(ctx, &err);

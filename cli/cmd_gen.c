@@ -55,6 +55,11 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
      * sees the budget approach before it is exceeded. */
     const int64_t chunk = o->row_group_bytes ? 1024 : CHUNK_ROWS;
     while (!rc && !qv_lineitem_cursor_done(&cur)) {
+        if (cli_interrupted()) {
+            rc = qv_error_set(err, ECANCELED, "file '%s': interrupted; nothing was written",
+                              o->path);
+            break;
+        }
         int64_t room = rg_rows - qv_builder_num_rows(b);
         if (room <= 0) room = rg_rows;
         int64_t n = 0;
@@ -123,6 +128,7 @@ int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv) {
         (rc = cli_parse_int64(ctx, "--row-group-rows", rg_text, 1, INT32_MAX / 2, &o.row_group_rows)))
         return rc;
     if ((rc = cli_ctx_open(ctx))) return rc;
+    cli_trap_interrupts();
     struct qv_reservation *r = NULL;
     if ((rc = cli_reservation(ctx, "gen", &r))) {
         cli_ctx_close(ctx);

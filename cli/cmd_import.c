@@ -317,6 +317,11 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
         if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
     }
     while (!rc && (got = cli_csv_next(&im->csv)) > 0) {
+        if (cli_interrupted()) {
+            cli_errorf(im->ctx, "interrupted; nothing was written to '%s'", out_path);
+            rc = CLI_EXIT_ERROR;
+            break;
+        }
         if (blank(im, &im->csv)) continue;
         rc = append_row(im, b, im->csv.record_line, im->csv.fields, im->csv.n_fields);
         if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
@@ -383,6 +388,7 @@ int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_reservation *r = NULL;
     rc = cli_ctx_open(ctx);
     if (!rc) rc = cli_reservation(ctx, "import", &r);
+    if (!rc) cli_trap_interrupts();
     if (!rc) rc = run(&im, pos[1], delim, rg_rows, sample_rows, r, in);
     import_free(&im);
     if (in != stdin) fclose(in);

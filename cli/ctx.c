@@ -1,7 +1,9 @@
 /* The command context: the pool every subcommand charges its memory to,
  * and the uniform error reporting. */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -63,3 +65,24 @@ int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...) {
     fprintf(stderr, "\nTry 'qv %s%s--help'.\n", cmd, *cmd ? " " : "");
     return CLI_EXIT_USAGE;
 }
+
+static volatile sig_atomic_t interrupted;
+
+static void on_interrupt(int sig) { interrupted = sig; }
+
+void cli_trap_interrupts(void) {
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(sigs[i], NULL, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_interrupt;
+        sigemptyset(&sa.sa_mask);
+        /* SA_RESTART: the library's reads and writes go on undisturbed until
+         * the loop sees the flag; SA_RESETHAND: the second signal kills. */
+        sa.sa_flags = SA_RESTART | SA_RESETHAND;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+int cli_interrupted(void) { return interrupted; }

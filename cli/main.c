@@ -85,7 +85,16 @@ int main(int argc, char **argv) {
     for (size_t c = 0; c < N_COMMANDS; c++) {
         if (strcmp(argv[i], commands[c].name) == 0) {
             ctx.command = commands[c].name;
-            return commands[c].run(&ctx, argc - i, argv + i);
+            int rc = commands[c].run(&ctx, argc - i, argv + i);
+            int sig = cli_interrupted();
+            if (sig) {
+                /* The command stopped and cleaned up: end the way the
+                 * signal would have ended qv. */
+                fflush(NULL);
+                signal(sig, SIG_DFL);
+                raise(sig);
+            }
+            return rc;
         }
     }
     return cli_usage_error(&ctx, "unknown command '%s'", argv[i]);

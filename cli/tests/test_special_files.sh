@@ -111,4 +111,26 @@ for cmd in gen export; do
     err_has "too large"
     check '[ -z "$(ls "$TMP" | grep limited)" ]' "qv $cmd under ulimit -f left $(ls "$TMP" | grep limited)"
 done
+# Ctrl-C (SIGINT) or SIGTERM while writing: qv stops at its next batch, the
+# writer removes its temporary, and qv ends killed by that signal (exit
+# 128+N). Were the command to finish before the signal, the file must be
+# complete; either way no temporary is left.
+for sig in INT TERM; do
+    rm -f "$TMP"/sig.*
+    timeout --preserve-status -k 60 -s $sig 0.5 "$QV" gen lineitem --sf 1 "$TMP/sig.qvr" \
+        >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    CHECKS=$((CHECKS + 1))
+    if [ $sig = INT ]; then want=130; else want=143; fi
+    if [ "$rc" = "$want" ]; then
+        err_has "interrupted; nothing was written"
+        check '[ ! -e "$TMP/sig.qvr" ]' "SIG$sig: a file was published"
+    elif [ "$rc" = 0 ]; then
+        run 0 inspect "$TMP/sig.qvr"
+    else
+        fail "qv gen on SIG$sig: exit $rc, expected $want (or 0): $(head -c 1000 "$TMP/err")"
+    fi
+    check '[ -z "$(ls "$TMP" | grep "sig.qvr.tmp")" ]' "SIG$sig left $(ls "$TMP" | grep sig)"
+done
+rm -f "$TMP"/sig.*
 finish
