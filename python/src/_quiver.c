@@ -337,18 +337,14 @@ static void guarded_release(struct ArrowArray *a) {
 
 /* ------------------------------------------------ the wrapped scan stream
  * The scan's stream plus what it depends on: its reader and its own
- * reservation. get_schema hands out a malloc'd copy, get_next validates each
- * batch and guards it with a pool reference, release frees everything. */
+ * reservation. get_schema hands out a malloc'd copy, get_next guards each
+ * batch with a pool reference, release frees everything. Batches are
+ * validated by the scan itself (qv_scan_options.validate), on its workers. */
 
 struct wstream {
     struct ArrowArrayStream inner;
     struct qv_reservation *res;
     struct readerref *reader;
-    /* The projection's STRUCT field (children copied by value from the
-     * reader's schema, which the reader reference keeps alive). */
-    struct qv_field root;
-    struct qv_field *kids;
-    int validate;
     char last_error[QV_ERROR_MESSAGE_MAX];
 };
 
@@ -377,22 +373,6 @@ static int ws_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     if (!out->release) return 0;
-    /* Checksums prove the bytes are the ones written, not that they decode to
-     * valid Arrow (a crafted file can hold decimals beyond their precision or
-     * invalid UTF-8 with correct checksums). Python hands batches to pyarrow,
-     * Polars and DuckDB, which trust them: check them as `qv scan` does. */
-    if (w->validate) {
-        struct qv_error err;
-        qv_error_clear(&err);
-        rc = qv_arrow_array_validate(out, &w->root, QV_VALIDATE_FULL, &err);
-        if (rc) {
-            out->release(out);
-            snprintf(w->last_error, sizeof w->last_error,
-                     "file '%.400s': a batch decoded to an invalid array: %.500s",
-                     qv_reader_path(w->reader->rd), err.message);
-            return EIO;
-        }
-    }
     struct batch_guard *g = malloc(sizeof *g);
     if (!g) {
         out->release(out);
@@ -418,7 +398,6 @@ static void ws_release(struct ArrowArrayStream *st) {
     if (w->inner.release) w->inner.release(&w->inner);
     qv_reservation_free(w->res);
     readerref_decref(w->reader);
-    free(w->kids);
     free(w);
     st->release = NULL;
     st->private_data = NULL;
@@ -980,6 +959,12 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
             .max_rows = max_rows,
             .threads = threads,
             .prefetch = prefetch,
+            /* Checksums prove the bytes are the ones written, not that they
+             * decode to valid Arrow (a crafted file can hold decimals beyond
+             * their precision or invalid UTF-8 under correct checksums).
+             * Python hands batches to pyarrow, Polars and DuckDB, which trust
+             * them: the scan checks every column, as `qv scan` does. */
+            .validate = validate ? QV_SCAN_VALIDATE_FULL : QV_SCAN_VALIDATE_NONE,
         };
         Py_BEGIN_ALLOW_THREADS
         rc = qv_scan_open(r->rd, &so, w->res, &w->inner, &err);
@@ -993,26 +978,14 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
         return raise_err(&err, rc);
     }
     w->reader = readerref_incref(r);
-    w->validate = validate;
-    /* The projection's field, for validating batches. */
-    const struct qv_field *all = &qv_reader_schema(r->rd)->root;
-    int32_t nk = cols_obj == Py_None ? (int32_t)all->n_children : ncols;
-    w->kids = malloc((size_t)(nk ? nk : 1) * sizeof *w->kids);
-    if (w->kids) {
-        for (int32_t i = 0; i < nk; i++)
-            w->kids[i] = all->children[cols_obj == Py_None ? i : cols[i]];
-        w->root = *all;
-        w->root.children = w->kids;
-        w->root.n_children = nk;
-    }
     free(cols);
     struct ArrowArrayStream tmp = {.get_schema = ws_get_schema, .get_next = ws_get_next,
                                    .get_last_error = ws_last_error, .release = ws_release,
                                    .private_data = w};
-    ScanObject *s = w->kids ? PyObject_New(ScanObject, &ScanType) : NULL;
+    ScanObject *s = PyObject_New(ScanObject, &ScanType);
     if (!s) {
         ws_release(&tmp);
-        return w->kids ? NULL : PyErr_NoMemory();
+        return NULL;
     }
     memset((char *)s + sizeof(PyObject), 0, sizeof *s - sizeof(PyObject));
     s->stream = tmp;

@@ -35,6 +35,7 @@ struct qv_scan {
     struct qv__plan plan;
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
+    int validate; /* enum qv_scan_validate */
 
     int32_t n_cols; /* columns needed (projected and filter), colstate per column */
     struct colstate *cols;
@@ -97,6 +98,26 @@ static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray 
     return rc;
 }
 
+/* Checks a decoded output column (opts->validate) on the thread that decoded
+ * it; on failure releases it and returns EIO naming file, column and row
+ * group. */
+static int validate_column(struct qv_scan *s, const struct colstate *c, struct ArrowArray *a,
+                           struct qv_error *err) {
+    const struct qv_field *f = &qv_reader_schema(s->rd)->root.children[c->column];
+    enum qv_validate_level lv =
+        s->validate == QV_SCAN_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
+    int rc = qv_arrow_array_validate(a, f, lv, err);
+    if (!rc) return 0;
+    a->release(a);
+    if (!err) return EIO;
+    err->code = EIO; /* the file is at fault, not an argument */
+    qv_error_wrap(err, EIO,
+                  "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
+                  "invalid array: ",
+                  qv_reader_path(s->rd), f->name ? f->name : "", (long long)s->cur_rg);
+    return EIO;
+}
+
 static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *err) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
         return qv_error_set(err, ECANCELED, "scan cancelled");
@@ -110,6 +131,7 @@ static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *er
     rc = qv_reservation_create(s->pool, &ro, &res, err);
     if (rc) return rc;
     rc = decode_into(s, c, &s->parr[i], res, err);
+    if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
     if (rc) {
         qv_reservation_free(res);
         return rc;
@@ -482,6 +504,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 65536;
     s->max_rows = opts->max_rows > 0 ? opts->max_rows : 0;
     s->prefetch = opts->prefetch > 0 ? opts->prefetch : 1;
+    s->validate = opts->validate;
     s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
                   : opts->threads > 0          ? opts->threads
                   : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
@@ -491,6 +514,11 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     if (opts->threads == 0 && opts->take && opts->n_take <= QV_SCAN_SMALL_TAKE) s->nthreads = 0;
     if (s->nthreads > 64) s->nthreads = 64;
     int rc = 0;
+    if (opts->validate < QV_SCAN_VALIDATE_NONE || opts->validate > QV_SCAN_VALIDATE_FULL) {
+        rc = qv_error_set(err, EINVAL, "scan: validate %d is not a qv_scan_validate tier (0-2)",
+                          opts->validate);
+        goto fail;
+    }
     if (opts->filter && filter) {
         rc = qv_error_set(err, EINVAL, "scan: give a textual or a structured filter, not both");
         goto fail;
