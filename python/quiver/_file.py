@@ -61,7 +61,8 @@ def _threads(value):
 def _filter_bytes(text):
     """A filter as the bytes the C parser reads: str as UTF-8 (lone
     surrogates from os.fsdecode-style names back to their original bytes),
-    bytes as they are. The parser takes NUL-terminated text."""
+    bytes as they are. The parser takes the text with its length, so a NUL
+    inside a string literal is data (elsewhere it is a syntax error)."""
     if text is None:
         return None
     if isinstance(text, str):
@@ -70,9 +71,6 @@ def _filter_bytes(text):
         b = bytes(text)
     else:
         raise TypeError(f"filter must be a str, not {type(text).__name__}")
-    if b"\0" in b:
-        raise ValueError(f"filter contains a NUL character at position {b.index(0) + 1}; "
-                         "write a string holding NUL as a hex literal, e.g. s = X'610062'")
     return b
 
 

@@ -877,6 +877,42 @@ static PyObject *Reader_pool_stats(ReaderObject *self, PyObject *Py_UNUSED(ignor
     return pool_stats_dict(r->pool->pool);
 }
 
+/* The interrupt hook of filter parsing. The parse runs with the GIL released
+ * (a million-term filter takes seconds, and other Python threads keep
+ * running meanwhile); every few thousand tokens this takes the GIL back to
+ * run pending signal handlers (PyErr_CheckSignals needs the GIL). A handler
+ * that raises (Ctrl-C: KeyboardInterrupt) stops the parse; its exception
+ * stays set for the caller to return. */
+struct parse_hook {
+    PyThreadState *ts; /* the parsing thread's state while the GIL is released */
+};
+
+static int parse_interrupted(void *arg) {
+    struct parse_hook *h = arg;
+    PyEval_RestoreThread(h->ts);
+    int stop = PyErr_CheckSignals() < 0;
+    h->ts = PyEval_SaveThread();
+    return stop;
+}
+
+/* Parses a filter's bytes (any length, NUL bytes in string literals are
+ * data) into *out, from the scan's reservation `res`. Returns 0, or -1 with a
+ * Python exception set (the handler's own one when a signal stopped it). */
+static int parse_filter(const char *text, Py_ssize_t len, struct qv_reservation *res,
+                        struct qv_expr **out) {
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct parse_hook h;
+    struct qv_expr_parse_options po = {.interrupted = parse_interrupted, .interrupted_arg = &h};
+    h.ts = PyEval_SaveThread();
+    int rc = qv_expr_parse_n(text, (size_t)len, &po, res, out, &err);
+    PyEval_RestoreThread(h.ts);
+    if (!rc) return 0;
+    *out = NULL;
+    if (!PyErr_Occurred()) raise_err(&err, rc);
+    return -1;
+}
+
 static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"importer", "columns", "filter", "take", "batch_rows", "threads",
                          "prefetch", "max_rows", "row_begin", "row_end", "row_group_begin",
@@ -898,20 +934,16 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
         return NULL;
     }
     /* The filter's bytes (the Python layer encodes str as UTF-8 with
-     * surrogateescape, so names read back from a non-UTF-8 file match). The
-     * C parser takes NUL-terminated text. */
+     * surrogateescape, so names read back from a non-UTF-8 file match),
+     * parsed with their length: a NUL inside a string literal is data. */
     const char *filter = NULL;
+    Py_ssize_t flen = 0;
     if (filter_obj != Py_None) {
-        Py_ssize_t flen;
         if (!PyBytes_Check(filter_obj)) {
             PyErr_SetString(PyExc_TypeError, "filter must be bytes or None");
             return NULL;
         }
         if (PyBytes_AsStringAndSize(filter_obj, (char **)&filter, &flen)) return NULL;
-        if ((Py_ssize_t)strlen(filter) != flen) {
-            PyErr_SetString(PyExc_ValueError, "filter contains a NUL character");
-            return NULL;
-        }
     }
     int32_t *cols, ncols;
     if (parse_columns(cols_obj, &cols, &ncols)) return NULL;
@@ -943,11 +975,19 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
     static const int64_t no_rows = 0;
     struct qv_reservation_options ro = {.name = "python scan"};
     int rc = qv_reservation_create(r->pool->pool, &ro, &w->res, &err);
+    struct qv_expr *fx = NULL;
+    if (!rc && filter && parse_filter(filter, flen, w->res, &fx)) {
+        if (have_take) PyBuffer_Release(&take);
+        free(cols);
+        qv_reservation_free(w->res);
+        free(w);
+        return NULL;
+    }
     if (!rc) {
         struct qv_scan_options so = {
             .columns = cols_obj == Py_None ? NULL : cols,
             .n_columns = ncols,
-            .filter = filter,
+            .filter_expr = fx, /* moves into the scan, also on failure */
             .row_begin = row_begin,
             .row_end = row_end,
             /* An empty take is "no rows": never let it become NULL ("no take"). */

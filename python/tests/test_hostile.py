@@ -279,13 +279,57 @@ def test_filters_with_nul_and_bytes(tmp_path):
     p = tmp_path / "nul.qvr"
     quiver.write(t, p)
     with quiver.open(p) as f:
-        with pytest.raises(ValueError, match="NUL"):
-            f.scan(filter="s = 'a\0b'")
-        # NUL (and any byte) is written as a hex literal.
+        # The filter is parsed with its length: a NUL inside a string
+        # literal is data, matching the row that holds it (and only it).
+        got = f.to_arrow(filter="s = 'a\0b'")
+        assert got.column("s").to_pylist() == [b"a\x00b"]
+        assert f.to_arrow(filter=b"s = 'a\x00b' OR s = 'ab'").num_rows == 2
+        assert f.to_arrow(filter="s STARTS WITH 'a\0'").num_rows == 1
+        # Outside a literal a NUL is a syntax error with its position.
+        with pytest.raises(quiver.InvalidArgumentError, match="position"):
+            f.scan(filter="s = 'ab'\0")
+        with pytest.raises(quiver.InvalidArgumentError):
+            f.scan(filter='"s\0" = 1')  # names are C strings: never truncated
+        # NUL (and any byte) can also be written as a hex literal.
         assert f.to_arrow(filter="s = X'610062'").num_rows == 1
         assert f.to_arrow(filter=b"s = X'ff'").num_rows == 1  # bytes filters too
         with pytest.raises(TypeError):
             f.scan(filter=5)
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_interrupts_a_long_filter_parse(path):
+    """A generated filter can take seconds to parse (a million-value IN
+    list); Ctrl-C must stop it with KeyboardInterrupt, not after the parse.
+    The text ends in a syntax error, so a parse that ran to its end (the
+    interrupt missed it) fails with InvalidArgumentError instead."""
+    rc, out, err = run_child("""
+        import os, signal, sys, threading, quiver
+        text = "id IN (" + ", ".join(map(str, range(2_000_000))) + ") AND ("
+        f = quiver.open(sys.argv[1])
+        stop = threading.Event()
+        def ctrl_c():  # a real SIGINT, repeated until the main thread saw it
+            stop.wait(0.3)
+            while not stop.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+                stop.wait(0.2)
+        t = threading.Thread(target=ctrl_c)
+        t.start()
+        try:
+            f.scan(filter=text)
+            print("parsed")
+        except KeyboardInterrupt:
+            print("interrupted")
+        except quiver.InvalidArgumentError as e:
+            print("parse ran to the end:", str(e)[:100])
+        finally:
+            stop.set()
+            t.join()
+        # Nothing is left half-done: the file scans as before.
+        print(f.to_arrow(filter="id < 10").num_rows)
+    """, path)
+    assert_no_signal(rc, err)
+    assert out.split() == ["interrupted", "10"], (out, err[-2000:])
 
 
 def test_unicode_names_and_filters(tmp_path):
