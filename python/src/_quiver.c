@@ -1090,12 +1090,12 @@ static int ull_arg(PyObject *o, void *out) {
 }
 
 static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"path", "memory_limit", "verify_checksums", NULL};
+    static char *kw[] = {"path", "memory_limit", "verify_checksums", "mmap", NULL};
     PyObject *path_obj;
     unsigned long long limit = 0;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&p", kw, PyUnicode_FSConverter,
-                                     &path_obj, ull_arg, &limit, &verify))
+    int verify = 1, use_mmap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&pp", kw, PyUnicode_FSConverter,
+                                     &path_obj, ull_arg, &limit, &verify, &use_mmap))
         return NULL;
     const char *path = PyBytes_AS_STRING(path_obj);
     struct qv_error err;
@@ -1112,7 +1112,7 @@ static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs
         rc = qv_reservation_create(r->pool->pool, &ro, &r->res, &err);
     }
     if (!rc) {
-        struct qv_reader_options opts = {.skip_checksums = !verify};
+        struct qv_reader_options opts = {.skip_checksums = !verify, .mmap = use_mmap};
         Py_BEGIN_ALLOW_THREADS
         rc = qv_reader_open(path, &opts, r->res, &r->rd, &err);
         Py_END_ALLOW_THREADS
@@ -1318,7 +1318,7 @@ static PyObject *mod_cpu_count(PyObject *mod, PyObject *Py_UNUSED(ignored)) {
 
 static PyMethodDef module_methods[] = {
     {"open_reader", (PyCFunction)(void (*)(void))mod_open_reader, METH_VARARGS | METH_KEYWORDS,
-     "open_reader(path, memory_limit=0, verify_checksums=True) -> Reader"},
+     "open_reader(path, memory_limit=0, verify_checksums=True, mmap=False) -> Reader"},
     {"write_stream", (PyCFunction)(void (*)(void))mod_write_stream, METH_VARARGS | METH_KEYWORDS,
      "write_stream(path, capsule, row_group_rows=0, row_group_bytes=0, compact=False, "
      "metadata=None, memory_limit=0) -> (rows, bytes)"},

@@ -206,6 +206,21 @@ def test_numpy_integers_are_counts(path):
             f.read_row_group(1.0)
 
 
+def test_mmap_reads_the_same_data(table, path, no_leaks):
+    """quiver.open(mmap=True) maps the file instead of reading it: the same
+    rows through scans, filters, takes and row groups."""
+    with quiver.open(path) as f, quiver.open(path, mmap=True) as m:
+        assert m.to_arrow().equals(f.to_arrow())
+        assert m.to_arrow().equals(table)
+        for threads in (None, quiver.SCAN_SYNC, 3):
+            assert m.to_arrow(filter="s = 'v42'", threads=threads).equals(
+                f.to_arrow(filter="s = 'v42'"))
+        idx = [N - 1, 0, 8192, 17, 8192]
+        assert m.take(idx).equals(f.take(idx))
+        assert m.read_row_group(2).equals(f.read_row_group(2))
+        assert m.statistics == f.statistics
+
+
 # ---- item 13: what Python hands out is valid Arrow --------------------------
 
 def invalid_tables():
