@@ -15,7 +15,6 @@
 
 #include "scan/scan_internal.h"
 
-#define QV_SCAN_MAX_FILTER_COLUMNS 64
 #define QV_SCAN_SMALL_TAKE 4096
 
 enum { T_FILTER = 0, T_PROJECT = 1 };
@@ -55,6 +54,7 @@ struct qv_scan {
     uint8_t *bits;
     size_t bits_size;
     struct ArrowArray *farr; /* filter arrays, per filter column */
+    struct ArrowArray **fchildren; /* &farr[i]: the filter batch's children (n_filter) */
     struct ArrowArray *parr; /* projected arrays, per projected column */
 
     /* Threads. */
@@ -236,11 +236,9 @@ static int apply_filter(struct qv_scan *s, struct qv_error *err) {
         return rc;
     }
     s->pstats.rows_decoded += s->cur_n;
-    struct ArrowArray *children[QV_SCAN_MAX_FILTER_COLUMNS];
-    for (int32_t i = 0; i < s->n_filter; i++) children[i] = &s->farr[i];
     const void *no_validity = NULL;
     struct ArrowArray view = {.length = s->cur_n, .n_buffers = 1, .buffers = &no_validity,
-                              .n_children = s->n_filter, .children = children,
+                              .n_children = s->n_filter, .children = s->fchildren,
                               .release = view_release};
     rc = grow_scratch(s, s->cur_n, err);
     if (!rc) {
@@ -455,6 +453,8 @@ static void scan_free(struct qv_scan *s) {
     if (s->child_of_column) qv_free(r, s->child_of_column, (size_t)(ncol ? ncol : 1) * sizeof(int32_t));
     if (s->farr) qv_free(r, s->farr, (size_t)(ncol ? ncol : 1) * sizeof *s->farr);
     if (s->parr) qv_free(r, s->parr, (size_t)(ncol ? ncol : 1) * sizeof *s->parr);
+    if (s->fchildren)
+        qv_free(r, s->fchildren, (size_t)(s->n_filter ? s->n_filter : 1) * sizeof *s->fchildren);
     qv__plan_free(&s->plan, r);
     qv_expr_free(s->filter);
     if (s->sync_ready) {
@@ -563,14 +563,23 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
         s->proj[s->n_proj++] = col_slot(s, c, slot_of);
     }
     if (s->filter) {
-        int32_t fcols[QV_SCAN_MAX_FILTER_COLUMNS];
-        int32_t nf = qv_expr_columns(s->filter, fcols, QV_SCAN_MAX_FILTER_COLUMNS);
-        if (nf < 0 || nf > QV_SCAN_MAX_FILTER_COLUMNS) {
-            rc = qv_error_set(err, EINVAL, "scan: filter uses more than %d columns",
-                              QV_SCAN_MAX_FILTER_COLUMNS);
+        /* Any number of filter columns (generated filters OR over hundreds):
+         * the distinct columns are at most the schema's, and s->filt has room
+         * for them all; each column index is replaced by its slot in place. */
+        int32_t nf = qv_expr_columns(s->filter, NULL, 0);
+        if (nf < 0 || nf > ncol) {
+            rc = qv_error_set(err, EINVAL, "scan: the filter reads %d columns of %d", nf, ncol);
             goto fail;
         }
-        for (int32_t i = 0; i < nf; i++) s->filt[s->n_filter++] = col_slot(s, fcols[i], slot_of);
+        qv_expr_columns(s->filter, s->filt, nf);
+        for (int32_t i = 0; i < nf; i++) s->filt[i] = col_slot(s, s->filt[i], slot_of);
+        s->n_filter = nf;
+        s->fchildren = qv_calloc(r, (size_t)(nf ? nf : 1) * sizeof *s->fchildren, err);
+        if (!s->fchildren) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        for (int32_t i = 0; i < nf; i++) s->fchildren[i] = &s->farr[i];
     }
     /* child_of_column: schema column -> child index in the filter batch. */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
