@@ -413,8 +413,9 @@ def open(path, *, memory_limit=None, verify_checksums=True, validate=True,  # no
     decimal precision, ...), as `qv scan` does; a file whose checksums are
     right but whose contents are not (crafted, or written by a buggy
     writer) then raises CorruptFileError instead of handing pyarrow, Polars
-    or DuckDB arrays they would misread. It costs about 20-45% of a full
-    scan's time (bench/py_validate.py); validate=False is for files you
+    or DuckDB arrays they would misread. The scan's workers check each
+    column as they decode it; it costs about 10-20% of a full scan's time
+    (bench/py_validate.py, docs/python.md); validate=False is for files you
     trust.
 
     mmap: map the file instead of reading it with pread into buffers that
