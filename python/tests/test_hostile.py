@@ -243,9 +243,15 @@ def test_invalid_contents_are_refused(tmp_path, name, t, no_leaks):
         quiver.write(t, p)
     except quiver.InvalidArgumentError:
         return  # a writer that validates fully refuses it: also safe
+    col = t.schema.names[0]
     with quiver.open(p) as f:
-        with pytest.raises(quiver.CorruptFileError, match="invalid array"):
+        with pytest.raises(quiver.CorruptFileError, match="invalid array") as e:
             f.to_arrow()
+        # The scan's worker names where: file, column, row group.
+        assert f"column '{col}', row group 0 is corrupt" in str(e.value), str(e.value)
+        assert f"{name}.qvr" in str(e.value)
+        with pytest.raises(quiver.CorruptFileError):
+            list(f.scan_batches(threads=quiver.SCAN_SYNC))
         with pytest.raises(quiver.CorruptFileError):
             list(f.scan_batches())
         with pytest.raises(quiver.CorruptFileError):
