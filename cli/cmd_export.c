@@ -16,17 +16,21 @@
 #include "scan_source.h"
 
 static const char *columns_text, *delim_text;
+static int mmap_flag;
 
 static const struct cli_option options[] = {
     {"columns", CLI_OPT_VALUE, "A,B", "export only these top-level columns, in this order",
      &columns_text, NULL},
     {"delimiter", CLI_OPT_VALUE, "C", "field delimiter: one character, or 'tab' (default ,)",
      &delim_text, NULL},
+    {"mmap", CLI_OPT_FLAG, NULL,
+     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
+     NULL, &mmap_flag},
 };
 
 static const struct cli_command_spec spec = {
     .name = "export",
-    .usage = "IN.qvr [OUT.csv|-] [--columns A,B] [--delimiter C]",
+    .usage = "IN.qvr [OUT.csv|-] [--columns A,B] [--delimiter C] [--mmap]",
     .summary = "Writes a .qvr file as CSV with a header row (to stdout when OUT is - or absent).",
     .details = "Values: decimals with their scale, dates YYYY-MM-DD, timestamps ISO 8601 (Z when\n"
                "the column has a time zone), binary as hex, nested values as JSON-like text,\n"
@@ -60,6 +64,7 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
     columns_text = delim_text = NULL;
+    mmap_flag = 0;
     int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
     if (rc >= 0) return rc;
     char delim = ',';
@@ -87,7 +92,8 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "export", &r))) goto done;
-    if (qv_reader_open(pos[0], NULL, r, &reader, &err)) {
+    struct qv_reader_options ro = {.mmap = mmap_flag};
+    if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }

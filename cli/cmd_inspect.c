@@ -10,7 +10,7 @@
 #include "units.h"
 
 static const char *rg_text;
-static int json_flag, summary_flag, no_enc_flag;
+static int json_flag, summary_flag, no_enc_flag, mmap_flag;
 
 static const struct cli_option options[] = {
     {"json", CLI_OPT_FLAG, NULL, "machine-readable output (the same facts)", NULL, &json_flag},
@@ -20,11 +20,14 @@ static const struct cli_option options[] = {
     {"no-encodings", CLI_OPT_FLAG, NULL,
      "skip the encoding trees (reads only the footer, so it is instant on large files)", NULL,
      &no_enc_flag},
+    {"mmap", CLI_OPT_FLAG, NULL,
+     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
+     NULL, &mmap_flag},
 };
 
 static const struct cli_command_spec spec = {
     .name = "inspect",
-    .usage = "FILE.qvr [--json] [--summary] [--row-group N] [--no-encodings]",
+    .usage = "FILE.qvr [--json] [--summary] [--row-group N] [--no-encodings] [--mmap]",
     .summary = "Shows a .qvr file's schema, row groups, and for every column node in every row\n"
                "group: sizes before (raw Arrow) and after encoding, statistics, and the encoding\n"
                "tree of each segment; then a summary with per-column totals.",
@@ -567,7 +570,7 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
     rg_text = NULL;
-    json_flag = summary_flag = no_enc_flag = 0;
+    json_flag = summary_flag = no_enc_flag = mmap_flag = 0;
     int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
     if (rc >= 0) return rc;
     int64_t only_rg = -1;
@@ -579,7 +582,8 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "inspect", &r))) goto done;
-    if (qv_reader_open(pos[0], NULL, r, &rd, &err)) {
+    struct qv_reader_options ro = {.mmap = mmap_flag};
+    if (qv_reader_open(pos[0], &ro, r, &rd, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }

@@ -13,6 +13,7 @@
 
 static const char *columns_text, *limit_text, *format_text, *width_text;
 static const char *filter_text, *take_text, *threads_text, *prefetch_text;
+static int mmap_flag;
 
 static const struct cli_option options[] = {
     {"columns", CLI_OPT_VALUE, "A,B", "only these top-level columns, in this order",
@@ -31,6 +32,9 @@ static const struct cli_option options[] = {
      &threads_text, NULL},
     {"prefetch", CLI_OPT_VALUE, "N", "completed batches decoded ahead (default 1)",
      &prefetch_text, NULL},
+    {"mmap", CLI_OPT_FLAG, NULL,
+     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
+     NULL, &mmap_flag},
 };
 
 /* Parses --take into the rows as given: the scan source prints them in
@@ -66,7 +70,7 @@ static int parse_take(struct cli_ctx *ctx, const char *text, int64_t **out, int6
 static const struct cli_command_spec spec = {
     .name = "scan",
     .usage = "FILE.qvr [--columns A,B] [--filter EXPR] [--take ROWS] [--limit N]\n"
-             "       [--threads N] [--prefetch N] [--format table|csv]",
+             "       [--threads N] [--prefetch N] [--format table|csv] [--mmap]",
     .summary = "Prints rows of a .qvr file: an aligned table (wide values truncated with ~) or\n"
                "CSV with a header.",
     .options = options,
@@ -80,6 +84,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     int np;
     columns_text = limit_text = format_text = width_text = NULL;
     filter_text = take_text = threads_text = prefetch_text = NULL;
+    mmap_flag = 0;
     int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
     if (rc >= 0) return rc;
     int64_t limit = -1, max_width = 40;
@@ -113,7 +118,8 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "scan", &r))) goto done;
-    if (qv_reader_open(pos[0], NULL, r, &reader, &err)) {
+    struct qv_reader_options ro = {.mmap = mmap_flag};
+    if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }

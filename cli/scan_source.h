@@ -20,7 +20,7 @@ struct cli_scan_options {
     int32_t n_columns;
     int64_t limit;          /* rows; -1 = all */
     int64_t batch_rows;     /* rows per batch; 0 = 65536 */
-    int validate;           /* validate every batch at the FULL tier before use */
+    int validate;           /* the engine checks every column at the FULL tier */
     const char *filter;     /* predicate text (the shared predicate language), or NULL */
     const int64_t *take;    /* global row indices, or NULL. In any order, repeats allowed:
                                the rows come out in this order (after the filter, up to

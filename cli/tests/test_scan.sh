@@ -56,6 +56,22 @@ check '[ "$(wc -l < "$TMP/out")" -eq 1 ]' "--limit 0 with --take printed rows"
 run 0 scan "$TMP/l.qvr" --take 9,1,9 --columns l_orderkey,l_comment
 check '[ "$(grep -c "^ *[0-9]" "$TMP/out")" -eq 3 ] && grep -q "(3 rows)" "$TMP/out"' "table --take 9,1,9 did not print 3 rows"
 
+# --mmap reads the same data as the default pread path (scan, take, export,
+# inspect).
+run 0 scan "$TMP/l.qvr" --format csv --columns l_orderkey,l_quantity,l_shipmode \
+    --filter "l_quantity < 5 AND l_shipmode = 'AIR'" --mmap
+check 'cmp -s "$TMP/out" "$TMP/filtered2.csv"' "--mmap changed the filtered scan"
+run 0 scan "$TMP/l.qvr" --format csv --take 5000,10,4097 --columns l_orderkey,l_comment
+cp "$TMP/out" "$TMP/take_pread.csv"
+run 0 scan "$TMP/l.qvr" --format csv --take 5000,10,4097 --columns l_orderkey,l_comment --mmap
+check 'cmp -s "$TMP/out" "$TMP/take_pread.csv"' "--mmap changed a take"
+run 0 export "$TMP/l.qvr" "$TMP/all_mmap.csv" --columns l_orderkey,l_quantity,l_shipmode --mmap
+check 'cmp -s "$TMP/all.csv" "$TMP/all_mmap.csv"' "export --mmap differs"
+run 0 inspect "$TMP/l.qvr" --json
+cp "$TMP/out" "$TMP/inspect_pread.json"
+run 0 inspect "$TMP/l.qvr" --json --mmap
+check 'cmp -s "$TMP/out" "$TMP/inspect_pread.json"' "inspect --mmap differs"
+
 # Errors name what and where.
 run 1 scan "$TMP/l.qvr" --filter "l_quantity <"
 err_has "position"

@@ -280,6 +280,41 @@ static void test_full_checks(void **state) {
     WITH(dv[4], -100000, WITH2(dv[5], -1, EXPECT_BAD_FULL("'d'", "index 2")));
     /* Under a null slot nothing is checked. */
     WITH(dv[2], 100000, OK(qv_arrow_array_validate(batch, &root, QV_VALIDATE_FULL, NULL)));
+    /* The edges of the whole-buffer fast check (then the exact walk). */
+    WITH(dv[0], 99999, OK(qv_arrow_array_validate(batch, &root, QV_VALIDATE_FULL, NULL)));
+    WITH(dv[0], -99999, WITH2(dv[1], -1,
+         OK(qv_arrow_array_validate(batch, &root, QV_VALIDATE_FULL, NULL))));
+    WITH(dv[1], 1, EXPECT_BAD_FULL("'d'", "index 0 does not fit")); /* hi not lo's sign */
+    WITH(dv[1], -1, EXPECT_BAD_FULL("'d'", "index 0 does not fit")); /* positive lo, hi -1 */
+}
+
+/* Decimals of precision 18, the widest the fast check takes: the bounds
+ * are +-(10^18 - 1); INT64_MIN as lo (its negation overflows) is refused. */
+static void test_decimal18_bounds(void **state) {
+    (void)state;
+    static const struct qv_field d18 = {.name = "d", .type = QV_TYPE_DECIMAL128, .precision = 18,
+                                        .scale = 0};
+    const int64_t max = INT64_C(999999999999999999);
+    int64_t v[8] = {max, 0, -max, -1, 0, 0, 7, 0};
+    const void *bufs[2] = {NULL, v};
+    struct ArrowArray a = {.length = 4, .null_count = 0, .n_buffers = 2, .buffers = bufs,
+                           .release = (void (*)(struct ArrowArray *))1};
+    OK(qv_arrow_array_validate(&a, &d18, QV_VALIDATE_FULL, NULL));
+    struct qv_error err;
+    v[4] = max + 1;
+    assert_int_equal(qv_arrow_array_validate(&a, &d18, QV_VALIDATE_FULL, &err), EINVAL);
+    assert_non_null(strstr(err.message, "index 2 does not fit decimal128(18, 0)"));
+    v[4] = -max - 1;
+    v[5] = -1;
+    assert_int_equal(qv_arrow_array_validate(&a, &d18, QV_VALIDATE_FULL, &err), EINVAL);
+    assert_non_null(strstr(err.message, "index 2"));
+    v[4] = INT64_MIN;
+    assert_int_equal(qv_arrow_array_validate(&a, &d18, QV_VALIDATE_FULL, &err), EINVAL);
+    v[4] = 0;
+    v[5] = 0;
+    a.offset = 1; /* slots 1..3: -max, 0, 7 */
+    a.length = 3;
+    OK(qv_arrow_array_validate(&a, &d18, QV_VALIDATE_FULL, NULL));
 }
 
 static void test_import(void **state) {
@@ -314,6 +349,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_child_length_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_checks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_import, setup, teardown),
+        cmocka_unit_test(test_decimal18_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -337,18 +337,14 @@ static void guarded_release(struct ArrowArray *a) {
 
 /* ------------------------------------------------ the wrapped scan stream
  * The scan's stream plus what it depends on: its reader and its own
- * reservation. get_schema hands out a malloc'd copy, get_next validates each
- * batch and guards it with a pool reference, release frees everything. */
+ * reservation. get_schema hands out a malloc'd copy, get_next guards each
+ * batch with a pool reference, release frees everything. Batches are
+ * validated by the scan itself (qv_scan_options.validate), on its workers. */
 
 struct wstream {
     struct ArrowArrayStream inner;
     struct qv_reservation *res;
     struct readerref *reader;
-    /* The projection's STRUCT field (children copied by value from the
-     * reader's schema, which the reader reference keeps alive). */
-    struct qv_field root;
-    struct qv_field *kids;
-    int validate;
     char last_error[QV_ERROR_MESSAGE_MAX];
 };
 
@@ -377,22 +373,6 @@ static int ws_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     if (!out->release) return 0;
-    /* Checksums prove the bytes are the ones written, not that they decode to
-     * valid Arrow (a crafted file can hold decimals beyond their precision or
-     * invalid UTF-8 with correct checksums). Python hands batches to pyarrow,
-     * Polars and DuckDB, which trust them: check them as `qv scan` does. */
-    if (w->validate) {
-        struct qv_error err;
-        qv_error_clear(&err);
-        rc = qv_arrow_array_validate(out, &w->root, QV_VALIDATE_FULL, &err);
-        if (rc) {
-            out->release(out);
-            snprintf(w->last_error, sizeof w->last_error,
-                     "file '%.400s': a batch decoded to an invalid array: %.500s",
-                     qv_reader_path(w->reader->rd), err.message);
-            return EIO;
-        }
-    }
     struct batch_guard *g = malloc(sizeof *g);
     if (!g) {
         out->release(out);
@@ -418,7 +398,6 @@ static void ws_release(struct ArrowArrayStream *st) {
     if (w->inner.release) w->inner.release(&w->inner);
     qv_reservation_free(w->res);
     readerref_decref(w->reader);
-    free(w->kids);
     free(w);
     st->release = NULL;
     st->private_data = NULL;
@@ -903,6 +882,42 @@ static PyObject *Reader_pool_stats(ReaderObject *self, PyObject *Py_UNUSED(ignor
     return pool_stats_dict(r->pool->pool);
 }
 
+/* The interrupt hook of filter parsing. The parse runs with the GIL released
+ * (a million-term filter takes seconds, and other Python threads keep
+ * running meanwhile); every few thousand tokens this takes the GIL back to
+ * run pending signal handlers (PyErr_CheckSignals needs the GIL). A handler
+ * that raises (Ctrl-C: KeyboardInterrupt) stops the parse; its exception
+ * stays set for the caller to return. */
+struct parse_hook {
+    PyThreadState *ts; /* the parsing thread's state while the GIL is released */
+};
+
+static int parse_interrupted(void *arg) {
+    struct parse_hook *h = arg;
+    PyEval_RestoreThread(h->ts);
+    int stop = PyErr_CheckSignals() < 0;
+    h->ts = PyEval_SaveThread();
+    return stop;
+}
+
+/* Parses a filter's bytes (any length, NUL bytes in string literals are
+ * data) into *out, from the scan's reservation `res`. Returns 0, or -1 with a
+ * Python exception set (the handler's own one when a signal stopped it). */
+static int parse_filter(const char *text, Py_ssize_t len, struct qv_reservation *res,
+                        struct qv_expr **out) {
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct parse_hook h;
+    struct qv_expr_parse_options po = {.interrupted = parse_interrupted, .interrupted_arg = &h};
+    h.ts = PyEval_SaveThread();
+    int rc = qv_expr_parse_n(text, (size_t)len, &po, res, out, &err);
+    PyEval_RestoreThread(h.ts);
+    if (!rc) return 0;
+    *out = NULL;
+    if (!PyErr_Occurred()) raise_err(&err, rc);
+    return -1;
+}
+
 static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"importer", "columns", "filter", "take", "batch_rows", "threads",
                          "prefetch", "max_rows", "row_begin", "row_end", "row_group_begin",
@@ -924,20 +939,16 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
         return NULL;
     }
     /* The filter's bytes (the Python layer encodes str as UTF-8 with
-     * surrogateescape, so names read back from a non-UTF-8 file match). The
-     * C parser takes NUL-terminated text. */
+     * surrogateescape, so names read back from a non-UTF-8 file match),
+     * parsed with their length: a NUL inside a string literal is data. */
     const char *filter = NULL;
+    Py_ssize_t flen = 0;
     if (filter_obj != Py_None) {
-        Py_ssize_t flen;
         if (!PyBytes_Check(filter_obj)) {
             PyErr_SetString(PyExc_TypeError, "filter must be bytes or None");
             return NULL;
         }
         if (PyBytes_AsStringAndSize(filter_obj, (char **)&filter, &flen)) return NULL;
-        if ((Py_ssize_t)strlen(filter) != flen) {
-            PyErr_SetString(PyExc_ValueError, "filter contains a NUL character");
-            return NULL;
-        }
     }
     int32_t *cols, ncols;
     if (parse_columns(cols_obj, &cols, &ncols)) return NULL;
@@ -969,11 +980,19 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
     static const int64_t no_rows = 0;
     struct qv_reservation_options ro = {.name = "python scan"};
     int rc = qv_reservation_create(r->pool->pool, &ro, &w->res, &err);
+    struct qv_expr *fx = NULL;
+    if (!rc && filter && parse_filter(filter, flen, w->res, &fx)) {
+        if (have_take) PyBuffer_Release(&take);
+        free(cols);
+        qv_reservation_free(w->res);
+        free(w);
+        return NULL;
+    }
     if (!rc) {
         struct qv_scan_options so = {
             .columns = cols_obj == Py_None ? NULL : cols,
             .n_columns = ncols,
-            .filter = filter,
+            .filter_expr = fx, /* moves into the scan, also on failure */
             .row_begin = row_begin,
             .row_end = row_end,
             /* An empty take is "no rows": never let it become NULL ("no take"). */
@@ -985,6 +1004,12 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
             .max_rows = max_rows,
             .threads = threads,
             .prefetch = prefetch,
+            /* Checksums prove the bytes are the ones written, not that they
+             * decode to valid Arrow (a crafted file can hold decimals beyond
+             * their precision or invalid UTF-8 under correct checksums).
+             * Python hands batches to pyarrow, Polars and DuckDB, which trust
+             * them: the scan checks every column, as `qv scan` does. */
+            .validate = validate ? QV_SCAN_VALIDATE_FULL : QV_SCAN_VALIDATE_NONE,
         };
         Py_BEGIN_ALLOW_THREADS
         rc = qv_scan_open(r->rd, &so, w->res, &w->inner, &err);
@@ -998,26 +1023,14 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
         return raise_err(&err, rc);
     }
     w->reader = readerref_incref(r);
-    w->validate = validate;
-    /* The projection's field, for validating batches. */
-    const struct qv_field *all = &qv_reader_schema(r->rd)->root;
-    int32_t nk = cols_obj == Py_None ? (int32_t)all->n_children : ncols;
-    w->kids = malloc((size_t)(nk ? nk : 1) * sizeof *w->kids);
-    if (w->kids) {
-        for (int32_t i = 0; i < nk; i++)
-            w->kids[i] = all->children[cols_obj == Py_None ? i : cols[i]];
-        w->root = *all;
-        w->root.children = w->kids;
-        w->root.n_children = nk;
-    }
     free(cols);
     struct ArrowArrayStream tmp = {.get_schema = ws_get_schema, .get_next = ws_get_next,
                                    .get_last_error = ws_last_error, .release = ws_release,
                                    .private_data = w};
-    ScanObject *s = w->kids ? PyObject_New(ScanObject, &ScanType) : NULL;
+    ScanObject *s = PyObject_New(ScanObject, &ScanType);
     if (!s) {
         ws_release(&tmp);
-        return w->kids ? NULL : PyErr_NoMemory();
+        return NULL;
     }
     memset((char *)s + sizeof(PyObject), 0, sizeof *s - sizeof(PyObject));
     s->stream = tmp;
@@ -1082,12 +1095,12 @@ static int ull_arg(PyObject *o, void *out) {
 }
 
 static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"path", "memory_limit", "verify_checksums", NULL};
+    static char *kw[] = {"path", "memory_limit", "verify_checksums", "mmap", NULL};
     PyObject *path_obj;
     unsigned long long limit = 0;
-    int verify = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&p", kw, PyUnicode_FSConverter,
-                                     &path_obj, ull_arg, &limit, &verify))
+    int verify = 1, use_mmap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&pp", kw, PyUnicode_FSConverter,
+                                     &path_obj, ull_arg, &limit, &verify, &use_mmap))
         return NULL;
     const char *path = PyBytes_AS_STRING(path_obj);
     struct qv_error err;
@@ -1104,7 +1117,7 @@ static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs
         rc = qv_reservation_create(r->pool->pool, &ro, &r->res, &err);
     }
     if (!rc) {
-        struct qv_reader_options opts = {.skip_checksums = !verify};
+        struct qv_reader_options opts = {.skip_checksums = !verify, .mmap = use_mmap};
         Py_BEGIN_ALLOW_THREADS
         rc = qv_reader_open(path, &opts, r->res, &r->rd, &err);
         Py_END_ALLOW_THREADS
@@ -1310,7 +1323,7 @@ static PyObject *mod_cpu_count(PyObject *mod, PyObject *Py_UNUSED(ignored)) {
 
 static PyMethodDef module_methods[] = {
     {"open_reader", (PyCFunction)(void (*)(void))mod_open_reader, METH_VARARGS | METH_KEYWORDS,
-     "open_reader(path, memory_limit=0, verify_checksums=True) -> Reader"},
+     "open_reader(path, memory_limit=0, verify_checksums=True, mmap=False) -> Reader"},
     {"write_stream", (PyCFunction)(void (*)(void))mod_write_stream, METH_VARARGS | METH_KEYWORDS,
      "write_stream(path, capsule, row_group_rows=0, row_group_bytes=0, compact=False, "
      "metadata=None, memory_limit=0) -> (rows, bytes)"},

@@ -206,6 +206,21 @@ def test_numpy_integers_are_counts(path):
             f.read_row_group(1.0)
 
 
+def test_mmap_reads_the_same_data(table, path, no_leaks):
+    """quiver.open(mmap=True) maps the file instead of reading it: the same
+    rows through scans, filters, takes and row groups."""
+    with quiver.open(path) as f, quiver.open(path, mmap=True) as m:
+        assert m.to_arrow().equals(f.to_arrow())
+        assert m.to_arrow().equals(table)
+        for threads in (None, quiver.SCAN_SYNC, 3):
+            assert m.to_arrow(filter="s = 'v42'", threads=threads).equals(
+                f.to_arrow(filter="s = 'v42'"))
+        idx = [N - 1, 0, 8192, 17, 8192]
+        assert m.take(idx).equals(f.take(idx))
+        assert m.read_row_group(2).equals(f.read_row_group(2))
+        assert m.statistics == f.statistics
+
+
 # ---- item 13: what Python hands out is valid Arrow --------------------------
 
 def invalid_tables():
@@ -228,9 +243,15 @@ def test_invalid_contents_are_refused(tmp_path, name, t, no_leaks):
         quiver.write(t, p)
     except quiver.InvalidArgumentError:
         return  # a writer that validates fully refuses it: also safe
+    col = t.schema.names[0]
     with quiver.open(p) as f:
-        with pytest.raises(quiver.CorruptFileError, match="invalid array"):
+        with pytest.raises(quiver.CorruptFileError, match="invalid array") as e:
             f.to_arrow()
+        # The scan's worker names where: file, column, row group.
+        assert f"column '{col}', row group 0 is corrupt" in str(e.value), str(e.value)
+        assert f"{name}.qvr" in str(e.value)
+        with pytest.raises(quiver.CorruptFileError):
+            list(f.scan_batches(threads=quiver.SCAN_SYNC))
         with pytest.raises(quiver.CorruptFileError):
             list(f.scan_batches())
         with pytest.raises(quiver.CorruptFileError):
@@ -279,13 +300,57 @@ def test_filters_with_nul_and_bytes(tmp_path):
     p = tmp_path / "nul.qvr"
     quiver.write(t, p)
     with quiver.open(p) as f:
-        with pytest.raises(ValueError, match="NUL"):
-            f.scan(filter="s = 'a\0b'")
-        # NUL (and any byte) is written as a hex literal.
+        # The filter is parsed with its length: a NUL inside a string
+        # literal is data, matching the row that holds it (and only it).
+        got = f.to_arrow(filter="s = 'a\0b'")
+        assert got.column("s").to_pylist() == [b"a\x00b"]
+        assert f.to_arrow(filter=b"s = 'a\x00b' OR s = 'ab'").num_rows == 2
+        assert f.to_arrow(filter="s STARTS WITH 'a\0'").num_rows == 1
+        # Outside a literal a NUL is a syntax error with its position.
+        with pytest.raises(quiver.InvalidArgumentError, match="position"):
+            f.scan(filter="s = 'ab'\0")
+        with pytest.raises(quiver.InvalidArgumentError):
+            f.scan(filter='"s\0" = 1')  # names are C strings: never truncated
+        # NUL (and any byte) can also be written as a hex literal.
         assert f.to_arrow(filter="s = X'610062'").num_rows == 1
         assert f.to_arrow(filter=b"s = X'ff'").num_rows == 1  # bytes filters too
         with pytest.raises(TypeError):
             f.scan(filter=5)
+
+
+@pytest.mark.timeout(120)
+def test_ctrl_c_interrupts_a_long_filter_parse(path):
+    """A generated filter can take seconds to parse (a million-value IN
+    list); Ctrl-C must stop it with KeyboardInterrupt, not after the parse.
+    The text ends in a syntax error, so a parse that ran to its end (the
+    interrupt missed it) fails with InvalidArgumentError instead."""
+    rc, out, err = run_child("""
+        import os, signal, sys, threading, quiver
+        text = "id IN (" + ", ".join(map(str, range(2_000_000))) + ") AND ("
+        f = quiver.open(sys.argv[1])
+        stop = threading.Event()
+        def ctrl_c():  # a real SIGINT, repeated until the main thread saw it
+            stop.wait(0.3)
+            while not stop.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+                stop.wait(0.2)
+        t = threading.Thread(target=ctrl_c)
+        t.start()
+        try:
+            f.scan(filter=text)
+            print("parsed")
+        except KeyboardInterrupt:
+            print("interrupted")
+        except quiver.InvalidArgumentError as e:
+            print("parse ran to the end:", str(e)[:100])
+        finally:
+            stop.set()
+            t.join()
+        # Nothing is left half-done: the file scans as before.
+        print(f.to_arrow(filter="id < 10").num_rows)
+    """, path)
+    assert_no_signal(rc, err)
+    assert out.split() == ["interrupted", "10"], (out, err[-2000:])
 
 
 def test_unicode_names_and_filters(tmp_path):

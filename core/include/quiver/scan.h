@@ -364,6 +364,25 @@ int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *rea
 
 #define QV_SCAN_SYNC (-1) /* threads: decode on the consumer's thread */
 
+/* Validation of what a scan hands out (qv_scan_options.validate).
+ * Checksums prove the bytes are the ones written, not that they decode to
+ * valid Arrow: a crafted (or buggy writer's) file can hold invalid UTF-8 or
+ * decimals beyond their precision under correct checksums. With a tier set,
+ * every projected column of every batch is checked against its field with
+ * qv_arrow_array_validate at that tier (QV_SCAN_VALIDATE_CHEAP:
+ * QV_VALIDATE_CHEAP; QV_SCAN_VALIDATE_FULL: QV_VALIDATE_FULL) by the thread
+ * that decoded it, right after decoding (so the workers share the cost, and
+ * the column is still in cache), before the batch is queued. A failure is
+ * the scan's error: get_next returns EIO with a message naming the file,
+ * the column, the row group and the problem ("... is corrupt: it decoded to
+ * an invalid array: ..."). Front ends that hand batches to consumers that
+ * trust them (pyarrow, Polars, DuckDB, `qv`) use FULL. */
+enum qv_scan_validate {
+    QV_SCAN_VALIDATE_NONE = 0,
+    QV_SCAN_VALIDATE_CHEAP = 1,
+    QV_SCAN_VALIDATE_FULL = 2
+};
+
 struct qv_scan_options {
     const int32_t *columns;   /* projected top-level columns; NULL = all */
     int32_t n_columns;
@@ -379,6 +398,8 @@ struct qv_scan_options {
     int threads;              /* 0 = cores, at most 4 (a take of at most 4096 rows: none);
                                  QV_SCAN_SYNC = no threads */
     int prefetch;             /* completed batches waiting at most; 0 = 1 */
+    int validate;             /* enum qv_scan_validate: check each output column before
+                                 it is queued; 0 = none */
 };
 
 /* Opens a scan. On success `out` owns it (release it when done). On failure

@@ -26,6 +26,7 @@
 
 #include <string.h>
 
+#include "base/varint.h"
 #include "quiver/encoding.h"
 
 /* Physical types of nodes. Integers are bit patterns of their width;
@@ -131,40 +132,6 @@ void qv__stack_free(struct qv__stack *s);
 void qv__stack_init_inline(struct qv__stack *s, void *buf, size_t size);
 #define QV__STACK_CHUNK_HEADER QV_ALIGNMENT
 uint64_t qv__stack_bytes(const struct qv__stack *s);
-
-/* ---- Varints ---- */
-static inline size_t qv__varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-static inline size_t qv__varint_put(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-/* Reads a varint at *pos < end; 0 or -1 (truncated / overlong). */
-static inline int qv__varint_get(const uint8_t *p, size_t end, size_t *pos, uint64_t *out) {
-    uint64_t v = 0;
-    for (unsigned i = 0, shift = 0; i < 10; i++, shift += 7) {
-        if (*pos >= end) return -1;
-        uint8_t b = p[(*pos)++];
-        if (i == 9 && b > 1) return -1;
-        v |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80)) {
-            *out = v;
-            return 0;
-        }
-    }
-    return -1;
-}
 
 /* ---- Encoder-side tree ---- */
 struct qv__enode {

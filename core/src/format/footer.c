@@ -116,23 +116,13 @@ void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32
     put_kvs(out, metadata, n_metadata);
 }
 
-static size_t put_varint(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
 size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
                             uint64_t dir_bytes) {
     uint64_t body = varint_size((uint64_t)n_row_groups) + varint_size((uint64_t)n_nodes) + dir_bytes;
-    size_t n = put_varint(out, QV_SEC_ROW_GROUPS);
-    n += put_varint(out + n, body);
-    n += put_varint(out + n, (uint64_t)n_row_groups);
-    n += put_varint(out + n, (uint64_t)n_nodes);
+    size_t n = qv__varint_put(out, QV_SEC_ROW_GROUPS);
+    n += qv__varint_put(out + n, body);
+    n += qv__varint_put(out + n, (uint64_t)n_row_groups);
+    n += qv__varint_put(out + n, (uint64_t)n_nodes);
     return n;
 }
 

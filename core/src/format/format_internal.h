@@ -3,6 +3,7 @@
 #ifndef QV_FORMAT_INTERNAL_H
 #define QV_FORMAT_INTERNAL_H
 
+#include "base/varint.h"
 #include "quiver/arrow.h"
 #include "quiver/encoding.h"
 #include "quiver/format.h"

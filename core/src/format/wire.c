@@ -43,13 +43,7 @@ void qv__wbuf_u64le(struct qv__wbuf *b, uint64_t v) {
 
 void qv__wbuf_varint(struct qv__wbuf *b, uint64_t v) {
     uint8_t t[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-        t[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    t[n++] = (uint8_t)v;
-    qv__wbuf_put(b, t, n);
+    qv__wbuf_put(b, t, qv__varint_put(t, v));
 }
 
 void qv__wbuf_svarint(struct qv__wbuf *b, int64_t v) { qv__wbuf_varint(b, qv_zigzag_encode64(v)); }

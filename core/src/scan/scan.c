@@ -15,7 +15,6 @@
 
 #include "scan/scan_internal.h"
 
-#define QV_SCAN_MAX_FILTER_COLUMNS 64
 #define QV_SCAN_SMALL_TAKE 4096
 
 enum { T_FILTER = 0, T_PROJECT = 1 };
@@ -35,6 +34,7 @@ struct qv_scan {
     struct qv__plan plan;
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
+    int validate; /* enum qv_scan_validate */
 
     int32_t n_cols; /* columns needed (projected and filter), colstate per column */
     struct colstate *cols;
@@ -54,6 +54,7 @@ struct qv_scan {
     uint8_t *bits;
     size_t bits_size;
     struct ArrowArray *farr; /* filter arrays, per filter column */
+    struct ArrowArray **fchildren; /* &farr[i]: the filter batch's children (n_filter) */
     struct ArrowArray *parr; /* projected arrays, per projected column */
 
     /* Threads. */
@@ -97,6 +98,26 @@ static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray 
     return rc;
 }
 
+/* Checks a decoded output column (opts->validate) on the thread that decoded
+ * it; on failure releases it and returns EIO naming file, column and row
+ * group. */
+static int validate_column(struct qv_scan *s, const struct colstate *c, struct ArrowArray *a,
+                           struct qv_error *err) {
+    const struct qv_field *f = &qv_reader_schema(s->rd)->root.children[c->column];
+    enum qv_validate_level lv =
+        s->validate == QV_SCAN_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
+    int rc = qv_arrow_array_validate(a, f, lv, err);
+    if (!rc) return 0;
+    a->release(a);
+    if (!err) return EIO;
+    err->code = EIO; /* the file is at fault, not an argument */
+    qv_error_wrap(err, EIO,
+                  "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
+                  "invalid array: ",
+                  qv_reader_path(s->rd), f->name ? f->name : "", (long long)s->cur_rg);
+    return EIO;
+}
+
 static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *err) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
         return qv_error_set(err, ECANCELED, "scan cancelled");
@@ -110,6 +131,7 @@ static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *er
     rc = qv_reservation_create(s->pool, &ro, &res, err);
     if (rc) return rc;
     rc = decode_into(s, c, &s->parr[i], res, err);
+    if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
     if (rc) {
         qv_reservation_free(res);
         return rc;
@@ -214,11 +236,9 @@ static int apply_filter(struct qv_scan *s, struct qv_error *err) {
         return rc;
     }
     s->pstats.rows_decoded += s->cur_n;
-    struct ArrowArray *children[QV_SCAN_MAX_FILTER_COLUMNS];
-    for (int32_t i = 0; i < s->n_filter; i++) children[i] = &s->farr[i];
     const void *no_validity = NULL;
     struct ArrowArray view = {.length = s->cur_n, .n_buffers = 1, .buffers = &no_validity,
-                              .n_children = s->n_filter, .children = children,
+                              .n_children = s->n_filter, .children = s->fchildren,
                               .release = view_release};
     rc = grow_scratch(s, s->cur_n, err);
     if (!rc) {
@@ -433,6 +453,8 @@ static void scan_free(struct qv_scan *s) {
     if (s->child_of_column) qv_free(r, s->child_of_column, (size_t)(ncol ? ncol : 1) * sizeof(int32_t));
     if (s->farr) qv_free(r, s->farr, (size_t)(ncol ? ncol : 1) * sizeof *s->farr);
     if (s->parr) qv_free(r, s->parr, (size_t)(ncol ? ncol : 1) * sizeof *s->parr);
+    if (s->fchildren)
+        qv_free(r, s->fchildren, (size_t)(s->n_filter ? s->n_filter : 1) * sizeof *s->fchildren);
     qv__plan_free(&s->plan, r);
     qv_expr_free(s->filter);
     if (s->sync_ready) {
@@ -482,6 +504,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 65536;
     s->max_rows = opts->max_rows > 0 ? opts->max_rows : 0;
     s->prefetch = opts->prefetch > 0 ? opts->prefetch : 1;
+    s->validate = opts->validate;
     s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
                   : opts->threads > 0          ? opts->threads
                   : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
@@ -491,6 +514,11 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     if (opts->threads == 0 && opts->take && opts->n_take <= QV_SCAN_SMALL_TAKE) s->nthreads = 0;
     if (s->nthreads > 64) s->nthreads = 64;
     int rc = 0;
+    if (opts->validate < QV_SCAN_VALIDATE_NONE || opts->validate > QV_SCAN_VALIDATE_FULL) {
+        rc = qv_error_set(err, EINVAL, "scan: validate %d is not a qv_scan_validate tier (0-2)",
+                          opts->validate);
+        goto fail;
+    }
     if (opts->filter && filter) {
         rc = qv_error_set(err, EINVAL, "scan: give a textual or a structured filter, not both");
         goto fail;
@@ -535,14 +563,23 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
         s->proj[s->n_proj++] = col_slot(s, c, slot_of);
     }
     if (s->filter) {
-        int32_t fcols[QV_SCAN_MAX_FILTER_COLUMNS];
-        int32_t nf = qv_expr_columns(s->filter, fcols, QV_SCAN_MAX_FILTER_COLUMNS);
-        if (nf < 0 || nf > QV_SCAN_MAX_FILTER_COLUMNS) {
-            rc = qv_error_set(err, EINVAL, "scan: filter uses more than %d columns",
-                              QV_SCAN_MAX_FILTER_COLUMNS);
+        /* Any number of filter columns (generated filters OR over hundreds):
+         * the distinct columns are at most the schema's, and s->filt has room
+         * for them all; each column index is replaced by its slot in place. */
+        int32_t nf = qv_expr_columns(s->filter, NULL, 0);
+        if (nf < 0 || nf > ncol) {
+            rc = qv_error_set(err, EINVAL, "scan: the filter reads %d columns of %d", nf, ncol);
             goto fail;
         }
-        for (int32_t i = 0; i < nf; i++) s->filt[s->n_filter++] = col_slot(s, fcols[i], slot_of);
+        qv_expr_columns(s->filter, s->filt, nf);
+        for (int32_t i = 0; i < nf; i++) s->filt[i] = col_slot(s, s->filt[i], slot_of);
+        s->n_filter = nf;
+        s->fchildren = qv_calloc(r, (size_t)(nf ? nf : 1) * sizeof *s->fchildren, err);
+        if (!s->fchildren) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        for (int32_t i = 0; i < nf; i++) s->fchildren[i] = &s->farr[i];
     }
     /* child_of_column: schema column -> child index in the filter batch. */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
