@@ -49,7 +49,10 @@ static const struct cli_option *find_option(const struct cli_command_spec *spec,
 
 int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int argc,
                    char **argv, const char **positional, int *n_positional) {
-    int np = 0, only_positional = 0;
+    int np = 0, only_positional = 0, n_seen = 0;
+    /* Value options given so far: giving one twice is refused, because
+     * "the last one wins" would silently drop a filter or a column list. */
+    const struct cli_option *seen[64];
     memory_limit_text = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -77,13 +80,19 @@ int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int
         if (o->kind == CLI_OPT_FLAG) {
             if (eq) return cli_usage_error(ctx, "option '--%s' takes no value", o->name);
             *o->flag = 1;
-        } else if (eq) {
-            *o->value = eq + 1;
         } else {
-            if (i + 1 >= argc)
-                return cli_usage_error(ctx, "option '--%s' needs a value (%s)", o->name,
-                                       o->metavar);
-            *o->value = argv[++i];
+            for (int k = 0; k < n_seen; k++)
+                if (seen[k] == o)
+                    return cli_usage_error(ctx, "option '--%s' is given more than once", o->name);
+            if (n_seen < (int)(sizeof seen / sizeof seen[0])) seen[n_seen++] = o;
+            if (eq) {
+                *o->value = eq + 1;
+            } else {
+                if (i + 1 >= argc)
+                    return cli_usage_error(ctx, "option '--%s' needs a value (%s)", o->name,
+                                           o->metavar);
+                *o->value = argv[++i];
+            }
         }
     }
     if (np < spec->min_positional)

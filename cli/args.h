@@ -19,7 +19,7 @@ struct cli_option {
     enum cli_opt_kind kind;
     const char *metavar; /* VALUE options: shown in help ("N", "FILE") */
     const char *help;
-    const char **value;  /* VALUE: receives the argument (last one wins) */
+    const char **value;  /* VALUE: receives the argument (given at most once) */
     int *flag;           /* FLAG: set to 1 */
 };
 

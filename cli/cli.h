@@ -47,6 +47,11 @@ int cli_fail(const struct cli_ctx *ctx, const struct qv_error *err);
 int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* A usage error (2) when `out` names the same file as `in` (after
+ * following links): writing it would replace the input that is being read.
+ * 0 when they differ or `out` does not exist yet. */
+int cli_refuse_same_file(const struct cli_ctx *ctx, const char *in, const char *out);
+
 /* Ctrl-C (SIGINT) or SIGTERM while a command writes a file: the first one
  * only sets a flag, which the command's loop checks between batches
  * (cli_interrupted), so the writer removes its temporary file; main then

@@ -78,6 +78,7 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
                                    "quote or line break (or 'tab')", delim_text);
     }
     const char *out_path = np > 1 && strcmp(pos[1], "-") != 0 ? pos[1] : NULL;
+    if ((rc = cli_refuse_same_file(ctx, pos[0], out_path))) return rc;
     if ((rc = cli_ctx_open(ctx))) return rc;
     cli_trap_interrupts();
     struct qv_reservation *r = NULL;

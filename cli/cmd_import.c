@@ -365,6 +365,7 @@ int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
     if (rc >= 0) return rc;
     if (strcmp(pos[1], "-") == 0)
         return cli_usage_error(ctx, "a .qvr file cannot go to stdout: give a path");
+    if (strcmp(pos[0], "-") != 0 && (rc = cli_refuse_same_file(ctx, pos[0], pos[1]))) return rc;
     char delim = 0;
     int64_t rg_rows = 0, sample_rows = DEFAULT_SAMPLE_ROWS;
     if ((rc = parse_delimiter(ctx, delim_text, &delim))) return rc;

@@ -23,7 +23,7 @@ static void trim(const char **p, size_t *n) {
 }
 
 /* "(a, b)" or "[a, b]" after a type name: up to two comma-separated args. */
-static int type_args(const char *p, size_t n, char open, char close, char args[2][64], int *nargs) {
+static int type_args(const char *p, size_t n, char open, char close, char args[2][CLI_TYPE_ARG_MAX], int *nargs) {
     *nargs = 0;
     trim(&p, &n);
     if (n == 0) return 0;
@@ -36,7 +36,7 @@ static int type_args(const char *p, size_t n, char open, char close, char args[2
         const char *a = p;
         size_t an = len;
         trim(&a, &an);
-        if (*nargs == 2 || an == 0 || an >= 64) return -1;
+        if (*nargs == 2 || an == 0 || an >= CLI_TYPE_ARG_MAX) return -1;
         memcpy(args[*nargs], a, an);
         args[*nargs][an] = 0;
         (*nargs)++;
@@ -80,7 +80,7 @@ int cli_type_parse(const char *text, size_t n, struct cli_type *out, char *msg, 
         name_len++;
     const char *rest = text + name_len;
     size_t rest_n = n - name_len;
-    char args[2][64];
+    char args[2][CLI_TYPE_ARG_MAX];
     int nargs = 0;
     for (size_t i = 0; i < sizeof simple / sizeof simple[0]; i++) {
         if (word_is(text, name_len, simple[i].name) && rest_n == 0) {
@@ -118,7 +118,8 @@ int cli_type_parse(const char *text, size_t n, struct cli_type *out, char *msg, 
         return 0;
     bad_ts:
         snprintf(msg, cap, "'%.*s': write timestamp, timestamp[UNIT] or timestamp[UNIT, TZ] with "
-                 "UNIT one of s, ms, us, ns", (int)n, text);
+                 "UNIT one of s, ms, us, ns and TZ at most %d bytes", (int)n, text,
+                 CLI_TYPE_ARG_MAX - 1);
         return -1;
     }
     if (word_is(text, name_len, "fixed_size_binary")) {

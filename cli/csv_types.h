@@ -15,10 +15,14 @@
 #include "csv_reader.h"
 #include "quiver/arrow.h"
 
+/* Longest argument of a type in text, the time zone included (IANA names
+ * and offsets are far shorter; the format itself has no limit). */
+#define CLI_TYPE_ARG_MAX 256
+
 /* Storage for a type parsed from text (the timezone string lives here). */
 struct cli_type {
     struct qv_field field; /* type and parameters; name/children unused */
-    char timezone[64];
+    char timezone[CLI_TYPE_ARG_MAX];
 };
 
 /* Parses a type name: bool, int8..int64, uint8..uint64, float32, float64

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 
@@ -86,3 +87,11 @@ void cli_trap_interrupts(void) {
 }
 
 int cli_interrupted(void) { return interrupted; }
+
+int cli_refuse_same_file(const struct cli_ctx *ctx, const char *in, const char *out) {
+    struct stat si, so;
+    if (!in || !out || stat(in, &si) != 0 || stat(out, &so) != 0) return 0;
+    if (si.st_dev != so.st_dev || si.st_ino != so.st_ino) return 0;
+    return cli_usage_error(ctx, "'%s' is the input file '%s': writing it would destroy the input",
+                           out, in);
+}

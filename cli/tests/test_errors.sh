@@ -115,4 +115,26 @@ run 1 export "$TMP/flip.qvr" "$TMP/never.csv"
 check '[ ! -e "$TMP/never.csv" ]' "failed export left a file"
 check '[ -z "$(ls "$TMP" | grep "never.csv.tmp")" ]' "failed export left its temporary file"
 
+# A value option given twice is refused: "the last one wins" would drop a filter.
+run 2 scan "$TMP/good.qvr" --filter "a > 1" --filter "a < 0"
+err_has "option '--filter' is given more than once"
+run 2 scan "$TMP/good.qvr" --columns=a --columns b
+err_has "given more than once"
+# Writing over the input (directly or through a link) is refused; the input survives.
+cp "$TMP/good.qvr" "$TMP/self.qvr"
+ln -sf self.qvr "$TMP/self-link.qvr"
+run 2 export "$TMP/self.qvr" "$TMP/self.qvr"
+err_has "would destroy the input"
+run 2 export "$TMP/self.qvr" "$TMP/self-link.qvr"
+check 'cmp -s "$TMP/good.qvr" "$TMP/self.qvr"' "export over its own input changed it"
+printf 'id\n1\n' >"$TMP/self.csv"
+run 2 import "$TMP/self.csv" "$TMP/self.csv"
+err_has "would destroy the input"
+check '[ "$(cat "$TMP/self.csv")" = "$(printf "id\n1")" ]' "import over its own input changed it"
+# A time zone too long for qv import's type text is named as such.
+zone=$(printf 'Z%.0s' $(seq 1 300))
+printf 't\n2020-01-01T00:00:00\n' >"$TMP/ts.csv"
+run 2 import "$TMP/ts.csv" "$TMP/ts.qvr" --schema "t:timestamp[us, $zone]"
+err_has "TZ at most 255 bytes"
+
 finish
