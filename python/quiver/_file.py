@@ -66,7 +66,13 @@ def _filter_bytes(text):
     if text is None:
         return None
     if isinstance(text, str):
-        b = text.encode("utf-8", "surrogateescape")
+        try:
+            b = text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError as e:
+            # A lone surrogate that is not an escaped byte (U+D800..U+DC7F).
+            raise InvalidArgumentError(
+                f"filter: character {e.object[e.start]!r} at position {e.start + 1} cannot be "
+                f"encoded as UTF-8 (a lone surrogate)") from None
     elif isinstance(text, (bytes, bytearray, memoryview)):
         b = bytes(text)
     else:

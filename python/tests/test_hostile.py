@@ -316,6 +316,9 @@ def test_filters_with_nul_and_bytes(tmp_path):
         assert f.to_arrow(filter=b"s = X'ff'").num_rows == 1  # bytes filters too
         with pytest.raises(TypeError):
             f.scan(filter=5)
+        # A lone surrogate has no UTF-8 form: an argument error naming it.
+        with pytest.raises(quiver.InvalidArgumentError, match="surrogate"):
+            f.scan(filter="s = '\ud800'")
 
 
 @pytest.mark.timeout(120)
