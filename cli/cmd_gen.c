@@ -33,8 +33,6 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
         {"tpch.scale_factor", sf_text, -1, -1},
     };
     int64_t rg_rows = o->row_group_rows > 0 ? o->row_group_rows : DEFAULT_ROW_GROUP_ROWS;
-    /* The writer cuts row groups at multiples of 1024 rows (its vectors). */
-    rg_rows = (rg_rows + 1023) / 1024 * 1024;
     struct qv_writer_options wo = {
         .row_group_rows = rg_rows,
         .row_group_bytes = o->row_group_bytes,
@@ -87,7 +85,7 @@ static const struct cli_option options[] = {
     {"sf", CLI_OPT_VALUE, "SF", "scale factor: 1,500,000 x SF orders, ~6M x SF rows (default 1)",
      &sf_text, NULL},
     {"row-group-rows", CLI_OPT_VALUE, "N",
-     "rows per row group, rounded up to a multiple of 1024 (default 131072)", &rg_text, NULL},
+     "rows per row group (default 131072)", &rg_text, NULL},
     {"compact", CLI_OPT_FLAG, NULL, "also try zstd / lz4 and keep them where smaller", NULL,
      &compact},
 };

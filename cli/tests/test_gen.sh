@@ -31,12 +31,12 @@ if command -v python3 >/dev/null 2>&1; then
     check "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[\"summary\"][\"rows\"] == $rows' '$JSON'" "inspect --json is not valid JSON"
 fi
 
-# Row groups are cut where asked (rounded up to 1024 rows).
+# Row groups are cut exactly where asked.
 run 0 gen lineitem --sf 0.001 --row-group-rows 1000 "$TMP/rg.qvr"
 run 0 inspect --json --no-encodings "$TMP/rg.qvr"
-check "grep -q '\"rows\": 1024,' '$TMP/out'" "row groups are not 1024 rows"
+check "grep -q '\"rows\": 1000,' '$TMP/out'" "row groups are not 1000 rows"
 groups=$(sed -n 's/^  "num_row_groups": \([0-9]*\),$/\1/p' "$TMP/out")
-check '[ "$groups" -eq $(( (rows + 1023) / 1024 )) ]' "expected $(( (rows + 1023) / 1024 )) row groups, got $groups"
+check '[ "$groups" -eq $(( (rows + 999) / 1000 )) ]' "expected $(( (rows + 999) / 1000 )) row groups, got $groups"
 run 0 scan "$TMP/rg.qvr" --format csv --columns l_orderkey,l_linenumber
 check '[ $(wc -l <"$TMP/out") -eq $((rows + 1)) ]' "scan did not return every row"
 run 0 gen lineitem --sf 0.001 --compact "$TMP/compact.qvr"
