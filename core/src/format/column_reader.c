@@ -65,22 +65,19 @@ void qv_column_reader_close(struct qv_column_reader *cr) {
  * malloc/free of a large block each time (glibc consolidating, sometimes
  * mapping and faulting in new pages; about 5% of a full scan's CPU) and
  * missed the pool's same-size block cache, whose sizes spans rarely match.
- * So the buffer is kept (rounded up to 64 KiB steps from 512 KiB on) while
- * the next span fits in it with at most 64 KiB and an eighth to spare;
- * otherwise it is replaced. The bound matters: the buffer is charged to
- * the pool, and keeping the largest span seen (or 1/8 of headroom) raised
- * the pool peak of concurrent list scans by 8-15%. */
+ * So the buffer is kept (rounded up to 64 KiB steps from 256 KiB on) and
+ * replaced only when too small (it soon holds the column's largest span:
+ * keeping only near-exact fits lost the gain, as spans differ by more than
+ * that) or four times too large (a large span's buffer is not held while
+ * reading small ones). No proportional headroom: it is charged to the pool
+ * (an eighth raised single-scan pool peaks by up to 3%). */
 static int ensure_buffer(struct qv_column_reader *cr, size_t need, struct qv_error *err) {
-    size_t step = (size_t)64 * 1024;
-    if (cr->owned && need <= cr->owned_cap) {
-        size_t spare = cr->owned_cap - need;
-        if (spare < step && spare <= cr->owned_cap / 8) return 0;
-    }
+    if (cr->owned && need <= cr->owned_cap && need >= cr->owned_cap / 4) return 0;
     if (cr->owned) qv_free(cr->r, cr->owned, cr->owned_cap);
     cr->owned = NULL;
     cr->owned_cap = 0;
-    size_t cap = need;
-    if (cap >= 8 * step && cap <= SIZE_MAX - step) cap = (cap + step - 1) / step * step;
+    size_t step = (size_t)64 * 1024, cap = need;
+    if (cap >= 4 * step && cap <= SIZE_MAX - step) cap = (cap + step - 1) / step * step;
     cr->owned = qv_alloc(cr->r, cap, err);
     if (!cr->owned) return ENOMEM;
     cr->owned_cap = cap;
