@@ -287,6 +287,11 @@ int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t co
                           struct qv_reservation *r, struct qv_column_reader **out,
                           struct qv_error *err);
 void qv_column_reader_close(struct qv_column_reader *cr);
+/* Moves *cr to row group `rg` of the same column, as close + open would,
+ * but keeping its read buffer (a scan reuses one buffer per column instead
+ * of allocating one per row group). Arrays already decoded stay valid. On
+ * failure *cr is closed and set to NULL. */
+int qv_column_reader_move(struct qv_column_reader **cr, int64_t rg, struct qv_error *err);
 /* Decodes rows [start, start + n) of the row group into `out`, a released
  * ArrowArray that on success owns an array of the column's type (buffers
  * charged to the column reader's reservation, which must outlive it). */

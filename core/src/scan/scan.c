@@ -80,10 +80,10 @@ struct qv_scan {
 
 static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, struct qv_error *err) {
     if (c->cr && c->rg == rg) return 0;
-    qv_column_reader_close(c->cr);
-    c->cr = NULL;
-    int rc = qv_column_reader_open(s->rd, rg, c->column, c->res, &c->cr, err);
-    if (!rc) c->rg = rg;
+    /* Moving keeps the column's read buffer from one row group to the next. */
+    int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
+                   : qv_column_reader_open(s->rd, rg, c->column, c->res, &c->cr, err);
+    c->rg = rc ? -1 : rg;
     return rc;
 }
 
