@@ -73,7 +73,8 @@ static int teardown(void **state) {
 }
 
 static const char *in_dir(char *buf, size_t cap, const char *name) {
-    snprintf(buf, cap, "%s/%s", dir, name);
+    int n = snprintf(buf, cap, "%s/%s", dir, name);
+    assert_true(n > 0 && (size_t)n < cap); /* a truncated path would name another file */
     return buf;
 }
 
