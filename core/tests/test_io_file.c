@@ -78,35 +78,9 @@ static const char *in_dir(char *buf, size_t cap, const char *name) {
     return buf;
 }
 
-/* The fixture's rows through qv_writer_open, keeping the error. */
+/* The fixture's rows, keeping the writer's error. */
 static int write_rows(const char *path, int64_t n, int64_t rg_rows, struct qv_error *err) {
-    struct qv_schema *s;
-    int rc = fx_schema(res, &s);
-    if (rc) return rc;
-    struct qv_writer *w;
-    struct qv_writer_options o = {.row_group_rows = rg_rows};
-    rc = qv_writer_open(path, s, &o, res, &w, err);
-    if (rc) {
-        qv_schema_free(s);
-        return rc;
-    }
-    struct qv_builder *b = qv_writer_builder(w);
-    struct qv_appender *a[5];
-    for (int c = 0; c < 5; c++) a[c] = qv_builder_column(b, c);
-    for (int64_t i = 0; i < n && !rc; i++) {
-        rc = qv_append_int64(a[0], i);
-        if (!rc) rc = fx_v_null(i) ? qv_append_null(a[1]) : qv_append_int32(a[1], fx_v(i));
-        if (!rc) rc = qv_append_string(a[2], "s", 1);
-        if (!rc) rc = qv_append_float64(a[3], fx_d(i));
-        if (!rc) rc = qv_append_list_begin(a[4]);
-        if (!rc) rc = qv_append_list_end(a[4]);
-        if (!rc && i % 1000 == 999) rc = qv_writer_end_rows(w, err);
-    }
-    if (!rc) rc = qv_writer_end_rows(w, err);
-    if (!rc) rc = qv_writer_finish(w, err);
-    qv_writer_free(w);
-    qv_schema_free(s);
-    return rc;
+    return fx_write_err(path, n, rg_rows, res, err);
 }
 
 /* Rows of a readable fixture file, or -1 when it cannot be read. */

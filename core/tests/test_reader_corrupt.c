@@ -38,13 +38,8 @@ static int setup(void **state) {
     assert_int_equal(qv_writer_write(w, &original, NULL), 0);
     assert_int_equal(qv_writer_finish(w, NULL), 0);
     qv_writer_free(w);
-    FILE *f = fopen(path, "rb");
-    fseek(f, 0, SEEK_END);
-    file_size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    file = malloc(file_size);
-    assert_int_equal(fread(file, 1, file_size, f), file_size);
-    fclose(f);
+    file = tu_read_file(path, &file_size);
+    assert_non_null(file);
     unlink(path);
     return 0;
 }

@@ -33,13 +33,8 @@ static int setup(void **state) {
     assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
     tu_path(path, sizeof path, "scan_cancel_mt.qvr");
     assert_int_equal(fx_write(path, ROWS, RG, res), 0);
-    FILE *f = fopen(path, "rb");
-    fseek(f, 0, SEEK_END);
-    file_size = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    file = malloc(file_size);
-    assert_int_equal(fread(file, 1, file_size, f), file_size);
-    fclose(f);
+    file = tu_read_file(path, &file_size);
+    assert_non_null(file);
     return 0;
 }
 

@@ -17,14 +17,14 @@ int fx_schema(struct qv_reservation *r, struct qv_schema **out) {
     return qv_schema_create(&root, r, out, NULL);
 }
 
-int fx_write(const char *path, int64_t n, int64_t rg_rows, struct qv_reservation *r) {
+int fx_write_err(const char *path, int64_t n, int64_t rg_rows, struct qv_reservation *r,
+                 struct qv_error *err) {
     struct qv_schema *s;
-    struct qv_error err;
     int rc = fx_schema(r, &s);
     if (rc) return rc;
     struct qv_writer *w;
     struct qv_writer_options o = {.row_group_rows = rg_rows};
-    rc = qv_writer_open(path, s, &o, r, &w, &err);
+    rc = qv_writer_open(path, s, &o, r, &w, err);
     if (rc) {
         qv_schema_free(s);
         return rc;
@@ -44,12 +44,18 @@ int fx_write(const char *path, int64_t n, int64_t rg_rows, struct qv_reservation
         if (!rc) rc = qv_append_list_begin(a[4]);
         for (int64_t k = 0; !rc && k < i % 3; k++) rc = qv_append_int64(qv_appender_child(a[4], 0), i + k);
         if (!rc) rc = qv_append_list_end(a[4]);
-        if (!rc && i % 1000 == 999) rc = qv_writer_end_rows(w, &err);
+        if (!rc && i % 1000 == 999) rc = qv_writer_end_rows(w, err);
     }
-    if (!rc) rc = qv_writer_end_rows(w, &err);
-    if (!rc) rc = qv_writer_finish(w, &err);
-    if (rc) fprintf(stderr, "fx_write: %s\n", err.message);
+    if (!rc) rc = qv_writer_end_rows(w, err);
+    if (!rc) rc = qv_writer_finish(w, err);
     qv_writer_free(w);
     qv_schema_free(s);
+    return rc;
+}
+
+int fx_write(const char *path, int64_t n, int64_t rg_rows, struct qv_reservation *r) {
+    struct qv_error err;
+    int rc = fx_write_err(path, n, rg_rows, r, &err);
+    if (rc) fprintf(stderr, "fx_write: %s\n", err.message);
     return rc;
 }

@@ -12,4 +12,20 @@ static inline const char *tu_path(char *buf, size_t cap, const char *name) {
     return buf;
 }
 
+/* The whole file at `path` in a malloc'd buffer (*size bytes), or NULL. */
+static inline unsigned char *tu_read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n)) != NULL &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *size = buf ? (size_t)n : 0;
+    return buf;
+}
+
 #endif
