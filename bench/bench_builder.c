@@ -218,9 +218,9 @@ static void run_builder(enum schema_id id, int64_t rows, struct result *res) {
         qv_arrow_array_release(&batch);
     }
     res->seconds = qv_bench_now_s() - t0;
-    qv_builder_free(b);
-    qv_schema_free(schema);
-    qv_reservation_free(r);
+    qv_builder_destroy(b);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(r);
     qv_pool_destroy(pool);
 }
 

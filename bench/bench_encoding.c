@@ -525,7 +525,7 @@ int main(int argc, char **argv) {
         bench_random_access(b, chunk);
     }
     fflush(stdout); /* before the JSON note on stderr */
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     return qv_bench_close(b);
 }

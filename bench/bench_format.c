@@ -385,8 +385,8 @@ static double timed_write(const struct bt_table *t, const struct qv_writer_optio
     if (qv_writer_finish(w, &err)) bt_die("writer finish", &err);
     double t1 = qv_bench_now_s(), c1 = bt_thread_cpu_s();
     if (faults) *faults = thread_faults() - f0;
-    qv_writer_free(w);
-    qv_reservation_free(wr);
+    qv_writer_close(w);
+    qv_reservation_destroy(wr);
     if (cpu) *cpu = c1 - c0;
     return t1 - t0;
 }
@@ -419,7 +419,7 @@ static double timed_decode(const char *path, int skip_checksums, double *cpu, ui
     double t1 = qv_bench_now_s(), c1 = bt_thread_cpu_s();
     if (faults) *faults = thread_faults() - f0;
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     if (cpu) *cpu = c1 - c0;
     if (bytes) *bytes = total;
     if (rows) *rows = nrows;
@@ -554,7 +554,7 @@ static void bench_mode(struct qv_bench *b, const struct bt_table *t, const char 
         qv_bench_record(b, cc, mode, "ratio", "value", (double)mr->ce[c].raw / mr->ce[c].encoded, "x");
     }
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     if (!keep_path) unlink(path);
 }
 
@@ -728,7 +728,7 @@ int main(int argc, char **argv) {
     printf("(per core = bytes / CPU seconds of the working thread; the machine is shared, so wall-clock\n"
            " rates above can be lower than per-core rates)\n");
 
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     fflush(stdout);
     return qv_bench_close(b);

@@ -112,7 +112,7 @@ static void *rival_main(void *arg) {
         qv_reservation_release_slack(r);
         rv->ops++;
     }
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     return NULL;
 }
@@ -172,7 +172,7 @@ static void alloc_cases(struct qv_bench *b) {
         qv_bench_record(b, ac->name, "accounted", "host_release_per_iter", "value", rel, "calls");
         printf("%-14s %10.1f (min %6.1f) %10.1f (min %6.1f) %7.3fx %10.3f %10.3f\n", ac->name, pm,
                qv_bench_min(plain, RUNS), am, qv_bench_min(acc, RUNS), am / pm, acq, rel);
-        qv_reservation_free(r);
+        qv_reservation_destroy(r);
         qv_pool_destroy(p);
         free(bufs);
     }
@@ -215,7 +215,7 @@ static void micro_cases(struct qv_bench *b) {
     }
     for (int j = 0; j < 4; j++) {
         qv_reservation_shrink(rs[j], 4096);
-        qv_reservation_free(rs[j]);
+        qv_reservation_destroy(rs[j]);
     }
     qv_reservation_shrink(r, 4096);
     qv_reservation_release_slack(r);
@@ -241,7 +241,7 @@ static void micro_cases(struct qv_bench *b) {
            qv_bench_min(interleaved, RUNS));
     printf("%-34s %8.2f ns (min %.2f)\n", "block-crossing grow+shrink+release", cr,
            qv_bench_min(crossing, RUNS));
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -272,7 +272,7 @@ static void *mixer_main(void *arg) {
     }
     mx->ns_per_op = (qv_bench_now_s() - t0) * 1e9 / (double)mx->ops;
     for (int k = 0; k < 64; k++) qv_free(r, bufs[k], sizes[k]);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     return NULL;
 }
 
@@ -353,9 +353,9 @@ static void acc_write(const char *path, int ncols, int64_t rows) {
         if ((i & 4095) == 4095 && qv_writer_end_rows(w, &err)) die("writer end_rows", &err);
     }
     if (qv_writer_end_rows(w, &err) || qv_writer_finish(w, &err)) die("writer finish", &err);
-    qv_writer_free(w);
-    qv_schema_free(schema);
-    qv_reservation_free(r);
+    qv_writer_close(w);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -407,7 +407,7 @@ static struct acc_result acc_scan(const char *path, int64_t batch_rows, int hold
     qv_reader_close(rd);
     struct qv_pool_stats ps;
     qv_pool_get_stats(p, &ps);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     qv_mutex_destroy(&h.lock);
     return (struct acc_result){(double)peak_used, (double)ps.peak_reserved, (double)h.peak};

@@ -110,9 +110,9 @@ static void make_lineitem_file(int quick, int force_gen) {
             if (qv_reservation_create(pool, &ro, &rr, &err)) bt_die("reservation", &err);
             int ok = qv_reader_open(lineitem_path, &o, rr, &rd, &err) == 0;
             if (ok) qv_reader_close(rd);
-            qv_reservation_free(rr);
+            qv_reservation_destroy(rr);
             if (ok) {
-                qv_reservation_free(r);
+                qv_reservation_destroy(r);
                 return;
             }
         }
@@ -130,7 +130,7 @@ static void make_lineitem_file(int quick, int force_gen) {
             fprintf(stderr, "bench scan: wrote %s (%lld rows; CSV %.1f s, write %.1f s)\n", lineitem_path,
                     (long long)t.rows, t.load_s, qv_bench_now_s() - t0);
             bt_table_free(&t);
-            qv_reservation_free(r);
+            qv_reservation_destroy(r);
             return;
         }
     }
@@ -145,7 +145,7 @@ static void make_lineitem_file(int quick, int force_gen) {
         bt_table_write(&t, lineitem_path, NULL, pool);
         bt_table_free(&t);
     }
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
 }
 
 /* The list table: id int64, ts int64, items list<int64> (0..48 items,
@@ -210,10 +210,10 @@ static void make_lists_file(double scale) {
     rs = save;
     if (rc) bt_die("list table append", qv_builder_error(b));
     if (qv_writer_end_rows(w, &err) || qv_writer_finish(w, &err)) bt_die("writer finish", &err);
-    qv_writer_free(w);
-    qv_schema_free(schema);
-    qv_reservation_free(wr);
-    qv_reservation_free(r);
+    qv_writer_close(w);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(wr);
+    qv_reservation_destroy(r);
     fprintf(stderr, "bench scan: wrote %s (%lld rows, %.1f s)\n", lists_path, (long long)rows,
             qv_bench_now_s() - t0);
 }
@@ -277,7 +277,7 @@ static void drain_once(const struct qv_reader *rd, const struct qv_scan_options 
     st.release(&st);
     d->wall = qv_bench_now_s() - t0;
     d->cpu = bt_cpu_s() - c0;
-    qv_reservation_free(sr);
+    qv_reservation_destroy(sr);
 }
 
 /* Short scans are repeated until a sample lasts this long (0: once); wall
@@ -383,7 +383,7 @@ static int64_t *load_column(const struct qv_reader *rd, const char *name) {
         a.release(&a);
     }
     st.release(&st);
-    qv_reservation_free(sr);
+    qv_reservation_destroy(sr);
     return v;
 }
 
@@ -441,7 +441,7 @@ static double take100(struct qv_bench *b, const struct qv_reader *rd, int thread
         if (got != 100) *ok = 0;
         if (r >= 0) s[r] = (qv_bench_now_s() - t0) * 1e3;
     }
-    qv_reservation_free(sr);
+    qv_reservation_destroy(sr);
     double m = qv_bench_record_samples(b, "take_100_rows", variant, "ms", s, n, "ms");
     double mx = s[0];
     for (int r = 1; r < n; r++)
@@ -551,7 +551,7 @@ static struct micro_result bench_micro(struct qv_bench *b) {
     mr.take_nock_ms = take100(b, rd2, QV_SCAN_SYNC, "take 100 rows, sync, checksums off", take, okey, pkey,
                               &mr.take_ok);
     qv_reader_close(rd2);
-    qv_reservation_free(rr2);
+    qv_reservation_destroy(rr2);
     free(ship);
     free(disc);
     free(qty);
@@ -559,7 +559,7 @@ static struct micro_result bench_micro(struct qv_bench *b) {
     free(okey);
     free(pkey);
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     min_sample_s = 0;
     return mr;
 }
@@ -617,10 +617,10 @@ static void *child_scan(void *p) {
     st.release(&st);
     if (qv_writer_finish(w, &err)) bt_die("writer finish", &err);
     if (qv_writer_rows_written(w) != ca->d.rows) bt_die("rewrite: row count differs", NULL);
-    qv_writer_free(w);
+    qv_writer_close(w);
     unlink(path);
-    qv_reservation_free(sr);
-    qv_reservation_free(wr);
+    qv_reservation_destroy(sr);
+    qv_reservation_destroy(wr);
     return NULL;
 }
 
@@ -701,7 +701,7 @@ static int child_main(int argc, char **argv) {
     sampler.stop = 1;
     pthread_join(sampler_th, NULL);
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     struct qv_pool_stats ps;
     qv_pool_get_stats(pool, &ps);
     printf("RESULT secs=%.6f cpu=%.6f rows=%lld bytes=%llu hwm=%llu pool_peak=%llu maxq=%lld anon=%llu file=%llu\n",

@@ -262,7 +262,7 @@ BT_FN void bt_table_push(struct bt_table *t, struct ArrowArray *b) {
 BT_FN void bt_table_free(struct bt_table *t) {
     for (int64_t i = 0; i < t->n; i++) qv_arrow_array_release(&t->batches[i]);
     free(t->batches);
-    qv_schema_free(t->schema);
+    qv_schema_destroy(t->schema);
     memset(t, 0, sizeof *t);
 }
 
@@ -287,7 +287,7 @@ BT_FN void bt_table_generate(struct bt_table *t, double sf, struct qv_reservatio
         if (qv_builder_finish(b, &a, &err)) bt_die("builder finish", &err);
         bt_table_push(t, &a);
     }
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     t->load_s = qv_bench_now_s() - t0;
 }
 
@@ -359,7 +359,7 @@ BT_FN int bt_table_load_csv(struct bt_table *t, const char *path, struct qv_rese
         if (qv_builder_finish(b, &a, &err)) bt_die("builder finish", &err);
         bt_table_push(t, &a);
     }
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     cli_csv_reader_free(cr);
     free(cr);
     fclose(f);
@@ -382,8 +382,8 @@ BT_FN void bt_table_write(const struct bt_table *t, const char *path,
     for (int64_t i = 0; i < t->n; i++)
         if (qv_writer_write(w, &t->batches[i], &err)) bt_die("writer write", &err);
     if (qv_writer_finish(w, &err)) bt_die("writer finish", &err);
-    qv_writer_free(w);
-    qv_reservation_free(wr);
+    qv_writer_close(w);
+    qv_reservation_destroy(wr);
 }
 
 /* ---- a sink into memory (its buffer is reused across writes) ---- */

@@ -144,11 +144,11 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
     struct cli_gen_options go = {.sf = sf, .path = path, .progress = 1};
     struct cli_gen_result gr;
     if (cli_gen_lineitem_file(&go, wr, &gr, &err)) {
-        qv_reservation_free(wr);
+        qv_reservation_destroy(wr);
         return cli_fail(ctx, &err);
     }
     uint64_t writer_peak = qv_reservation_peak(wr);
-    qv_reservation_free(wr);
+    qv_reservation_destroy(wr);
     if ((rc = cli_reservation(ctx, "demo reader", &rr)) || (rc = cli_reservation(ctx, "demo scan", &sr)))
         goto done;
     if (qv_reader_open(path, NULL, rr, &rd, &err)) {
@@ -271,8 +271,8 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
     printf("   scan reservation peak      %s\n", cli_fmt_bytes(qv_reservation_peak(sr), a, sizeof a));
 done:
     qv_reader_close(rd);
-    qv_reservation_free(sr);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(sr);
+    qv_reservation_destroy(rr);
     return rc;
 }
 

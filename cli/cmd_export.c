@@ -118,7 +118,7 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
                 goto done;
             }
         } else {
-            if (qv_sink_create_file(out_path, &ss.sink, &err)) {
+            if (qv_sink_open_file(out_path, &ss.sink, &err)) {
                 rc = cli_fail(ctx, &err);
                 goto done;
             }
@@ -188,7 +188,7 @@ done:
     cli_scan_close(scan);
     free(cols);
     qv_reader_close(reader);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;
 }

@@ -42,7 +42,7 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
     };
     struct qv_writer *w = NULL;
     rc = qv_writer_open(o->path, schema, &wo, r, &w, err);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
     if (rc) return rc;
     struct qv_builder *b = qv_writer_builder(w);
     struct cli_progress bar;
@@ -73,7 +73,7 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
         res->orders = cur.end_order;
         res->file_bytes = qv_writer_bytes_written(w);
     }
-    qv_writer_free(w);
+    qv_writer_close(w);
     res->ns = qv_now_ns() - t0;
     return rc;
 }
@@ -145,7 +145,7 @@ int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv) {
                o.path, cli_fmt_bytes(res.file_bytes, c, sizeof c),
                cli_fmt_duration(res.ns, d, sizeof d));
     }
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc ? CLI_EXIT_ERROR : CLI_EXIT_OK;
 }

@@ -304,7 +304,7 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
     free(cols);
     if (!rc) rc = qv_writer_open(out_path, schema, &wo, r, &w, &err);
     if (rc) {
-        qv_schema_free(schema);
+        qv_schema_destroy(schema);
         return cli_fail(im->ctx, &err);
     }
     struct qv_builder *b = qv_writer_builder(w);
@@ -351,8 +351,8 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
             free(text);
         }
     }
-    qv_writer_free(w); /* aborts (removes the temporary file) unless finished */
-    qv_schema_free(schema);
+    qv_writer_close(w); /* aborts (removes the temporary file) unless finished */
+    qv_schema_destroy(schema);
     return rc;
 }
 
@@ -393,7 +393,7 @@ int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
     if (!rc) rc = run(&im, pos[1], delim, rg_rows, sample_rows, r, in);
     import_free(&im);
     if (in != stdin) fclose(in);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;
 }

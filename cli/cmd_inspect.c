@@ -601,7 +601,7 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
     }
 done:
     qv_reader_close(rd);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;
 }

@@ -180,7 +180,7 @@ done:
     free(take);
     free(cols);
     qv_reader_close(reader);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;
 }

@@ -46,7 +46,7 @@ enum qv_lineitem_column {
 
 /* The lineitem schema as a template (a STRUCT root, every column not null). */
 const struct qv_field *qv_lineitem_schema_template(void);
-/* An owned copy of it, charged to `r` (qv_schema_free). */
+/* An owned copy of it, charged to `r` (qv_schema_destroy). */
 int qv_lineitem_schema(struct qv_reservation *r, struct qv_schema **out, struct qv_error *err);
 
 /* Number of orders at `sf` (round(1,500,000 x sf), at least 1), or 0 when sf

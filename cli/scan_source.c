@@ -48,9 +48,9 @@ void cli_scan_close(struct cli_scan *s) {
     free(s->batches);
     free(s->batch_start);
     free(s->pass);
-    qv_builder_free(s->builder);
-    qv_schema_free(s->out_schema);
-    qv_expr_free(s->filter);
+    qv_builder_destroy(s->builder);
+    qv_schema_destroy(s->out_schema);
+    qv_expr_destroy(s->filter);
     free(s->order);
     free(s->uniq);
     free(s->eng_kids);

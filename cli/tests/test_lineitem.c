@@ -28,7 +28,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     return 0;
 }
@@ -38,7 +38,7 @@ static struct qv_builder *new_builder(void) {
     assert_int_equal(qv_lineitem_schema(res, &s, NULL), 0);
     struct qv_builder *b;
     assert_int_equal(qv_builder_create(s, res, NULL, &b, NULL), 0);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     return b;
 }
 
@@ -172,7 +172,7 @@ static void test_invariants(void **state) {
     for (int k = 0; k <= 10; k++) assert_true(disc_hist[k] > rows / 20);
     assert_true(seen_r > rows / 5 && seen_a > rows / 5 && seen_n > rows / 5);
     batch.release(&batch);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
 }
 
 /* Chunks of any size and separately generated order ranges give the same
@@ -209,7 +209,7 @@ static void test_chunking_and_ranges(void **state) {
     whole.release(&whole);
     chunked.release(&chunked);
     ranged.release(&ranged);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
 }
 
 static void test_errors(void **state) {
@@ -229,8 +229,8 @@ static void test_errors(void **state) {
     assert_int_equal(qv_lineitem_batch(0.001, 0, 10, b, NULL, &err), EINVAL);
     assert_non_null(strstr(err.message, "columns"));
     assert_int_equal(qv_builder_num_rows(b), 0);
-    qv_builder_free(b);
-    qv_schema_free(s);
+    qv_builder_destroy(b);
+    qv_schema_destroy(s);
 }
 
 /* The file written by `qv gen` reads back equal to the generator's rows,
@@ -274,7 +274,7 @@ static void test_file_roundtrip(void **state) {
         want.release(&want);
     }
     assert_true(qv_lineitem_cursor_done(&cur));
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     qv_reader_close(rd);
     unlink(path);
 }

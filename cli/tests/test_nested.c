@@ -212,7 +212,7 @@ static void test_nested(void **state) {
     for (int k = 0; k < 700; k++) /* 2100 rows: several vectors */
         if (qv_writer_write(w, &built, &err)) fail_msg("write: %s", err.message);
     if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
     built.release(&built);
 
     struct qv_reader *rd;
@@ -325,9 +325,9 @@ static void test_nested(void **state) {
     unlink(out);
     unlink(path);
     cli_buf_free(&text);
-    qv_builder_free(b);
-    qv_schema_free(schema);
-    qv_reservation_free(r);
+    qv_builder_destroy(b);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(r);
     qv_pool_destroy(pool);
 }
 

@@ -53,7 +53,7 @@ static void test_invalid_utf8_is_eio(void **state) {
     }
     if (qv_writer_end_rows(w, &err) || qv_writer_finish(w, &err))
         fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
 
     for (int use_mmap = 0; use_mmap < 2; use_mmap++)
         for (int validate = 0; validate < 2; validate++) {
@@ -87,8 +87,8 @@ static void test_invalid_utf8_is_eio(void **state) {
             qv_reader_close(rd);
         }
     unlink(path);
-    qv_schema_free(schema);
-    qv_reservation_free(r);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(r);
     qv_pool_destroy(pool);
 }
 

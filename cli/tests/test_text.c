@@ -199,9 +199,9 @@ static char *append_all(const char *type, const char *const *values, int n) {
         }
         a.release(&a);
     }
-    qv_builder_free(b);
-    qv_schema_free(s);
-    qv_reservation_free(r);
+    qv_builder_destroy(b);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(r);
     qv_pool_destroy(pool);
     char *res = strdup(cli_buf_str(&out));
     cli_buf_free(&out);

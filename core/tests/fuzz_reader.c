@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         qv_reader_close(rd);
     }
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(pool);
     return 0;
 }

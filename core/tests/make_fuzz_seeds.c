@@ -23,10 +23,10 @@ static int write_one(const char *dir, const char *name, int64_t rows, int64_t rg
     if (!rc) rc = qv_writer_write(w, &b, &err);
     if (!rc) rc = qv_writer_finish(w, &err);
     if (rc) fprintf(stderr, "fuzz_seeds: %s\n", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
     b.release(&b);
-    qv_schema_free(s);
-    qv_reservation_free(r);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     return rc != 0;
 }

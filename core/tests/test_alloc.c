@@ -32,7 +32,7 @@ static void test_alignment_and_charge(void **state) {
     qv_free(r, NULL, 10);
     assert_int_equal(qv_reservation_used(r), 0);
     assert_int_equal(qv_reservation_peak(r), 64 + 128 + 64 + 256);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -61,7 +61,7 @@ static void test_realloc_keeps_content(void **state) {
     assert_int_equal(buf[9], 9);
     qv_pool_inject_alloc_failure(p, 0);
     qv_free(r, buf, 10);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -80,7 +80,7 @@ static void test_budget_failure_charges_nothing(void **state) {
     assert_non_null(strstr(err.message, "pool 'small'"));
     assert_int_equal(qv_reservation_used(r), 4032);
     qv_free(r, a, 4000);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -104,7 +104,7 @@ static int build_table(struct qv_pool *p, struct qv_reservation **out_r, void **
     *out_rows = rows;
     return 0;
 fail_res:
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     return ENOMEM;
 }
 
@@ -123,7 +123,7 @@ static void test_injection_at_every_allocation(void **state) {
             for (int i = 0; i < 16; i++) qv_free(r, rows[i], (size_t)(i + 1) * 1000);
             qv_free(r, rows, 16 * sizeof(void *));
             assert_int_equal(qv_reservation_used(r), 0);
-            qv_reservation_free(r);
+            qv_reservation_destroy(r);
             qv_pool_get_stats(p, &s);
             assert_int_equal(s.reserved, 0);
             break;
@@ -166,7 +166,7 @@ static void test_block_cache(void **state) {
     qv_pool_get_stats(p, &st);
     assert_int_equal(st.cache_bytes, 0); /* evicted to make room */
     qv_free(r, c, (15u << 20) + (1u << 19));
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     /* Opt-out. */
     o.no_block_cache = 1;
@@ -176,7 +176,7 @@ static void test_block_cache(void **state) {
     qv_free(r, a, 1u << 20);
     qv_pool_get_stats(p, &st);
     assert_int_equal(st.cache_bytes, 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 

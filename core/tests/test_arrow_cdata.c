@@ -30,7 +30,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     struct env *e = *state;
     uint64_t used = qv_reservation_used(e->res);
-    qv_reservation_free(e->res);
+    qv_reservation_destroy(e->res);
     qv_pool_destroy(e->pool);
     return used == 0 ? 0 : -1;
 }
@@ -249,7 +249,7 @@ static void test_stream_wrapper(void **state) {
     assert_null(s.release);
     assert_int_equal(p.released, 1);
     assert_int_equal(qv_arrow_stream_create(&s, NULL, &p, e->res, &err), EINVAL);
-    qv_schema_free(p.schema);
+    qv_schema_destroy(p.schema);
 }
 
 static void test_stream_from_batches_rejects(void **state) {
@@ -285,7 +285,7 @@ static void test_stream_from_batches_rejects(void **state) {
     OK(qv_arrow_stream_from_batches(&s2, &cs, b, 2, e->res, &err));
     qv_arrow_stream_release(&s2);
     qv_arrow_stream_release(&s);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 /* ---- equality ---- */
@@ -311,8 +311,8 @@ static void make(struct env *e, struct ArrowArray *out, double f0, const char *s
         OK(qv_append_string(qv_builder_column(b, 1), s1, strlen(s1)));
     }
     OK(qv_builder_finish(b, out, NULL));
-    qv_builder_free(b);
-    qv_schema_free(schema);
+    qv_builder_destroy(b);
+    qv_schema_destroy(schema);
 }
 
 static void test_equal(void **state) {

@@ -21,7 +21,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     struct env *e = *state;
     uint64_t used = qv_reservation_used(e->res);
-    qv_reservation_free(e->res);
+    qv_reservation_destroy(e->res);
     qv_pool_destroy(e->pool);
     return used == 0 ? 0 : -1; /* a leak fails the test */
 }
@@ -164,10 +164,10 @@ static void test_export_import_all_types(void **state) {
     /* A deep copy is equal and independent. */
     struct qv_schema *copy;
     assert_int_equal(qv_schema_copy(back, e->res, &copy, &err), 0);
-    qv_schema_free(back);
+    qv_schema_destroy(back);
     assert_true(qv_schema_equal(s, copy, 0));
-    qv_schema_free(copy);
-    qv_schema_free(s);
+    qv_schema_destroy(copy);
+    qv_schema_destroy(s);
 }
 
 /* Children of an exported schema may be moved out and outlive the parent. */
@@ -184,9 +184,9 @@ static void test_export_child_moved_out(void **state) {
     struct qv_schema *imported;
     assert_int_equal(qv_schema_import(&col, e->res, &imported, NULL), 0);
     assert_true(qv_field_equal(&imported->root, &s->root.children[k], 0));
-    qv_schema_free(imported);
+    qv_schema_destroy(imported);
     qv_arrow_schema_release(&col);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 static void test_export_template_field(void **state) {
@@ -261,7 +261,7 @@ static void test_import_errors(void **state) {
     struct qv_schema *ok;
     assert_int_equal(qv_schema_import(&root.s, e->res, &ok, NULL), 0);
     assert_int_equal(ok->root.children[0].children[0].children[0].type, QV_TYPE_INT32);
-    qv_schema_free(ok);
+    qv_schema_destroy(ok);
 
     item.s.release = NULL;
     expect_import_error(e, &root.s, EINVAL, "'a.b.<child 0>'", "released");
@@ -317,7 +317,7 @@ static void test_import_errors(void **state) {
     expect_import_error(e, &root.s, EINVAL, "'m.entries.value'", "precision");
     value.s.format = "i";
     assert_int_equal(qv_schema_import(&root.s, e->res, &ok, NULL), 0);
-    qv_schema_free(ok);
+    qv_schema_destroy(ok);
     assert_int_equal(qv_schema_import(NULL, e->res, &ok, NULL), EINVAL);
 }
 
@@ -361,7 +361,7 @@ static void test_create_errors(void **state) {
     assert_int_equal(qv_schema_create(&deep[0], e->res, &s, &err), EINVAL);
     assert_non_null(strstr(err.message, "nesting"));
     assert_int_equal(qv_schema_create(&deep[10], e->res, &s, &err), 0); /* 60 levels are fine */
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* ---- equality and printing ---- */
@@ -382,7 +382,7 @@ static void test_equality(void **state) {
         assert_int_equal(qv_schema_create(&root, e->res, &b, NULL), 0);        \
         assert_false(qv_schema_equal(a, b, 0));                                \
         if (flags_equal) assert_true(qv_schema_equal(a, b, flags_equal));      \
-        qv_schema_free(b);                                                     \
+        qv_schema_destroy(b);                                                     \
         restore;                                                               \
     } while (0)
     VARIANT(cols[0].name = "u", cols[0].name = "t", QV_EQUAL_IGNORE_NAMES);
@@ -400,10 +400,10 @@ static void test_equality(void **state) {
     assert_int_equal(qv_schema_create(&root, e->res, &b, NULL), 0);
     assert_true(qv_schema_equal(a, b, 0));
     assert_int_equal(b->root.children[0].precision, 0);
-    qv_schema_free(b);
+    qv_schema_destroy(b);
     assert_true(qv_schema_equal(a, a, 0));
     assert_false(qv_schema_equal(a, NULL, 0));
-    qv_schema_free(a);
+    qv_schema_destroy(a);
 }
 
 static void test_to_string(void **state) {
@@ -442,7 +442,7 @@ static void test_to_string(void **state) {
     qv_field_to_string(&s->root.children[qv_field_child_index(&s->root, "l")], t, sizeof t);
     assert_string_equal(t, "l: list<item: int64>");
     free(buf);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     assert_string_equal(qv_type_name(QV_TYPE_LARGE_BINARY), "large_binary");
     assert_string_equal(qv_type_name((enum qv_type)1000), "?");
 }
@@ -477,7 +477,7 @@ static void test_allocation_failures(void **state) {
     assert_int_equal(qv_reservation_used(e->res), used);
 
     qv_arrow_schema_release(&cs);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 int main(void) {

@@ -119,8 +119,8 @@ static void build(struct fixture *fx) {
     OK(qv_append_fixed_binary(c[FB], "xyz", 3));
     struct qv_error err = {0};
     OK(qv_builder_finish(b, &fx->batch, &err));
-    qv_builder_free(b);
-    qv_schema_free(schema);
+    qv_builder_destroy(b);
+    qv_schema_destroy(schema);
 }
 
 static int setup(void **state) {
@@ -135,7 +135,7 @@ static int teardown(void **state) {
     struct fixture *fx = *state;
     qv_arrow_array_release(&fx->batch);
     uint64_t used = qv_reservation_used(fx->res);
-    qv_reservation_free(fx->res);
+    qv_reservation_destroy(fx->res);
     qv_pool_destroy(fx->pool);
     return used == 0 ? 0 : -1;
 }

@@ -20,9 +20,9 @@ static void env_open(struct env *e, const struct qv_field *root) {
 }
 
 static void env_close(struct env *e) {
-    qv_schema_free(e->schema);
+    qv_schema_destroy(e->schema);
     assert_int_equal(qv_reservation_used(e->res), 0); /* nothing leaked */
-    qv_reservation_free(e->res);
+    qv_reservation_destroy(e->res);
     qv_pool_destroy(e->pool);
 }
 
@@ -52,7 +52,7 @@ static void finish_and_check(struct env *e, struct qv_builder *b, uint64_t seed,
     gen_check_rows(&g, &arr, &imported->root, rows);
     qv_arrow_array_release(&arr);
     qv_arrow_array_release(&arr); /* a second release is harmless */
-    qv_schema_free(imported);
+    qv_schema_destroy(imported);
 }
 
 static void test_roundtrip_all_types(void **state) {
@@ -72,7 +72,7 @@ static void test_roundtrip_all_types(void **state) {
         assert_int_equal(qv_builder_num_rows(b), sizes[i]);
         finish_and_check(&e, b, seed, nulls, sizes[i]);
     }
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -89,7 +89,7 @@ static void test_roundtrip_tiny_capacity(void **state) {
         gen_append_rows(&g, b, &e.schema->root, 257);
         finish_and_check(&e, b, 77 + (uint64_t)i, 3, 257);
     }
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -109,7 +109,7 @@ static void test_batches_outlive_builder_and_stream(void **state) {
     }
     struct ArrowSchema cs = {0};
     assert_int_equal(qv_builder_export_schema(b, &cs, &err), 0);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
 
     struct ArrowArrayStream stream = {0};
     assert_int_equal(qv_arrow_stream_from_batches(&stream, &cs, batches, 3, e.res, &err), 0);
@@ -144,7 +144,7 @@ static void test_child_moved_out(void **state) {
     gen_append_rows(&g, b, &e.schema->root, 40);
     struct ArrowArray batch = {0}, col = {0};
     assert_int_equal(qv_builder_finish(b, &batch, NULL), 0);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     int64_t k = qv_field_child_index(&e.schema->root, "m");
     assert_int_equal(qv_arrow_array_move(&col, batch.children[k], NULL), 0);
     assert_null(batch.children[k]->release);
@@ -208,7 +208,7 @@ static void test_capacity_returns_after_giant_string(void **state) {
     assert_true(during3 < during2);
     assert_int_equal(qv_builder_finish(b, &batch, NULL), 0);
     qv_arrow_array_release(&batch);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -232,7 +232,7 @@ static void test_same_size_batches_do_not_reallocate(void **state) {
      * one control block for the exported tree. */
     assert_true(counts[0] > 4);
     for (int i = 1; i < 5; i++) assert_int_equal(counts[i], 4);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -445,7 +445,7 @@ static void test_poisoning(void **state) {
             fail_msg("%s: rc %d (%s), message '%s'", cases[i].name, rc, qv_errno_name(rc),
                      qv_builder_error(b)->message);
         expect_poisoned(&e, b, cases[i].code, cases[i].needle);
-        qv_builder_free(b);
+        qv_builder_destroy(b);
         env_close(&e);
     }
 }
@@ -463,7 +463,7 @@ static void test_poison_on_allocation_failure(void **state) {
     assert_int_equal(qv_append_string(qv_builder_column(b, 8), buf, sizeof buf), ENOMEM);
     qv_pool_inject_alloc_failure(e.pool, 0);
     expect_poisoned(&e, b, ENOMEM, "'s'");
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -516,7 +516,7 @@ static void test_null_struct_fills_children(void **state) {
     assert_int_equal(na->null_count, 1);
     assert_int_equal(na->n_buffers, 0);
     qv_arrow_array_release(&out);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -548,9 +548,9 @@ static void test_empty_and_zero_row_batches(void **state) {
     assert_int_equal(out.length, 0);
     assert_int_equal(out.n_children, 0);
     qv_arrow_array_release(&out);
-    qv_builder_free(b0);
-    qv_schema_free(ns);
-    qv_builder_free(b);
+    qv_builder_destroy(b0);
+    qv_schema_destroy(ns);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -566,7 +566,7 @@ static void test_create_errors(void **state) {
     assert_int_equal(qv_builder_create(s, e.res, NULL, &b, &err), EINVAL);
     assert_null(b);
     assert_non_null(strstr(err.message, "struct"));
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     struct qv_builder_options bad = {.initial_capacity = -1};
     assert_int_equal(qv_builder_create(e.schema, e.res, &bad, &b, &err), EINVAL);
     assert_int_equal(qv_builder_create(NULL, e.res, NULL, &b, &err), EINVAL);
@@ -594,7 +594,7 @@ static void test_reset_frees(void **state) {
     assert_int_equal(qv_builder_finish(b, &out, NULL), 0);
     assert_int_equal(out.length, 10);
     qv_arrow_array_release(&out);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 

@@ -18,9 +18,9 @@ static void env_open(struct env *e, const struct qv_field *root) {
 }
 
 static void env_close(struct env *e) {
-    qv_schema_free(e->schema);
+    qv_schema_destroy(e->schema);
     assert_int_equal(qv_reservation_used(e->res), 0);
-    qv_reservation_free(e->res);
+    qv_reservation_destroy(e->res);
     qv_pool_destroy(e->pool);
 }
 
@@ -43,7 +43,7 @@ static void make_source(struct env *e, uint64_t seed, int64_t rows, struct Arrow
     struct gen g = gen_make(seed, 3);
     gen_append_rows(&g, b, &e->schema->root, rows);
     assert_int_equal(qv_builder_finish(b, out, NULL), 0);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
 }
 
 static void expect_equal(struct env *e, const struct ArrowArray *got, const struct ArrowArray *want) {
@@ -80,7 +80,7 @@ static void test_append_batch_sliced(void **state) {
     assert_int_equal(qv_builder_finish(b, &got, &err), 0);
     expect_equal(&e, &got, &src);
     qv_arrow_array_release(&got);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     qv_arrow_array_release(&src);
     env_close(&e);
 }
@@ -114,7 +114,7 @@ static void test_children_with_offsets(void **state) {
     struct ArrowArray want = view(&src, 25, 200);
     expect_equal(&e, &got, &want);
     qv_arrow_array_release(&got);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     qv_arrow_array_release(&src);
     env_close(&e);
 }
@@ -154,7 +154,7 @@ static void test_mixed_row_and_bulk(void **state) {
     struct gen c2 = gen_make(5678, 4);
     gen_check_rows(&c2, &tail, &e.schema->root, 5);
     qv_arrow_array_release(&got);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     qv_arrow_array_release(&src);
     env_close(&e);
 }
@@ -217,7 +217,7 @@ static void test_bulk_list_elements(void **state) {
     assert_int_equal(child->null_count, 1);
     for (int i = 3; i < 13; i++) assert_true(qv_bit_get(child->buffers[0], i));
     qv_arrow_array_release(&got);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 
@@ -306,8 +306,8 @@ static void test_bulk_rejects_bad_sources(void **state) {
         assert_int_equal(qv_append_struct_end(rec), 0);
         struct ArrowArray whole;
         assert_int_equal(qv_builder_finish(sb2, &whole, &err), 0);
-        qv_builder_free(sb2);
-        qv_schema_free(ps);
+        qv_builder_destroy(sb2);
+        qv_schema_destroy(ps);
         assert_int_equal(qv_arrow_array_move(&src, whole.children[0], &err), 0);
         qv_arrow_array_release(&whole);
     }
@@ -321,7 +321,7 @@ static void test_bulk_rejects_bad_sources(void **state) {
     assert_int_equal(((const int64_t *)one.children[1]->buffers[1])[0], 5);
     qv_arrow_array_release(&one);
     qv_arrow_array_release(&src);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     env_close(&e);
 }
 

@@ -36,7 +36,7 @@ static bool life_cycle(struct qv_pool *pool, struct qv_reservation *res, uint64_
     if (rc) {
         assert_int_equal(rc, ENOMEM);
         assert_null(b);
-        qv_schema_free(schema);
+        qv_schema_destroy(schema);
         return true;
     }
 
@@ -66,20 +66,20 @@ static bool life_cycle(struct qv_pool *pool, struct qv_reservation *res, uint64_
         assert_int_equal(qv_builder_finish(b, &again, &err), ENOMEM);
         assert_null(again.release);
         qv_builder_reset(b);
-        qv_builder_free(b);
-        qv_schema_free(schema);
+        qv_builder_destroy(b);
+        qv_schema_destroy(schema);
         return true;
     }
     check_batch(&batch, &schema->root);
 
     struct ArrowSchema cs = {0};
     rc = qv_builder_export_schema(b, &cs, &err);
-    qv_builder_free(b); /* the batch and the schema do not need the builder */
+    qv_builder_destroy(b); /* the batch and the schema do not need the builder */
     if (rc) {
         assert_int_equal(rc, ENOMEM);
         assert_null(cs.release);
         qv_arrow_array_release(&batch);
-        qv_schema_free(schema);
+        qv_schema_destroy(schema);
         return true;
     }
     struct qv_schema *imported = NULL;
@@ -90,7 +90,7 @@ static bool life_cycle(struct qv_pool *pool, struct qv_reservation *res, uint64_
         failed = true;
     } else {
         assert_true(qv_schema_equal(imported, schema, 0));
-        qv_schema_free(imported);
+        qv_schema_destroy(imported);
     }
 
     struct ArrowArrayStream stream = {0};
@@ -103,7 +103,7 @@ static bool life_cycle(struct qv_pool *pool, struct qv_reservation *res, uint64_
         assert_non_null(batch.release);
         qv_arrow_schema_release(&cs);
         qv_arrow_array_release(&batch);
-        qv_schema_free(schema);
+        qv_schema_destroy(schema);
         return true;
     }
     struct ArrowSchema got_schema = {0};
@@ -121,7 +121,7 @@ static bool life_cycle(struct qv_pool *pool, struct qv_reservation *res, uint64_
     qv_arrow_stream_release(&stream);
     check_batch(&got, &schema->root);
     qv_arrow_array_release(&got);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
     return failed;
 }
 
@@ -136,7 +136,7 @@ static void test_every_allocation_fails_once(void **state) {
         bool failed = life_cycle(pool, res, nth);
         qv_pool_inject_alloc_failure(pool, 0);
         assert_int_equal(qv_reservation_used(res), 0); /* no leak on any path */
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
         qv_pool_destroy(pool);
         if (!failed) break;
     }
@@ -174,10 +174,10 @@ static void test_budget_exhaustion_poisons(void **state) {
     assert_int_equal(qv_builder_finish(b, &out, NULL), 0);
     assert_int_equal(out.length, 1);
     qv_arrow_array_release(&out);
-    qv_builder_free(b);
-    qv_schema_free(s);
+    qv_builder_destroy(b);
+    qv_schema_destroy(s);
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
 }
 

@@ -33,7 +33,7 @@ static inline void env_open(struct enc_env *env) {
 
 static inline void env_close(struct enc_env *env) {
     assert_int_equal(qv_reservation_used(env->r), 0);
-    qv_reservation_free(env->r);
+    qv_reservation_destroy(env->r);
     qv_pool_destroy(env->pool);
 }
 

@@ -31,8 +31,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
     struct env *e = *state;
     assert_int_equal(qv_reservation_used(e->scratch), 0);
-    qv_reservation_free(e->scratch);
-    qv_reservation_free(e->r);
+    qv_reservation_destroy(e->scratch);
+    qv_reservation_destroy(e->r);
     qv_pool_destroy(e->pool);
     free(e);
     return 0;
@@ -134,9 +134,9 @@ static void check_one(struct env *E, const struct qv_schema *schema, const struc
     assert_int_equal(qv_expr_eval(e2, batch, map32, sel2, NULL, E->scratch, &err), 0);
     assert_memory_equal(sel, sel2, (size_t)qv_bytes_for_bits(n));
     free(sel2);
-    qv_expr_free(e2);
+    qv_expr_destroy(e2);
     free(sel);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
 }
 
 static void test_property(void **state) {
@@ -179,7 +179,7 @@ static void test_property(void **state) {
                   (long long)selected, (long long)rows);
     assert_true(predicates >= 4000);
     assert_true(selected > rows / 20 && selected < rows - rows / 20);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 /* ---- Targeted semantics ---- */
@@ -263,7 +263,7 @@ static void build_fixture(struct env *E, struct qv_schema **schema, struct Arrow
 #undef COL
     }
     assert_int_equal(qv_builder_finish(b, out, &err), 0);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
 }
 
 /* Evaluates `text` on the fixture and returns the selected rows as a bit
@@ -276,7 +276,7 @@ static unsigned sel_of(struct env *E, const struct qv_schema *s, const struct Ar
     if (qv_expr_bind(e, s, &err)) fail_msg("bind %s: %s", text, err.message);
     uint8_t sel[8] = {0};
     if (qv_expr_eval(e, batch, NULL, sel, NULL, E->scratch, &err)) fail_msg("eval %s: %s", text, err.message);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     return sel[0];
 }
 
@@ -421,7 +421,7 @@ static void test_semantics(void **state) {
     SEL("i BETWEEN mixed AND 1", 1);
     SEL("i NOT BETWEEN mixed AND 1", 2 | 4);
     batch.release(&batch);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 static void expect_bind_error(struct env *E, const struct qv_schema *s, const char *text,
@@ -434,7 +434,7 @@ static void expect_bind_error(struct env *E, const struct qv_schema *s, const ch
     if (!strstr(err.message, needle)) fail_msg("%s: message '%s' lacks '%s'", text, err.message, needle);
     assert_false(qv_expr_is_bound(e));
     assert_int_equal(qv_expr_columns(e, NULL, 0), -1);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
 }
 
 static void test_bind_errors(void **state) {
@@ -466,7 +466,7 @@ static void test_bind_errors(void **state) {
     expect_bind_error(E, schema, "i IN (1, 'a')", "string literal 'a'");
     expect_bind_error(E, schema, "i BETWEEN 1 AND 'a'", "string literal 'a'");
     batch.release(&batch);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 
     /* Ambiguity when only case differs. */
     static const struct qv_field two[] = {{.name = "Ab", .type = QV_TYPE_INT32},
@@ -482,8 +482,8 @@ static void test_bind_errors(void **state) {
     assert_int_equal(qv_expr_columns(e, c, 4), 2);
     assert_int_equal(c[0], 0);
     assert_int_equal(c[1], 1);
-    qv_expr_free(e);
-    qv_schema_free(schema);
+    qv_expr_destroy(e);
+    qv_schema_destroy(schema);
 }
 
 /* One rule for names that match several fields (as projection has it):
@@ -524,10 +524,10 @@ static void test_duplicate_names(void **state) {
     assert_int_equal(c[2], 4);
     assert_int_equal(c[3], 5);
     assert_int_equal(qv_expr_num_refs(e), 4); /* s.y and S.Y are one reference */
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     expect_bind_error(E, schema, "B = 1 AND \"s\".\"y\" = 1 AND \"C\" = 1 AND \"c\" = 1 AND \"b\" = 1 AND cc = 1",
                       "no column 'cc'");
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 
     /* A wide schema: 100 columns k0..k99 with k7 again at 100 and K5 / k5. */
     struct qv_field wide[102];
@@ -551,7 +551,7 @@ static void test_duplicate_names(void **state) {
     assert_int_equal(c[2], 98);
     assert_int_equal(c[3], 99);
     assert_int_equal(c[4], 101);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* Every allocation of binding through the name index can fail cleanly. */
     uint64_t before = qv_reservation_used(E->r);
     int failures = 0, n;
@@ -562,14 +562,14 @@ static void test_duplicate_names(void **state) {
         qv_pool_inject_alloc_failure(E->pool, 0);
         if (rc != 0 && rc != ENOMEM) fail_msg("allocation %d: bind returned %d (%s)", n, rc, err.message);
         assert_int_equal(qv_expr_is_bound(e), rc == 0);
-        qv_expr_free(e);
+        qv_expr_destroy(e);
         assert_int_equal(qv_reservation_used(E->r), before);
         if (rc == 0) break;
         failures++;
     }
     assert_true(failures > 5);
     assert_true(n < 200);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 static void test_refs_and_columns(void **state) {
@@ -581,7 +581,7 @@ static void test_refs_and_columns(void **state) {
     struct qv_expr *e;
     assert_int_equal(qv_expr_parse("st.a > 1 OR s = 'x' OR st.a < 0 OR st IS NULL OR i = s2", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_bind(e, schema, &err), EINVAL); /* s2 does not exist */
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     assert_int_equal(qv_expr_parse("st.a > 1 OR s = 'x' OR st.a < 0 OR st IS NULL OR i = 2", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_num_refs(e), -1);
     assert_int_equal(qv_expr_bind(e, schema, &err), 0);
@@ -654,10 +654,10 @@ static void test_refs_and_columns(void **state) {
     assert_int_equal(qv_expr_bind(u, schema, &err), 0);
     assert_int_equal(qv_expr_eval(u, &batch, NULL, sel, &n, E->scratch, &err), 0);
     assert_int_equal(sel[0], 1 | 2);
-    qv_expr_free(u);
-    qv_expr_free(e);
+    qv_expr_destroy(u);
+    qv_expr_destroy(e);
     batch.release(&batch);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 /* The same filter evaluated on many slices of one batch agrees with the
@@ -689,10 +689,10 @@ static void test_slices(void **state) {
             for (int64_t i = 0; i < v.length; i++)
                 assert_int_equal((part[i >> 3] >> (i & 7)) & 1, (whole[(i + off) >> 3] >> ((i + off) & 7)) & 1);
         }
-        qv_expr_free(e);
+        qv_expr_destroy(e);
     }
     b.release(&b);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 int main(void) {

@@ -38,8 +38,8 @@ static int teardown(void **state) {
     /* Every tree was freed: nothing is left charged. */
     assert_int_equal(qv_reservation_used(e->r), 0);
     assert_int_equal(qv_reservation_used(e->scratch), 0);
-    qv_reservation_free(e->scratch);
-    qv_reservation_free(e->r);
+    qv_reservation_destroy(e->scratch);
+    qv_reservation_destroy(e->r);
     qv_pool_destroy(e->pool);
     free(e);
     return 0;
@@ -54,12 +54,12 @@ static void roundtrip(struct env *E, const char *text, const char *want) {
     size_t n = qv_expr_to_string(e, buf, sizeof buf);
     assert_int_equal(n, strlen(buf));
     if (strcmp(buf, want)) fail_msg("'%s' printed as '%s', expected '%s'", text, buf, want);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     assert_int_equal(qv_expr_parse(want, E->r, &e, &err), 0);
     char again[2048];
     qv_expr_to_string(e, again, sizeof again);
     assert_string_equal(again, want);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
 }
 
 static void test_constructs(void **state) {
@@ -157,7 +157,7 @@ static void test_precedence(void **state) {
         }
     struct ArrowArray batch;
     assert_int_equal(qv_builder_finish(bl, &batch, &err), 0);
-    qv_builder_free(bl);
+    qv_builder_destroy(bl);
     struct {
         const char *text;
         int id;
@@ -202,10 +202,10 @@ static void test_precedence(void **state) {
             if (got != (want == T_))
                 fail_msg("%s: row a=%d b=%d c=%d selected %d, want %d", cases[k].text, a, b, c, got, want);
         }
-        qv_expr_free(e);
+        qv_expr_destroy(e);
     }
     batch.release(&batch);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* The error names what was expected, at which 1-based character position,
@@ -352,11 +352,11 @@ static void test_fuzz(void **state) {
         if (rc == 0) {
             char t1[4096], t2[4096];
             qv_expr_to_string(e, t1, sizeof t1);
-            qv_expr_free(e);
+            qv_expr_destroy(e);
             if (qv_expr_parse(t1, E->r, &e, &err)) fail_msg("'%s' printed as '%s', which fails: %s", buf, t1, err.message);
             qv_expr_to_string(e, t2, sizeof t2);
             assert_string_equal(t1, t2);
-            qv_expr_free(e);
+            qv_expr_destroy(e);
             ok++;
         } else {
             if (rc != EINVAL) fail_msg("'%s': returned %d", buf, rc);
@@ -398,7 +398,7 @@ static void test_constructors(void **state) {
     assert_int_equal(need, strlen(buf));
     assert_string_equal(small, "x > 5 A");
     assert_int_equal(qv_expr_to_string(e, NULL, 0), strlen(buf));
-    qv_expr_free(e);
+    qv_expr_destroy(e);
 
     /* Literals print as they read back. */
     struct {
@@ -443,8 +443,8 @@ static void test_constructors(void **state) {
         char back[1200];
         qv_expr_to_string(p, back, sizeof back);
         assert_string_equal(back, text);
-        qv_expr_free(p);
-        qv_expr_free(l);
+        qv_expr_destroy(p);
+        qv_expr_destroy(l);
     }
 
     /* Column paths */
@@ -452,7 +452,7 @@ static void test_constructors(void **state) {
     assert_int_equal(qv_expr_column_names(r, names, 3, &x, &err), 0);
     qv_expr_to_string(x, buf, sizeof buf);
     assert_string_equal(buf, "\"x y\".z.\"AND\"");
-    qv_expr_free(x);
+    qv_expr_destroy(x);
     assert_int_equal(qv_expr_column(r, "a..b", &x, &err), EINVAL);
     assert_null(x);
     assert_non_null(strstr(err.message, "position 3"));
@@ -529,7 +529,7 @@ static void test_ownership(void **state) {
     assert_int_equal(qv_expr_literal_int64(r, 1, &b, &err), 0);
     assert_int_equal(qv_expr_compare(QV_CMP_EQ, a, b, &a, &err), 0);
     assert_int_equal(qv_expr_is_null(a, false, &out, &err), EINVAL);
-    qv_expr_free(NULL);
+    qv_expr_destroy(NULL);
 
     /* Depth is bounded for built trees too; the whole chain is freed. */
     assert_int_equal(qv_expr_column(r, "flag", &a, &err), 0);
@@ -558,8 +558,8 @@ static void test_ownership(void **state) {
     assert_int_equal(qv_expr_column(r, "flag", &a, &err), 0);
     assert_int_equal(qv_expr_and(chain, a, &chain, &err), 0);
     assert_false(qv_expr_is_bound(chain));
-    qv_expr_free(chain);
-    qv_schema_free(s);
+    qv_expr_destroy(chain);
+    qv_schema_destroy(s);
 }
 
 /* Every allocation of parse and bind can fail: the result is ENOMEM (or
@@ -581,7 +581,7 @@ static void test_alloc_failures(void **state) {
         int rc = qv_expr_parse(text, E->r, &e, &err);
         if (!rc) rc = qv_expr_bind(e, s, &err);
         qv_pool_inject_alloc_failure(E->pool, 0);
-        qv_expr_free(e);
+        qv_expr_destroy(e);
         assert_int_equal(qv_reservation_used(E->r), before);
         if (rc == 0) break;
         if (rc != ENOMEM) fail_msg("allocation %d: returned %d (%s)", n, rc, err.message);
@@ -590,7 +590,7 @@ static void test_alloc_failures(void **state) {
     print_message("%d allocation failures handled\n", failures);
     assert_true(failures > 20);
     assert_true(n < 400);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 int main(void) {

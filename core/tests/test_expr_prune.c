@@ -34,8 +34,8 @@ static int setup(void **state) {
 static int teardown(void **state) {
     struct env *e = *state;
     assert_int_equal(qv_reservation_used(e->scratch), 0);
-    qv_reservation_free(e->scratch);
-    qv_reservation_free(e->r);
+    qv_reservation_destroy(e->scratch);
+    qv_reservation_destroy(e->r);
     qv_pool_destroy(e->pool);
     free(e);
     return 0;
@@ -307,7 +307,7 @@ static void test_soundness(void **state) {
             /* An empty zone always skips. */
             assert_int_equal(qv_expr_prune(e, st, 0), 0);
             checked++;
-            qv_expr_free(e);
+            qv_expr_destroy(e);
         }
         other.release(&other);
         zone_data.release(&zone_data);
@@ -322,7 +322,7 @@ static void test_soundness(void **state) {
     free(zs);
     free(pool);
     free(text);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 /* ---- Usefulness: obviously selective predicates skip ---- */
@@ -343,7 +343,7 @@ static int prune_text(struct env *E, const struct qv_schema *schema, const struc
         st[i] = zs[i].s;
     }
     int may = qv_expr_prune(e, st, zone->length);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     return may;
 }
 
@@ -459,7 +459,7 @@ static void test_useful(void **state) {
     assert_int_equal(prune_text(E, schema, &cat, &zone, "NOT (i32 = 1) OR i32 IS NULL", M_EXACT), 1);
     assert_int_equal(prune_text(E, schema, &cat, &zone, "NOT (i32 = 1 AND i64 = 5)", M_EXACT), 1); /* i64 is not nullable */
     zone.release(&zone);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 #define A16 "aaaaaaaaaaaaaaaa"
@@ -539,7 +539,7 @@ static void test_rules(void **state) {
         }
         int may = qv_expr_prune(e, all, 100);
         if (may != cases[k].may) fail_msg("%s: prune says %d, expected %d", cases[k].text, may, cases[k].may);
-        qv_expr_free(e);
+        qv_expr_destroy(e);
     }
     /* NaNs present: comparisons may be FALSE (so NOT may be TRUE), != TRUE. */
     f.nan_count = 3;
@@ -547,11 +547,11 @@ static void test_rules(void **state) {
     assert_int_equal(qv_expr_parse("NOT (f < 3)", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_bind(e, s, &err), 0);
     assert_int_equal(qv_expr_prune(e, &f, 100), 1);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     assert_int_equal(qv_expr_parse("f != 1.5 AND f > 2", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_bind(e, s, &err), 0);
     assert_int_equal(qv_expr_prune(e, &f, 100), 0);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* A single value, then NaNs: they are the only rows != 1 / NOT IN (1). */
     struct qv_zone_stats single = f;
     single.max = fmin;
@@ -567,7 +567,7 @@ static void test_rules(void **state) {
         single.has_nan_count = 0;
         if (qv_expr_prune(e, &single, 100) != 1) fail_msg("%s: skips with NaNs unknown", singles[k]);
         single.has_nan_count = 1;
-        qv_expr_free(e);
+        qv_expr_destroy(e);
     }
     /* Only nulls: null_count covers every row. */
     struct qv_zone_stats nulls = {.has_null_count = 1, .null_count_min = 100, .null_count_max = 100};
@@ -575,7 +575,7 @@ static void test_rules(void **state) {
     assert_int_equal(qv_expr_bind(e, s, &err), 0);
     assert_int_equal(qv_expr_prune(e, &nulls, 100), 0);
     assert_int_equal(qv_expr_prune(e, &nulls, 101), 1);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* Malformed statistics (wrong lengths, min > max) are ignored, never trusted. */
     struct qv_zone_stats badlen = i;
     badlen.min_len = 4;
@@ -587,8 +587,8 @@ static void test_rules(void **state) {
     assert_int_equal(qv_expr_prune(e, &i, 100), 0);
     assert_int_equal(qv_expr_prune(e, &badlen, 100), 1);
     assert_int_equal(qv_expr_prune(e, &swapped, 100), 1);
-    qv_expr_free(e);
-    qv_schema_free(s);
+    qv_expr_destroy(e);
+    qv_schema_destroy(s);
 }
 
 /* The row-group adapter reads the footer's statistics, nested fields
@@ -615,7 +615,7 @@ static void test_row_groups(void **state) {
         batch.release(&batch);
     }
     if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
     struct qv_reader *rd;
     if (qv_reader_open(path, NULL, E->r, &rd, &err)) fail_msg("reader: %s", err.message);
     int64_t nrg = qv_reader_num_row_groups(rd);
@@ -649,7 +649,7 @@ static void test_row_groups(void **state) {
             }
             checked++;
         }
-        qv_expr_free(e);
+        qv_expr_destroy(e);
     }
     print_message("%lld predicate x row group pairs, %lld skipped\n", (long long)checked, (long long)skipped);
     assert_true(skipped > 0);
@@ -661,7 +661,7 @@ static void test_row_groups(void **state) {
     int may;
     assert_int_equal(qv_expr_prune_row_group(e, rd, 2, &may, E->scratch, &err), 0);
     assert_int_equal(may, 0);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     assert_int_equal(qv_expr_parse("i64 IS NULL", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_bind(e, schema, &err), 0);
     for (int64_t g = 0; g < nrg; g++) {
@@ -669,13 +669,13 @@ static void test_row_groups(void **state) {
         assert_int_equal(may, 0);
     }
     assert_int_equal(qv_expr_prune_row_group(e, rd, 99, &may, E->scratch, &err), EINVAL);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     free(pool);
     free(text);
     for (int64_t g = 0; g < nrg; g++) groups[g].release(&groups[g]);
     qv_reader_close(rd);
     remove(path);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
 }
 
 int main(void) {

@@ -82,7 +82,7 @@ static int setup(void **state) {
         assert_int_equal(qv_append_date32(qv_builder_column(b, 6), (int32_t)i), 0);
     }
     assert_int_equal(qv_builder_finish(b, &E->batch, &err), 0);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     E->rows = ROWS;
     *state = E;
     return 0;
@@ -91,12 +91,12 @@ static int setup(void **state) {
 static int teardown(void **state) {
     struct env *E = *state;
     E->batch.release(&E->batch);
-    qv_schema_free(E->schema);
+    qv_schema_destroy(E->schema);
     /* Every tree and binding was freed: nothing is left charged. */
     assert_int_equal(qv_reservation_used(E->r), 0);
     assert_int_equal(qv_reservation_used(E->scratch), 0);
-    qv_reservation_free(E->scratch);
-    qv_reservation_free(E->r);
+    qv_reservation_destroy(E->scratch);
+    qv_reservation_destroy(E->r);
     qv_pool_destroy(E->pool);
     free(E);
     return 0;
@@ -144,7 +144,7 @@ static void eval_n(struct env *E, const char *text, size_t len, uint8_t *sel) {
         ones += sel[i];
     }
     assert_int_equal(count, ones);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
 }
 
 static void eval_text(struct env *E, const char *text, uint8_t *sel) {
@@ -335,13 +335,13 @@ static void test_interrupt(void **state) {
     struct qv_expr *e = NULL;
     assert_int_equal(qv_expr_parse_n(t.p, t.n, &po, E->r, &e, &err), 0);
     assert_true(st.calls > 10);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* A short filter never reaches a check. */
     st.calls = 0;
     st.stop_at = 1;
     assert_int_equal(qv_expr_parse_n("x = 1", 5, &po, E->r, &e, &err), 0);
     assert_int_equal(st.calls, 0);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     free(t.p);
 }
 
@@ -362,7 +362,7 @@ static void test_nul_bytes(void **state) {
     char buf[64];
     qv_expr_to_string(e, buf, sizeof buf);
     assert_string_equal(buf, "s = X'610062'");
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* Outside a literal: a syntax error at the NUL, with a message that is
      * not cut short by it. */
     static const char f3[] = "x = 1 \0AND x = 2";
@@ -376,7 +376,7 @@ static void test_nul_bytes(void **state) {
     assert_non_null(strstr(err.message, "column name cannot contain a NUL byte"));
     /* The NUL-terminated form stops at the first NUL, as C strings do. */
     assert_int_equal(qv_expr_parse(f3, E->r, &e, &err), 0);
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* Length 0 (and NULL text with it) is the empty filter. */
     assert_int_equal(qv_expr_parse_n(NULL, 0, NULL, E->r, &e, &err), EINVAL);
     assert_non_null(strstr(err.message, "empty filter"));
@@ -422,11 +422,11 @@ static void test_hostile_literals(void **state) {
     assert_int_equal(qv_expr_bind(e, E->schema, &err), EINVAL);
     assert_non_null(strstr(err.message, "string literal 'three'"));
     assert_non_null(strstr(err.message, "at position 13"));
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     assert_int_equal(qv_expr_parse("s IN ('a', 2)", E->r, &e, &err), 0);
     assert_int_equal(qv_expr_bind(e, E->schema, &err), EINVAL);
     assert_non_null(strstr(err.message, "number literal 2"));
-    qv_expr_free(e);
+    qv_expr_destroy(e);
     /* Mixed numbers are fine on a numeric column; so are dates and strings
      * that read as dates on a date column. */
     same_rows(E, "x IN (1, 2.0, 3e0, 4.5, NULL, Infinity)", "x IN (1, 2, 3, NULL)");

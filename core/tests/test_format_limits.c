@@ -34,7 +34,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     return 0;
 }
@@ -79,7 +79,7 @@ static void write_file(const char *path, const struct qv_schema *s, const struct
     if (rc) fail_msg("write: %s", err.message);
     rc = qv_writer_finish(w, &err);
     if (rc) fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
 }
 
 /* Scans every row of the file (all columns, threads on) and checks each
@@ -183,7 +183,7 @@ static void wide_roundtrip(int32_t ncols, int64_t rows) {
     qv_reader_close(rd);
     unlink(path);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 static void test_20000_columns_scan_in_full(void **state) {
@@ -211,7 +211,7 @@ static void test_name_over_limit_refused_at_open(void **state) {
     assert_non_null(strstr(err.message, "limit of 65536 bytes"));
     /* Refused before anything was created: no file, no temporary. */
     assert_int_equal(files_like(path), 0);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 
     /* Exactly at the limit: stored and read back whole. */
     name[QV_MAX_NAME] = 0;
@@ -225,7 +225,7 @@ static void test_name_over_limit_refused_at_open(void **state) {
     scan_equals(rd, &b, NULL);
     qv_reader_close(rd);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     unlink(path);
     free(name);
 }
@@ -250,7 +250,7 @@ static void test_names_are_bytes(void **state) {
     scan_equals(rd, &b, NULL);
     qv_reader_close(rd);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     unlink(path);
 }
 
@@ -293,7 +293,7 @@ static void test_depth_at_limit_roundtrips_beyond_refused(void **state) {
     sch.release(&sch);
     qv_reader_close(rd);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     unlink(path);
 
     s = nested_schema(QV_MAX_DEPTH + 1);
@@ -303,7 +303,7 @@ static void test_depth_at_limit_roundtrips_beyond_refused(void **state) {
     assert_non_null(strstr(err.message, "limit of 63 levels"));
     assert_non_null(strstr(err.message, "deep.item"));
     assert_int_equal(files_like(path), 0);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* A footer whose schema nests deeper than the limit is corrupt (the file
@@ -399,7 +399,7 @@ static void test_huge_counts_refused_without_allocating(void **state) {
     qv__wbuf_free(&f);
     qv__wbuf_free(&b);
     assert_int_equal(qv_reservation_used(r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(small);
 }
 
@@ -434,7 +434,7 @@ static void test_oversized_metadata_refused_at_open(void **state) {
     assert_int_equal(qv_writer_open(path, s, &o, res, &w, &err), EINVAL);
     assert_int_equal(files_like(path), 0);
     free(value);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* The footer grows with each row group. With metadata that brings the
@@ -486,7 +486,7 @@ static void test_footer_over_limit_fails_before_publishing(void **state) {
     assert_non_null(strstr(err.message, "268435456"));
     /* Nothing under the final name; the temporary goes with the writer. */
     assert_false(exists(path));
-    qv_writer_free(w);
+    qv_writer_close(w);
     assert_int_equal(files_like(path), 0);
     /* The same with the row group left to finish: a failing finish removes
      * the temporary at once and says why. */
@@ -498,10 +498,10 @@ static void test_footer_over_limit_fails_before_publishing(void **state) {
     assert_int_equal(qv_writer_finish(w, &err), EINVAL);
     assert_non_null(strstr(err.message, "footer would take"));
     assert_int_equal(files_like(path), 0);
-    qv_writer_free(w);
+    qv_writer_close(w);
     b.release(&b);
     free(value);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* The footer assembled in place (head moved up against the row-group
@@ -527,7 +527,7 @@ static void test_footer_assembled_in_place(void **state) {
     scan_equals(rd, &b, NULL);
     qv_reader_close(rd);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     unlink(path);
 }
 
@@ -563,7 +563,7 @@ static void test_long_time_zones_roundtrip(void **state) {
         scan_equals(rd, &b, NULL);
         qv_reader_close(rd);
         b.release(&b);
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         unlink(path);
         free(tz);
     }
@@ -639,7 +639,7 @@ static void test_fixed_size_binary_zero_end_to_end(void **state) {
     assert_int_equal(nulls, b.children[0]->null_count);
     qv_reader_close(rd);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     unlink(path);
 
     /* Wider than the format holds: refused at open, naming the field. */
@@ -651,7 +651,7 @@ static void test_fixed_size_binary_zero_end_to_end(void **state) {
     assert_non_null(strstr(err.message, "'w'"));
     assert_non_null(strstr(err.message, "4096"));
     assert_int_equal(files_like(path), 0);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 /* The encoding layer: width 0 encodes under every requested encoding as
@@ -729,7 +729,7 @@ static void test_row_group_rows_honoured_exactly(void **state) {
         assert_false(exists(path));
     }
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
 }
 
 int main(void) {

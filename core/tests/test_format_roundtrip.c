@@ -30,9 +30,9 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     struct env *e = *state;
-    qv_schema_free(e->schema);
+    qv_schema_destroy(e->schema);
     assert_int_equal(qv_reservation_used(e->r), 0); /* nothing leaked */
-    qv_reservation_free(e->r);
+    qv_reservation_destroy(e->r);
     qv_pool_destroy(e->pool);
     free(e);
     return 0;
@@ -67,7 +67,7 @@ static void write_batches(struct env *e, const char *path, struct ArrowArray *ba
     }
     int rc = qv_writer_finish(w, &err);
     if (rc) fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
 }
 
 static void roundtrip(struct env *e, int64_t rows, int64_t rg_rows, uint64_t seed) {
@@ -221,7 +221,7 @@ static void test_rows_through_builder_and_metadata(void **state) {
     }
     assert_int_equal(qv_writer_finish(w, &err), 0);
     assert_int_equal(qv_writer_rows_written(w), 3000);
-    qv_writer_free(w);
+    qv_writer_close(w);
     struct qv_reader *rd;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
     assert_int_equal(qv_reader_num_rows(rd), 3000);
@@ -265,7 +265,7 @@ static void test_forced_dictionary_of_many_strings(void **state) {
     assert_int_equal(qv_writer_end_rows(w, &err), 0);
     int rc = qv_writer_finish(w, &err);
     if (rc) fail_msg("finish: %s", err.message);
-    qv_writer_free(w);
+    qv_writer_close(w);
     struct qv_reader *rd;
     assert_int_equal(qv_reader_open(path, NULL, r, &rd, &err), 0);
     struct ArrowArray got;
@@ -280,9 +280,9 @@ static void test_forced_dictionary_of_many_strings(void **state) {
     got.release(&got);
     qv_reader_close(rd);
     unlink(path);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     assert_int_equal(qv_reservation_used(r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 

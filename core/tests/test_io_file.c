@@ -67,7 +67,7 @@ static int teardown(void **state) {
     alarm(0);
     nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     return 0;
 }
@@ -93,7 +93,7 @@ static int64_t file_rows(const char *path) {
         n = qv_reader_num_rows(rd);
         qv_reader_close(rd);
     }
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     return n;
 }
 
@@ -197,7 +197,7 @@ static int scan_while_changing(enum change how, int threads, int take_mode, int 
     snprintf(msg, cap, "%s", rc && st.get_last_error(&st) ? st.get_last_error(&st) : "");
     st.release(&st);
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
     unlink(path);
     return rc;
 }
@@ -283,7 +283,7 @@ static void test_mmap_option(void **state) {
         assert_int_equal(next, ROWS);
         st.release(&st);
         qv_reader_close(rd);
-        qv_reservation_free(rr);
+        qv_reservation_destroy(rr);
     }
     struct qv_source src;
     assert_int_equal(qv_source_open_file(path, &src, NULL), 0);
@@ -319,7 +319,7 @@ static void test_column_reader_short_read(void **state) {
     assert_int_equal(qv_column_reader_open(rd, 0, 0, rr, &cr, &err), 0);
     qv_column_reader_close(cr);
     qv_reader_close(rd);
-    qv_reservation_free(rr);
+    qv_reservation_destroy(rr);
 }
 
 /* ---- special files where a Quiver file is expected ---- */
@@ -550,8 +550,8 @@ static void test_concurrent_writers_same_path(void **state) {
     char p[600];
     in_dir(p, sizeof p, "same.qvr");
     struct qv_sink a, b;
-    assert_int_equal(qv_sink_create_file(p, &a, NULL), 0);
-    assert_int_equal(qv_sink_create_file(p, &b, NULL), 0);
+    assert_int_equal(qv_sink_open_file(p, &a, NULL), 0);
+    assert_int_equal(qv_sink_open_file(p, &b, NULL), 0);
     assert_int_equal(qv_sink_write(&a, "12345678", 8, NULL), 0);
     assert_int_equal(qv_sink_finish(&a, NULL), 0);
     qv_sink_close(&a);

@@ -48,7 +48,7 @@ static void *hammer(void *arg) {
     }
     for (int k = 0; k < 16; k++) qv_free(r, bufs[k], sizes[k]);
     if (qv_reservation_used(r) != 0) w->errors++;
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     return NULL;
 }
 
@@ -119,7 +119,7 @@ static void test_blocking_host_no_reask_storm(void **state) {
      * wait for its answer and find room in that block, which the four
      * reservations share. Exactly one ask, however the threads interleave. */
     assert_int_equal(h.acquires - before, 1);
-    for (int i = 0; i < THREADS; i++) qv_reservation_free(c[i].r);
+    for (int i = 0; i < THREADS; i++) qv_reservation_destroy(c[i].r);
     qv_pool_destroy(p);
     assert_int_equal(fake_host_granted(&h), 0);
     fake_host_destroy(&h);
@@ -197,8 +197,8 @@ static void test_spill_across_threads(void **state) {
     qv_mutex_lock(&s.lock);
     if (s.buf) qv_free(s.r, s.buf, s.size);
     qv_mutex_unlock(&s.lock);
-    qv_reservation_free(s.r);
-    qv_reservation_free(req);
+    qv_reservation_destroy(s.r);
+    qv_reservation_destroy(req);
     struct qv_pool_stats st;
     qv_pool_get_stats(p, &st);
     assert_int_equal(st.reserved, 0);

@@ -74,7 +74,7 @@ static void test_reservation_slack(void **state) {
     assert_int_equal(s.peak_reserved, qv_reservation_held(r));
     assert_int_equal(qv_pool_used(p), qv_reservation_used(r));
     assert_int_equal(s.reservations, 1);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_get_stats(p, &s);
     assert_int_equal(s.reserved, 0);
     assert_int_equal(s.reservations, 0);
@@ -109,7 +109,7 @@ static void test_reservations_share_blocks(void **state) {
     assert_int_equal(s.reserved, N * 8000);
     assert_int_equal(qv_pool_used(p), N * 8000);
     assert_true(s.host_held <= s.reserved + 2 * MiB);
-    for (int i = 0; i < N; i++) qv_reservation_free(r[i]);
+    for (int i = 0; i < N; i++) qv_reservation_destroy(r[i]);
     qv_pool_destroy(p);
     assert_int_equal(fake_host_granted(&h), 0);
     fake_host_destroy(&h);
@@ -201,7 +201,7 @@ static void test_slack_bound_any_pattern(void **state) {
         for (int i = 0; i < N; i++) {
             for (int k = 0; k < SLOTS; k++) qv_free(r[i], buf[i][k], size[i][k]);
             qv_reservation_resize(r[i], 0, NULL);
-            qv_reservation_free(r[i]);
+            qv_reservation_destroy(r[i]);
         }
         struct qv_pool_stats s;
         qv_pool_get_stats(p, &s);
@@ -241,7 +241,7 @@ static void test_release_hysteresis(void **state) {
     assert_int_equal(qv_reservation_peak(r), 8 * MiB);
     qv_reservation_release_slack(r);
     assert_int_equal(qv_reservation_held(r), 7 * MiB - 32 * KiB);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -260,7 +260,7 @@ static void test_limit_enforced(void **state) {
     assert_int_equal(s.limit, 3 * MiB);
     qv_reservation_shrink(a, MiB);
     assert_int_equal(qv_reservation_try_grow(a, MiB, &err), 0);
-    qv_reservation_free(a);
+    qv_reservation_destroy(a);
     qv_pool_destroy(p);
 }
 
@@ -274,7 +274,7 @@ static void test_partial_grant_near_limit(void **state) {
     assert_int_equal(qv_reservation_held(r), MiB + 1000);
     assert_int_equal(qv_reservation_grow(r, 500, NULL), 0);
     assert_int_equal(qv_reservation_grow(r, 1, NULL), ENOMEM);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -302,7 +302,7 @@ static void test_host_full_grant(void **state) {
     assert_int_equal(s.host_acquire_calls, 2);
     assert_int_equal(s.host_release_calls, 1);
     assert_int_equal(s.host_bytes_acquired - s.host_bytes_released, fake_host_granted(&h));
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     assert_int_equal(fake_host_granted(&h), 0);
     fake_host_destroy(&h);
@@ -324,7 +324,7 @@ static void test_host_partial_grant(void **state) {
     /* 1.5 MiB more: first grant short, retried once after spilling. */
     assert_int_equal(qv_reservation_grow(r, 3 * MiB / 2, NULL), 0);
     assert_int_equal(h.acquires, 3);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     assert_int_equal(fake_host_granted(&h), 0);
     fake_host_destroy(&h);
@@ -341,7 +341,7 @@ static void test_host_zero_grant(void **state) {
     assert_int_equal(h.acquires, 2); /* asked, spilled (nothing), asked once more */
     assert_non_null(strstr(err.message, "host granted 0 of 2097152 bytes asked"));
     assert_int_equal(qv_reservation_used(r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     fake_host_destroy(&h);
 }
@@ -357,10 +357,10 @@ static void test_two_pools_share_host(void **state) {
     assert_int_equal(qv_reservation_grow(b, MiB, NULL), 0);
     assert_int_equal(qv_reservation_grow(b, MiB, &err), ENOMEM);
     assert_non_null(strstr(err.message, "pool 'task2'"));
-    qv_reservation_free(a); /* pool 1 keeps at most its slack */
+    qv_reservation_destroy(a); /* pool 1 keeps at most its slack */
     qv_pool_destroy(p1);    /* and gives everything back when destroyed */
     assert_int_equal(qv_reservation_grow(b, MiB, NULL), 0);
-    qv_reservation_free(b);
+    qv_reservation_destroy(b);
     qv_pool_destroy(p2);
     assert_int_equal(fake_host_granted(&h), 0);
     assert_true(h.peak <= 4 * MiB);
@@ -380,7 +380,7 @@ static void test_acquire_failure_injection(void **state) {
     qv_pool_get_stats(p, &s);
     assert_int_equal(s.host_acquire_calls, 3);
     assert_int_equal(s.host_held, 2 * MiB);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
     fake_host_destroy(&h);
 }
@@ -406,8 +406,8 @@ static void test_split_and_resize(void **state) {
     assert_int_equal(st.reserved, held);
     assert_int_equal(qv_reservation_resize(r, 10, NULL), 0);
     assert_int_equal(qv_reservation_used(r), 10);
-    qv_reservation_free(s);
-    qv_reservation_free(r);
+    qv_reservation_destroy(s);
+    qv_reservation_destroy(r);
     qv_pool_get_stats(p, &st);
     assert_int_equal(st.reserved, 0);
     qv_pool_destroy(p);

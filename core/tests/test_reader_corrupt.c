@@ -37,7 +37,7 @@ static int setup(void **state) {
     assert_int_equal(qv_writer_open(path, schema, &wo, res, &w, NULL), 0);
     assert_int_equal(qv_writer_write(w, &original, NULL), 0);
     assert_int_equal(qv_writer_finish(w, NULL), 0);
-    qv_writer_free(w);
+    qv_writer_close(w);
     file = tu_read_file(path, &file_size);
     assert_non_null(file);
     unlink(path);
@@ -47,10 +47,10 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     original.release(&original);
-    qv_schema_free(schema);
+    qv_schema_destroy(schema);
     free(file);
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     qv_pool_destroy(pool);
     return 0;
 }

@@ -72,10 +72,10 @@ static void test_spill_largest_first_requester_last(void **state) {
     qv_pool_get_stats(p, &s);
     assert_int_equal(s.spill_calls, 4);
     assert_true(s.reserved <= 10 * MiB);
-    qv_reservation_free(a.r);
-    qv_reservation_free(b.r);
-    qv_reservation_free(c.r);
-    qv_reservation_free(req.r);
+    qv_reservation_destroy(a.r);
+    qv_reservation_destroy(b.r);
+    qv_reservation_destroy(c.r);
+    qv_reservation_destroy(req.r);
     qv_pool_destroy(p);
 }
 
@@ -91,8 +91,8 @@ static void test_try_grow_never_spills(void **state) {
     assert_string_equal(spill_log, "");
     assert_int_equal(qv_reservation_grow(req.r, 1, NULL), 0);
     assert_string_equal(spill_log, "A");
-    qv_reservation_free(a.r);
-    qv_reservation_free(req.r);
+    qv_reservation_destroy(a.r);
+    qv_reservation_destroy(req.r);
     qv_pool_destroy(p);
 }
 
@@ -111,16 +111,16 @@ static void test_fair_share(void **state) {
     assert_string_equal(spill_log, "G");
     assert_int_equal(qv_reservation_used(small.r), 3 * MiB);
     /* small within its share takes from the largest spillable consumer. */
-    qv_reservation_free(big.r);
+    qv_reservation_destroy(big.r);
     make(p, &big, "big", "G", 1, 5 * MiB);
     big.freeable = 8 * MiB;
     spill_log[0] = 0;
     assert_int_equal(qv_reservation_grow(small.r, MiB, NULL), 0);
     assert_string_equal(spill_log, "G");
     assert_int_equal(qv_reservation_used(small.r), 4 * MiB);
-    qv_reservation_free(big.r);
-    qv_reservation_free(small.r);
-    qv_reservation_free(fixed.r);
+    qv_reservation_destroy(big.r);
+    qv_reservation_destroy(small.r);
+    qv_reservation_destroy(fixed.r);
     qv_pool_destroy(p);
 }
 
@@ -148,7 +148,7 @@ static void test_oom_message_exact(void **state) {
                         "consumers: 'r1' 1081344 reserved (peak 2129920), 'r5' 1048576 reserved "
                         "(peak 1081344), 'r4' 1048576 reserved (peak 1081344), 'r3' 1048576 "
                         "reserved (peak 1081344), 'r2' 1048576 reserved (peak 1081344)");
-    for (int i = 0; i < 7; i++) qv_reservation_free(r[i]);
+    for (int i = 0; i < 7; i++) qv_reservation_destroy(r[i]);
     qv_pool_destroy(p);
 }
 
@@ -163,8 +163,8 @@ static void test_grow_inside_spill_refused(void **state) {
     spill_log[0] = 0;
     assert_int_equal(qv_reservation_grow(req.r, MiB, NULL), 0);
     assert_int_equal(a.grow_rc, EDEADLK);
-    qv_reservation_free(a.r);
-    qv_reservation_free(req.r);
+    qv_reservation_destroy(a.r);
+    qv_reservation_destroy(req.r);
     qv_pool_destroy(p);
 }
 

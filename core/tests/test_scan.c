@@ -35,7 +35,7 @@ static int teardown(void **state) {
     qv_reader_close(rd);
     unlink(path);
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     struct qv_pool_stats st;
     qv_pool_get_stats(pool, &st);
     assert_int_equal(st.reserved, 0); /* every scan reservation is gone */
@@ -208,7 +208,7 @@ static void test_memory_limits(void **state) {
     assert_int_equal(qv_scan_open(rd, &o, r, &st, NULL), 0);
     assert_int_equal(drain(&st, ids, ROWS, 1), ROWS);
     st.release(&st);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(small);
     /* A budget too small for one batch: the pool's ENOMEM message. */
     struct qv_pool_options tiny = {.name = "tiny", .limit = 48 * 1024, .block_size = 4096};
@@ -227,7 +227,7 @@ static void test_memory_limits(void **state) {
         assert_int_equal(rc, ENOMEM);
         assert_non_null(strstr(err.message, "pool 'tiny'"));
     }
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(small);
 }
 

@@ -62,9 +62,9 @@ static void write_file(const char *path, int ncols, int64_t rows) {
     }
     assert_int_equal(qv_writer_end_rows(w, &err), 0);
     assert_int_equal(qv_writer_finish(w, &err), 0);
-    qv_writer_free(w);
-    qv_schema_free(schema);
-    qv_reservation_free(r);
+    qv_writer_close(w);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -157,8 +157,8 @@ static int64_t read_all(const char *path, struct qv_pool *pool, int threads, int
         st.release(&st);
     }
     qv_reader_close(rd);
-    qv_reservation_free(r);
-    qv_reservation_free(mr);
+    qv_reservation_destroy(r);
+    qv_reservation_destroy(mr);
     qv_pool_destroy(meta);
     return rows;
 }

@@ -40,7 +40,7 @@ static int teardown(void **state) {
     (void)state;
     unlink(path);
     free(file);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     struct qv_pool_stats st;
     qv_pool_get_stats(pool, &st);
     assert_int_equal(st.reserved, 0);

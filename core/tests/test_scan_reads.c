@@ -131,7 +131,7 @@ static int setup(void **state) {
     snprintf(name, sizeof name, "scan-reads-%d.qvr", (int)getpid());
     tu_path(path, sizeof path, name);
     assert_int_equal(fx_write(path, ROWS, RG, r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     return 0;
 }
 
@@ -184,7 +184,7 @@ static void test_no_survivor_reads_no_projection(void **state) {
             assert_int_equal(reads_of(&c, rd, g, C_S), 0);
         }
         qv_reader_close(rd);
-        qv_reservation_free(r);
+        qv_reservation_destroy(r);
     }
 }
 
@@ -208,7 +208,7 @@ static void test_take_reads_touched_row_groups_only(void **state) {
     }
     assert_int_equal(c.n, 4);
     qv_reader_close(rd);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
 }
 
 static void check_ids(const struct ArrowArray *a, int64_t first, int64_t n) {
@@ -256,7 +256,7 @@ static void test_move_matches_open(void **state) {
     assert_int_equal(qv_column_reader_move(&cr, 0, &err), EINVAL); /* nothing to move */
     qv_reader_close(rd);
     assert_int_equal(qv_reservation_used(r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
 }
 
 /* A file changed after the reader opened: a move verifies what it reads,
@@ -306,7 +306,7 @@ static void test_move_fails_like_open(void **state) {
         assert_non_null(strstr(err.message, "row group 2"));
         qv_reader_close(rd);
         assert_int_equal(qv_reservation_used(r), 0);
-        qv_reservation_free(r);
+        qv_reservation_destroy(r);
         unlink(copy);
     }
 }

@@ -43,7 +43,7 @@ static int write_file(void) {
     struct qv_writer_options o = {.row_group_rows = RG};
     rc = qv_writer_open(path, s, &o, res, &w, &err);
     if (rc) {
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         return rc;
     }
     struct qv_builder *b = qv_writer_builder(w);
@@ -55,8 +55,8 @@ static int write_file(void) {
     if (!rc) rc = qv_writer_end_rows(w, &err);
     if (!rc) rc = qv_writer_finish(w, &err);
     if (rc) fprintf(stderr, "write_file: %s\n", err.message);
-    qv_writer_free(w);
-    qv_schema_free(s);
+    qv_writer_close(w);
+    qv_schema_destroy(s);
     return rc;
 }
 
@@ -76,7 +76,7 @@ static int teardown(void **state) {
     qv_reader_close(rd);
     unlink(path);
     assert_int_equal(qv_reservation_used(res), 0);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     struct qv_pool_stats st;
     qv_pool_get_stats(pool, &st);
     assert_int_equal(st.reserved, 0);

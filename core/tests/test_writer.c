@@ -62,19 +62,19 @@ static void test_abort_leaves_nothing(void **state) {
     qv_writer_abort(w);
     struct qv_error err;
     assert_int_equal(qv_writer_write(w, &b, &err), ECANCELED);
-    qv_writer_free(w);
+    qv_writer_close(w);
     assert_false(exists(path));
     assert_int_equal(temp_files(path), 0);
     /* Free without finish aborts too. */
     assert_int_equal(qv_writer_open(path, s, &o, r, &w, NULL), 0);
     assert_int_equal(qv_writer_write(w, &b, NULL), 0);
-    qv_writer_free(w);
+    qv_writer_close(w);
     assert_false(exists(path));
     assert_int_equal(temp_files(path), 0);
     b.release(&b);
-    qv_schema_free(s);
+    qv_schema_destroy(s);
     assert_int_equal(qv_reservation_used(r), 0);
-    qv_reservation_free(r);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -100,12 +100,12 @@ static void test_rejected_batch_keeps_writer_usable(void **state) {
     b.n_children = saved;
     assert_int_equal(qv_writer_write(w, &b, &err), 0);
     assert_int_equal(qv_writer_finish(w, &err), 0);
-    qv_writer_free(w);
+    qv_writer_close(w);
     assert_true(exists(path));
     unlink(path);
     b.release(&b);
-    qv_schema_free(s);
-    qv_reservation_free(r);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -134,14 +134,14 @@ static void test_full_budget_is_enomem_and_abortable(void **state) {
     assert_int_equal(rc, ENOMEM);
     assert_non_null(strstr(err.message, "pool 'tiny'"));
     assert_int_equal(qv_writer_finish(w, &err), ENOMEM); /* failed writers stay failed */
-    qv_writer_free(w);
+    qv_writer_close(w);
     assert_false(exists(path));
     assert_int_equal(temp_files(path), 0);
     assert_int_equal(qv_reservation_used(wr), 0);
     b.release(&b);
-    qv_schema_free(s);
-    qv_reservation_free(wr);
-    qv_reservation_free(r);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(wr);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 
@@ -171,7 +171,7 @@ static void test_injection_write_and_read(void **state) {
         int rc = qv_writer_open(path, s, &o, r, &w, &err);
         if (!rc) rc = qv_writer_write(w, &b, &err);
         if (!rc) rc = qv_writer_finish(w, &err);
-        qv_writer_free(w);
+        qv_writer_close(w);
         if (!rc) break;
         assert_int_equal(rc, ENOMEM);
         assert_false(exists(path));
@@ -202,8 +202,8 @@ static void test_injection_write_and_read(void **state) {
     qv_pool_inject_alloc_failure(p, 0);
     unlink(path);
     b.release(&b);
-    qv_schema_free(s);
-    qv_reservation_free(r);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(r);
     qv_pool_destroy(p);
 }
 

@@ -311,7 +311,7 @@ static struct readerref *readerref_incref(struct readerref *r) {
 static void readerref_decref(struct readerref *r) {
     if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
         qv_reader_close(r->rd);
-        qv_reservation_free(r->res);
+        qv_reservation_destroy(r->res);
         poolref_decref(r->pool);
         free(r);
     }
@@ -396,7 +396,7 @@ static void ws_release(struct ArrowArrayStream *st) {
     if (!st->release) return;
     struct wstream *w = st->private_data;
     if (w->inner.release) w->inner.release(&w->inner);
-    qv_reservation_free(w->res);
+    qv_reservation_destroy(w->res);
     readerref_decref(w->reader);
     free(w);
     st->release = NULL;
@@ -794,7 +794,7 @@ static PyObject *Reader_schema_capsule(ReaderObject *self, PyObject *args) {
         cap = schema_capsule_from(&s);
         s.release(&s);
     }
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     return cap;
 }
 
@@ -984,7 +984,7 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
     if (!rc && filter && parse_filter(filter, flen, w->res, &fx)) {
         if (have_take) PyBuffer_Release(&take);
         free(cols);
-        qv_reservation_free(w->res);
+        qv_reservation_destroy(w->res);
         free(w);
         return NULL;
     }
@@ -1018,7 +1018,7 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
     if (have_take) PyBuffer_Release(&take);
     if (rc) {
         free(cols);
-        qv_reservation_free(w->res);
+        qv_reservation_destroy(w->res);
         free(w);
         return raise_err(&err, rc);
     }
@@ -1124,7 +1124,7 @@ static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs
     }
     Py_DECREF(path_obj);
     if (rc) {
-        qv_reservation_free(r->res);
+        qv_reservation_destroy(r->res);
         if (r->pool) poolref_decref(r->pool);
         free(r);
         return raise_err(&err, rc);
@@ -1285,11 +1285,11 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
         }
     }
     Py_BEGIN_ALLOW_THREADS
-    qv_writer_free(w); /* aborts an unfinished file */
+    qv_writer_close(w); /* aborts an unfinished file */
     if (st.release) st.release(&st);
     Py_END_ALLOW_THREADS
-    qv_schema_free(schema);
-    qv_reservation_free(res);
+    qv_schema_destroy(schema);
+    qv_reservation_destroy(res);
     if (pool) poolref_decref(pool);
     free(kv);
     Py_DECREF(path_obj);

@@ -96,18 +96,18 @@ struct ArrowArrayStream {
  * exactly one of them owns the data. EINVAL (nothing moved) when `src` is
  * already released (use after move) or `dst` still owns something (the move
  * would leak it). */
-void qv_arrow_schema_release(struct ArrowSchema *schema);
-void qv_arrow_array_release(struct ArrowArray *array);
-void qv_arrow_stream_release(struct ArrowArrayStream *stream);
-int qv_arrow_schema_move(struct ArrowSchema *dst, struct ArrowSchema *src, struct qv_error *err);
-int qv_arrow_array_move(struct ArrowArray *dst, struct ArrowArray *src, struct qv_error *err);
-int qv_arrow_stream_move(struct ArrowArrayStream *dst, struct ArrowArrayStream *src,
+QV_API void qv_arrow_schema_release(struct ArrowSchema *schema);
+QV_API void qv_arrow_array_release(struct ArrowArray *array);
+QV_API void qv_arrow_stream_release(struct ArrowArrayStream *stream);
+QV_API int qv_arrow_schema_move(struct ArrowSchema *dst, struct ArrowSchema *src, struct qv_error *err);
+QV_API int qv_arrow_array_move(struct ArrowArray *dst, struct ArrowArray *src, struct qv_error *err);
+QV_API int qv_arrow_stream_move(struct ArrowArrayStream *dst, struct ArrowArrayStream *src,
                          struct qv_error *err);
 
 /* 64 zero bytes, 64-byte aligned: a valid buffer for zero-length arrays whose
  * layout requires one (e.g. the single offset of an empty utf8 array).
  * Never written, never freed. */
-const void *qv_arrow_zero_buffer(void);
+QV_API const void *qv_arrow_zero_buffer(void);
 
 /* ==== The schema tree ====
  * A `qv_field` describes one Arrow field: type and parameters, name,
@@ -190,42 +190,42 @@ struct qv_schema {
  * one STRUCT child with exactly two children (key, value), scalar types none;
  * at most 64 levels). Nullability flags of map entries and keys are kept as
  * given (producers differ); the builder never writes null keys. On success
- * *out is owned by the caller (qv_schema_free); on failure *out is NULL and
+ * *out is owned by the caller (qv_schema_destroy); on failure *out is NULL and
  * nothing is held. */
-int qv_schema_create(const struct qv_field *root, struct qv_reservation *r,
+QV_API int qv_schema_create(const struct qv_field *root, struct qv_reservation *r,
                      struct qv_schema **out, struct qv_error *err);
 /* Deep copy of `src` into `r`; same ownership as qv_schema_create. */
-int qv_schema_copy(const struct qv_schema *src, struct qv_reservation *r,
+QV_API int qv_schema_copy(const struct qv_schema *src, struct qv_reservation *r,
                    struct qv_schema **out, struct qv_error *err);
 /* Reads (does not consume) an ArrowSchema. The caller keeps ownership of
  * `src`. EINVAL naming the field path for a released struct, a malformed
  * format string, bad metadata, or children that do not fit the type; ENOSYS
  * for valid Arrow types Quiver does not support (dictionary encoding,
  * views, unions, run-end encoding, ...). Ownership of *out as in create. */
-int qv_schema_import(const struct ArrowSchema *src, struct qv_reservation *r,
+QV_API int qv_schema_import(const struct ArrowSchema *src, struct qv_reservation *r,
                      struct qv_schema **out, struct qv_error *err);
 /* Exports the whole schema (its root field) as an ArrowSchema allocated from
  * `r`. On success `out` owns it (release frees through `r`, which must
  * outlive it); on failure out->release is NULL. */
-int qv_schema_export(const struct qv_schema *schema, struct qv_reservation *r,
+QV_API int qv_schema_export(const struct qv_schema *schema, struct qv_reservation *r,
                      struct ArrowSchema *out, struct qv_error *err);
 /* Exports any field (owned or template, assumed valid) as a root ArrowSchema. */
-int qv_field_export(const struct qv_field *field, struct qv_reservation *r,
+QV_API int qv_field_export(const struct qv_field *field, struct qv_reservation *r,
                     struct ArrowSchema *out, struct qv_error *err);
 /* Frees the schema through its reservation. NULL-safe. */
-void qv_schema_free(struct qv_schema *schema);
+QV_API void qv_schema_destroy(struct qv_schema *schema);
 
 /* Equality; flags relax it. Returns true when equal. */
 #define QV_EQUAL_IGNORE_NAMES 1u       /* field names (not map/struct structure) */
 #define QV_EQUAL_IGNORE_NULLABILITY 2u
 #define QV_EQUAL_IGNORE_METADATA 4u
-bool qv_field_equal(const struct qv_field *a, const struct qv_field *b, unsigned flags);
-bool qv_schema_equal(const struct qv_schema *a, const struct qv_schema *b, unsigned flags);
+QV_API bool qv_field_equal(const struct qv_field *a, const struct qv_field *b, unsigned flags);
+QV_API bool qv_schema_equal(const struct qv_schema *a, const struct qv_schema *b, unsigned flags);
 
 /* Index of the child called `name` (first match), or -1. */
-int64_t qv_field_child_index(const struct qv_field *field, const char *name);
+QV_API int64_t qv_field_child_index(const struct qv_field *field, const char *name);
 /* "int64", "decimal128", ...; "?" for an unknown value. */
-const char *qv_type_name(enum qv_type type);
+QV_API const char *qv_type_name(enum qv_type type);
 
 /* Printing. All three have snprintf semantics: they write at most `cap`
  * bytes including the terminator and return the length the full text needs,
@@ -234,9 +234,9 @@ const char *qv_type_name(enum qv_type type);
  *   type:   "list<item: utf8>", "decimal128(10, 2)", "timestamp[us, UTC]"
  *   field:  "name: <type>[ not null][ {k: v, ...}]"
  *   schema: one line per top-level field, then "metadata: {k: v}" if any. */
-size_t qv_type_to_string(const struct qv_field *field, char *buf, size_t cap);
-size_t qv_field_to_string(const struct qv_field *field, char *buf, size_t cap);
-size_t qv_schema_to_string(const struct qv_schema *schema, char *buf, size_t cap);
+QV_API size_t qv_type_to_string(const struct qv_field *field, char *buf, size_t cap);
+QV_API size_t qv_field_to_string(const struct qv_field *field, char *buf, size_t cap);
+QV_API size_t qv_schema_to_string(const struct qv_schema *schema, char *buf, size_t cap);
 
 /* Arrow format strings, exactly per the C Data Interface spec.
  * Emit: writes the format of `field`'s own type (no children) with snprintf
@@ -245,8 +245,8 @@ size_t qv_schema_to_string(const struct qv_schema *schema, char *buf, size_t cap
  * timezone points into `format`, which must outlive its use); other members
  * are left untouched. EINVAL for a malformed string, ENOSYS for a valid Arrow
  * type Quiver does not support. */
-size_t qv_arrow_format_emit(const struct qv_field *field, char *buf, size_t cap);
-int qv_arrow_format_parse(const char *format, struct qv_field *out, struct qv_error *err);
+QV_API size_t qv_arrow_format_emit(const struct qv_field *field, char *buf, size_t cap);
+QV_API int qv_arrow_format_parse(const char *format, struct qv_field *out, struct qv_error *err);
 
 /* ==== Import validation ====
  * CHEAP (the default) is O(number of nodes) and reads O(1) values per node:
@@ -261,11 +261,11 @@ int qv_arrow_format_parse(const char *format, struct qv_field *out, struct qv_er
  * consistent with lengths, offsets and child lengths. */
 enum qv_validate_level { QV_VALIDATE_CHEAP = 0, QV_VALIDATE_FULL = 1 };
 
-int qv_arrow_array_validate(const struct ArrowArray *array, const struct qv_field *field,
+QV_API int qv_arrow_array_validate(const struct ArrowArray *array, const struct qv_field *field,
                             enum qv_validate_level level, struct qv_error *err);
 /* Validates `src` against `field` and moves it into `dst` (which must be
  * released). On failure nothing moves: the caller still owns `src`. */
-int qv_arrow_array_import(struct ArrowArray *dst, struct ArrowArray *src,
+QV_API int qv_arrow_array_import(struct ArrowArray *dst, struct ArrowArray *src,
                           const struct qv_field *field, enum qv_validate_level level,
                           struct qv_error *err);
 
@@ -274,7 +274,7 @@ int qv_arrow_array_import(struct ArrowArray *dst, struct ArrowArray *src,
  * and -0.0 differs from 0.0). Both must be valid (validate first). Returns
  * true when equal; otherwise writes the first difference ("field 'a' row 3:
  * 5 != 6") into `why` (snprintf semantics, may be NULL). */
-bool qv_arrow_array_equal(const struct qv_field *field, const struct ArrowArray *a,
+QV_API bool qv_arrow_array_equal(const struct qv_field *field, const struct ArrowArray *a,
                           const struct ArrowArray *b, char *why, size_t why_cap);
 
 /* ==== Owned arrays ====
@@ -288,12 +288,12 @@ bool qv_arrow_array_equal(const struct qv_field *field, const struct ArrowArray 
 /* Creates a tree shaped like `field` (n_buffers and n_children per type,
  * every length/null_count/offset 0, every buffer NULL). On success `out` owns
  * it; on failure out->release is NULL. `r` must outlive the array. */
-int qv_owned_array_create(struct ArrowArray *out, const struct qv_field *field,
+QV_API int qv_owned_array_create(struct ArrowArray *out, const struct qv_field *field,
                           struct qv_reservation *r, struct qv_error *err);
 /* Allocates `size` bytes from the tree's reservation as buffer `i` of `node`
  * (the root or any descendant still attached to an owned tree), freeing any
  * buffer the node owned there. Returns NULL with ENOMEM/EINVAL in err. */
-void *qv_owned_array_alloc_buffer(struct ArrowArray *node, int64_t i, size_t size,
+QV_API void *qv_owned_array_alloc_buffer(struct ArrowArray *node, int64_t i, size_t size,
                                   struct qv_error *err);
 /* Makes buffer `i` of `node` point to `ptr`, freeing any buffer the node
  * owned there. With owned_size > 0, ownership of a qv_alloc block of that
@@ -301,7 +301,7 @@ void *qv_owned_array_alloc_buffer(struct ArrowArray *node, int64_t i, size_t siz
  * borrowed (static data such as qv_arrow_zero_buffer). EINVAL for a node
  * that is not part of an owned tree or a bad index; ptr then stays the
  * caller's. */
-int qv_owned_array_set_buffer(struct ArrowArray *node, int64_t i, void *ptr, size_t owned_size,
+QV_API int qv_owned_array_set_buffer(struct ArrowArray *node, int64_t i, void *ptr, size_t owned_size,
                               struct qv_error *err);
 
 /* ==== Streams ====
@@ -320,12 +320,12 @@ struct qv_arrow_stream_ops {
 /* On success `out` owns `ctx` (ops->release(ctx) runs when the stream is
  * released); on failure the caller keeps ctx and out->release is NULL.
  * `ops` is copied. The wrapper's state is allocated from `r`. */
-int qv_arrow_stream_create(struct ArrowArrayStream *out, const struct qv_arrow_stream_ops *ops,
+QV_API int qv_arrow_stream_create(struct ArrowArrayStream *out, const struct qv_arrow_stream_ops *ops,
                            void *ctx, struct qv_reservation *r, struct qv_error *err);
 /* A stream over batches already in memory. `schema` and the `n` arrays of
  * `batches` are validated (cheap tier) and, on success, moved into the
  * stream; on failure nothing moves. */
-int qv_arrow_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
+QV_API int qv_arrow_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchema *schema,
                                  struct ArrowArray *batches, int64_t n,
                                  struct qv_reservation *r, struct qv_error *err);
 
@@ -422,32 +422,32 @@ struct qv_appender {
 /* Creates a builder for `schema` (STRUCT root; deep-copied, the caller keeps
  * its own). All memory, including exported batches, comes from `r`, which
  * must outlive the builder and every batch it exported. `opts` may be NULL.
- * On success *out is owned by the caller (qv_builder_free). */
-int qv_builder_create(const struct qv_schema *schema, struct qv_reservation *r,
+ * On success *out is owned by the caller (qv_builder_destroy). */
+QV_API int qv_builder_create(const struct qv_schema *schema, struct qv_reservation *r,
                       const struct qv_builder_options *opts, struct qv_builder **out,
                       struct qv_error *err);
 /* Frees the builder and the batch in progress. Exported batches stay valid.
  * NULL-safe. */
-void qv_builder_free(struct qv_builder *b);
-/* The builder's own copy of the schema; valid until qv_builder_free. */
-const struct qv_schema *qv_builder_schema(const struct qv_builder *b);
-int64_t qv_builder_num_columns(const struct qv_builder *b);
+QV_API void qv_builder_destroy(struct qv_builder *b);
+/* The builder's own copy of the schema; valid until qv_builder_destroy. */
+QV_API const struct qv_schema *qv_builder_schema(const struct qv_builder *b);
+QV_API int64_t qv_builder_num_columns(const struct qv_builder *b);
 /* Rows in the batch in progress (the first column's length). */
-int64_t qv_builder_num_rows(const struct qv_builder *b);
+QV_API int64_t qv_builder_num_rows(const struct qv_builder *b);
 /* Appender of top-level column `k`, NULL when out of range. Resolve once and
  * keep: it stays valid for the builder's life. */
-struct qv_appender *qv_builder_column(struct qv_builder *b, int64_t k);
+QV_API struct qv_appender *qv_builder_column(struct qv_builder *b, int64_t k);
 /* Child `i` of a struct/list/map appender, NULL when out of range. */
-struct qv_appender *qv_appender_child(struct qv_appender *a, int64_t i);
-struct qv_appender *qv_appender_map_keys(struct qv_appender *map);
-struct qv_appender *qv_appender_map_values(struct qv_appender *map);
+QV_API struct qv_appender *qv_appender_child(struct qv_appender *a, int64_t i);
+QV_API struct qv_appender *qv_appender_map_keys(struct qv_appender *map);
+QV_API struct qv_appender *qv_appender_map_values(struct qv_appender *map);
 static inline const struct qv_field *qv_appender_field(const struct qv_appender *a) {
     return a->field;
 }
 
 /* Exports the builder's schema (the schema of every batch); `out` is owned
  * by the caller on success, released on failure. Batches do not carry it. */
-int qv_builder_export_schema(struct qv_builder *b, struct ArrowSchema *out,
+QV_API int qv_builder_export_schema(struct qv_builder *b, struct ArrowSchema *out,
                              struct qv_error *err);
 /* Moves the batch in progress out as a STRUCT ArrowArray of the columns and
  * starts an empty batch. On success `out` owns the batch (its release frees
@@ -455,40 +455,40 @@ int qv_builder_export_schema(struct qv_builder *b, struct ArrowSchema *out,
  * failure (poisoned, columns of different lengths, a begin without end,
  * allocation) out->release is NULL, the batch stays in the builder and the
  * builder is poisoned. */
-int qv_builder_finish(struct qv_builder *b, struct ArrowArray *out, struct qv_error *err);
+QV_API int qv_builder_finish(struct qv_builder *b, struct ArrowArray *out, struct qv_error *err);
 /* Drops the batch in progress and clears poisoning. */
-void qv_builder_reset(struct qv_builder *b);
+QV_API void qv_builder_reset(struct qv_builder *b);
 /* The error that poisoned the builder (code 0 when healthy). */
-const struct qv_error *qv_builder_error(const struct qv_builder *b);
+QV_API const struct qv_error *qv_builder_error(const struct qv_builder *b);
 
 /* Bulk: appends rows [start, start + count) of `src` (an array of the
  * appender's type; its own `offset` honoured) to the appender. Buffers are
  * copied verbatim apart from offsets, which are rebased; `src` stays owned
  * by the caller. `src` is validated at the cheap tier first, and every
  * offset read is checked, so a bad `src` is an error, not a bad batch. */
-int qv_append_array(struct qv_appender *a, const struct ArrowArray *src, int64_t start,
+QV_API int qv_append_array(struct qv_appender *a, const struct ArrowArray *src, int64_t start,
                     int64_t count);
 /* Bulk for whole rows: `src` is a STRUCT array with the builder's schema
  * (no null rows at the top level); rows [start, start + count) go to every
  * column. On failure the builder is poisoned and err says why. */
-int qv_builder_append_batch(struct qv_builder *b, const struct ArrowArray *src, int64_t start,
+QV_API int qv_builder_append_batch(struct qv_builder *b, const struct ArrowArray *src, int64_t start,
                             int64_t count, struct qv_error *err);
 
 /* ---- per-value appends: 0 or an errno (the builder is then poisoned) ---- */
 
-int qv_append_null(struct qv_appender *a);
+QV_API int qv_append_null(struct qv_appender *a);
 /* Half-precision value given as its IEEE 754 binary16 bits. */
-int qv_append_float16(struct qv_appender *a, uint16_t bits);
+QV_API int qv_append_float16(struct qv_appender *a, uint16_t bits);
 /* Unscaled decimal128 value as two's complement halves (value = hi*2^64 + lo). */
-int qv_append_decimal128(struct qv_appender *a, uint64_t lo, int64_t hi);
+QV_API int qv_append_decimal128(struct qv_appender *a, uint64_t lo, int64_t hi);
 
-int qv__append_begin_slow(struct qv_appender *a, int32_t kind);
-int qv__append_list_end_slow(struct qv_appender *a);
-int qv__append_map_end_slow(struct qv_appender *a);
-int qv__append_struct_end_slow(struct qv_appender *a);
-int qv__append_fixed_slow(struct qv_appender *a, int32_t kind, const void *value);
-int qv__append_bytes_slow(struct qv_appender *a, const void *p, size_t n);
-int qv__append_fixbin_slow(struct qv_appender *a, const void *p, size_t n);
+QV_API int qv__append_begin_slow(struct qv_appender *a, int32_t kind);
+QV_API int qv__append_list_end_slow(struct qv_appender *a);
+QV_API int qv__append_map_end_slow(struct qv_appender *a);
+QV_API int qv__append_struct_end_slow(struct qv_appender *a);
+QV_API int qv__append_fixed_slow(struct qv_appender *a, int32_t kind, const void *value);
+QV_API int qv__append_bytes_slow(struct qv_appender *a, const void *p, size_t n);
+QV_API int qv__append_fixbin_slow(struct qv_appender *a, const void *p, size_t n);
 
 #if defined(__GNUC__)
 #define QV__LIKELY(x) __builtin_expect(!!(x), 1)

@@ -28,20 +28,47 @@ extern "C" {
 /* Data buffers are aligned to and padded to this many bytes. */
 #define QV_ALIGNMENT 64u
 
+/* QV_API marks the library's exported functions: the shared library is
+ * built with -fvisibility=hidden and exports exactly what carries it. */
+#if defined(QV_BUILDING_LIBRARY) && defined(__GNUC__)
+#define QV_API __attribute__((visibility("default")))
+#else
+#define QV_API
+#endif
+
 #define QV_ERROR_MESSAGE_MAX 1024
 
-/* Stack-allocatable error record. `code` mirrors the returned errno value. */
+/* What kind of failure an error is: stable across releases, for front ends
+ * to map to their own exception classes. The errno value says what the
+ * system or the library saw; the kind says what the caller should think of
+ * it (EIO, for one, is CORRUPT when bytes failed a check and IO when a read
+ * failed). */
+enum qv_error_kind {
+    QV_ERROR_NONE = 0,
+    QV_ERROR_NOT_FOUND,        /* ENOENT: no such file, column or field */
+    QV_ERROR_CORRUPT,          /* bytes that fail a check: magic, checksum, bounds */
+    QV_ERROR_IO,               /* the system failed a read or write (EIO, ENOSPC, EACCES, ...) */
+    QV_ERROR_OUT_OF_MEMORY,    /* ENOMEM: a memory limit or an allocation */
+    QV_ERROR_INVALID_ARGUMENT, /* EINVAL, ERANGE, EOVERFLOW: bad argument or input */
+    QV_ERROR_NOT_SUPPORTED,    /* ENOSYS: valid, but not supported */
+    QV_ERROR_CANCELLED,        /* ECANCELED */
+    QV_ERROR_CHANGED           /* ESTALE: the file changed since it was planned */
+};
+
+/* Stack-allocatable error record. `code` mirrors the returned errno value;
+ * `kind` is set with it (from the code, unless the site said otherwise). */
 struct qv_error {
     int code;
+    int kind; /* enum qv_error_kind */
     char message[QV_ERROR_MESSAGE_MAX];
 };
 
 /* Clears `err` (NULL-safe). */
-void qv_error_clear(struct qv_error *err);
+QV_API void qv_error_clear(struct qv_error *err);
 
 /* Records `code` and a printf-style message in `err` (NULL-safe) and returns
  * `code`, so a failure path can be `return qv_error_set(err, EINVAL, ...)`. */
-int qv_error_set(struct qv_error *err, int code, const char *fmt, ...)
+QV_API int qv_error_set(struct qv_error *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
@@ -49,14 +76,32 @@ int qv_error_set(struct qv_error *err, int code, const char *fmt, ...)
 
 /* Prepends context ("reading column 'x': ") to an existing message, keeping
  * the code. Returns err->code (or `code` when err is NULL). */
-int qv_error_wrap(struct qv_error *err, int code, const char *fmt, ...)
+QV_API int qv_error_wrap(struct qv_error *err, int code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
+/* As qv_error_set, with an explicit kind (e.g. QV_ERROR_CORRUPT for EIO
+ * raised by a failed check). */
+QV_API int qv_error_set_kind(struct qv_error *err, int code, enum qv_error_kind kind,
+                      const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* The kind an errno value has when its site did not say: ENOENT NOT_FOUND,
+ * ENOMEM OUT_OF_MEMORY, EINVAL / ERANGE / EOVERFLOW INVALID_ARGUMENT, ENOSYS /
+ * ENOTSUP NOT_SUPPORTED, ECANCELED CANCELLED, ESTALE CHANGED, 0 NONE, any
+ * other value IO. */
+QV_API enum qv_error_kind qv_error_kind_of(int code);
+
+/* Stable lower-case name of a kind ("not_found", "corrupt", ...). Never NULL. */
+QV_API const char *qv_error_kind_name(enum qv_error_kind kind);
+
 /* Name of an errno value as Quiver uses it ("EINVAL", ...). Never NULL. */
-const char *qv_errno_name(int code);
+QV_API const char *qv_errno_name(int code);
 
 /* ---- Aligned allocation (untracked; the memory part builds on these) ---- */
 
@@ -68,8 +113,8 @@ static inline size_t qv_align_up(size_t n) {
 
 /* 64-byte aligned allocation of `size` bytes (size rounded up to 64).
  * Returns NULL on failure or when size is 0. Release with qv_aligned_free. */
-void *qv_aligned_alloc(size_t size);
-void qv_aligned_free(void *ptr);
+QV_API void *qv_aligned_alloc(size_t size);
+QV_API void qv_aligned_free(void *ptr);
 
 /* ---- Bit utilities ---- */
 
@@ -103,12 +148,12 @@ static inline int64_t qv_zigzag_decode64(uint64_t v) {
     return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
 }
 /* Counts set bits in bits[offset, offset + length). */
-int64_t qv_bits_count(const uint8_t *bits, int64_t offset, int64_t length);
+QV_API int64_t qv_bits_count(const uint8_t *bits, int64_t offset, int64_t length);
 /* Copies `length` bits from src at src_off to dst at dst_off. */
-void qv_bits_copy(uint8_t *dst, int64_t dst_off, const uint8_t *src, int64_t src_off,
+QV_API void qv_bits_copy(uint8_t *dst, int64_t dst_off, const uint8_t *src, int64_t src_off,
                   int64_t length);
 /* Sets bits[offset, offset + length) to `value`. */
-void qv_bits_fill(uint8_t *bits, int64_t offset, int64_t length, int value);
+QV_API void qv_bits_fill(uint8_t *bits, int64_t offset, int64_t length, int value);
 
 /* Checked arithmetic: return nonzero on overflow. */
 static inline int qv_add_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
@@ -119,30 +164,30 @@ static inline int qv_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
 }
 
 /* ---- Checksums (xxHash, XXH3 64-bit) ---- */
-uint64_t qv_hash64(const void *data, size_t len, uint64_t seed);
+QV_API uint64_t qv_hash64(const void *data, size_t len, uint64_t seed);
 
 /* ---- Threads (thin wrappers over POSIX threads) ---- */
 typedef pthread_mutex_t qv_mutex;
 typedef pthread_cond_t qv_cond;
 typedef pthread_t qv_thread;
 
-int qv_mutex_init(qv_mutex *m);
-void qv_mutex_destroy(qv_mutex *m);
-void qv_mutex_lock(qv_mutex *m);
-void qv_mutex_unlock(qv_mutex *m);
-int qv_cond_init(qv_cond *c);
-void qv_cond_destroy(qv_cond *c);
-void qv_cond_wait(qv_cond *c, qv_mutex *m);
+QV_API int qv_mutex_init(qv_mutex *m);
+QV_API void qv_mutex_destroy(qv_mutex *m);
+QV_API void qv_mutex_lock(qv_mutex *m);
+QV_API void qv_mutex_unlock(qv_mutex *m);
+QV_API int qv_cond_init(qv_cond *c);
+QV_API void qv_cond_destroy(qv_cond *c);
+QV_API void qv_cond_wait(qv_cond *c, qv_mutex *m);
 /* Waits at most `ms` milliseconds; returns 0 when signalled, ETIMEDOUT otherwise. */
-int qv_cond_timedwait_ms(qv_cond *c, qv_mutex *m, int64_t ms);
-void qv_cond_signal(qv_cond *c);
-void qv_cond_broadcast(qv_cond *c);
-int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg);
-void qv_thread_join(qv_thread t);
+QV_API int qv_cond_timedwait_ms(qv_cond *c, qv_mutex *m, int64_t ms);
+QV_API void qv_cond_signal(qv_cond *c);
+QV_API void qv_cond_broadcast(qv_cond *c);
+QV_API int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg);
+QV_API void qv_thread_join(qv_thread t);
 /* Number of online CPUs (at least 1). */
-int qv_cpu_count(void);
+QV_API int qv_cpu_count(void);
 /* Monotonic clock in nanoseconds. */
-uint64_t qv_now_ns(void);
+QV_API uint64_t qv_now_ns(void);
 
 #ifdef __cplusplus
 }

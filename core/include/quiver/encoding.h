@@ -96,11 +96,11 @@ enum qv_encoding {
 #define QV_ENC_DEFAULT_DEPTH 3
 
 /* Name of an encoding ("bitpack", "dict", ...); "?" for an unknown id. */
-const char *qv_encoding_name(int encoding);
+QV_API const char *qv_encoding_name(int encoding);
 /* Encoding id for a name, or -1. */
-int qv_encoding_from_name(const char *name);
+QV_API int qv_encoding_from_name(const char *name);
 /* Name of a kind ("int32", "binary", ...); "?" for an unknown kind. */
-const char *qv_value_kind_name(enum qv_value_kind kind);
+QV_API const char *qv_value_kind_name(enum qv_value_kind kind);
 
 /* A read-only view of one chunk's dense values. Nothing is owned; the
  * pointers must stay valid for the duration of the call they are passed to.
@@ -154,10 +154,10 @@ struct qv_encoded {
  * left charged to `r`. `opts` may be NULL (all defaults). EINVAL for a bad
  * view (unknown kind, count beyond QV_ENC_MAX_COUNT, decreasing offsets) or
  * a forced encoding that cannot represent it; ENOMEM from the reservation. */
-int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
+QV_API int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
               struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err);
 /* Frees out->data (NULL-safe) and zeroes *out. */
-void qv_encoded_release(struct qv_reservation *r, struct qv_encoded *out);
+QV_API void qv_encoded_release(struct qv_reservation *r, struct qv_encoded *out);
 
 /* ---- Decoding ---- */
 
@@ -194,25 +194,25 @@ struct qv_decoder;
  * the decoder works on an aligned copy. On success *out is the caller's;
  * release with qv_decoder_close. EIO for corrupt bytes, EINVAL for bad
  * arguments, ENOMEM from `r`. */
-int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
+QV_API int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
                     int32_t fixed_width, int64_t count, struct qv_reservation *r,
                     struct qv_decoder **out, struct qv_error *err);
 /* Frees the decoder and everything it holds (NULL-safe). */
-void qv_decoder_close(struct qv_decoder *d);
+QV_API void qv_decoder_close(struct qv_decoder *d);
 /* Decodes values [start, start + n). EINVAL when the range is outside the
  * chunk. On failure the output may be partly written. */
-int qv_decoder_decode_range(struct qv_decoder *d, int64_t start, int64_t n,
+QV_API int qv_decoder_decode_range(struct qv_decoder *d, int64_t start, int64_t n,
                             struct qv_decode_out *out, struct qv_error *err);
 /* Decodes the values at rows[0..n) (sorted non-decreasing, each in
  * [0, count)) into consecutive output slots. EINVAL for unsorted or
  * out-of-range rows. */
-int qv_decoder_take(struct qv_decoder *d, const int64_t *rows, int64_t n,
+QV_API int qv_decoder_take(struct qv_decoder *d, const int64_t *rows, int64_t n,
                     struct qv_decode_out *out, struct qv_error *err);
 /* Bytes of decoder-held memory (tree, caches, scratch). */
-uint64_t qv_decoder_memory(const struct qv_decoder *d);
+QV_API uint64_t qv_decoder_memory(const struct qv_decoder *d);
 
 /* One-shot full decode: open, decode [0, count), close. */
-int qv_decode(const void *bytes, size_t size, enum qv_value_kind kind, int32_t fixed_width,
+QV_API int qv_decode(const void *bytes, size_t size, enum qv_value_kind kind, int32_t fixed_width,
               int64_t count, struct qv_reservation *r, struct qv_decode_out *out,
               struct qv_error *err);
 
@@ -246,12 +246,12 @@ typedef int (*qv_enc_visit_fn)(void *ctx, const struct qv_enc_node_info *info);
 /* Walks the tree in bytes[0, size). With a reservation, zstd/lz4 subtrees are
  * decompressed (charged to `r`, freed before returning) and walked too;
  * with r == NULL they appear as leaves. EIO for corrupt bytes. */
-int qv_enc_walk(const void *bytes, size_t size, struct qv_reservation *r, qv_enc_visit_fn fn,
+QV_API int qv_enc_walk(const void *bytes, size_t size, struct qv_reservation *r, qv_enc_visit_fn fn,
                 void *ctx, struct qv_error *err);
 /* Renders the tree compactly into buf (always NUL-terminated when cap > 0),
  * e.g. "dict(codes=bitpack(w=3),values=fsst(symbols=87,offsets=delta(...)))".
  * Returns 0, EIO for corrupt bytes, or EOVERFLOW when truncated. */
-int qv_enc_describe(const void *bytes, size_t size, struct qv_reservation *r, char *buf,
+QV_API int qv_enc_describe(const void *bytes, size_t size, struct qv_reservation *r, char *buf,
                     size_t cap, struct qv_error *err);
 
 #ifdef __cplusplus

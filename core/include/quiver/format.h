@@ -57,7 +57,7 @@ struct qv_sink {
  * an empty path is EINVAL, a missing file ENOENT, other failures to open it
  * the system's errno (EACCES, ELOOP, ENAMETOOLONG, ...). On success *out owns
  * the file; release with qv_source_close. */
-int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
+QV_API int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error *err);
 /* Same, but the file is also mapped read-only into memory (out->base), so
  * readers decode in place and touch only the pages a decode needs: cheaper
  * random takes on warm files, and no copy. Caveats, which is why this is an
@@ -67,12 +67,12 @@ int qv_source_open_file(const char *path, struct qv_source *out, struct qv_error
  * once per reader, so bytes changed in place after their verification are
  * decoded as they are. Use only for files nobody modifies while they are
  * open. Falls back to pread when the system refuses the mapping. */
-int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
+QV_API int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
 /* Wraps a caller-owned memory range (not copied; must outlive the source). */
-void qv_source_from_memory(const void *data, uint64_t size, const char *name,
+QV_API void qv_source_from_memory(const void *data, uint64_t size, const char *name,
                            struct qv_source *out);
-void qv_source_close(struct qv_source *src);
-int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
+QV_API void qv_source_close(struct qv_source *src);
+QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
                    struct qv_error *err);
 
 /* Reads of neighbouring ranges are coalesced where the format makes them
@@ -99,11 +99,11 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
  * A full disk is ENOSPC (EDQUOT, EFBIG for quota and size limits) with a
  * message naming the file, the temporary file and the operation; other
  * write failures are EIO. */
-int qv_sink_create_file(const char *path, struct qv_sink *out, struct qv_error *err);
-int qv_sink_write(struct qv_sink *sink, const void *buf, size_t len, struct qv_error *err);
-int qv_sink_finish(struct qv_sink *sink, struct qv_error *err);
-void qv_sink_abort(struct qv_sink *sink);
-void qv_sink_close(struct qv_sink *sink);
+QV_API int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *err);
+QV_API int qv_sink_write(struct qv_sink *sink, const void *buf, size_t len, struct qv_error *err);
+QV_API int qv_sink_finish(struct qv_sink *sink, struct qv_error *err);
+QV_API void qv_sink_abort(struct qv_sink *sink);
+QV_API void qv_sink_close(struct qv_sink *sink);
 
 /* ==== The writer ====
  * Writes Arrow batches (any size, sliced, chunked) or rows appended through
@@ -153,34 +153,34 @@ struct qv_writer;
 /* Creates `path` (through a temporary name) for `schema` (STRUCT root; the
  * writer keeps its own copy). `r` must outlive the writer. On success *out
  * is the caller's: finish it, abort it or free it. */
-int qv_writer_open(const char *path, const struct qv_schema *schema,
+QV_API int qv_writer_open(const char *path, const struct qv_schema *schema,
                    const struct qv_writer_options *opts, struct qv_reservation *r,
                    struct qv_writer **out, struct qv_error *err);
 /* Same over any sink. The sink moves into the writer on success and on
  * failure (it is aborted and closed then). */
-int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
+QV_API int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
                         const struct qv_writer_options *opts, struct qv_reservation *r,
                         struct qv_writer **out, struct qv_error *err);
 /* Appends a STRUCT batch with the writer's schema (validated at the cheap
  * tier; the caller keeps ownership of `batch`). */
-int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err);
+QV_API int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err);
 /* Appends every batch of `stream` (its schema must equal the writer's,
  * names and nullability included; metadata may differ). The stream stays
  * the caller's. */
-int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
+QV_API int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
                            struct qv_error *err);
 /* Row-at-a-time input: the builder the writer buffers in. Append whole rows
  * to it, then call qv_writer_end_rows, which writes full row groups. */
-struct qv_builder *qv_writer_builder(struct qv_writer *w);
-int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err);
+QV_API struct qv_builder *qv_writer_builder(struct qv_writer *w);
+QV_API int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err);
 /* Writes the remaining rows and the footer and publishes the file. */
-int qv_writer_finish(struct qv_writer *w, struct qv_error *err);
+QV_API int qv_writer_finish(struct qv_writer *w, struct qv_error *err);
 /* Discards the file (nothing is left under the final name). */
-void qv_writer_abort(struct qv_writer *w);
+QV_API void qv_writer_abort(struct qv_writer *w);
 /* Frees the writer; an unfinished writer is aborted first. NULL-safe. */
-void qv_writer_free(struct qv_writer *w);
-int64_t qv_writer_rows_written(const struct qv_writer *w);
-uint64_t qv_writer_bytes_written(const struct qv_writer *w);
+QV_API void qv_writer_close(struct qv_writer *w);
+QV_API int64_t qv_writer_rows_written(const struct qv_writer *w);
+QV_API uint64_t qv_writer_bytes_written(const struct qv_writer *w);
 
 /* ==== The reader ====
  * Opens a file with at most two reads (the last 64 KiB, then the rest of the
@@ -211,37 +211,37 @@ struct qv_reader_options {
 
 struct qv_reader;
 
-int qv_reader_open(const char *path, const struct qv_reader_options *opts,
+QV_API int qv_reader_open(const char *path, const struct qv_reader_options *opts,
                    struct qv_reservation *r, struct qv_reader **out, struct qv_error *err);
 /* Over any source; the source moves into the reader on success and on
  * failure (it is closed then). `r` must outlive the reader. */
-int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options *opts,
+QV_API int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options *opts,
                           struct qv_reservation *r, struct qv_reader **out,
                           struct qv_error *err);
-void qv_reader_close(struct qv_reader *reader);
+QV_API void qv_reader_close(struct qv_reader *reader);
 
-const struct qv_schema *qv_reader_schema(const struct qv_reader *reader);
-int64_t qv_reader_num_rows(const struct qv_reader *reader);
-int64_t qv_reader_num_row_groups(const struct qv_reader *reader);
-int64_t qv_reader_row_group_rows(const struct qv_reader *reader, int64_t rg);
-int64_t qv_reader_row_group_first_row(const struct qv_reader *reader, int64_t rg);
+QV_API const struct qv_schema *qv_reader_schema(const struct qv_reader *reader);
+QV_API int64_t qv_reader_num_rows(const struct qv_reader *reader);
+QV_API int64_t qv_reader_num_row_groups(const struct qv_reader *reader);
+QV_API int64_t qv_reader_row_group_rows(const struct qv_reader *reader, int64_t rg);
+QV_API int64_t qv_reader_row_group_first_row(const struct qv_reader *reader, int64_t rg);
 /* Byte span of a row group's segments (for splits). */
-uint64_t qv_reader_row_group_bytes(const struct qv_reader *reader, int64_t rg);
-uint64_t qv_reader_file_size(const struct qv_reader *reader);
-const char *qv_reader_writer_version(const struct qv_reader *reader);
-const char *qv_reader_path(const struct qv_reader *reader);
-const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
+QV_API uint64_t qv_reader_row_group_bytes(const struct qv_reader *reader, int64_t rg);
+QV_API uint64_t qv_reader_file_size(const struct qv_reader *reader);
+QV_API const char *qv_reader_writer_version(const struct qv_reader *reader);
+QV_API const char *qv_reader_path(const struct qv_reader *reader);
+QV_API const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
 /* Reads issued by open (1 or 2). */
-int qv_reader_open_reads(const struct qv_reader *reader);
+QV_API int qv_reader_open_reads(const struct qv_reader *reader);
 
 /* Physical nodes: the schema's fields in pre-order, root excluded. */
-int32_t qv_reader_num_nodes(const struct qv_reader *reader);
-const struct qv_field *qv_reader_node_field(const struct qv_reader *reader, int32_t node);
-int32_t qv_reader_node_parent(const struct qv_reader *reader, int32_t node);
+QV_API int32_t qv_reader_num_nodes(const struct qv_reader *reader);
+QV_API const struct qv_field *qv_reader_node_field(const struct qv_reader *reader, int32_t node);
+QV_API int32_t qv_reader_node_parent(const struct qv_reader *reader, int32_t node);
 /* Node index of top-level column `column`, -1 when out of range. */
-int32_t qv_reader_column_node(const struct qv_reader *reader, int32_t column);
+QV_API int32_t qv_reader_column_node(const struct qv_reader *reader, int32_t column);
 /* Dotted path of a node ("items.item.price"). */
-void qv_reader_node_path(const struct qv_reader *reader, int32_t node, char *buf, size_t cap);
+QV_API void qv_reader_node_path(const struct qv_reader *reader, int32_t node, char *buf, size_t cap);
 
 /* What the footer says about one column chunk (one node in one row group). */
 struct qv_chunk_info {
@@ -257,7 +257,7 @@ struct qv_chunk_info {
     const uint8_t *min, *max;
     uint32_t min_len, max_len;
 };
-int qv_reader_chunk_info(const struct qv_reader *reader, int64_t rg, int32_t node,
+QV_API int qv_reader_chunk_info(const struct qv_reader *reader, int64_t rg, int32_t node,
                          struct qv_chunk_info *out, struct qv_error *err);
 
 /* Segment roles in a chunk, for inspection. */
@@ -268,11 +268,11 @@ struct qv_segment_info {
     int64_t count;
     uint64_t offset, length, checksum;
 };
-int qv_reader_segment_info(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
+QV_API int qv_reader_segment_info(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
                            struct qv_segment_info *out, struct qv_error *err);
 /* Reads segment i of a chunk, verifies it and renders its encoding tree with
  * qv_enc_describe (and, with `fn`, walks it with qv_enc_walk). */
-int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
+QV_API int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg, int32_t node, int i,
                                struct qv_reservation *r, char *buf, size_t cap,
                                qv_enc_visit_fn fn, void *ctx, struct qv_error *err);
 
@@ -283,42 +283,42 @@ int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg, int32
  * One thread at a time; everything it holds is charged to `r`. */
 struct qv_column_reader;
 
-int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t column,
+QV_API int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t column,
                           struct qv_reservation *r, struct qv_column_reader **out,
                           struct qv_error *err);
-void qv_column_reader_close(struct qv_column_reader *cr);
+QV_API void qv_column_reader_close(struct qv_column_reader *cr);
 /* Moves *cr to row group `rg` of the same column, as close + open would,
  * but keeping its read buffer (a scan reuses one buffer per column instead
  * of allocating one per row group). Arrays already decoded stay valid. On
  * failure *cr is closed and set to NULL. */
-int qv_column_reader_move(struct qv_column_reader **cr, int64_t rg, struct qv_error *err);
+QV_API int qv_column_reader_move(struct qv_column_reader **cr, int64_t rg, struct qv_error *err);
 /* Decodes rows [start, start + n) of the row group into `out`, a released
  * ArrowArray that on success owns an array of the column's type (buffers
  * charged to the column reader's reservation, which must outlive it). */
-int qv_column_reader_read(struct qv_column_reader *cr, int64_t start, int64_t n,
+QV_API int qv_column_reader_read(struct qv_column_reader *cr, int64_t start, int64_t n,
                           struct ArrowArray *out, struct qv_error *err);
 /* Decodes the rows at `rows` (strictly increasing, row-group relative). */
-int qv_column_reader_take(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+QV_API int qv_column_reader_take(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
                           struct ArrowArray *out, struct qv_error *err);
 /* Same into a node of an existing owned array tree shaped like the column
  * (qv_owned_array_create), so several columns can fill one struct batch.
  * `tree_r` is the reservation the tree was created with; it may differ from
  * the column reader's (a scan decodes with a worker's reservation into a
  * batch's own), and both must belong to the calling thread. */
-int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64_t n,
+QV_API int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64_t n,
                                struct ArrowArray *node, struct qv_reservation *tree_r,
                                struct qv_error *err);
-int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+QV_API int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
                                struct ArrowArray *node, struct qv_reservation *tree_r,
                                struct qv_error *err);
 
 /* Convenience: the whole row group (columns == NULL: all; else the listed
  * top-level columns in that order) as a STRUCT batch owned by `out`. */
-int qv_reader_read_row_group(const struct qv_reader *reader, int64_t rg, const int32_t *columns,
+QV_API int qv_reader_read_row_group(const struct qv_reader *reader, int64_t rg, const int32_t *columns,
                              int32_t n_columns, struct qv_reservation *r, struct ArrowArray *out,
                              struct qv_error *err);
 /* The schema of such a batch (projection as above) as an ArrowSchema. */
-int qv_reader_export_schema(const struct qv_reader *reader, const int32_t *columns,
+QV_API int qv_reader_export_schema(const struct qv_reader *reader, const int32_t *columns,
                             int32_t n_columns, struct qv_reservation *r, struct ArrowSchema *out,
                             struct qv_error *err);
 

@@ -71,11 +71,11 @@ struct qv_pool_options {
 struct qv_pool;
 
 /* Creates a pool. On success *out owns it; release with qv_pool_destroy. */
-int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
+QV_API int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
                    struct qv_error *err);
 /* Destroys a pool. Every reservation must have been freed; remaining host
  * bytes are released to the host. NULL-safe. */
-void qv_pool_destroy(struct qv_pool *pool);
+QV_API void qv_pool_destroy(struct qv_pool *pool);
 
 struct qv_pool_stats {
     uint64_t reserved;       /* bytes held by reservations: their use plus at most
@@ -96,24 +96,24 @@ struct qv_pool_stats {
 };
 /* Lock-free snapshot (each field is read atomically; the set is not a
  * transaction). */
-void qv_pool_get_stats(const struct qv_pool *pool, struct qv_pool_stats *out);
-const char *qv_pool_name(const struct qv_pool *pool);
+QV_API void qv_pool_get_stats(const struct qv_pool *pool, struct qv_pool_stats *out);
+QV_API const char *qv_pool_name(const struct qv_pool *pool);
 
 /* ---- Fault injection, for tests ----
  * Fail the Nth (1-based) allocation made through this pool (qv_alloc,
  * qv_realloc growth, and internal allocations of reservations), or the Nth
  * host acquire (which then grants 0). 0 disables. Counting starts at the call. */
-void qv_pool_inject_alloc_failure(struct qv_pool *pool, uint64_t nth);
-void qv_pool_inject_acquire_failure(struct qv_pool *pool, uint64_t nth);
+QV_API void qv_pool_inject_alloc_failure(struct qv_pool *pool, uint64_t nth);
+QV_API void qv_pool_inject_acquire_failure(struct qv_pool *pool, uint64_t nth);
 /* Allocations made through the pool since creation: the sum of every
  * reservation's counter. Exact when the reservations are quiescent (tests,
  * benchmarks); it reads counters their owners update without atomics. */
-uint64_t qv_pool_alloc_count(const struct qv_pool *pool);
+QV_API uint64_t qv_pool_alloc_count(const struct qv_pool *pool);
 /* Bytes charged through the pool now: the sum of every live reservation's
  * `used` (what qv_alloc handed out, padded to 64, plus direct grows). Exact
  * when the reservations are quiescent, like qv_pool_alloc_count; compare it
  * with stats.reserved to see the slack. */
-uint64_t qv_pool_used(const struct qv_pool *pool);
+QV_API uint64_t qv_pool_used(const struct qv_pool *pool);
 
 /* ---- Reservations ---- */
 
@@ -147,18 +147,18 @@ struct qv_reservation {
 };
 
 /* Creates a reservation in `pool` holding nothing. On success *out is owned by
- * the caller; release with qv_reservation_free. */
-int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_options *opts,
+ * the caller; release with qv_reservation_destroy. */
+QV_API int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_options *opts,
                           struct qv_reservation **out, struct qv_error *err);
 /* Gives everything back and destroys the reservation. NULL-safe. Bytes still
  * charged are a caller bug: they are returned anyway and counted in the
  * pool's stats as released. */
-void qv_reservation_free(struct qv_reservation *r);
-const char *qv_reservation_name(const struct qv_reservation *r);
+QV_API void qv_reservation_destroy(struct qv_reservation *r);
+QV_API const char *qv_reservation_name(const struct qv_reservation *r);
 
-int qv__reservation_grow_slow(struct qv_reservation *r, uint64_t bytes, int try_only,
+QV_API int qv__reservation_grow_slow(struct qv_reservation *r, uint64_t bytes, int try_only,
                               struct qv_error *err);
-void qv__reservation_shrink_slow(struct qv_reservation *r);
+QV_API void qv__reservation_shrink_slow(struct qv_reservation *r);
 
 /* Charges `bytes`. ENOMEM with the pool's message when the budget (after
  * spilling) cannot cover it; nothing is charged then. */
@@ -189,22 +189,22 @@ static inline void qv_reservation_shrink(struct qv_reservation *r, uint64_t byte
     if (r->held - r->used > r->keep) qv__reservation_shrink_slow(r);
 }
 /* Sets the charge to exactly `bytes` (grow or shrink). */
-int qv_reservation_resize(struct qv_reservation *r, uint64_t bytes, struct qv_error *err);
+QV_API int qv_reservation_resize(struct qv_reservation *r, uint64_t bytes, struct qv_error *err);
 /* Moves `bytes` of charge (and the held memory behind it) from `r` into a new
  * reservation with the same options and name suffixed with `name_suffix`
  * (NULL: "split"). EINVAL when r has less than `bytes` charged. */
-int qv_reservation_split(struct qv_reservation *r, uint64_t bytes, const char *name_suffix,
+QV_API int qv_reservation_split(struct qv_reservation *r, uint64_t bytes, const char *name_suffix,
                          struct qv_reservation **out, struct qv_error *err);
 /* Moves `bytes` of charge from `from` to `to`, for a block allocated under
  * one reservation whose ownership passes to a consumer of another (a
  * decoder's scratch becoming a batch's buffer). `to` is charged first; on
  * failure (ENOMEM) nothing changes. The caller must own both reservations.
  * The block's size for qv_free is unchanged; free it under `to` afterwards. */
-int qv_reservation_transfer(struct qv_reservation *from, struct qv_reservation *to,
+QV_API int qv_reservation_transfer(struct qv_reservation *from, struct qv_reservation *to,
                             uint64_t bytes, struct qv_error *err);
 /* Returns all slack (held - used) to the pool now: for a consumer that is
  * done growing and keeps what it has (a finished batch column). */
-void qv_reservation_release_slack(struct qv_reservation *r);
+QV_API void qv_reservation_release_slack(struct qv_reservation *r);
 
 static inline uint64_t qv_reservation_used(const struct qv_reservation *r) { return r->used; }
 static inline uint64_t qv_reservation_peak(const struct qv_reservation *r) { return r->peak; }
@@ -225,15 +225,15 @@ static inline struct qv_pool *qv_reservation_pool(const struct qv_reservation *r
  * ENOMEM in err when the budget or malloc fails (or a failure is injected);
  * nothing is charged then. A size of 0 is treated as 1 (a valid, freeable
  * block), so a NULL return always means failure. */
-void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err);
+QV_API void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err);
 /* Like qv_alloc, zero-filled. */
-void *qv_calloc(struct qv_reservation *r, size_t size, struct qv_error *err);
+QV_API void *qv_calloc(struct qv_reservation *r, size_t size, struct qv_error *err);
 /* Resizes a block from qv_alloc (or NULL with old_size 0). On failure returns
  * NULL and the old block is untouched and still owned by the caller. */
-void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t new_size,
+QV_API void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t new_size,
                  struct qv_error *err);
 /* Frees a block from qv_alloc; `size` is the size it was allocated with. */
-void qv_free(struct qv_reservation *r, void *ptr, size_t size);
+QV_API void qv_free(struct qv_reservation *r, void *ptr, size_t size);
 
 #ifdef __cplusplus
 }

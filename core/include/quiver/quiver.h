@@ -8,5 +8,6 @@
 #include "quiver/encoding.h"
 #include "quiver/format.h"
 #include "quiver/scan.h"
+#include "quiver/file.h"
 
 #endif

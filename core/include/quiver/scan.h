@@ -115,7 +115,7 @@ enum qv_cmp_op {
 #define QV_EXPR_MAX_DEPTH 200
 
 /* Parses `text` (NUL-terminated). On success *out owns the tree (free with
- * qv_expr_free); on failure *out is NULL and err says what was expected
+ * qv_expr_destroy); on failure *out is NULL and err says what was expected
  * where (1-based character position) with a caret under the text:
  *   filter: expected a literal, found ',' at position 17
  *     x > 5 AND y IN (,3)
@@ -124,7 +124,7 @@ enum qv_cmp_op {
  * it shown as '?'). Parsing takes time linear in the length of the text;
  * nesting deeper than QV_EXPR_MAX_DEPTH is EINVAL ("nested too deeply"),
  * never deep recursion. */
-int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **out,
+QV_API int qv_expr_parse(const char *text, struct qv_reservation *r, struct qv_expr **out,
                   struct qv_error *err);
 
 /* Options of qv_expr_parse_n; a zeroed struct (or NULL) means none. */
@@ -142,72 +142,72 @@ struct qv_expr_parse_options {
  * a string literal (or X'00') is data; anywhere else it is a syntax error,
  * and inside a quoted column name it is refused (names are C strings).
  * Texts longer than 1 GiB are EINVAL. */
-int qv_expr_parse_n(const char *text, size_t len, const struct qv_expr_parse_options *opts,
+QV_API int qv_expr_parse_n(const char *text, size_t len, const struct qv_expr_parse_options *opts,
                     struct qv_reservation *r, struct qv_expr **out, struct qv_error *err);
 
 /* ---- Leaf constructors: on success *out owns a new node ---- */
 
 /* A column by dotted path, written as in the text syntax (`a.b`,
  * `"weird.name".x`). */
-int qv_expr_column(struct qv_reservation *r, const char *path, struct qv_expr **out,
+QV_API int qv_expr_column(struct qv_reservation *r, const char *path, struct qv_expr **out,
                    struct qv_error *err);
 /* A column by its exact names, no quoting (names[0] top-level, then struct
  * fields). `names` is copied. */
-int qv_expr_column_names(struct qv_reservation *r, const char *const *names, int32_t n,
+QV_API int qv_expr_column_names(struct qv_reservation *r, const char *const *names, int32_t n,
                          struct qv_expr **out, struct qv_error *err);
-int qv_expr_literal_null(struct qv_reservation *r, struct qv_expr **out, struct qv_error *err);
-int qv_expr_literal_bool(struct qv_reservation *r, bool v, struct qv_expr **out,
+QV_API int qv_expr_literal_null(struct qv_reservation *r, struct qv_expr **out, struct qv_error *err);
+QV_API int qv_expr_literal_bool(struct qv_reservation *r, bool v, struct qv_expr **out,
                          struct qv_error *err);
-int qv_expr_literal_int64(struct qv_reservation *r, int64_t v, struct qv_expr **out,
+QV_API int qv_expr_literal_int64(struct qv_reservation *r, int64_t v, struct qv_expr **out,
                           struct qv_error *err);
-int qv_expr_literal_uint64(struct qv_reservation *r, uint64_t v, struct qv_expr **out,
+QV_API int qv_expr_literal_uint64(struct qv_reservation *r, uint64_t v, struct qv_expr **out,
                            struct qv_error *err);
 /* Any double, NaN and infinities included. */
-int qv_expr_literal_double(struct qv_reservation *r, double v, struct qv_expr **out,
+QV_API int qv_expr_literal_double(struct qv_reservation *r, double v, struct qv_expr **out,
                            struct qv_error *err);
 /* The exact decimal (hi * 2^64 + lo) * 10^-scale (two's complement 128-bit
  * unscaled value, as in qv_append_decimal128); scale in [-1000, 1000]. */
-int qv_expr_literal_decimal(struct qv_reservation *r, uint64_t lo, int64_t hi, int32_t scale,
+QV_API int qv_expr_literal_decimal(struct qv_reservation *r, uint64_t lo, int64_t hi, int32_t scale,
                             struct qv_expr **out, struct qv_error *err);
 /* A number from text, exactly as the parser reads one ("-0.05", "1.5E+3",
  * "NaN", "-Infinity"); what Java's BigDecimal.toString or Python's
  * str(Decimal) produce. EINVAL for anything else. */
-int qv_expr_literal_number(struct qv_reservation *r, const char *text, struct qv_expr **out,
+QV_API int qv_expr_literal_number(struct qv_reservation *r, const char *text, struct qv_expr **out,
                            struct qv_error *err);
 /* String or binary bytes (copied; need not be NUL-terminated or UTF-8). */
-int qv_expr_literal_string(struct qv_reservation *r, const void *bytes, size_t len,
+QV_API int qv_expr_literal_string(struct qv_reservation *r, const void *bytes, size_t len,
                            struct qv_expr **out, struct qv_error *err);
-int qv_expr_literal_date32(struct qv_reservation *r, int32_t days, struct qv_expr **out,
+QV_API int qv_expr_literal_date32(struct qv_reservation *r, int32_t days, struct qv_expr **out,
                            struct qv_error *err);
 /* `value` units since the epoch (UTC). */
-int qv_expr_literal_timestamp(struct qv_reservation *r, int64_t value, enum qv_time_unit unit,
+QV_API int qv_expr_literal_timestamp(struct qv_reservation *r, int64_t value, enum qv_time_unit unit,
                               struct qv_expr **out, struct qv_error *err);
 
 /* ---- Combining constructors: take ownership of every operand ---- */
 
 /* a op b; operands are columns or literals (either side). */
-int qv_expr_compare(enum qv_cmp_op op, struct qv_expr *a, struct qv_expr *b,
+QV_API int qv_expr_compare(enum qv_cmp_op op, struct qv_expr *a, struct qv_expr *b,
                     struct qv_expr **out, struct qv_error *err);
-int qv_expr_and(struct qv_expr *a, struct qv_expr *b, struct qv_expr **out,
+QV_API int qv_expr_and(struct qv_expr *a, struct qv_expr *b, struct qv_expr **out,
                 struct qv_error *err);
-int qv_expr_or(struct qv_expr *a, struct qv_expr *b, struct qv_expr **out,
+QV_API int qv_expr_or(struct qv_expr *a, struct qv_expr *b, struct qv_expr **out,
                struct qv_error *err);
-int qv_expr_not(struct qv_expr *a, struct qv_expr **out, struct qv_error *err);
+QV_API int qv_expr_not(struct qv_expr *a, struct qv_expr **out, struct qv_error *err);
 /* x IS NULL, or x IS NOT NULL with `negate`. */
-int qv_expr_is_null(struct qv_expr *x, bool negate, struct qv_expr **out, struct qv_error *err);
+QV_API int qv_expr_is_null(struct qv_expr *x, bool negate, struct qv_expr **out, struct qv_error *err);
 /* x [NOT] IN (values[0..n)): takes ownership of x and of every values[i]
  * (the array itself stays the caller's); values are literals; n >= 1. */
-int qv_expr_in(struct qv_expr *x, struct qv_expr **values, int32_t n, bool negate,
+QV_API int qv_expr_in(struct qv_expr *x, struct qv_expr **values, int32_t n, bool negate,
                struct qv_expr **out, struct qv_error *err);
 /* x [NOT] BETWEEN lo AND hi (inclusive). */
-int qv_expr_between(struct qv_expr *x, struct qv_expr *lo, struct qv_expr *hi, bool negate,
+QV_API int qv_expr_between(struct qv_expr *x, struct qv_expr *lo, struct qv_expr *hi, bool negate,
                     struct qv_expr **out, struct qv_error *err);
 /* x STARTS WITH prefix (a string literal). */
-int qv_expr_starts_with(struct qv_expr *x, struct qv_expr *prefix, struct qv_expr **out,
+QV_API int qv_expr_starts_with(struct qv_expr *x, struct qv_expr *prefix, struct qv_expr **out,
                         struct qv_error *err);
 
 /* Frees a tree (and its binding) through its reservation. NULL-safe. */
-void qv_expr_free(struct qv_expr *e);
+QV_API void qv_expr_destroy(struct qv_expr *e);
 
 /* Normalized text of the tree as written (before coercion): keywords upper
  * case, names quoted where needed, numbers in canonical decimal form (a
@@ -216,7 +216,7 @@ void qv_expr_free(struct qv_expr *e);
  * around the operand of NOT. The text parses back to an equivalent tree
  * that prints the same. snprintf semantics: writes at most `cap` bytes
  * including the NUL and returns the length the whole text needs. */
-size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
+QV_API size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
 
 /* ---- Binding ---- */
 
@@ -235,13 +235,13 @@ size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
  * schema) replaces the previous binding; on failure the tree is unbound.
  * `schema` must outlive the binding (fields are referenced, not copied).
  * Binding memory comes from the tree's reservation. */
-int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_error *err);
-bool qv_expr_is_bound(const struct qv_expr *e);
+QV_API int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_error *err);
+QV_API bool qv_expr_is_bound(const struct qv_expr *e);
 
 /* Distinct top-level columns a bound tree reads, ascending. Writes at most
  * `cap` of them to `cols` (which may be NULL with cap 0) and returns how many
  * there are; -1 when `e` is not bound. */
-int32_t qv_expr_columns(const struct qv_expr *e, int32_t *cols, int32_t cap);
+QV_API int32_t qv_expr_columns(const struct qv_expr *e, int32_t *cols, int32_t cap);
 
 /* References: the distinct column paths of a bound tree, indexed 0..n-1.
  * Pruning takes statistics per reference. */
@@ -253,10 +253,10 @@ struct qv_expr_ref {
     const char *name;             /* dotted display name */
 };
 /* Number of references of a bound tree; -1 when not bound. */
-int32_t qv_expr_num_refs(const struct qv_expr *e);
+QV_API int32_t qv_expr_num_refs(const struct qv_expr *e);
 /* Describes reference i; EINVAL when unbound or out of range. The pointers
  * stay valid while the binding lives. */
-int qv_expr_ref(const struct qv_expr *e, int32_t i, struct qv_expr_ref *out);
+QV_API int qv_expr_ref(const struct qv_expr *e, int32_t i, struct qv_expr_ref *out);
 
 /* ---- Evaluation ---- */
 
@@ -272,7 +272,7 @@ int qv_expr_ref(const struct qv_expr *e, int32_t i, struct qv_expr_ref *out);
  * the predicate is TRUE on row i, and *n_selected (optional) counts them.
  * Temporary bitmaps come from `scratch` (a reservation of the calling
  * thread) and are freed before returning. */
-int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
+QV_API int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
                  const int32_t *batch_child_of_column, uint8_t *selected, int64_t *n_selected,
                  struct qv_reservation *scratch, struct qv_error *err);
 
@@ -311,7 +311,7 @@ struct qv_zone_stats {
  * values {TRUE, FALSE, NULL} the zone's rows may produce, and skips only
  * when TRUE is impossible at the root, so missing or truncated statistics
  * never prune wrongly. An unbound tree returns 1. */
-int qv_expr_prune(const struct qv_expr *e, const struct qv_zone_stats *per_ref, int64_t rows);
+QV_API int qv_expr_prune(const struct qv_expr *e, const struct qv_zone_stats *per_ref, int64_t rows);
 
 /* Convenience for the scan: fills the statistics of every reference from
  * row group `rg` of `reader` (whose schema must be the bound one, or one with
@@ -320,7 +320,7 @@ int qv_expr_prune(const struct qv_expr *e, const struct qv_zone_stats *per_ref, 
  * in `scratch` (may be NULL otherwise). EINVAL when the tree is unbound or a
  * reference does not exist in the reader's schema with the same type;
  * errors of qv_reader_chunk_info are passed on. */
-int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *reader, int64_t rg,
+QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *reader, int64_t rg,
                             int *may_match, struct qv_reservation *scratch,
                             struct qv_error *err);
 
@@ -383,9 +383,40 @@ enum qv_scan_validate {
     QV_SCAN_VALIDATE_FULL = 2
 };
 
+/* A projected field: a top-level column and the child indices below it
+ * (struct fields; the element of a list, large_list or fixed_size_list is
+ * child 0; a map's key is child 0 and its value child 1 of its entries).
+ * depth 0 selects the whole column. */
+struct qv_column_path {
+    int32_t column;
+    int32_t depth;
+    const int32_t *path; /* depth child indices, column downwards */
+};
+
+/* Casts applied to output columns, for consumers that accept fewer Arrow
+ * types (Spark's Arrow reader accepts exactly what QV_CAST_SPARK yields).
+ * A value that does not fit its target type fails the scan with EOVERFLOW
+ * naming the column, row group and row; it is never wrapped or clipped. */
+enum qv_cast {
+    QV_CAST_NONE = 0,
+    QV_CAST_TIMESTAMP_US = 1u << 0,  /* timestamp(s|ms|ns) -> timestamp(us), time zone kept */
+    QV_CAST_UNSIGNED_WIDEN = 1u << 1, /* uint8/16/32 -> int16/32/64, uint64 -> decimal128(20, 0) */
+    QV_CAST_FLOAT16_TO_32 = 1u << 2,  /* float16 -> float32 */
+    QV_CAST_LARGE_LIST = 1u << 3,     /* large_list -> list (32-bit offsets) */
+    QV_CAST_SPARK = 0xF
+};
+
 struct qv_scan_options {
     const int32_t *columns;   /* projected top-level columns; NULL = all */
     int32_t n_columns;
+    /* Nested projection, instead of `columns` (not both): output columns in
+     * the order of first appearance of their top-level column; a struct
+     * keeps only the fields asked for (in schema order), and only those are
+     * read. Paths into the same column merge; a path below a selected
+     * ancestor adds nothing. NULL = `columns` decides. */
+    const struct qv_column_path *paths;
+    int32_t n_paths;
+    unsigned cast;            /* enum qv_cast flags; 0 = types as stored */
     const char *filter;       /* textual predicate, or NULL */
     struct qv_expr *filter_expr; /* structured predicate (moves into the scan, also on
                                     failure), or NULL; not both */
@@ -404,7 +435,7 @@ struct qv_scan_options {
 
 /* Opens a scan. On success `out` owns it (release it when done). On failure
  * out->release is NULL. */
-int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *opts,
+QV_API int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *opts,
                  struct qv_reservation *r, struct ArrowArrayStream *out, struct qv_error *err);
 
 /* Cancels a scan stream opened by qv_scan_open, from any thread, also while
@@ -416,7 +447,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
  * that owns it, once no get_next is running (cancel does not free anything,
  * so it may never race with release). Idempotent. EINVAL when `stream` is
  * not an open scan stream. */
-int qv_scan_cancel(struct ArrowArrayStream *stream);
+QV_API int qv_scan_cancel(struct ArrowArrayStream *stream);
 
 /* Waits at most `timeout_ms` for the next get_next of a scan stream not to
  * block: returns 0 when a batch is queued, the stream ended or failed, or it
@@ -425,7 +456,7 @@ int qv_scan_cancel(struct ArrowArrayStream *stream);
  * thread between its get_next calls, so that a front end can check for
  * interrupts (Ctrl-C) while a slow scan produces nothing. EINVAL when
  * `stream` is not an open scan stream. */
-int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
+QV_API int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
 
 struct qv_scan_stats {
     int64_t row_groups_total, row_groups_pruned;
@@ -436,13 +467,13 @@ struct qv_scan_stats {
     int32_t threads;
 };
 /* Statistics of a scan stream opened by qv_scan_open (EINVAL otherwise). */
-int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out);
+QV_API int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out);
 
 /* Byte-balanced splits: cuts the row groups into ranges of about
  * `target_bytes` of encoded data each (at least one row group per range).
  * Writes range starts to bounds[0..*n) and bounds[*n] = number of row
  * groups; ENOSPC when `cap` (entries of bounds) is too small. */
-int qv_scan_plan_splits(const struct qv_reader *reader, uint64_t target_bytes, int64_t *bounds,
+QV_API int qv_scan_plan_splits(const struct qv_reader *reader, uint64_t target_bytes, int64_t *bounds,
                         int64_t cap, int64_t *n, struct qv_error *err);
 
 #ifdef __cplusplus

@@ -573,7 +573,7 @@ int qv_builder_create(const struct qv_schema *schema, struct qv_reservation *r,
     size_t size = nodes_at + (size_t)n * sizeof(struct qv_appender);
     char *mem = qv_alloc(r, size, err);
     if (!mem) {
-        qv_schema_free(copy);
+        qv_schema_destroy(copy);
         return qv_error_wrap(err, ENOMEM, "builder create: ");
     }
     memset(mem, 0, size);
@@ -598,10 +598,10 @@ static void free_buffers(struct qv_builder *b, struct qv_appender *a) {
     a->values_size = a->validity_size = a->data_size = 0;
 }
 
-void qv_builder_free(struct qv_builder *b) {
+void qv_builder_destroy(struct qv_builder *b) {
     if (!b) return;
     for (int64_t i = 0; i < b->n_nodes; i++) free_buffers(b, &b->nodes[i]);
-    qv_schema_free(b->schema);
+    qv_schema_destroy(b->schema);
     qv_free(b->res, b, b->alloc_size);
 }
 
@@ -632,7 +632,8 @@ struct qv_appender *qv_appender_map_values(struct qv_appender *map) {
 }
 
 const struct qv_error *qv_builder_error(const struct qv_builder *b) {
-    static const struct qv_error none = {EINVAL, "builder: NULL builder"};
+    static const struct qv_error none = {
+        .code = EINVAL, .kind = QV_ERROR_INVALID_ARGUMENT, .message = "builder: NULL builder"};
     return b ? &b->error : &none;
 }
 

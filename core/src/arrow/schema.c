@@ -253,7 +253,7 @@ int qv_schema_copy(const struct qv_schema *src, struct qv_reservation *r,
     return qv_schema_create(&src->root, r, out, err);
 }
 
-void qv_schema_free(struct qv_schema *schema) {
+void qv_schema_destroy(struct qv_schema *schema) {
     if (schema) qv_free(schema->reservation, schema, schema->alloc_size);
 }
 

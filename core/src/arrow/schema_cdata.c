@@ -316,7 +316,7 @@ int qv_schema_import(const struct ArrowSchema *src, struct qv_reservation *r,
     if (rc) return rc;
     rc = import_node(&a, &s->root, src, &path, 0, err);
     if (rc) { /* cannot happen: the first pass checked the same input */
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         return rc;
     }
     *out = s;

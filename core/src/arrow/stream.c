@@ -110,7 +110,7 @@ static int batches_next(void *ctx, struct ArrowArray *out, struct qv_error *err)
 static void batches_release(void *ctx) {
     struct batches *b = ctx;
     for (int64_t i = b->next; i < b->n; i++) qv_arrow_array_release(&b->arrays[i]);
-    qv_schema_free(b->schema);
+    qv_schema_destroy(b->schema);
     qv_free(b->res, b, b->size);
 }
 
@@ -128,14 +128,14 @@ int qv_arrow_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchem
     for (int64_t i = 0; i < n; i++) {
         rc = qv_arrow_array_validate(&batches[i], &s->root, QV_VALIDATE_CHEAP, err);
         if (rc) {
-            qv_schema_free(s);
+            qv_schema_destroy(s);
             return qv_error_wrap(err, rc, "stream from batches: batch %lld: ", (long long)i);
         }
     }
     size_t size = sizeof(struct batches) + (size_t)n * sizeof(struct ArrowArray);
     struct batches *b = qv_alloc(r, size, err);
     if (!b) {
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         return qv_error_wrap(err, ENOMEM, "stream from batches: ");
     }
     memset(b, 0, size);
@@ -146,7 +146,7 @@ int qv_arrow_stream_from_batches(struct ArrowArrayStream *out, struct ArrowSchem
     static const struct qv_arrow_stream_ops ops = {batches_schema, batches_next, batches_release};
     rc = qv_arrow_stream_create(out, &ops, b, r, err);
     if (rc) {
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         qv_free(r, b, size);
         return rc;
     }

@@ -7,22 +7,77 @@
 void qv_error_clear(struct qv_error *err) {
     if (!err) return;
     err->code = 0;
+    err->kind = QV_ERROR_NONE;
     err->message[0] = '\0';
+}
+
+static int error_vset(struct qv_error *err, int code, enum qv_error_kind kind, const char *fmt,
+                      va_list ap) {
+    err->code = code;
+    err->kind = kind;
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    return code;
 }
 
 int qv_error_set(struct qv_error *err, int code, const char *fmt, ...) {
     if (!err) return code;
-    err->code = code;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    error_vset(err, code, qv_error_kind_of(code), fmt, ap);
     va_end(ap);
     return code;
 }
 
+int qv_error_set_kind(struct qv_error *err, int code, enum qv_error_kind kind, const char *fmt,
+                      ...) {
+    if (!err) return code;
+    va_list ap;
+    va_start(ap, fmt);
+    error_vset(err, code, kind, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+enum qv_error_kind qv_error_kind_of(int code) {
+    switch (code) {
+    case 0: return QV_ERROR_NONE;
+    case ENOENT: return QV_ERROR_NOT_FOUND;
+    case ENOMEM: return QV_ERROR_OUT_OF_MEMORY;
+    case EINVAL:
+    case ERANGE:
+    case EOVERFLOW: return QV_ERROR_INVALID_ARGUMENT;
+    case ENOSYS:
+#if defined(ENOTSUP) && ENOTSUP != ENOSYS
+    case ENOTSUP:
+#endif
+        return QV_ERROR_NOT_SUPPORTED;
+    case ECANCELED: return QV_ERROR_CANCELLED;
+    case ESTALE: return QV_ERROR_CHANGED;
+    default: return QV_ERROR_IO;
+    }
+}
+
+const char *qv_error_kind_name(enum qv_error_kind kind) {
+    switch (kind) {
+    case QV_ERROR_NONE: return "none";
+    case QV_ERROR_NOT_FOUND: return "not_found";
+    case QV_ERROR_CORRUPT: return "corrupt";
+    case QV_ERROR_IO: return "io";
+    case QV_ERROR_OUT_OF_MEMORY: return "out_of_memory";
+    case QV_ERROR_INVALID_ARGUMENT: return "invalid_argument";
+    case QV_ERROR_NOT_SUPPORTED: return "not_supported";
+    case QV_ERROR_CANCELLED: return "cancelled";
+    case QV_ERROR_CHANGED: return "changed";
+    }
+    return "unknown";
+}
+
 int qv_error_wrap(struct qv_error *err, int code, const char *fmt, ...) {
     if (!err) return code;
-    if (err->code == 0) err->code = code;
+    if (err->code == 0) {
+        err->code = code;
+        err->kind = qv_error_kind_of(code);
+    }
     char prefix[QV_ERROR_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
@@ -74,6 +129,7 @@ const char *qv_errno_name(int code) {
     case EINTR: return "EINTR";
     case EBADF: return "EBADF";
     case ETIMEDOUT: return "ETIMEDOUT";
+    case ESTALE: return "ESTALE";
     default: return "E?";
     }
 }

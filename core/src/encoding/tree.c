@@ -356,7 +356,7 @@ int qv_enc_walk(const void *bytes, size_t size, struct qv_reservation *r, qv_enc
     rc = walk_node(&w, root, "");
 out:
     qv__mem_free_all(&w.m);
-    if (tmp_r) qv_reservation_free(tmp_r);
+    if (tmp_r) qv_reservation_destroy(tmp_r);
     if (tmp_pool) qv_pool_destroy(tmp_pool);
     return rc;
 }

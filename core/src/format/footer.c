@@ -539,7 +539,7 @@ void qv__footer_free(struct qv__footer *f) {
     if (f->nodes) qv_free(r, f->nodes, (size_t)(f->n_nodes ? f->n_nodes : 1) * sizeof *f->nodes);
     if (f->column_node)
         qv_free(r, f->column_node, (size_t)(f->n_columns ? f->n_columns : 1) * sizeof *f->column_node);
-    qv_schema_free(f->schema);
+    qv_schema_destroy(f->schema);
     if (f->arena) qv_free(r, f->arena, f->arena_size);
     memset(f, 0, sizeof *f);
 }

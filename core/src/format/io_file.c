@@ -383,7 +383,7 @@ static void remove_stale_temporaries(const char *target) {
     closedir(d);
 }
 
-int qv_sink_create_file(const char *path, struct qv_sink *out, struct qv_error *err) {
+int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *err) {
     static _Atomic unsigned counter;
     memset(out, 0, sizeof *out);
     if (!path || !path[0]) return qv_error_set(err, EINVAL, "file '': empty path");

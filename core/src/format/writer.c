@@ -150,7 +150,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     }
     if (rc) {
         w->aborted = 1; /* no sink yet */
-        qv_writer_free(w);
+        qv_writer_close(w);
         return rc;
     }
     *out = w;
@@ -178,7 +178,7 @@ int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *schema,
     }
     rc = attach_sink(w, sink, err);
     if (rc) {
-        qv_writer_free(w);
+        qv_writer_close(w);
         return rc;
     }
     *out = w;
@@ -195,15 +195,15 @@ int qv_writer_open(const char *path, const struct qv_schema *schema,
     int rc = writer_new(path, schema, opts, r, &w, err);
     if (rc) return rc;
     struct qv_sink sink;
-    rc = qv_sink_create_file(path, &sink, err);
+    rc = qv_sink_open_file(path, &sink, err);
     if (rc) {
-        qv_writer_free(w);
+        qv_writer_close(w);
         return rc;
     }
     w->aborted = 0;
     rc = attach_sink(w, &sink, err);
     if (rc) {
-        qv_writer_free(w);
+        qv_writer_close(w);
         return rc;
     }
     *out = w;
@@ -403,7 +403,7 @@ int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
     sch.release(&sch);
     if (rc) return rc;
     int same = qv_schema_equal(in, w->schema, QV_EQUAL_IGNORE_METADATA);
-    qv_schema_free(in);
+    qv_schema_destroy(in);
     if (!same)
         return qv_error_set(err, EINVAL, "writer '%s': input stream schema differs from the file's",
                             w->sink.name);
@@ -492,15 +492,15 @@ void qv_writer_abort(struct qv_writer *w) {
     }
 }
 
-void qv_writer_free(struct qv_writer *w) {
+void qv_writer_close(struct qv_writer *w) {
     if (!w) return;
     if (!w->finished) abort_sink(w);
     qv_sink_close(&w->sink);
-    qv_builder_free(w->builder);
+    qv_builder_destroy(w->builder);
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
     if (w->nodes) qv_free(w->r, w->nodes, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->nodes);
-    qv_schema_free(w->schema);
+    qv_schema_destroy(w->schema);
     qv_free(w->r, w, sizeof *w);
 }
 

@@ -62,7 +62,7 @@ int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_opti
     return 0;
 }
 
-void qv_reservation_free(struct qv_reservation *pub) {
+void qv_reservation_destroy(struct qv_reservation *pub) {
     if (!pub) return;
     struct qv_res_impl *r = qv__res_impl(pub);
     struct qv_pool *p = pub->pool;

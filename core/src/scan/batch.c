@@ -21,14 +21,14 @@ static void adopted_release(struct ArrowArray *a) {
     a->private_data = h->private_data;
     qv_free(res, h, sizeof *h);
     a->release(a);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
 }
 
 int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct qv_error *err) {
     struct adopted *h = qv_alloc(res, sizeof *h, err);
     if (!h) {
         col->release(col);
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
         return ENOMEM;
     }
     h->release = col->release;
@@ -53,14 +53,14 @@ static void adopted_schema_release(struct ArrowSchema *sc) {
     sc->private_data = h->private_data;
     qv_free(res, h, sizeof *h);
     sc->release(sc);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
 }
 
 int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct qv_error *err) {
     struct adopted_schema *h = qv_alloc(res, sizeof *h, err);
     if (!h) {
         sc->release(sc);
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
         return ENOMEM;
     }
     h->release = sc->release;
@@ -86,7 +86,7 @@ static void batch_release(struct ArrowArray *a) {
         if (p->cols[i].release) p->cols[i].release(&p->cols[i]);
     struct qv_reservation *res = p->res;
     qv_free(res, p, p->size);
-    qv_reservation_free(res);
+    qv_reservation_destroy(res);
     a->release = NULL;
 }
 
@@ -105,7 +105,7 @@ int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t 
     if (rc) {
         for (int64_t i = 0; i < n; i++)
             if (cols[i].release) cols[i].release(&cols[i]);
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
         out->release = NULL;
         return rc;
     }

@@ -25,10 +25,10 @@ static void unbind(struct qv_expr *e) {
     }
 }
 
-void qv_expr_free(struct qv_expr *e) {
+void qv_expr_destroy(struct qv_expr *e) {
     if (!e) return;
     struct qv_reservation *r = e->r;
-    for (int32_t i = 0; i < e->n_kids; i++) qv_expr_free(e->kids[i]);
+    for (int32_t i = 0; i < e->n_kids; i++) qv_expr_destroy(e->kids[i]);
     if (e->kids) qv_free(r, e->kids, (size_t)e->cap_kids * sizeof *e->kids);
     if (e->names) qv_free(r, e->names, e->names_size);
     qv__lit_clear(r, &e->lit);
@@ -52,7 +52,7 @@ int qv__expr_make_column(struct qv_reservation *r, const char *const *names, con
     if (!e) return ENOMEM;
     char **block = qv_alloc(r, size, err);
     if (!block) {
-        qv_expr_free(e);
+        qv_expr_destroy(e);
         return ENOMEM;
     }
     e->names = block;
@@ -287,7 +287,7 @@ int qv_expr_literal_timestamp(struct qv_reservation *r, int64_t value, enum qv_t
 /* ---- Combining ---- */
 
 static void free_all(struct qv_expr *const *v, int32_t n) {
-    for (int32_t i = 0; i < n; i++) qv_expr_free(v[i]);
+    for (int32_t i = 0; i < n; i++) qv_expr_destroy(v[i]);
 }
 
 static bool is_value(const struct qv_expr *e) {
@@ -376,15 +376,15 @@ static int junction(int kind, struct qv_expr *a, struct qv_expr *b, struct qv_ex
                     struct qv_error *err) {
     if (a && a->kind == kind && b) {
         if (b->depth + 1 > QV_EXPR_MAX_DEPTH) {
-            qv_expr_free(a);
-            qv_expr_free(b);
+            qv_expr_destroy(a);
+            qv_expr_destroy(b);
             if (out) *out = NULL;
             return qv_error_set(err, EINVAL, "filter: nested too deeply (more than %d levels)",
                                 QV_EXPR_MAX_DEPTH);
         }
         if (!out) {
-            qv_expr_free(a);
-            qv_expr_free(b);
+            qv_expr_destroy(a);
+            qv_expr_destroy(b);
             return qv_error_set(err, EINVAL, "filter: no output given");
         }
         *out = NULL;
@@ -402,17 +402,17 @@ static int junction(int kind, struct qv_expr *a, struct qv_expr *b, struct qv_ex
                 /* The operands not moved stay in b, which is freed with a. */
                 memmove(b->kids, b->kids + moved, (size_t)(b->n_kids - moved) * sizeof *b->kids);
                 b->n_kids -= moved;
-                qv_expr_free(a);
-                qv_expr_free(b);
+                qv_expr_destroy(a);
+                qv_expr_destroy(b);
                 return rc;
             }
             b->n_kids = 0;
-            qv_expr_free(b);
+            qv_expr_destroy(b);
         } else {
             rc = append_kid(a, b, err);
             if (rc) {
-                qv_expr_free(a);
-                qv_expr_free(b);
+                qv_expr_destroy(a);
+                qv_expr_destroy(b);
                 return rc;
             }
         }
@@ -439,7 +439,7 @@ int qv_expr_not(struct qv_expr *a, struct qv_expr **out, struct qv_error *err) {
 
 int qv_expr_is_null(struct qv_expr *x, bool negate, struct qv_expr **out, struct qv_error *err) {
     if (x && !is_value(x)) {
-        qv_expr_free(x);
+        qv_expr_destroy(x);
         if (out) *out = NULL;
         return qv_error_set(err, EINVAL, "filter: IS NULL applies to a column or a literal");
     }
@@ -452,9 +452,9 @@ int qv_expr_in(struct qv_expr *x, struct qv_expr **values, int32_t n, bool negat
                struct qv_expr **out, struct qv_error *err) {
     if (out) *out = NULL;
     if (n < 1 || !values || n > (1 << 26)) {
-        qv_expr_free(x);
+        qv_expr_destroy(x);
         if (values)
-            for (int32_t i = 0; i < n; i++) qv_expr_free(values[i]);
+            for (int32_t i = 0; i < n; i++) qv_expr_destroy(values[i]);
         return qv_error_set(err, EINVAL, "filter: IN needs 1 to %d values, got %d", 1 << 26,
                             (int)n);
     }
@@ -466,8 +466,8 @@ int qv_expr_in(struct qv_expr *x, struct qv_expr **values, int32_t n, bool negat
     for (int32_t i = 0; i < n && missing < 0; i++)
         if (!values[i]) missing = i + 1;
     if (why || missing >= 0 || !out) {
-        qv_expr_free(x);
-        for (int32_t i = 0; i < n; i++) qv_expr_free(values[i]);
+        qv_expr_destroy(x);
+        for (int32_t i = 0; i < n; i++) qv_expr_destroy(values[i]);
         if (!out) return qv_error_set(err, EINVAL, "filter: no output given");
         if (why) return qv_error_set(err, EINVAL, "%s", why);
         return qv_error_set(err, EINVAL,
@@ -479,8 +479,8 @@ int qv_expr_in(struct qv_expr *x, struct qv_expr **values, int32_t n, bool negat
     struct qv_expr **arr = e ? qv_alloc(r, ((size_t)n + 1) * sizeof *arr, err) : NULL;
     if (!arr) {
         if (e) qv_free(r, e, sizeof *e);
-        qv_expr_free(x);
-        for (int32_t i = 0; i < n; i++) qv_expr_free(values[i]);
+        qv_expr_destroy(x);
+        for (int32_t i = 0; i < n; i++) qv_expr_destroy(values[i]);
         return ENOMEM;
     }
     unbind(x);

@@ -528,7 +528,7 @@ static struct qv_expr *parse_predicate(struct parser *P) {
         next(P);
         struct qv_expr *b = parse_operand(P);
         if (!b) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return NULL;
         }
         rc = qv_expr_compare((enum qv_cmp_op)op, a, b, &e, P->err);
@@ -542,7 +542,7 @@ static struct qv_expr *parse_predicate(struct parser *P) {
             next(P);
         }
         if (!kw(P, "null")) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return expected(P, neg ? "NULL" : "NULL or NOT NULL");
         }
         next(P);
@@ -554,21 +554,21 @@ static struct qv_expr *parse_predicate(struct parser *P) {
         neg = true;
         next(P);
         if (!kw(P, "in") && !kw(P, "between")) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return expected(P, "IN or BETWEEN after NOT");
         }
     }
     if (kw(P, "in")) {
         next(P);
         if (P->t.type != TK_LP) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return expected(P, "'(' after IN");
         }
         next(P);
         int32_t n = 0, cap = 8;
         struct qv_expr **vals = qv_alloc(P->r, (size_t)cap * sizeof *vals, P->err);
         if (!vals) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             P->rc = ENOMEM;
             return NULL;
         }
@@ -584,7 +584,7 @@ static struct qv_expr *parse_predicate(struct parser *P) {
                                                      (size_t)cap * 2 * sizeof *vals, P->err)
                                         : NULL;
                 if (!p) {
-                    qv_expr_free(v);
+                    qv_expr_destroy(v);
                     if (n >= (1 << 26)) fail_at(P, P->t.start, "IN list longer than %d values", 1 << 26);
                     else P->rc = ENOMEM;
                     ok = false;
@@ -607,9 +607,9 @@ static struct qv_expr *parse_predicate(struct parser *P) {
             break;
         }
         if (!ok) {
-            for (int32_t i = 0; i < n; i++) qv_expr_free(vals[i]);
+            for (int32_t i = 0; i < n; i++) qv_expr_destroy(vals[i]);
             qv_free(P->r, vals, (size_t)cap * sizeof *vals);
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return NULL;
         }
         rc = qv_expr_in(a, vals, n, neg, &e, P->err);
@@ -620,19 +620,19 @@ static struct qv_expr *parse_predicate(struct parser *P) {
         next(P);
         struct qv_expr *lo = parse_operand(P);
         if (!lo) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return NULL;
         }
         if (!kw(P, "and")) {
-            qv_expr_free(a);
-            qv_expr_free(lo);
+            qv_expr_destroy(a);
+            qv_expr_destroy(lo);
             return expected(P, "AND in BETWEEN");
         }
         next(P);
         struct qv_expr *hi = parse_operand(P);
         if (!hi) {
-            qv_expr_free(a);
-            qv_expr_free(lo);
+            qv_expr_destroy(a);
+            qv_expr_destroy(lo);
             return NULL;
         }
         rc = qv_expr_between(a, lo, hi, neg, &e, P->err);
@@ -641,13 +641,13 @@ static struct qv_expr *parse_predicate(struct parser *P) {
     if (kw(P, "starts")) {
         next(P);
         if (!kw(P, "with")) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return expected(P, "WITH after STARTS");
         }
         next(P);
         struct qv_expr *b = parse_literal(P, false);
         if (!b) {
-            qv_expr_free(a);
+            qv_expr_destroy(a);
             return NULL;
         }
         rc = qv_expr_starts_with(a, b, &e, P->err);
@@ -675,7 +675,7 @@ static struct qv_expr *parse_factor(struct parser *P) {
         next(P);
         e = parse_or(P);
         if (e && P->t.type != TK_RP) {
-            qv_expr_free(e);
+            qv_expr_destroy(e);
             e = expected(P, "')'");
         } else if (e) {
             next(P);
@@ -694,7 +694,7 @@ static struct qv_expr *parse_and(struct parser *P) {
         next(P);
         struct qv_expr *b = parse_factor(P);
         if (!b) {
-            qv_expr_free(e);
+            qv_expr_destroy(e);
             return NULL;
         }
         int32_t pos = e->pos;
@@ -712,7 +712,7 @@ static struct qv_expr *parse_or(struct parser *P) {
         next(P);
         struct qv_expr *b = parse_and(P);
         if (!b) {
-            qv_expr_free(e);
+            qv_expr_destroy(e);
             return NULL;
         }
         int32_t pos = e->pos;
@@ -744,12 +744,12 @@ int qv_expr_parse_n(const char *text, size_t len, const struct qv_expr_parse_opt
     if (e && P.t.type != TK_EOF) {
         if (P.t.type == TK_RP) fail_at(&P, P.t.start, "unbalanced ')'");
         else expected(&P, "AND, OR or the end of the filter");
-        qv_expr_free(e);
+        qv_expr_destroy(e);
         e = NULL;
     }
     if (!e || P.rc) {
         /* An interruption may leave a partial tree behind. */
-        qv_expr_free(e);
+        qv_expr_destroy(e);
         return P.rc ? P.rc : qv_error_set(err, EINVAL, "filter: parse failed");
     }
     *out = e;

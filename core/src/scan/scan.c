@@ -133,7 +133,7 @@ static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *er
     rc = decode_into(s, c, &s->parr[i], res, err);
     if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
     if (rc) {
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
         return rc;
     }
     return qv__column_adopt(&s->parr[i], res, err);
@@ -353,13 +353,13 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
     int32_t *cols = rc ? NULL : qv_alloc(res, cols_size, &err);
     if (!rc && !cols) {
         rc = ENOMEM;
-        qv_reservation_free(res);
+        qv_reservation_destroy(res);
     }
     if (!rc) {
         for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
         rc = qv_reader_export_schema(s->rd, cols, n, res, out, &err);
         qv_free(res, cols, cols_size);
-        if (rc) qv_reservation_free(res);
+        if (rc) qv_reservation_destroy(res);
         else rc = qv__schema_adopt(out, res, &err);
     }
     if (rc) snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
@@ -438,12 +438,12 @@ static void scan_free(struct qv_scan *s) {
     if (s->threads) qv_free(s->r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
     for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
         qv_column_reader_close(s->cols[i].cr);
-        qv_reservation_free(s->cols[i].res);
+        qv_reservation_destroy(s->cols[i].res);
     }
     if (s->prod) {
         if (s->sel) qv_free(s->prod, s->sel, s->sel_size);
         if (s->bits) qv_free(s->prod, s->bits, s->bits_size);
-        qv_reservation_free(s->prod);
+        qv_reservation_destroy(s->prod);
     }
     struct qv_reservation *r = s->r;
     int32_t ncol = (int32_t)qv_reader_schema(s->rd)->root.n_children;
@@ -456,7 +456,7 @@ static void scan_free(struct qv_scan *s) {
     if (s->fchildren)
         qv_free(r, s->fchildren, (size_t)(s->n_filter ? s->n_filter : 1) * sizeof *s->fchildren);
     qv__plan_free(&s->plan, r);
-    qv_expr_free(s->filter);
+    qv_expr_destroy(s->filter);
     if (s->sync_ready) {
         qv_cond_destroy(&s->cv_queue);
         qv_cond_destroy(&s->cv_done);
@@ -489,12 +489,16 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     memset(out, 0, sizeof *out);
     if (!opts) opts = &defaults;
     struct qv_expr *filter = opts->filter_expr;
+    if (opts->paths || opts->cast) {
+        qv_expr_destroy(filter);
+        return qv_error_set(err, ENOSYS, "scan: nested projection and casts are not built yet");
+    }
     const struct qv_schema *schema = qv_reader_schema(reader);
     int32_t ncol = (int32_t)schema->root.n_children;
     size_t nc = (size_t)(ncol ? ncol : 1);
     struct qv_scan *s = qv_calloc(r, sizeof *s, err);
     if (!s) {
-        qv_expr_free(filter);
+        qv_expr_destroy(filter);
         return ENOMEM;
     }
     s->rd = reader;

@@ -142,7 +142,7 @@ int rb_batch(const struct qv_schema *schema, int64_t rows, uint64_t seed,
     if (rc) return rc;
     rc = rb_append_rows(b, rows, &seed, o);
     if (!rc) rc = qv_builder_finish(b, out, &err);
-    qv_builder_free(b);
+    qv_builder_destroy(b);
     return rc;
 }
 

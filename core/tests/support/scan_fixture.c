@@ -26,7 +26,7 @@ int fx_write_err(const char *path, int64_t n, int64_t rg_rows, struct qv_reserva
     struct qv_writer_options o = {.row_group_rows = rg_rows};
     rc = qv_writer_open(path, s, &o, r, &w, err);
     if (rc) {
-        qv_schema_free(s);
+        qv_schema_destroy(s);
         return rc;
     }
     struct qv_builder *b = qv_writer_builder(w);
@@ -48,8 +48,8 @@ int fx_write_err(const char *path, int64_t n, int64_t rg_rows, struct qv_reserva
     }
     if (!rc) rc = qv_writer_end_rows(w, err);
     if (!rc) rc = qv_writer_finish(w, err);
-    qv_writer_free(w);
-    qv_schema_free(s);
+    qv_writer_close(w);
+    qv_schema_destroy(s);
     return rc;
 }
 

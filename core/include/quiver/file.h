@@ -1,0 +1,163 @@
+/*
+ * Quiver file: the layer every front end stands on (the CLI, the Python
+ * extension, the JNI shim). What two front ends would otherwise each write
+ * lives here: opening by path or source with a memory budget, file identity,
+ * columns and nested fields chosen by name with one rule, scans / takes /
+ * splits / writes by name, statistics as Arrow data, errors with a stable
+ * kind (base.h).
+ *
+ * Lifetimes. A qv_file is reference counted: qv_file_close drops the
+ * caller's reference, and every stream opened from the file holds one of its
+ * own, so a stream may outlive the handle that made it. Every batch handed
+ * out by such a stream keeps the file's pool alive until the batch is
+ * released, so consumers (pyarrow, Arrow Java, DuckDB) may hold batches as
+ * long as they like. Schemas handed out are self-contained (malloc'd).
+ *
+ * Threads. A qv_file may be used from several threads at once (opening
+ * scans, reading its metadata). A stream is read by one thread at a time;
+ * qv_scan_cancel (scan.h) works on the streams of this layer too.
+ */
+#ifndef QUIVER_FILE_H
+#define QUIVER_FILE_H
+
+#include "quiver/scan.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct qv_file;
+
+/* What identifies the contents of a file: its size and the checksum of its
+ * footer. Two files with equal identities hold the same row groups at the
+ * same offsets. A planner records it; a reader that opens the file later
+ * (another process, another machine) passes it back in
+ * qv_file_options.expect and fails with ESTALE (QV_ERROR_CHANGED) when the
+ * file was replaced in between, instead of returning rows of another file. */
+struct qv_file_identity {
+    uint64_t size;
+    uint64_t footer_checksum;
+};
+
+struct qv_file_options {
+    struct qv_pool *pool;      /* the budget to charge; NULL = a pool of the file's own */
+    uint64_t memory_limit;     /* limit of the file's own pool; 0 = unlimited */
+    bool mmap;                 /* map the file instead of positional reads (format.h) */
+    const struct qv_file_identity *expect; /* fail with ESTALE unless equal; NULL = any */
+};
+
+/* Opens the .qvr file at `path` (NUL-terminated bytes, not necessarily
+ * UTF-8). On success *out holds one reference. */
+QV_API int qv_file_open(const char *path, const struct qv_file_options *opts,
+                        struct qv_file **out, struct qv_error *err);
+/* As qv_file_open over a byte source; `src` moves into the file, also on
+ * failure. */
+QV_API int qv_file_open_source(struct qv_source *src, const struct qv_file_options *opts,
+                               struct qv_file **out, struct qv_error *err);
+/* Drops a reference (NULL-safe); the last one closes the file. */
+QV_API void qv_file_close(struct qv_file *file);
+/* Takes another reference; returns `file`. */
+QV_API struct qv_file *qv_file_retain(struct qv_file *file);
+
+QV_API const struct qv_reader *qv_file_reader(const struct qv_file *file);
+QV_API struct qv_pool *qv_file_pool(const struct qv_file *file);
+QV_API void qv_file_identity(const struct qv_file *file, struct qv_file_identity *out);
+/* The file's schema as Arrow (self-contained; the caller releases it). */
+QV_API int qv_file_export_schema(const struct qv_file *file, struct ArrowSchema *out,
+                                 struct qv_error *err);
+
+/* ---- Choosing columns by name ----
+ *
+ * One rule, the same as the column references of the predicate language
+ * (scan.h): a name is a path of field names separated by dots; a name that
+ * contains a dot, a double quote or starts with a space is written in double
+ * quotes, with "" for a quote inside (`"a.b".c`). A path steps through
+ * struct fields by name, through a list-like type by its element field's
+ * name, through a map by its entries' key / value field names. A path that
+ * could mean two fields is an error (EINVAL), never a guess; an unknown
+ * name is ENOENT naming the path and the closest existing field. */
+struct qv_selection;
+
+/* Resolves `names` against the file's schema. *out owns the result (release
+ * with qv_selection_destroy). n == 0 selects every column. */
+QV_API int qv_file_select(const struct qv_file *file, const char *const *names, int32_t n,
+                          struct qv_selection **out, struct qv_error *err);
+QV_API void qv_selection_destroy(struct qv_selection *sel);
+/* The resolved paths, to pass as qv_scan_options.paths. */
+QV_API const struct qv_column_path *qv_selection_paths(const struct qv_selection *sel,
+                                                       int32_t *n);
+
+/* ---- Scans, takes, splits ---- */
+
+/* Options of qv_file_scan: qv_scan_options plus names. `columns` (names)
+ * and `selection` are alternatives; when both are NULL every column is
+ * read. The scan's own fields `columns`, `paths` must be left unset. */
+struct qv_file_scan_options {
+    const char *const *columns;             /* names as above, or NULL */
+    int32_t n_columns;
+    const struct qv_selection *selection;   /* or a selection made earlier */
+    struct qv_scan_options scan;            /* filter, row ranges, take, batch size, ... */
+};
+
+/* Opens a scan of `file` into `out` (an ArrowArrayStream that holds a
+ * reference to the file; batches keep the pool alive). On failure
+ * out->release is NULL. */
+QV_API int qv_file_scan(struct qv_file *file, const struct qv_file_scan_options *opts,
+                        struct ArrowArrayStream *out, struct qv_error *err);
+
+/* Takes rows by global index, in the order given; duplicates allowed.
+ * Negative or out-of-range indices are EINVAL naming the index and its
+ * position. Output is one or more batches whose concatenation is the rows
+ * in the order asked. `opts` may be NULL; its take / row fields must be
+ * unset. */
+QV_API int qv_file_take(struct qv_file *file, const int64_t *rows, int64_t n,
+                        const struct qv_file_scan_options *opts, struct ArrowArrayStream *out,
+                        struct qv_error *err);
+
+/* A split: a range of row groups and the bytes it covers. */
+struct qv_file_split {
+    int64_t row_group_begin, row_group_end;
+    int64_t row_begin, row_end; /* the global rows it holds */
+    uint64_t bytes;
+};
+/* Plans byte-balanced splits of about `target_bytes` each (0 = 128 MiB).
+ * *out is malloc'd (free()), *n its length (0 for a file without rows). */
+QV_API int qv_file_plan_splits(const struct qv_file *file, uint64_t target_bytes,
+                               struct qv_file_split **out, int64_t *n, struct qv_error *err);
+
+/* ---- Writes ---- */
+
+struct qv_file_write_options {
+    struct qv_pool *pool;           /* NULL = a pool of its own */
+    uint64_t memory_limit;          /* of that pool; 0 = unlimited */
+    int64_t row_group_rows;         /* 0 = the writer's default */
+    const struct qv_kv *metadata;   /* key-value metadata, copied */
+    int64_t n_metadata;
+    int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */
+    void *interrupted_arg;
+};
+/* Writes every batch of `stream` to a new file at `path` and publishes it;
+ * on any failure nothing is left under `path` and an existing file there is
+ * untouched. The stream stays the caller's. *rows_out (may be NULL) gets the
+ * rows written. */
+QV_API int qv_file_write_stream(const char *path, struct ArrowArrayStream *stream,
+                                const struct qv_file_write_options *opts, int64_t *rows_out,
+                                struct qv_error *err);
+
+/* ---- Statistics as Arrow data ----
+ *
+ * In the Arrow format's statistics schema ("Statistics schema", Arrow
+ * columnar format docs): one row per described column plus one with a null
+ * column for the whole range, keys ARROW:row_count, ARROW:null_count,
+ * ARROW:min_value, ARROW:max_value (":exact", or ":approximate" where a
+ * string bound was truncated), columns numbered depth-first over the
+ * schema as the spec says. row_group -1 describes the whole file (bounds
+ * aggregated over row groups); 0..n-1 one row group. */
+QV_API int qv_file_statistics(const struct qv_file *file, int64_t row_group,
+                              struct ArrowSchema *schema_out, struct ArrowArray *array_out,
+                              struct qv_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUIVER_FILE_H */
