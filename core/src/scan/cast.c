@@ -297,7 +297,10 @@ static int cast_node(struct cast_ctx *c, struct ArrowArray *a, const struct qv_f
     }
     if (!rc && a->offset + a->length > 0) {
         struct qv_field to;
-        if (cast_type(f, c->cast, &to)) {
+        if (cast_type(f, c->cast, &to) && (a->n_buffers < 2 || !a->buffers[1])) {
+            rc = qv_error_set(err, EINVAL, "cast: field '%s' has no values buffer",
+                              f->name ? f->name : "");
+        } else if (cast_type(f, c->cast, &to)) {
             switch (f->type) {
             case QV_TYPE_TIMESTAMP: rc = cast_timestamp(c, a, f, bad, err); break;
             case QV_TYPE_FLOAT16: rc = cast_float16(c, a, err); break;
