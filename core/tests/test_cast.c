@@ -556,6 +556,47 @@ static void test_large_list_offsets_overflow(void **state) {
         fail_msg("unexpected message: %s", err.message);
 }
 
+/* A value that would overflow under a null is not an error. */
+static void test_overflow_under_null(void **state) {
+    (void)state;
+    static const struct qv_field f = {.name = "t", .type = QV_TYPE_TIMESTAMP, .unit = QV_TIME_S,
+                                      .nullable = true};
+    struct ArrowArray a;
+    assert_int_equal(qv_owned_array_create(&a, &f, res, NULL), 0);
+    int64_t *v = qv_owned_array_alloc_buffer(&a, 1, 4 * sizeof(int64_t), NULL);
+    uint8_t *valid = qv_owned_array_alloc_buffer(&a, 0, 1, NULL);
+    assert_true(v && valid);
+    v[0] = 1;
+    v[1] = INT64_MIN; /* under the null */
+    v[2] = -2;
+    v[3] = BIG_S;
+    valid[0] = 0x5; /* slots 0 and 2 valid; 1 null; 3 outside the slice */
+    a.length = 3;
+    a.null_count = 1;
+    struct qv__cast_where w = {.file = "mem"};
+    assert_int_equal(qv__cast_column(&a, &f, QV_CAST_TIMESTAMP_US, res, &w, NULL), 0);
+    const int64_t *out = a.buffers[1];
+    assert_true(out[0] == 1000000 && out[1] == 0 && out[2] == -2000000);
+    a.release(&a);
+}
+
+/* Every one of the 65,536 half bit patterns converts exactly. */
+static void test_float16_exhaustive(void **state) {
+    (void)state;
+    static const struct qv_field f = {.name = "h", .type = QV_TYPE_FLOAT16};
+    struct ArrowArray a;
+    assert_int_equal(qv_owned_array_create(&a, &f, res, NULL), 0);
+    uint16_t *v = qv_owned_array_alloc_buffer(&a, 1, 65536 * sizeof(uint16_t), NULL);
+    assert_non_null(v);
+    for (uint32_t h = 0; h < 65536; h++) v[h] = (uint16_t)h;
+    a.length = 65536;
+    struct qv__cast_where w = {.file = "mem"};
+    assert_int_equal(qv__cast_column(&a, &f, QV_CAST_FLOAT16_TO_32, res, &w, NULL), 0);
+    const uint32_t *out = a.buffers[1];
+    for (uint32_t h = 0; h < 65536; h++) check_half((uint16_t)h, out[h], h);
+    a.release(&a);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spark_cast_all_modes),
@@ -563,6 +604,8 @@ int main(void) {
         cmocka_unit_test(test_overflow_names_row),
         cmocka_unit_test(test_sliced_arrays),
         cmocka_unit_test(test_large_list_offsets_overflow),
+        cmocka_unit_test(test_float16_exhaustive),
+        cmocka_unit_test(test_overflow_under_null),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -10,9 +10,10 @@
  * which covers every slot their parent can reference, so sliced arrays need
  * no special case. Slots before `offset` are zero in the new buffer.
  *
- * Values under nulls are never looked at (they may be anything), and a
- * converted null slot holds 0. Offsets of lists are structure, not values:
- * every one of them is converted, null lists included. */
+ * Values under nulls may be anything: they are converted like the others
+ * where that cannot fail, and a multiplying cast that overflows under a
+ * null writes 0 there instead of failing. Offsets of lists are structure,
+ * not values: every one of them is converted, null lists included. */
 #include <stdio.h>
 #include <string.h>
 
@@ -136,24 +137,21 @@ static void note_path(struct cast_ctx *c) {
 }
 
 /* float16 bits -> float32 bits, exactly: every half value (subnormals,
- * infinities, NaN payloads and signs included) is a float value. */
+ * infinities, NaN payloads and signs included) is a float value. The
+ * magnitude bits shifted into place read as a float 2^112 times too small
+ * (the exponent biases are 15 and 127), and a half subnormal reads as a
+ * float subnormal with the same scale; multiplying by 2^112 is exact for
+ * both. Infinities and NaNs get the float's all-ones exponent and keep their
+ * payload. No branch, so the loop over a column vectorises. */
 static uint32_t half_to_float_bits(uint16_t h) {
-    uint32_t sign = (uint32_t)(h >> 15) << 31;
-    uint32_t exp = (h >> 10) & 0x1Fu;
-    uint32_t mant = h & 0x3FFu;
-    if (exp == 0x1F) return sign | 0x7F800000u | (mant << 13);
-    if (exp == 0) {
-        if (mant == 0) return sign;
-        /* Subnormal: mant * 2^-24. Normalise so the leading 1 is bit 10. */
-        int32_t e = -14;
-        while (!(mant & 0x400u)) {
-            mant <<= 1;
-            e--;
-        }
-        mant &= 0x3FFu;
-        return sign | ((uint32_t)(e + 127) << 23) | (mant << 13);
-    }
-    return sign | ((exp - 15 + 127) << 23) | (mant << 13);
+    uint32_t m = (uint32_t)(h & 0x7FFFu) << 13;
+    float f;
+    memcpy(&f, &m, 4);
+    f *= 0x1p112f;
+    uint32_t r;
+    memcpy(&r, &f, 4);
+    r = (h & 0x7C00u) == 0x7C00u ? (m | 0x7F800000u) : r;
+    return r | (uint32_t)(h & 0x8000u) << 16;
 }
 
 /* Floor division by a positive divisor: rounds toward -inf, so an instant
@@ -163,37 +161,50 @@ static int64_t floor_div(int64_t a, int64_t b) {
     return (a % b != 0 && a < 0) ? q - 1 : q;
 }
 
-/* Allocates the converted values buffer of `a` with `width` bytes a slot
- * (zeroed). Returns NULL (ENOMEM in err) on failure. */
+/* Allocates the converted values buffer of `a` with `width` bytes a slot;
+ * slots before the array's offset are zeroed (they are never read). NULL
+ * (ENOMEM in err) on failure. */
 static void *new_values(struct cast_ctx *c, const struct ArrowArray *a, size_t width, size_t *size,
                         struct qv_error *err) {
     *size = (size_t)(a->offset + a->length) * width;
-    void *p = qv_calloc(c->res, *size ? *size : 1, err);
     if (*size == 0) *size = 1;
+    uint8_t *p = qv_alloc(c->res, *size, err);
+    if (p && a->offset) memset(p, 0, (size_t)a->offset * width);
     return p;
 }
 
+/* Every slot is converted, nulls included, in loops without a branch per
+ * slot (the compiler vectorises them): the values under a null are
+ * arbitrary bits, which every cast but the multiplying ones converts
+ * without failing. Those detect overflow over the whole range and only
+ * then look at validity, so a garbage value under a null is zeroed, never
+ * reported. */
 static int cast_timestamp(struct cast_ctx *c, struct ArrowArray *a, const struct qv_field *f,
                           int64_t *bad, struct qv_error *err) {
     size_t size;
     int64_t *out = new_values(c, a, 8, &size, err);
     if (!out) return ENOMEM;
     const int64_t *in = a->buffers[1];
-    int64_t mul = f->unit == QV_TIME_S ? 1000000 : f->unit == QV_TIME_MS ? 1000 : 0;
-    for (int64_t i = a->offset; i < a->offset + a->length; i++) {
-        if (!valid_at(a, i)) continue;
-        if (mul) {
-            if (__builtin_mul_overflow(in[i], mul, &out[i])) {
-                *bad = i;
-                snprintf(c->what, sizeof c->what,
-                         "timestamp[%s] value %lld does not fit timestamp[us]",
-                         f->unit == QV_TIME_S ? "s" : "ms", (long long)in[i]);
-                qv_free(c->res, out, size);
-                return EOVERFLOW;
-            }
-        } else {
-            out[i] = floor_div(in[i], 1000);
+    int64_t lo = a->offset, hi = a->offset + a->length;
+    if (f->unit == QV_TIME_NS) {
+        for (int64_t i = lo; i < hi; i++) out[i] = floor_div(in[i], 1000);
+        return qv_owned_array_set_buffer(a, 1, out, size, err);
+    }
+    int64_t mul = f->unit == QV_TIME_S ? 1000000 : 1000;
+    int overflow = 0;
+    for (int64_t i = lo; i < hi; i++) overflow |= __builtin_mul_overflow(in[i], mul, &out[i]);
+    for (int64_t i = lo; overflow && i < hi; i++) {
+        int64_t t;
+        if (!__builtin_mul_overflow(in[i], mul, &t)) continue;
+        if (!valid_at(a, i)) {
+            out[i] = 0;
+            continue;
         }
+        *bad = i;
+        snprintf(c->what, sizeof c->what, "timestamp[%s] value %lld does not fit timestamp[us]",
+                 f->unit == QV_TIME_S ? "s" : "ms", (long long)in[i]);
+        qv_free(c->res, out, size);
+        return EOVERFLOW;
     }
     return qv_owned_array_set_buffer(a, 1, out, size, err);
 }
@@ -203,23 +214,28 @@ static int cast_unsigned(struct cast_ctx *c, struct ArrowArray *a, const struct 
     size_t size;
     size_t width = f->type == QV_TYPE_UINT8 ? 2 : f->type == QV_TYPE_UINT16 ? 4
                  : f->type == QV_TYPE_UINT32 ? 8 : 16;
-    uint8_t *out = new_values(c, a, width, &size, err);
+    void *out = new_values(c, a, width, &size, err);
     if (!out) return ENOMEM;
     const void *in = a->buffers[1];
-    for (int64_t i = a->offset; i < a->offset + a->length; i++) {
-        if (!valid_at(a, i)) continue;
-        switch (f->type) {
-        case QV_TYPE_UINT8: ((int16_t *)(void *)out)[i] = ((const uint8_t *)in)[i]; break;
-        case QV_TYPE_UINT16: ((int32_t *)(void *)out)[i] = ((const uint16_t *)in)[i]; break;
-        case QV_TYPE_UINT32: ((int64_t *)(void *)out)[i] = ((const uint32_t *)in)[i]; break;
-        default: {
-            /* decimal128: the unsigned value as the low word, high word 0
-             * (little-endian two's complement, as Arrow lays it out). */
-            uint64_t w[2] = {((const uint64_t *)in)[i], 0};
-            memcpy(out + (size_t)i * 16, w, 16);
-            break;
+    int64_t lo = a->offset, hi = a->offset + a->length;
+    switch (f->type) {
+    case QV_TYPE_UINT8:
+        for (int64_t i = lo; i < hi; i++) ((int16_t *)out)[i] = ((const uint8_t *)in)[i];
+        break;
+    case QV_TYPE_UINT16:
+        for (int64_t i = lo; i < hi; i++) ((int32_t *)out)[i] = ((const uint16_t *)in)[i];
+        break;
+    case QV_TYPE_UINT32:
+        for (int64_t i = lo; i < hi; i++) ((int64_t *)out)[i] = ((const uint32_t *)in)[i];
+        break;
+    default:
+        /* decimal128: the value as the low word and 0 as the high word
+         * (little-endian two's complement, as Arrow lays it out). */
+        for (int64_t i = lo; i < hi; i++) {
+            ((uint64_t *)out)[2 * i] = ((const uint64_t *)in)[i];
+            ((uint64_t *)out)[2 * i + 1] = 0;
         }
-        }
+        break;
     }
     return qv_owned_array_set_buffer(a, 1, out, size, err);
 }
@@ -229,8 +245,7 @@ static int cast_float16(struct cast_ctx *c, struct ArrowArray *a, struct qv_erro
     uint32_t *out = new_values(c, a, 4, &size, err);
     if (!out) return ENOMEM;
     const uint16_t *in = a->buffers[1];
-    for (int64_t i = a->offset; i < a->offset + a->length; i++)
-        if (valid_at(a, i)) out[i] = half_to_float_bits(in[i]);
+    for (int64_t i = a->offset; i < a->offset + a->length; i++) out[i] = half_to_float_bits(in[i]);
     return qv_owned_array_set_buffer(a, 1, out, size, err);
 }
 
