@@ -131,6 +131,8 @@ struct qv_file_write_options {
     struct qv_pool *pool;           /* NULL = a pool of its own */
     uint64_t memory_limit;          /* of that pool; 0 = unlimited */
     int64_t row_group_rows;         /* 0 = the writer's default */
+    uint64_t row_group_bytes;       /* flush a row group at this many bytes; 0 = default */
+    int compact;                    /* let zstd / lz4 win where smaller (qv_writer_options) */
     const struct qv_kv *metadata;   /* key-value metadata, copied */
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */
@@ -138,11 +140,11 @@ struct qv_file_write_options {
 };
 /* Writes every batch of `stream` to a new file at `path` and publishes it;
  * on any failure nothing is left under `path` and an existing file there is
- * untouched. The stream stays the caller's. *rows_out (may be NULL) gets the
- * rows written. */
+ * untouched. The stream stays the caller's (it is not released). *rows_out
+ * and *bytes_out (each may be NULL) get the rows and the file's bytes. */
 QV_API int qv_file_write_stream(const char *path, struct ArrowArrayStream *stream,
                                 const struct qv_file_write_options *opts, int64_t *rows_out,
-                                struct qv_error *err);
+                                uint64_t *bytes_out, struct qv_error *err);
 
 /* ---- Statistics as Arrow data ----
  *
