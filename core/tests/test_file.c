@@ -492,6 +492,57 @@ static void test_open_source_memory(void **state) {
     free(bytes);
 }
 
+/* Every allocation of a scan, a nested scan and a reordering take failing
+ * in turn: ENOMEM or success, nothing leaked (ASan), the pool empty. */
+static int run_once(struct qv_file *f, int kind) {
+    static const char *const cols[] = {"tags.item", "v", "id"};
+    static const int64_t rows[] = {9, 2, 9, 4100};
+    struct qv_file_scan_options o = {.columns = cols, .n_columns = 3,
+                                     .scan = {.threads = QV_SCAN_SYNC, .batch_rows = 3000,
+                                              .row_end = kind == 0 ? 7000 : 0}};
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    int rc = kind == 1 ? qv_file_take(f, rows, 4, &o, &st, &err) : qv_file_scan(f, &o, &st, &err);
+    if (rc) return rc;
+    struct ArrowSchema sc;
+    rc = st.get_schema(&st, &sc);
+    if (!rc) sc.release(&sc);
+    while (!rc) {
+        struct ArrowArray b;
+        rc = st.get_next(&st, &b);
+        if (rc || !b.release) break;
+        b.release(&b);
+    }
+    st.release(&st);
+    return rc;
+}
+
+static void test_allocation_failures(void **state) {
+    (void)state;
+    for (int kind = 0; kind < 2; kind++) {
+        int failed = 0, passed = 0;
+        for (uint64_t nth = 1; nth < 400 && passed < 3; nth++) {
+            struct qv_pool *p;
+            assert_int_equal(qv_pool_create(NULL, &p, NULL), 0);
+            struct qv_file_options fo = {.pool = p};
+            struct qv_file *f = open_ok(path, &fo);
+            qv_pool_inject_alloc_failure(p, nth);
+            int rc = run_once(f, kind);
+            qv_pool_inject_alloc_failure(p, 0);
+            if (rc != 0 && rc != ENOMEM) fail_msg("allocation %llu: rc %d", (unsigned long long)nth, rc);
+            if (rc) failed++;
+            else passed++;
+            qv_file_close(f);
+            struct qv_pool_stats ps;
+            qv_pool_get_stats(p, &ps);
+            assert_int_equal(ps.reserved, 0);
+            qv_pool_destroy(p);
+        }
+        assert_true(failed > 10);
+        assert_true(passed > 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_identity_schema),
@@ -505,6 +556,7 @@ int main(void) {
         cmocka_unit_test(test_splits),
         cmocka_unit_test(test_write_stream),
         cmocka_unit_test(test_open_source_memory),
+        cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
