@@ -345,6 +345,24 @@ static void test_reads_only_chosen_fields(void **state) {
     assert_int_equal(bytes_of_scan(p3, 1), node_bytes(1, all_s, 6));
 }
 
+/* Decoding in place (a mapped file): the kept segments are used where
+ * they lie. */
+static void test_mapped(void **state) {
+    (void)state;
+    struct qv_reader *plain = rd, *mapped;
+    struct qv_reader_options ro = {.mmap = 1};
+    struct qv_error err = {0};
+    if (qv_reader_open(path, &ro, res, &mapped, &err)) fail_msg("%s", err.message);
+    rd = mapped;
+    struct qv_column_path p[] = {{1, 2, P_CY}, {3, 3, P_LSTW}, {4, 3, P_MV2}};
+    const char *t[] = {"s: struct<c: struct<y: float64>>", "ls: list<item: struct<t: struct<w: int32>>>",
+                       "m: map<key: utf8 not null, value: struct<k2: utf8>>"};
+    struct qv_scan_options o = {.threads = 2, .batch_rows = 999};
+    assert_int_equal(check_paths(p, 3, t, 3, o), ROWS);
+    rd = plain;
+    qv_reader_close(mapped);
+}
+
 static void test_bad_paths(void **state) {
     (void)state;
     struct qv_error err = {0};
@@ -376,6 +394,7 @@ int main(void) {
         cmocka_unit_test(test_lists_and_maps),
         cmocka_unit_test(test_with_filter_take_and_range),
         cmocka_unit_test(test_reads_only_chosen_fields),
+        cmocka_unit_test(test_mapped),
         cmocka_unit_test(test_bad_paths),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
