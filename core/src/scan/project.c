@@ -58,6 +58,14 @@ int qv__projection_build(const struct qv_schema *schema, const struct qv_column_
     int32_t cap = ncol; /* one entry per distinct column at most */
     struct qv__proj_col *cols = qv_calloc(r, (size_t)(cap ? cap : 1) * sizeof *cols, err);
     if (!cols) return ENOMEM;
+    /* Entry of each column, so that many paths over many columns stay linear. */
+    size_t slot_size = (size_t)(cap ? cap : 1) * sizeof(int32_t);
+    int32_t *slot = qv_alloc(r, slot_size, err);
+    if (!slot) {
+        qv__projection_free(cols, cap, r);
+        return ENOMEM;
+    }
+    for (int32_t c = 0; c < ncol; c++) slot[c] = -1;
     int32_t count = 0;
     int rc = 0;
     for (int32_t i = 0; !rc && i < n; i++) {
@@ -72,10 +80,9 @@ int qv__projection_build(const struct qv_schema *schema, const struct qv_column_
             break;
         }
         const struct qv_field *f = &schema->root.children[p->column];
-        struct qv__proj_col *c = NULL;
-        for (int32_t k = 0; k < count; k++)
-            if (cols[k].column == p->column) c = &cols[k];
+        struct qv__proj_col *c = slot[p->column] >= 0 ? &cols[slot[p->column]] : NULL;
         if (!c) {
+            slot[p->column] = count;
             c = &cols[count++];
             c->column = p->column;
             c->keep_size = (size_t)qv_field_count(f);
@@ -126,6 +133,7 @@ int qv__projection_build(const struct qv_schema *schema, const struct qv_column_
         rc = qv_field_prune(f, c->keep, r, &c->pruned, &c->pruned_size, err);
         c->field = c->pruned;
     }
+    qv_free(r, slot, slot_size);
     if (rc) {
         qv__projection_free(cols, cap, r);
         return rc;
