@@ -473,7 +473,7 @@ static void test_write_stream(void **state) {
 
 static void test_open_source_memory(void **state) {
     (void)state;
-    size_t size;
+    size_t size = 0;
     unsigned char *bytes = tu_read_file(path, &size);
     assert_non_null(bytes);
     struct qv_source src;
