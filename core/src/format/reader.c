@@ -106,6 +106,7 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
     }
     if (big) qv_free(r, big, (size_t)flen);
     if (rc) goto fail;
+    rd->footer_checksum = fsum;
     rd->verified_words = ((size_t)rd->f.n_segments + 63) / 64 + 1;
     rd->verified = qv_calloc(r, rd->verified_words * sizeof(uint64_t), err);
     if (!rd->verified) {
@@ -144,6 +145,7 @@ uint64_t qv_reader_row_group_bytes(const struct qv_reader *rd, int64_t rg) {
     return rg >= 0 && rg < rd->f.n_row_groups ? rd->f.row_groups[rg].length : 0;
 }
 uint64_t qv_reader_file_size(const struct qv_reader *rd) { return rd->src.size; }
+uint64_t qv_reader_footer_checksum(const struct qv_reader *rd) { return rd->footer_checksum; }
 const char *qv_reader_writer_version(const struct qv_reader *rd) {
     return rd->f.writer ? rd->f.writer : "";
 }

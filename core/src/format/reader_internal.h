@@ -10,6 +10,7 @@ struct qv_reader {
     struct qv_reader_options opts;
     struct qv__footer f;
     int open_reads;
+    uint64_t footer_checksum; /* from the tail: the file's identity with its size */
     /* One bit per segment, set once its checksum matched, used only when
      * decoding in place (src.base: a mapping or memory): a segment is then
      * hashed once, not on every read (warm takes would otherwise hash whole
