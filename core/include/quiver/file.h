@@ -158,13 +158,11 @@ QV_API int qv_file_write_stream(const char *path, struct ArrowArrayStream *strea
 
 /* ---- Statistics as Arrow data ----
  *
- * In the Arrow format's statistics schema ("Statistics schema", Arrow
- * columnar format docs): one row per described column plus one with a null
- * column for the whole range, keys ARROW:row_count, ARROW:null_count,
- * ARROW:min_value, ARROW:max_value (":exact", or ":approximate" where a
- * string bound was truncated), columns numbered depth-first over the
- * schema as the spec says. row_group -1 describes the whole file (bounds
- * aggregated over row groups); 0..n-1 one row group. */
+ * The file's statistics in the Arrow format's statistics schema: see
+ * qv_reader_export_statistics (format.h) and docs/statistics.md for the
+ * layout, the keys and what is exact or approximate. row_group -1
+ * describes the whole file; 0..n-1 one row group. The outputs are
+ * self-contained and may outlive the file. */
 QV_API int qv_file_statistics(const struct qv_file *file, int64_t row_group,
                               struct ArrowSchema *schema_out, struct ArrowArray *array_out,
                               struct qv_error *err);

@@ -131,6 +131,28 @@ const struct qv_reader *qv_file_reader(const struct qv_file *f) { return f->rd; 
 struct qv_pool *qv_file_pool(const struct qv_file *f) { return f->pool->pool; }
 void qv_file_identity(const struct qv_file *f, struct qv_file_identity *out) { *out = f->id; }
 
+/* The reader's export charges the file's pool; the schema is copied to
+ * malloc'd memory and the array holds a pool reference, so both outlive
+ * the file as the contract says. */
+int qv_file_statistics(const struct qv_file *f, int64_t row_group, struct ArrowSchema *schema_out,
+                       struct ArrowArray *array_out, struct qv_error *err) {
+    struct ArrowSchema sc;
+    int rc = qv_reader_export_statistics(f->rd, row_group, &sc, array_out, err);
+    if (rc) {
+        schema_out->release = NULL;
+        return rc;
+    }
+    rc = qv__schema_copy_malloc(schema_out, &sc);
+    sc.release(&sc);
+    if (rc) {
+        array_out->release(array_out);
+        return qv_error_set(err, ENOMEM, "file statistics: out of memory copying the schema");
+    }
+    rc = qv__batch_guard(array_out, f->pool, err);
+    if (rc) schema_out->release(schema_out);
+    return rc;
+}
+
 int qv_file_export_schema(const struct qv_file *f, struct ArrowSchema *out, struct qv_error *err) {
     out->release = NULL;
     struct qv_reservation *res;
