@@ -68,9 +68,13 @@ QV_API int qv_source_open_file(const char *path, struct qv_source *out, struct q
  * decoded as they are. Use only for files nobody modifies while they are
  * open. Falls back to pread when the system refuses the mapping. */
 QV_API int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
-/* Wraps a caller-owned memory range (not copied; must outlive the source). */
-QV_API void qv_source_from_memory(const void *data, uint64_t size, const char *name,
-                           struct qv_source *out);
+/* Wraps a caller-owned memory range (not copied; must outlive the source).
+ * `name` (NULL: "memory") is used in messages and must outlive the source
+ * too. Returns 0, EINVAL (NULL out, or NULL data with a nonzero size) or
+ * ENOMEM (the source's small state). On failure *out is zeroed and holds
+ * nothing to close; on success release with qv_source_close. */
+QV_API int qv_source_from_memory(const void *data, uint64_t size, const char *name,
+                                 struct qv_source *out, struct qv_error *err);
 QV_API void qv_source_close(struct qv_source *src);
 QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
                    struct qv_error *err);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
@@ -110,7 +111,7 @@ static int validate_column(struct qv_scan *s, const struct colstate *c, struct A
     if (!rc) return 0;
     a->release(a);
     if (!err) return EIO;
-    err->code = EIO; /* the file is at fault, not an argument */
+    qv__corrupt_mark(err); /* the file is at fault, not an argument */
     qv_error_wrap(err, EIO,
                   "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
                   "invalid array: ",
