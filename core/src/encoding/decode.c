@@ -414,6 +414,8 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
         i = j;
     }
     qv__stack_release(&dc->d.stack, mk);
+    /* One offset per requested row, whatever path each group took. */
+    QV_DCHECK(rc || dc->pt != QV__PT_BIN || o.i == n);
     if (dc->pt == QV__PT_BIN) binout_to(&o, out);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/dcheck.h"
 #include "base/corrupt.h"
 #include "format/reader_internal.h"
 
@@ -208,6 +209,7 @@ static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArr
     int rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
     if (rc) return where(cr, k, QV_SEGMENT_VALIDITY, rc, err);
     out->null_count = n - qv_bits_count(bits, 0, n);
+    QV_DCHECK(out->null_count >= 0 && out->null_count <= n);
     return 0;
 }
 
@@ -228,6 +230,8 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
             if (o.data) qv_free(cr->r, o.data, o.data_capacity);
             return where(cr, k, QV_SEGMENT_VALUES, rc, err);
         }
+        /* The decoder wrote n + 1 offsets within the bytes it produced. */
+        QV_DCHECK(o.data_size <= o.data_capacity);
         if (o.data) {
             /* The decoder grew the bytes under the column reader's
              * reservation; the batch's tree owns them from now on. */
