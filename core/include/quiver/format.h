@@ -235,7 +235,9 @@ QV_API uint64_t qv_reader_file_size(const struct qv_reader *reader);
 QV_API const char *qv_reader_writer_version(const struct qv_reader *reader);
 QV_API const char *qv_reader_path(const struct qv_reader *reader);
 QV_API const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
-/* Reads issued by open (1 or 2). */
+/* Reads issued by open: 1, or 2 when the footer is larger than the first
+ * read of the file's last 64 KiB (docs/format.md, "Opening in at most two
+ * reads"). */
 QV_API int qv_reader_open_reads(const struct qv_reader *reader);
 
 /* Physical nodes: the schema's fields in pre-order, root excluded. */
