@@ -60,9 +60,7 @@ int qv__dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
     if (n <= 0) return 0;
     QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
     if (!nd->codec->dec_bin) return qv__corrupt(err, nd, "encoding cannot hold binary values");
-#ifdef QV_DEBUG
-    const int64_t i0 = o->i;
-#endif
+    const int64_t i0 = o->i; /* read by the check below (type-checked in release builds) */
     int rc = nd->codec->dec_bin(d, nd, start, n, o, err);
     /* A binary decoder ends exactly one offset per value and never writes
      * past the capacity it reserved. */
