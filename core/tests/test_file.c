@@ -477,7 +477,7 @@ static void test_open_source_memory(void **state) {
     unsigned char *bytes = tu_read_file(path, &size);
     assert_non_null(bytes);
     struct qv_source src;
-    qv_source_from_memory(bytes, size, "in memory", &src);
+    assert_int_equal(qv_source_from_memory(bytes, size, "in memory", &src, NULL), 0);
     struct qv_file *f;
     struct qv_error err = {0};
     assert_int_equal(qv_file_open_source(&src, NULL, &f, &err), 0);

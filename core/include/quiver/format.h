@@ -68,9 +68,13 @@ QV_API int qv_source_open_file(const char *path, struct qv_source *out, struct q
  * decoded as they are. Use only for files nobody modifies while they are
  * open. Falls back to pread when the system refuses the mapping. */
 QV_API int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
-/* Wraps a caller-owned memory range (not copied; must outlive the source). */
-QV_API void qv_source_from_memory(const void *data, uint64_t size, const char *name,
-                           struct qv_source *out);
+/* Wraps a caller-owned memory range (not copied; must outlive the source).
+ * `name` (NULL: "memory") is used in messages and must outlive the source
+ * too. Returns 0, EINVAL (NULL out, or NULL data with a nonzero size) or
+ * ENOMEM (the source's small state). On failure *out is zeroed and holds
+ * nothing to close; on success release with qv_source_close. */
+QV_API int qv_source_from_memory(const void *data, uint64_t size, const char *name,
+                                 struct qv_source *out, struct qv_error *err);
 QV_API void qv_source_close(struct qv_source *src);
 QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
                    struct qv_error *err);
@@ -235,7 +239,9 @@ QV_API uint64_t qv_reader_footer_checksum(const struct qv_reader *reader);
 QV_API const char *qv_reader_writer_version(const struct qv_reader *reader);
 QV_API const char *qv_reader_path(const struct qv_reader *reader);
 QV_API const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
-/* Reads issued by open (1 or 2). */
+/* Reads issued by open: 1, or 2 when the footer is larger than the first
+ * read of the file's last 64 KiB (docs/format.md, "Opening in at most two
+ * reads"). */
 QV_API int qv_reader_open_reads(const struct qv_reader *reader);
 
 /* Physical nodes: the schema's fields in pre-order, root excluded. */

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/dcheck.h"
+#include "base/corrupt.h"
 #include "format/reader_internal.h"
 
 struct node_dec {
@@ -41,7 +43,7 @@ static int where(struct qv_column_reader *cr, int32_t k, int role, int rc, struc
 
 static int corrupt(struct qv_column_reader *cr, int32_t k, int role, struct qv_error *err,
                    const char *what) {
-    qv_error_set(err, EIO, "%s", what);
+    qv__corrupt_set(err, "%s", what);
     return where(cr, k, role, EIO, err);
 }
 
@@ -196,7 +198,7 @@ static int check_keep(const struct qv_reader *rd, int32_t first, int32_t end, co
     }
     for (int32_t k = first; !why && k < end; k++) {
         const struct qv__node *nd = &rd->f.nodes[k];
-        if (keep[k - first] && (nd->kind == QV_NODE_LIST || nd->kind == QV_NODE_FIXED_LIST) &&
+        if (keep[k - first] && (nd->kind == QV__NODE_LIST || nd->kind == QV__NODE_FIXED_LIST) &&
             !keep[nd->first_child - first]) {
             why = "a kept list's element is not kept";
             bad = k;
@@ -278,15 +280,16 @@ static int32_t child_node(const struct qv_column_reader *cr, int32_t k) {
 /* Validity for n slots: from the decoder by range or by rows. */
 static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                          int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALIDITY];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_VALIDITY];
     out->null_count = 0;
     if (!d || n == 0) return 0;
     uint8_t *bits = qv_owned_array_alloc_buffer(out, 0, (size_t)qv_bytes_for_bits(n), err);
     if (!bits) return err ? err->code : ENOMEM;
     struct qv_decode_out o = {.values = bits};
     int rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
-    if (rc) return where(cr, k, QV_ROLE_VALIDITY, rc, err);
+    if (rc) return where(cr, k, QV_SEGMENT_VALIDITY, rc, err);
     out->null_count = n - qv_bits_count(bits, 0, n);
+    QV_DCHECK(out->null_count >= 0 && out->null_count <= n);
     return 0;
 }
 
@@ -294,7 +297,7 @@ static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArr
 static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                        int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
     const struct qv__node *node = &cr->rd->f.nodes[k];
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALUES];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_VALUES];
     enum qv_value_kind kind = node->value_kind;
     struct qv_decode_out o = {0};
     int rc;
@@ -305,8 +308,10 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
         rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
         if (rc) {
             if (o.data) qv_free(cr->r, o.data, o.data_capacity);
-            return where(cr, k, QV_ROLE_VALUES, rc, err);
+            return where(cr, k, QV_SEGMENT_VALUES, rc, err);
         }
+        /* The decoder wrote n + 1 offsets within the bytes it produced. */
+        QV_DCHECK(o.data_size <= o.data_capacity);
         if (o.data) {
             /* The decoder grew the bytes under the column reader's
              * reservation; the batch's tree owns them from now on. */
@@ -321,7 +326,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     }
     if (kind == QV_KIND_BOOL) {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)qv_bytes_for_bits(n), err);
-    } else if (node->kind == QV_NODE_DECIMAL64) {
+    } else if (node->kind == QV__NODE_DECIMAL64) {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * 16, err);
     } else {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * (size_t)qv__kind_width(kind, node->fixed_width), err);
@@ -329,8 +334,8 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     if (!o.values) return err ? err->code : ENOMEM;
     if (n == 0) return 0;
     rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
-    if (rc) return where(cr, k, QV_ROLE_VALUES, rc, err);
-    if (node->kind == QV_NODE_DECIMAL64) {
+    if (rc) return where(cr, k, QV_SEGMENT_VALUES, rc, err);
+    if (node->kind == QV__NODE_DECIMAL64) {
         /* Widen int64 to 128-bit two's complement in place, last first so
          * nothing is overwritten before it is read. */
         uint8_t *p = o.values;
@@ -361,7 +366,7 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
 static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
                      int64_t n, struct ArrowArray *out, struct qv_error *err) {
     const struct qv__node *node = &cr->rd->f.nodes[k];
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_OFFSETS];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_OFFSETS];
     int w = node->value_kind == QV_KIND_INT32 ? 4 : 8;
     int32_t child = child_node(cr, k);
     int64_t child_len = qv__reader_chunk(cr->rd, cr->rg, child)->length;
@@ -371,13 +376,13 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     if (!rows) {
         struct qv_decode_out o = {.values = offs};
         rc = qv_decoder_decode_range(d, start, n + 1, &o, err);
-        if (rc) return where(cr, k, QV_ROLE_OFFSETS, rc, err);
+        if (rc) return where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
         int64_t base = get_off(offs, w, 0);
         if (base < 0 || get_off(offs, w, n) > child_len)
-            return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets point outside the child");
+            return corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets point outside the child");
         for (int64_t i = 0; i < n; i++)
             if (get_off(offs, w, i + 1) < get_off(offs, w, i))
-                return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets decrease");
+                return corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets decrease");
         for (int64_t i = 0; i <= n; i++) set_off(offs, w, i, get_off(offs, w, i) - base);
         return read_node(cr, child, base, NULL, get_off(offs, w, n), out->children[0], err);
     }
@@ -395,13 +400,13 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
         }
         struct qv_decode_out o = {.values = pairs};
         rc = n ? qv_decoder_take(d, idx, 2 * n, &o, err) : 0;
-        if (rc) where(cr, k, QV_ROLE_OFFSETS, rc, err);
+        if (rc) where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
     }
     int64_t total = 0;
     for (int64_t i = 0; !rc && i < n; i++) {
         int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
         if (a < 0 || b < a || b > child_len)
-            rc = corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets are corrupt");
+            rc = corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets are corrupt");
         else total += b - a;
     }
     if (!rc) {
@@ -430,17 +435,17 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     const struct qv__node *node = &cr->rd->f.nodes[k];
     out->length = n;
     out->offset = 0;
-    if (node->kind == QV_NODE_NULL) {
+    if (node->kind == QV__NODE_NULL) {
         out->null_count = n;
         return 0;
     }
     int rc = fill_validity(cr, k, out, start, rows, n, err);
     if (rc) return rc;
     switch (node->kind) {
-    case QV_NODE_PRIMITIVE:
-    case QV_NODE_DECIMAL64:
+    case QV__NODE_PRIMITIVE:
+    case QV__NODE_DECIMAL64:
         return fill_values(cr, k, out, start, rows, n, err);
-    case QV_NODE_STRUCT:
+    case QV__NODE_STRUCT:
         for (int32_t c = 0, o = 0, child = node->first_child; c < node->n_children;
              c++, child = cr->rd->f.nodes[child].subtree_end) {
             if (!kept(cr, child)) continue;
@@ -448,7 +453,7 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
             if (rc) return rc;
         }
         return 0;
-    case QV_NODE_FIXED_LIST: {
+    case QV__NODE_FIXED_LIST: {
         int64_t size = node->field->list_size;
         if (!rows) return read_node(cr, child_node(cr, k), start * size, NULL, n * size,
                                     out->children[0], err);
@@ -461,7 +466,7 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
         qv_free(cr->r, crow, sz);
         return rc;
     }
-    case QV_NODE_LIST:
+    case QV__NODE_LIST:
         return read_list(cr, k, start, rows, n, out, err);
     default:
         return 0;

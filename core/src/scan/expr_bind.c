@@ -1092,7 +1092,7 @@ int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_er
     /* A local record keeps the code when the caller passed none. */
     struct qv_error local = {0};
     if (!err) err = &local;
-    err->code = 0;
+    qv_error_clear(err);
     struct qv__xbinding *b = qv_calloc(e->r, sizeof *b, err);
     if (!b) return ENOMEM;
     b->r = e->r;

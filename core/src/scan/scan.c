@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/dcheck.h"
+#include "base/corrupt.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
@@ -119,7 +121,7 @@ static int validate_column(struct qv_scan *s, const struct colstate *c, struct A
     if (!rc) return 0;
     a->release(a);
     if (!err) return EIO;
-    err->code = EIO; /* the file is at fault, not an argument */
+    qv__corrupt_mark(err); /* the file is at fault, not an argument */
     qv_error_wrap(err, EIO,
                   "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
                   "invalid array: ",
@@ -335,6 +337,10 @@ static void *producer_main(void *arg) {
             qv_mutex_unlock(&s->mu);
             break;
         }
+        /* The wait above left a free slot; the queue never holds more
+         * than `prefetch` batches, and a queued batch is a live one. */
+        QV_DCHECK(s->qcount >= 0 && s->qcount < s->prefetch);
+        QV_DCHECK(b.release != NULL);
         s->queue[(s->qhead + s->qcount) % s->prefetch] = b;
         s->qcount++;
         if (s->qcount > s->stats.max_queued) s->stats.max_queued = s->qcount;
@@ -427,7 +433,12 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     if (rc) {
         snprintf(s->last_error, sizeof s->last_error, "%s", s->prod_err.message);
     } else if (s->qcount) {
+        QV_DCHECK(s->qcount <= s->prefetch && s->qhead >= 0 && s->qhead < s->prefetch);
+        /* A slot is handed out once: a released batch still queued would be
+         * given to the consumer a second time. */
+        QV_DCHECK(s->queue[s->qhead].release != NULL);
         *out = s->queue[s->qhead];
+        s->queue[s->qhead].release = NULL;
         s->qhead = (s->qhead + 1) % s->prefetch;
         s->qcount--;
         qv_cond_broadcast(&s->cv_queue);
@@ -468,6 +479,7 @@ static void scan_free(struct qv_scan *s) {
         for (int i = 0; i < s->started; i++) qv_thread_join(s->threads[i]);
     }
     if (s->queue) {
+        QV_DCHECK(s->qcount >= 0 && s->qcount <= s->prefetch);
         for (int i = 0; i < s->qcount; i++) {
             struct ArrowArray *a = &s->queue[(s->qhead + i) % s->prefetch];
             if (a->release) a->release(a);
