@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/thread.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
