@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "quiver/quiver.h"
+#include "memory/memory_testing.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 

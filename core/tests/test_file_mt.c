@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "quiver/quiver.h"
+#include "base/thread.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 

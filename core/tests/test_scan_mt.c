@@ -13,6 +13,7 @@
 
 #include "format/format_internal.h"
 #include "quiver/scan.h"
+#include "memory/memory_testing.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 

@@ -567,6 +567,9 @@ QV_API int qv_append_float16(struct qv_appender *a, uint16_t bits);
 /* Unscaled decimal128 value as two's complement halves (value = hi*2^64 + lo). */
 QV_API int qv_append_decimal128(struct qv_appender *a, uint64_t lo, int64_t hi);
 
+/* The out-of-line halves of the inline appends below: exported because those
+ * inline functions call them from the user's code, but not for direct use
+ * (the qv__ prefix says so; their contract is the inline callers'). */
 QV_API int qv__append_begin_slow(struct qv_appender *a, int32_t kind);
 QV_API int qv__append_list_end_slow(struct qv_appender *a);
 QV_API int qv__append_map_end_slow(struct qv_appender *a);
@@ -641,7 +644,8 @@ static inline int qv_append_decimal64(struct qv_appender *a, int64_t v) {
 }
 
 /* Copies n bytes; short values (most strings) without a call into libc,
- * reading and writing only [0, n). */
+ * reading and writing only [0, n). Part of the inline string append, not for
+ * direct use; static inline, so it is no symbol of the library. */
 static inline void qv__copy_bytes(uint8_t *dst, const void *src, size_t n) {
     const uint8_t *s = (const uint8_t *)src;
     if (n > 16) {

@@ -143,7 +143,6 @@ struct qv_writer_options {
     int64_t row_group_rows;
     uint64_t row_group_bytes;  /* flush earlier when this much is buffered; 0 = 256 MiB */
     int compact;               /* let zstd / lz4 win where they are smaller */
-    int force_encoding;        /* QV_ENC_*: top-level encoding of every values segment (tests) */
     uint32_t allowed_encodings;/* mask of QV_ENC_BIT(e); 0 = all */
     const struct qv_kv *metadata; /* file key-value metadata (copied) */
     int64_t n_metadata;

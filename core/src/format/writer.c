@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format/format_internal.h"
+#include "format/format_testing.h"
 
 struct qv_writer {
     struct qv_reservation *r;
@@ -14,6 +15,7 @@ struct qv_writer {
     int32_t n_nodes;
     struct qv_builder *builder;
     struct qv_writer_options opts;
+    int force_encoding;     /* QV_ENC_AUTO unless a test forced one (format_testing.h) */
     /* The footer in the making: the head (writer, schema and metadata
      * sections, serialized at open), QV__RG_HEADER_MAX bytes of room for the
      * row-group section's header, then the directory records appended as
@@ -295,7 +297,7 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->opts.force_encoding, &segs[ns++], path, err);
+        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
         if (narrow) qv_free(w->r, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {
@@ -424,6 +426,8 @@ int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
 }
 
 struct qv_builder *qv_writer_builder(struct qv_writer *w) { return w->builder; }
+
+void qv_writer_force_encoding(struct qv_writer *w, int encoding) { w->force_encoding = encoding; }
 
 int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err) {
     int rc = check_usable(w, err);

@@ -5,6 +5,7 @@
 
 #include "base/dcheck.h"
 #include "memory/memory_internal.h"
+#include "memory/memory_testing.h"
 
 #define QV_CACHE_DEFAULT (UINT64_C(64) << 20)
 

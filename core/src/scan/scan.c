@@ -13,8 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/dcheck.h"
 #include "base/corrupt.h"
+#include "base/dcheck.h"
+#include "base/thread.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
