@@ -261,7 +261,8 @@ static void test_compare_kernels(void **state) {
         for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
             qv__cpu_set_level(level);
             for (int op = QV_CMP_EQ; op <= QV_CMP_GE; op++) {
-                struct qv__xplan p = {.op = op, .ki = 1, .ku = (uint64_t)5 << (8 * widths[t] - 3),
+                int vw = widths[t] > 8 ? 8 : widths[t];
+                struct qv__xplan p = {.op = op, .ki = 1, .ku = (uint64_t)5 << (8 * vw - 3),
                                       .kf = 1.0, .kq = 1};
                 qv__xkernel fn = qv__kernel_cmp(vt, op);
                 assert_non_null(fn);
