@@ -5,8 +5,10 @@ set -euo pipefail
 
 need_deb=()
 have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+# qemu-user and gcc-aarch64-linux-gnu: the portability tests (the library on
+# emulated x86-64 CPUs without SSE4.2/AVX2, and its compile for aarch64).
 for pkg in build-essential cmake pkg-config libzstd-dev liblz4-dev libxxhash-dev \
-           libcmocka-dev clang-14 libclang-rt-14-dev; do
+           libcmocka-dev clang-14 libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu; do
     have_deb "$pkg" || need_deb+=("$pkg")
 done
 if [ ${#need_deb[@]} -gt 0 ]; then

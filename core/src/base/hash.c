@@ -7,6 +7,7 @@
 #endif
 #include <xxhash.h>
 
+#include "base/cpu_internal.h"
 #include "quiver/base.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(QV_XXHASH_INLINE)
@@ -16,14 +17,16 @@
  * AVX-512 at run time (about 39 GB/s). Readers hash every byte they read
  * with pread, so that is worth having. Weak, because a static libxxhash.a
  * does not carry the variant: then the address is null and the portable
- * function is used. Both compute the same XXH3 value. */
+ * function is used. Both compute the same XXH3 value. QUIVER_SIMD=baseline
+ * (base/cpu_internal.h) takes the portable function too, so that the
+ * baseline runs test it. */
 extern XXH64_hash_t XXH3_64bits_withSeed_dispatch(const void *data, size_t len, XXH64_hash_t seed)
     __attribute__((weak));
 #endif
 
 uint64_t qv_hash64(const void *data, size_t len, uint64_t seed) {
 #ifdef QV_XXH_DISPATCH
-    if (XXH3_64bits_withSeed_dispatch)
+    if (XXH3_64bits_withSeed_dispatch && qv__cpu_level() != QV__CPU_BASELINE)
         return (uint64_t)XXH3_64bits_withSeed_dispatch(data, len, (XXH64_hash_t)seed);
 #endif
     return (uint64_t)XXH3_64bits_withSeed(data, len, (XXH64_hash_t)seed);

@@ -9,13 +9,14 @@
  * and the 32 rows unrolled, every shift is an immediate. No transposition,
  * no gather.
  *
- * The unpack kernels are compiled twice (default and AVX2 via
- * target_clones) because 256-bit loads and stores nearly double them. The
- * dispatch happens once per vector.
+ * The unpack kernels are compiled twice, generic and AVX2, because 256-bit
+ * loads and stores nearly double them; base/cpu_internal.h picks one per
+ * vector from the CPU (QUIVER_SIMD=baseline forces the generic one).
  *
  * Node: BITPACK, integer types; param 0 = width w (0..bits of the type);
  * buffer 0 = packed vectors, qv__bitpack_bytes(count, w) bytes.
  */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 #define ALWAYS_INLINE inline __attribute__((always_inline))
@@ -121,17 +122,10 @@ static ALWAYS_INLINE void unpack32_body(const uint32_t *restrict in, uint32_t *r
     M(17) M(18) M(19) M(20) M(21) M(22) M(23) M(24) M(25) M(26) M(27) M(28) M(29) M(30)     \
     M(31) M(32)
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(QV_NO_CLONES) && \
-    !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__) /* ifunc resolvers run before the sanitizer runtime */
-#define QV_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define QV_CLONES
-#endif
-
 #define U32_CASE(W)                                                                              \
     case W: unpack32_body(in, out, base, W); return;
-QV_CLONES void qv__unpack32(const uint32_t *restrict in, unsigned w, uint32_t *restrict out,
-                            uint32_t base) {
+static ALWAYS_INLINE void unpack32_widths(const uint32_t *restrict in, unsigned w,
+                                          uint32_t *restrict out, uint32_t base) {
     switch (w) {
         CASES(U32_CASE)
     default:
@@ -140,8 +134,8 @@ QV_CLONES void qv__unpack32(const uint32_t *restrict in, unsigned w, uint32_t *r
     }
 }
 
-static void unpack64_wide(const uint64_t *restrict in, unsigned w, uint64_t *restrict out,
-                          uint64_t base) {
+static ALWAYS_INLINE void unpack64_wide(const uint64_t *restrict in, unsigned w,
+                                        uint64_t *restrict out, uint64_t base) {
     const uint64_t mask = qv__mask(w);
     for (unsigned r = 0; r < 64; r++) {
         const unsigned bit = r * w, word = bit / 64, shift = bit % 64;
@@ -152,18 +146,49 @@ static void unpack64_wide(const uint64_t *restrict in, unsigned w, uint64_t *res
         }
     }
 }
-/* 64-bit outputs at widths <= 32 unpack through 32-bit lanes into an L1
- * temporary and widen: a fused kernel per width would double this file's
- * code for little gain. */
-QV_CLONES void qv__unpack64(const void *restrict in, unsigned w, uint64_t *restrict out,
-                            uint64_t base) {
+
+/* 64-bit outputs at widths <= 32 unpack through 32-bit lanes (u32, the
+ * variant of the same level) into an L1 temporary and widen: a fused kernel
+ * per width would double this file's code for little gain. */
+static ALWAYS_INLINE void unpack64_body(const void *restrict in, unsigned w,
+                                        uint64_t *restrict out, uint64_t base,
+                                        void (*u32)(const uint32_t *restrict, unsigned,
+                                                    uint32_t *restrict, uint32_t)) {
     if (w > 32) {
         unpack64_wide((const uint64_t *)in, w, out, base);
         return;
     }
     uint32_t tmp[QV__VEC] __attribute__((aligned(64)));
-    qv__unpack32((const uint32_t *)in, w, tmp, 0);
+    u32((const uint32_t *)in, w, tmp, 0);
     for (unsigned i = 0; i < QV__VEC; i++) out[i] = (uint64_t)tmp[i] + base;
+}
+
+static void unpack32_generic(const uint32_t *restrict in, unsigned w, uint32_t *restrict out,
+                             uint32_t base) {
+    unpack32_widths(in, w, out, base);
+}
+static void unpack64_generic(const void *restrict in, unsigned w, uint64_t *restrict out,
+                             uint64_t base) {
+    unpack64_body(in, w, out, base, unpack32_generic);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void unpack32_avx2(const uint32_t *restrict in, unsigned w,
+                                          uint32_t *restrict out, uint32_t base) {
+    unpack32_widths(in, w, out, base);
+}
+static QV__TARGET_AVX2 void unpack64_avx2(const void *restrict in, unsigned w,
+                                          uint64_t *restrict out, uint64_t base) {
+    unpack64_body(in, w, out, base, unpack32_avx2);
+}
+#endif
+
+void qv__unpack32(const uint32_t *restrict in, unsigned w, uint32_t *restrict out,
+                  uint32_t base) {
+    QV__DISPATCH2(unpack32, in, w, out, base);
+}
+
+void qv__unpack64(const void *restrict in, unsigned w, uint64_t *restrict out, uint64_t base) {
+    QV__DISPATCH2(unpack64, in, w, out, base);
 }
 
 /* ---- Node encode ---- */

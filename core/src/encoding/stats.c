@@ -6,9 +6,14 @@
  * spread over the chunk, so local patterns (runs, sortedness) are seen as
  * they are. Encoders compute exact figures when they build.
  */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
-void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__istats *s) {
+/* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
+ * the baseline runs it scalar; SSE4.2 (pcmpgtq) and AVX2 variants vectorize
+ * it, chosen at run time (base/cpu_internal.h). */
+static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, unsigned bits,
+                                                  struct qv__istats *s) {
     memset(s, 0, sizeof *s);
     s->n = n;
     s->bits = bits;
@@ -28,6 +33,25 @@ void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__
     s->umax = umax;
     s->smin = qv__sext(fmin ^ sb, bits);
     s->smax = qv__sext(fmax ^ sb, bits);
+}
+
+static void istats_compute_generic(const uint64_t *v, int64_t n, unsigned bits,
+                                   struct qv__istats *s) {
+    istats_compute_body(v, n, bits, s);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_SSE42 void istats_compute_sse42(const uint64_t *v, int64_t n, unsigned bits,
+                                                  struct qv__istats *s) {
+    istats_compute_body(v, n, bits, s);
+}
+static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, unsigned bits,
+                                                struct qv__istats *s) {
+    istats_compute_body(v, n, bits, s);
+}
+#endif
+
+void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__istats *s) {
+    QV__DISPATCH(istats_compute, v, n, bits, s);
 }
 
 unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {

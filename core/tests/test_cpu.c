@@ -1,0 +1,315 @@
+/* The run-time choice of SIMD variants (base/cpu.c): the level and its
+ * names, QUIVER_SIMD, and every kernel with variants checked at every level
+ * this CPU supports against a plain reference written here, so that the
+ * generic path (what aarch64 and old x86-64 run) is tested on a machine
+ * that would otherwise always take AVX2. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "base/cpu_internal.h"
+#include "encoding/enc_internal.h"
+#include "quiver/base.h"
+#include "scan/expr_internal.h"
+
+static uint64_t rs = 12345;
+static uint64_t rnd(void) {
+    uint64_t z = (rs += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int initial_level = -1;
+
+/* The levels to run the kernels at: every one up to what the CPU has. */
+static int max_level(void) { return qv__cpu_supported(); }
+
+static int setup(void **state) {
+    (void)state;
+    if (initial_level < 0) initial_level = qv__cpu_level();
+    return 0;
+}
+static int teardown(void **state) {
+    (void)state;
+    qv__cpu_set_level(initial_level);
+    return 0;
+}
+
+static void test_level_and_environment(void **state) {
+    (void)state;
+    int have = qv__cpu_supported();
+    assert_in_range(have, QV__CPU_BASELINE, QV__CPU_AVX2);
+#if !QV__X86_DISPATCH
+    assert_int_equal(have, QV__CPU_BASELINE);
+#endif
+    /* The level chosen at the first call honours QUIVER_SIMD (this test runs
+     * under ctest both with and without QUIVER_SIMD=baseline). */
+    const char *env = getenv("QUIVER_SIMD");
+    if (env && strcmp(env, "baseline") == 0) assert_int_equal(initial_level, QV__CPU_BASELINE);
+    else if (!env || !*env || strcmp(env, "auto") == 0) assert_int_equal(initial_level, have);
+    assert_true(initial_level <= have);
+    /* Under an emulated CPU (ctest's qemu runs) the test is told what the
+     * detection must find. */
+    const char *expect = getenv("QV_TEST_EXPECT_SIMD");
+    if (expect && *expect) assert_string_equal(qv__cpu_level_name(have), expect);
+
+    assert_string_equal(qv__cpu_level_name(QV__CPU_BASELINE), "baseline");
+    assert_string_equal(qv__cpu_level_name(QV__CPU_SSE42), "sse4.2");
+    assert_string_equal(qv__cpu_level_name(QV__CPU_AVX2), "avx2");
+
+    /* A request above what the CPU has is lowered to it; below baseline is
+     * the baseline. */
+    qv__cpu_set_level(QV__CPU_AVX2 + 5);
+    assert_int_equal(qv__cpu_level(), have);
+    assert_int_equal(qv__cpu_set_level(-3), have);
+    assert_int_equal(qv__cpu_level(), QV__CPU_BASELINE);
+}
+
+static void test_unpack_every_width(void **state) {
+    (void)state;
+    uint64_t in[QV__VEC];
+    uint32_t tmp[QV__VEC];
+    uint8_t *packed = aligned_alloc(64, 128 * 64);
+    uint32_t *o32 = aligned_alloc(64, QV__VEC * 4);
+    uint64_t *o64 = aligned_alloc(64, QV__VEC * 8);
+    assert_non_null(packed);
+    assert_non_null(o32);
+    assert_non_null(o64);
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (unsigned w = 0; w <= 64; w++) {
+            for (int i = 0; i < QV__VEC; i++) in[i] = rnd() & qv__mask(w);
+            memset(packed, 0, 128 * 64);
+            qv__pack_vec(in, QV__VEC, w, packed, tmp);
+            const uint64_t base = rnd() & 0xffff;
+            if (w <= 32) {
+                qv__unpack32((const uint32_t *)(void *)packed, w, o32, (uint32_t)base);
+                for (int i = 0; i < QV__VEC; i++) {
+                    uint32_t want = (uint32_t)(qv__bitpack_get(packed, w, (unsigned)i) + base);
+                    if (o32[i] != want)
+                        fail_msg("%s: unpack32 width %u value %d: %u, want %u",
+                                 qv__cpu_level_name(level), w, i, o32[i], want);
+                }
+            }
+            qv__unpack64(packed, w, o64, base);
+            for (int i = 0; i < QV__VEC; i++) {
+                uint64_t want = in[i] + base;
+                if (o64[i] != want)
+                    fail_msg("%s: unpack64 width %u value %d: %llu, want %llu",
+                             qv__cpu_level_name(level), w, i, (unsigned long long)o64[i],
+                             (unsigned long long)want);
+            }
+        }
+    }
+    free(packed);
+    free(o32);
+    free(o64);
+}
+
+static void test_bits_count(void **state) {
+    (void)state;
+    uint8_t bits[300];
+    for (size_t i = 0; i < sizeof bits; i++) bits[i] = (uint8_t)rnd();
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (int k = 0; k < 400; k++) {
+            int64_t off = (int64_t)(rnd() % 700), len = (int64_t)(rnd() % (8 * 300 - 700));
+            if (k < 64) off = k, len = 2 * k; /* short and unaligned heads */
+            int64_t want = 0;
+            for (int64_t i = off; i < off + len; i++) want += qv_bit_get(bits, i);
+            assert_int_equal(qv_bits_count(bits, off, len), want);
+        }
+    }
+}
+
+static void test_widen_narrow(void **state) {
+    (void)state;
+    enum { N = 1000 };
+    uint8_t raw[N * 8];
+    uint64_t wide[N], back[N];
+    uint8_t narrow[N * 8];
+    for (size_t i = 0; i < sizeof raw; i++) raw[i] = (uint8_t)rnd();
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (unsigned width = 1; width <= 8; width *= 2) {
+            for (int64_t n = 0; n <= N; n += n < 40 ? 1 : 97) {
+                qv__widen(raw, width, n, wide);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t want = 0;
+                    memcpy(&want, raw + i * width, width); /* little-endian x86 and aarch64 */
+                    assert_int_equal(wide[i], want);
+                    back[i] = want | (width < 8 ? rnd() << (8 * width) : 0);
+                }
+                memset(narrow, 0xee, sizeof narrow);
+                qv__narrow(back, width, n, narrow);
+                assert_memory_equal(narrow, raw, (size_t)n * width);
+                if (n < N) assert_int_equal(narrow[n * width], 0xee);
+            }
+        }
+    }
+}
+
+static void test_istats(void **state) {
+    (void)state;
+    enum { N = 3000 };
+    uint64_t v[N];
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (unsigned bits = 8; bits <= 64; bits *= 2) {
+            for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 331) {
+                for (int64_t i = 0; i < n; i++) v[i] = rnd() & qv__mask(bits);
+                struct qv__istats s;
+                qv__istats_compute(v, n, bits, &s);
+                uint64_t umin = UINT64_MAX, umax = 0;
+                int64_t smin = INT64_MAX, smax = INT64_MIN;
+                for (int64_t i = 0; i < n; i++) {
+                    umin = v[i] < umin ? v[i] : umin;
+                    umax = v[i] > umax ? v[i] : umax;
+                    int64_t x = qv__sext(v[i], bits);
+                    smin = x < smin ? x : smin;
+                    smax = x > smax ? x : smax;
+                }
+                assert_int_equal(s.umin, umin);
+                assert_int_equal(s.umax, umax);
+                assert_int_equal(s.smin, smin);
+                assert_int_equal(s.smax, smax);
+            }
+        }
+    }
+}
+
+/* ---- Predicate kernels against a per-value reference ---- */
+
+static bool holds(int c, int op) {
+    switch (op) {
+    case QV_CMP_EQ: return c == 0;
+    case QV_CMP_NE: return c != 0;
+    case QV_CMP_LT: return c < 0;
+    case QV_CMP_LE: return c <= 0;
+    case QV_CMP_GT: return c > 0;
+    default: return c >= 0;
+    }
+}
+#define CMP3(x, y) (((x) > (y)) - ((x) < (y)))
+
+/* Value i of a column of type vt compared with the plan's constant. */
+static int ref_cmp(int vt, const uint8_t *b, int64_t i, const struct qv__xplan *p) {
+    switch (vt) {
+    case QV__VT_I8: return CMP3(((const int8_t *)b)[i], (int8_t)p->ki);
+    case QV__VT_I16: return CMP3(((const int16_t *)b)[i], (int16_t)p->ki);
+    case QV__VT_I32: return CMP3(((const int32_t *)b)[i], (int32_t)p->ki);
+    case QV__VT_I64: return CMP3(((const int64_t *)b)[i], p->ki);
+    case QV__VT_U8: return CMP3(((const uint8_t *)b)[i], (uint8_t)p->ku);
+    case QV__VT_U16: return CMP3(((const uint16_t *)b)[i], (uint16_t)p->ku);
+    case QV__VT_U32: return CMP3(((const uint32_t *)b)[i], (uint32_t)p->ku);
+    case QV__VT_U64: return CMP3(((const uint64_t *)b)[i], p->ku);
+    case QV__VT_F32: return CMP3((double)((const float *)b)[i], p->kf);
+    case QV__VT_F64: return CMP3(((const double *)b)[i], p->kf);
+    default: {
+        int64_t x;
+        memcpy(&x, b + i * 16, 8);
+        return CMP3(x, p->ki);
+    }
+    }
+}
+
+static void test_compare_kernels(void **state) {
+    (void)state;
+    enum { SLOTS = 700 };
+    static const int vts[] = {QV__VT_I8,  QV__VT_I16, QV__VT_I32, QV__VT_I64,
+                              QV__VT_U8,  QV__VT_U16, QV__VT_U32, QV__VT_U64,
+                              QV__VT_F32, QV__VT_F64, QV__VT_D64};
+    static const int widths[] = {1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 16};
+    uint8_t buf[SLOTS * 16];
+    uint64_t out[SLOTS / 64 + 2];
+    for (size_t t = 0; t < sizeof vts / sizeof vts[0]; t++) {
+        int vt = vts[t];
+        /* Values from a small range so that every operator sees equal, less
+         * and greater values; floats include a NaN, which compares false
+         * except for !=. */
+        for (int64_t i = 0; i < SLOTS; i++) {
+            int64_t x = (int64_t)(rnd() % 9) - 4;
+            uint64_t ux = (uint64_t)x;
+            switch (vt) {
+            case QV__VT_F32: {
+                float f = i == 5 ? __builtin_nanf("") : (float)x;
+                memcpy(buf + i * 4, &f, 4);
+                break;
+            }
+            case QV__VT_F64: {
+                double f = i == 5 ? __builtin_nan("") : (double)x;
+                memcpy(buf + i * 8, &f, 8);
+                break;
+            }
+            case QV__VT_D64:
+                memcpy(buf + i * 16, &x, 8);
+                memset(buf + i * 16 + 8, x < 0 ? 0xff : 0, 8);
+                break;
+            default:
+                if (vt >= QV__VT_U8 && vt <= QV__VT_U64) ux = (uint64_t)(x + 4) << (8 * widths[t] - 3);
+                memcpy(buf + i * widths[t], &ux, (size_t)widths[t]);
+                break;
+            }
+        }
+        const void *buffers[2] = {NULL, buf};
+        struct ArrowArray a = {.length = SLOTS, .n_buffers = 2, .buffers = buffers};
+        for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+            qv__cpu_set_level(level);
+            for (int op = QV_CMP_EQ; op <= QV_CMP_GE; op++) {
+                int vw = widths[t] > 8 ? 8 : widths[t];
+                struct qv__xplan p = {.op = op, .ki = 1, .ku = (uint64_t)5 << (8 * vw - 3),
+                                      .kf = 1.0, .kq = 1};
+                qv__xkernel fn = qv__kernel_cmp(vt, op);
+                assert_non_null(fn);
+                for (int k = 0; k < 6; k++) {
+                    int64_t slot = k * 7, n = k == 0 ? 64 : SLOTS - slot - 3 * k;
+                    memset(out, 0xa5, sizeof out);
+                    fn(&p, &a, slot, n, out);
+                    for (int64_t i = 0; i < n; i++) {
+                        bool want = (vt == QV__VT_F32 || vt == QV__VT_F64) && slot + i == 5
+                                        ? op == QV_CMP_NE
+                                        : holds(ref_cmp(vt, buf, slot + i, &p), op);
+                        bool got = (out[i >> 6] >> (i & 63)) & 1;
+                        if (got != want)
+                            fail_msg("%s: type %d op %d slot %lld row %lld: %d, want %d",
+                                     qv__cpu_level_name(level), vt, op, (long long)slot,
+                                     (long long)i, got, want);
+                    }
+                    if (n & 63) assert_int_equal(out[n >> 6] >> (n & 63), 0);
+                }
+            }
+        }
+    }
+}
+
+static void test_hash_same_at_every_level(void **state) {
+    (void)state;
+    uint8_t data[5000];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (uint8_t)rnd();
+    qv__cpu_set_level(QV__CPU_BASELINE);
+    uint64_t want[64];
+    for (int k = 0; k < 64; k++) want[k] = qv_hash64(data + k, sizeof data - (size_t)k * 70, (uint64_t)k);
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (int k = 0; k < 64; k++)
+            assert_int_equal(qv_hash64(data + k, sizeof data - (size_t)k * 70, (uint64_t)k), want[k]);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_level_and_environment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unpack_every_width, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bits_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_widen_narrow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_istats, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compare_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hash_same_at_every_level, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
