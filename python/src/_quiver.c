@@ -1334,9 +1334,13 @@ static PyMethodDef module_methods[] = {
     {"cpu_count", mod_cpu_count, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "quiver._quiver",
-                                       "Native part of the quiver package.", -1,
-                                       module_methods};
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "quiver._quiver",
+    .m_doc = "Native part of the quiver package.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
 
 PyMODINIT_FUNC PyInit__quiver(void) {
     if (PyType_Ready(&ScanType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
