@@ -13,12 +13,11 @@ from .errors import InvalidArgumentError
 
 SCAN_SYNC = _quiver.SCAN_SYNC
 
-# enum qv_type (core/include/quiver/arrow.h)
-_BOOL, _INT8, _INT16, _INT32, _INT64 = 1, 2, 3, 4, 5
-_UINT8, _UINT16, _UINT32, _UINT64 = 6, 7, 8, 9
-_FLOAT16, _FLOAT32, _FLOAT64, _DECIMAL, _DATE32, _TIMESTAMP = 10, 11, 12, 13, 14, 15
-_UTF8, _LARGE_UTF8, _BINARY, _LARGE_BINARY, _FIXED_BINARY = 16, 17, 18, 19, 20
-_UNITS = ("s", "ms", "us", "ns")
+# Kinds of stored types as the extension names them (qv_type_name).
+_SIGNED = frozenset({"int8", "int16", "int32", "int64"})
+_UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
+_FLOATS = frozenset({"float16", "float32", "float64"})
+_STRINGS = frozenset({"utf8", "large_utf8"})
 _EPOCH = _dt.date(1970, 1, 1)
 
 
@@ -84,26 +83,26 @@ def _decode_stat(node, raw, truncated):
     """A statistic's bytes (docs/format.md section 4) as a Python value."""
     if raw is None:
         return None
-    t = node["type_id"]
+    t = node["kind"]
     try:
-        if t == _BOOL:
+        if t == "bool":
             return bool(raw[0])
-        if _INT8 <= t <= _INT64:
+        if t in _SIGNED:
             return _struct.unpack("<q", raw)[0]
-        if _UINT8 <= t <= _UINT64:
+        if t in _UNSIGNED:
             return _struct.unpack("<Q", raw)[0]
-        if _FLOAT16 <= t <= _FLOAT64:
+        if t in _FLOATS:
             return _struct.unpack("<d", raw)[0]
-        if t == _DECIMAL:
+        if t == "decimal128":
             unscaled = int.from_bytes(raw, "little", signed=True)
             return _decimal.Decimal(unscaled).scaleb(-node["scale"])
-        if t == _DATE32:
+        if t == "date32":
             return _EPOCH + _dt.timedelta(days=_struct.unpack("<q", raw)[0])
-        if t == _TIMESTAMP:
+        if t == "timestamp":
             v = _struct.unpack("<q", raw)[0]
-            ty = pa.timestamp(_UNITS[node["unit"]], node["timezone"] or None)
+            ty = pa.timestamp(node["unit"], node["timezone"] or None)
             return pa.scalar(v, ty).as_py()
-        if t in (_UTF8, _LARGE_UTF8):
+        if t in _STRINGS:
             # A truncated bound may end inside a character: dropping the
             # partial character keeps it a valid prefix bound.
             for cut in range(0, 4 if truncated else 1):

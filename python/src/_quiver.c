@@ -37,9 +37,12 @@
 
 /* ---------------------------------------------------------------- errors */
 
-static PyObject *g_make_error; /* quiver.errors._make_error(code, name, message) */
+static PyObject *g_make_error; /* quiver.errors._make_error(code, name, message, kind, field) */
 
-static PyObject *raise_qv(int code, const char *msg) {
+/* Raises the exception of an error of `kind` (enum qv_error_kind): its class
+ * follows the kind (quiver/errors.py). `field`: the error came from choosing
+ * columns, where QV_ERROR_NOT_FOUND means a field, not a file. */
+static PyObject *raise_kind(int code, int kind, const char *msg, int field) {
     if (!msg || !msg[0]) msg = qv_errno_name(code);
     /* Messages quote paths and names, which need not be UTF-8: show such
      * bytes as \xNN rather than fail or lose them. */
@@ -50,7 +53,8 @@ static PyObject *raise_qv(int code, const char *msg) {
         Py_DECREF(m);
         return NULL;
     }
-    PyObject *exc = PyObject_CallFunction(g_make_error, "isO", code, qv_errno_name(code), m);
+    PyObject *exc = PyObject_CallFunction(g_make_error, "isOsi", code, qv_errno_name(code), m,
+                                          qv_error_kind_name((enum qv_error_kind)kind), field);
     Py_DECREF(m);
     if (exc) {
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
@@ -59,8 +63,14 @@ static PyObject *raise_qv(int code, const char *msg) {
     return NULL;
 }
 
+/* An error without a record: its kind is the one the library gives `code`. */
+static PyObject *raise_qv(int code, const char *msg) {
+    return raise_kind(code, qv_error_kind_of(code), msg, 0);
+}
+
 static PyObject *raise_err(const struct qv_error *e, int rc) {
-    return raise_qv(rc, e->code ? e->message : NULL);
+    if (!e->code) return raise_qv(rc, NULL);
+    return raise_kind(rc, e->kind, e->message, 0);
 }
 
 /* ---------------------------------------------------------------- pools */
@@ -809,11 +819,16 @@ static PyObject *Reader_nodes(ReaderObject *self, PyObject *Py_UNUSED(ignored)) 
         qv_reader_node_path(r->rd, i, path, sizeof path);
         const struct qv_field *f = qv_reader_node_field(r->rd, i);
         qv_type_to_string(f, type, sizeof type);
-        PyObject *t = Py_BuildValue("{s:N,s:N,s:i,s:N,s:i,s:i,s:i,s:i,s:i,s:N}", "path",
-                                    file_text(path), "name", file_text(f->name), "type_id",
-                                    (int)f->type, "type", file_text(type), "parent",
+        /* Kinds and units by name (qv_type_name), so that Python never
+         * repeats the numbers of the C enums. */
+        static const char *const units[] = {[QV_TIME_S] = "s", [QV_TIME_MS] = "ms",
+                                            [QV_TIME_US] = "us", [QV_TIME_NS] = "ns"};
+        const char *unit = (unsigned)f->unit < sizeof units / sizeof *units ? units[f->unit] : "?";
+        PyObject *t = Py_BuildValue("{s:N,s:N,s:s,s:N,s:i,s:i,s:i,s:s,s:i,s:N}", "path",
+                                    file_text(path), "name", file_text(f->name), "kind",
+                                    qv_type_name(f->type), "type", file_text(type), "parent",
                                     qv_reader_node_parent(r->rd, i), "precision", f->precision,
-                                    "scale", f->scale, "unit", (int)f->unit, "nullable",
+                                    "scale", f->scale, "unit", unit, "nullable",
                                     (int)f->nullable, "timezone", file_text(f->timezone));
         if (!t) {
             Py_DECREF(list);
@@ -1317,6 +1332,12 @@ static PyObject *mod_inject_alloc_failure(PyObject *mod, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
+static PyObject *mod_error_kind_of(PyObject *mod, PyObject *arg) {
+    int code = (int)PyLong_AsLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(qv_error_kind_name(qv_error_kind_of(code)));
+}
+
 static PyObject *mod_cpu_count(PyObject *mod, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromLong(qv_cpu_count());
 }
@@ -1332,6 +1353,8 @@ static PyMethodDef module_methods[] = {
     {"_inject_alloc_failure", mod_inject_alloc_failure, METH_O,
      "Fail the Nth allocation of the default pool (tests)."},
     {"cpu_count", mod_cpu_count, METH_NOARGS, NULL},
+    {"error_kind_of", mod_error_kind_of, METH_O,
+     "error_kind_of(errno) -> the kind (qv_error_kind_name) the library gives that errno value."},
     {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef moduledef = {
