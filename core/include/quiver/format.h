@@ -322,6 +322,35 @@ QV_API int qv_reader_export_schema(const struct qv_reader *reader, const int32_t
                             int32_t n_columns, struct qv_reservation *r, struct ArrowSchema *out,
                             struct qv_error *err);
 
+/* Statistics as Arrow data, in the layout of Arrow's statistics schema
+ * (experimental in the Arrow format docs; docs/statistics.md):
+ *   struct<column: int32 (nullable),
+ *          statistics: map<key: dictionary<values: utf8, indices: int32>,
+ *                          items: dense_union<...>> (not nullable)>
+ * Row 0 has a null column and ARROW:row_count:exact; then one row per field
+ * of the schema in depth-first pre-order (the reader's node numbering, which
+ * is Arrow IPC's column numbering), with ARROW:null_count:exact and, where
+ * the footer has them, ARROW:min_value / ARROW:max_value, ":exact" or
+ * ":approximate" (a truncated string bound: the approximate min is at most
+ * the true min, the approximate max at least the true max). Union member 0
+ * is int64 (the counts); bounds are int64 (signed integers), uint64
+ * (unsigned), float64 (floats; NaN is the max when the column holds NaN),
+ * bool, date32, timestamp and decimal128 as the column, utf8 or binary.
+ *
+ * row_group selects one row group, or -1 for the whole file: counts are
+ * summed and bounds are the min of the mins and the max of the maxes; a
+ * bound is left out when some row group with values has none.
+ *
+ * On success each of schema_out and array_out owns its memory, charged to a
+ * reservation of its own in the reader's pool and freed by its release
+ * (either may be released first, on any thread); both outlive the reader but
+ * not the pool. On failure both are released (release == NULL). EINVAL for
+ * a NULL argument or a row group out of range; ENOMEM. Safe to call from
+ * several threads at once on one reader. */
+QV_API int qv_reader_export_statistics(const struct qv_reader *reader, int64_t row_group,
+                                       struct ArrowSchema *schema_out,
+                                       struct ArrowArray *array_out, struct qv_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -35,6 +35,7 @@ struct qv_scan {
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
     int validate; /* enum qv_scan_validate */
+    unsigned cast; /* enum qv_cast flags */
 
     int32_t n_cols; /* columns needed (projected and filter), colstate per column */
     struct colstate *cols;
@@ -132,6 +133,11 @@ static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *er
     if (rc) return rc;
     rc = decode_into(s, c, &s->parr[i], res, err);
     if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
+    if (!rc && s->cast) {
+        struct qv__cast_where w = {qv_reader_path(s->rd), s->cur_rg, s->cur_lo, s->cur_rows};
+        rc = qv__cast_column(&s->parr[i], &qv_reader_schema(s->rd)->root.children[c->column],
+                             s->cast, res, &w, err);
+    }
     if (rc) {
         qv_reservation_destroy(res);
         return rc;
@@ -359,6 +365,7 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
         for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
         rc = qv_reader_export_schema(s->rd, cols, n, res, out, &err);
         qv_free(res, cols, cols_size);
+        if (!rc) rc = qv__cast_schema(out, s->cast, res, &err);
         if (rc) qv_reservation_destroy(res);
         else rc = qv__schema_adopt(out, res, &err);
     }
@@ -489,9 +496,9 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     memset(out, 0, sizeof *out);
     if (!opts) opts = &defaults;
     struct qv_expr *filter = opts->filter_expr;
-    if (opts->paths || opts->cast) {
+    if (opts->paths) {
         qv_expr_destroy(filter);
-        return qv_error_set(err, ENOSYS, "scan: nested projection and casts are not built yet");
+        return qv_error_set(err, ENOSYS, "scan: nested projection is not built yet");
     }
     const struct qv_schema *schema = qv_reader_schema(reader);
     int32_t ncol = (int32_t)schema->root.n_children;
@@ -509,6 +516,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     s->max_rows = opts->max_rows > 0 ? opts->max_rows : 0;
     s->prefetch = opts->prefetch > 0 ? opts->prefetch : 1;
     s->validate = opts->validate;
+    s->cast = opts->cast;
     s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
                   : opts->threads > 0          ? opts->threads
                   : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
@@ -521,6 +529,10 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     if (opts->validate < QV_SCAN_VALIDATE_NONE || opts->validate > QV_SCAN_VALIDATE_FULL) {
         rc = qv_error_set(err, EINVAL, "scan: validate %d is not a qv_scan_validate tier (0-2)",
                           opts->validate);
+        goto fail;
+    }
+    if (opts->cast & ~(unsigned)QV_CAST_SPARK) {
+        rc = qv_error_set(err, EINVAL, "scan: unknown cast flags 0x%x", opts->cast & ~(unsigned)QV_CAST_SPARK);
         goto fail;
     }
     if (opts->filter && filter) {

@@ -44,4 +44,28 @@ int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct 
 int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t n, int64_t length,
                        struct qv_pool *pool, struct qv_error *err);
 
+/* Casts (qv_scan_options.cast, cast.c). */
+
+/* Rewrites an exported output schema `sc` to the types the cast flags give
+ * (recursively; names, nullability and metadata kept), allocating from `r`.
+ * Nothing changes when no field is affected. On failure `sc` is released. */
+int qv__cast_schema(struct ArrowSchema *sc, unsigned cast, struct qv_reservation *r,
+                    struct qv_error *err);
+
+/* Where a column's rows come from, for messages: row i of the column is row
+ * rows[i] (or first_row + i) of row group rg. */
+struct qv__cast_where {
+    const char *file;
+    int64_t rg;
+    int64_t first_row;
+    const int64_t *rows;
+};
+/* Converts `col`, an owned tree of type `field` whose buffers come from
+ * `res`, to the cast types in place (new buffers from `res`). EOVERFLOW
+ * names the file, column (and nested field), row group and row of a value
+ * that does not fit. On failure `col` is released. */
+int qv__cast_column(struct ArrowArray *col, const struct qv_field *field, unsigned cast,
+                    struct qv_reservation *res, const struct qv__cast_where *where,
+                    struct qv_error *err);
+
 #endif
