@@ -1,9 +1,6 @@
 """quiver.open / quiver.File: reading .qvr files into Arrow."""
-import datetime as _dt
-import decimal as _decimal
 import operator
 import os
-import struct as _struct
 
 import numpy as np
 import pyarrow as pa
@@ -12,14 +9,6 @@ from . import _quiver
 from .errors import InvalidArgumentError
 
 SCAN_SYNC = _quiver.SCAN_SYNC
-
-# Kinds of stored types as the extension names them (qv_type_name).
-_SIGNED = frozenset({"int8", "int16", "int32", "int64"})
-_UNSIGNED = frozenset({"uint8", "uint16", "uint32", "uint64"})
-_FLOATS = frozenset({"float16", "float32", "float64"})
-_STRINGS = frozenset({"utf8", "large_utf8"})
-_EPOCH = _dt.date(1970, 1, 1)
-
 
 _INT64_MAX = 2**63 - 1
 
@@ -57,6 +46,19 @@ def _threads(value):
     return v
 
 
+_CASTS = {None: 0, "spark": _quiver.CAST_SPARK}
+
+
+def _cast(value):
+    """cast=: None (types as stored) or "spark" (qv_scan_options.cast
+    QV_CAST_SPARK: timestamps to microseconds, unsigned integers widened,
+    float16 to float32, large lists to lists)."""
+    try:
+        return _CASTS[value]
+    except (KeyError, TypeError):
+        raise InvalidArgumentError(f"cast must be None or 'spark', not {value!r}") from None
+
+
 def _filter_bytes(text):
     """A filter as the bytes the C parser reads: str as UTF-8 (lone
     surrogates from os.fsdecode-style names back to their original bytes),
@@ -77,43 +79,6 @@ def _filter_bytes(text):
     else:
         raise TypeError(f"filter must be a str, not {type(text).__name__}")
     return b
-
-
-def _decode_stat(node, raw, truncated):
-    """A statistic's bytes (docs/format.md section 4) as a Python value."""
-    if raw is None:
-        return None
-    t = node["kind"]
-    try:
-        if t == "bool":
-            return bool(raw[0])
-        if t in _SIGNED:
-            return _struct.unpack("<q", raw)[0]
-        if t in _UNSIGNED:
-            return _struct.unpack("<Q", raw)[0]
-        if t in _FLOATS:
-            return _struct.unpack("<d", raw)[0]
-        if t == "decimal128":
-            unscaled = int.from_bytes(raw, "little", signed=True)
-            return _decimal.Decimal(unscaled).scaleb(-node["scale"])
-        if t == "date32":
-            return _EPOCH + _dt.timedelta(days=_struct.unpack("<q", raw)[0])
-        if t == "timestamp":
-            v = _struct.unpack("<q", raw)[0]
-            ty = pa.timestamp(node["unit"], node["timezone"] or None)
-            return pa.scalar(v, ty).as_py()
-        if t in _STRINGS:
-            # A truncated bound may end inside a character: dropping the
-            # partial character keeps it a valid prefix bound.
-            for cut in range(0, 4 if truncated else 1):
-                try:
-                    return raw[:len(raw) - cut].decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-            return raw
-    except (OverflowError, ValueError, _struct.error):
-        return raw
-    return raw
 
 
 class File:
@@ -138,7 +103,6 @@ class File:
         self._file_size = info["file_size"]
         self._writer_version = info["writer_version"]
         self._schema = pa.Schema._import_from_c_capsule(self._rd.schema_capsule())
-        self._nodes = None
 
     # -- lifetime --
     def close(self):
@@ -212,36 +176,31 @@ class File:
         return [{"row_group": i, "num_rows": n, "first_row": first, "bytes": size}
                 for i, (n, first, size) in enumerate(self._reader().row_groups())]
 
-    def _node_list(self):
-        if self._nodes is None:
-            self._nodes = self._reader().nodes()
-        return self._nodes
-
-    def row_group_statistics(self, i):
-        """Statistics of row group `i`: {column path: {...}} for every column
-        and nested field ("items.item.price"), each with null_count, min,
-        max (Python values; None when unknown), min_truncated,
-        max_truncated, nan_count (floats), length, raw_bytes,
-        encoded_bytes."""
+    def _row_group(self, i):
         i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
             raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
-        nodes = self._node_list()
-        out = {}
-        for node, st in zip(nodes, self._reader().chunk_stats(i)):
-            st["min"] = _decode_stat(node, st["min"], st["min_truncated"])
-            st["max"] = _decode_stat(node, st["max"], st["max_truncated"])
-            st["type"] = node["type"]
-            out[node["path"]] = st
-        return out
+        return i
+
+    def _arrow_statistics(self, row_group):
+        schema, array = self._reader().statistics(row_group)
+        return pa.Array._import_from_c_capsule(schema, array)
 
     @property
     def statistics(self):
-        """Row-group statistics: a list with one dict per row group
-        {"row_group", "num_rows", "first_row", "bytes", "columns": {...}}
-        (see row_group_statistics)."""
-        return [dict(rg, columns=self.row_group_statistics(rg["row_group"]))
-                for rg in self.row_groups]
+        """Statistics of the whole file as Arrow data: a pyarrow.StructArray
+        in the Arrow statistics schema (the "Statistics schema" of the Arrow
+        columnar format: one row per column and nested field, numbered
+        depth-first, plus one with a null column for the whole file; keys
+        ARROW:row_count, ARROW:null_count, ARROW:min_value, ARROW:max_value,
+        ":exact" or ":approximate" where a string bound was truncated).
+        Bounds are aggregated over the row groups."""
+        return self._arrow_statistics(-1)
+
+    def row_group_statistics(self, i):
+        """Statistics of row group `i`, as `statistics` (a
+        pyarrow.StructArray in the Arrow statistics schema)."""
+        return self._arrow_statistics(self._row_group(i))
 
     def memory_stats(self):
         """Statistics of the memory pool this file's reads are charged to."""
@@ -277,7 +236,7 @@ class File:
         return pa.Schema._import_from_c_capsule(self._reader().schema_capsule(cols))
 
     def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
-                   prefetch=1, limit=None, row_groups=None):
+                   prefetch=1, limit=None, row_groups=None, cast=None):
         rd = self._reader()
         batch_rows = _count("batch_rows", batch_rows, minimum=1, default=0)
         threads = _threads(threads)
@@ -286,6 +245,7 @@ class File:
             raise InvalidArgumentError(f"prefetch is too large: {prefetch}")
         limit = _count("limit", limit, minimum=0)
         filter = _filter_bytes(filter)
+        cast = _cast(cast)
         if limit == 0:
             # No rows, as in pyarrow and DuckDB (the C option's 0 means "no
             # limit"): an empty take plans no row group, while the filter
@@ -294,9 +254,10 @@ class File:
         cols = self._column_indexes(columns)
         schema = self._schema_of(cols)
         imp = pa.RecordBatch._import_from_c
+        box = [schema]  # the batches' schema, known once the scan is open when cast
 
-        def importer(addr, _schema=schema):
-            return imp(addr, _schema)
+        def importer(addr):
+            return imp(addr, box[0])
 
         rg_begin = rg_end = 0
         if row_groups is not None:
@@ -304,11 +265,13 @@ class File:
         scan = rd.scan(importer, columns=cols, filter=filter, take=take,
                        batch_rows=batch_rows, threads=threads, prefetch=prefetch,
                        max_rows=limit or 0, row_group_begin=rg_begin, row_group_end=rg_end,
-                       validate=self._validate)
+                       validate=self._validate, cast=cast)
+        if cast:
+            box[0] = schema = pa.Schema._import_from_c_capsule(scan.schema_capsule())
         return scan, schema
 
     def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
-             limit=None):
+             limit=None, cast=None):
         """Scans the file as a pyarrow.RecordBatchReader (which also exposes
         __arrow_c_stream__, so DuckDB, Polars and pyarrow consume it without
         copies).
@@ -323,50 +286,54 @@ class File:
                     quiver.SCAN_SYNC (-1): decode on the consuming thread.
         prefetch:   completed batches that may wait for the consumer.
         limit:      stop after this many output rows.
+        cast:       None (types as stored) or "spark": the types Spark's Arrow
+                    reader accepts (timestamps in microseconds, unsigned
+                    integers widened, uint64 to decimal128(20, 0), float16 to
+                    float32, large_list to list); a value that does not fit
+                    raises QuiverOverflowError, never wraps.
 
         Errors surface as quiver.QuiverError subclasses from the reader's
         methods; Ctrl-C cancels the scan at the next batch."""
         scan, schema = self._open_scan(columns, filter, None, batch_rows, threads, prefetch,
-                                       limit)
+                                       limit, cast=cast)
         return pa.RecordBatchReader.from_batches(schema, scan)
 
     def scan_batches(self, columns=None, filter=None, batch_rows=None, threads=None,
-                     prefetch=1, limit=None):
+                     prefetch=1, limit=None, cast=None):
         """Like scan(), but returns the native scan object: an iterator of
         pyarrow.RecordBatch with close(), stats() (row groups pruned, rows
         decoded, ...) and __arrow_c_stream__ (moves the native stream out, so
         a consumer reads it with no Python in the loop)."""
-        return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit)[0]
+        return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
+                               cast=cast)[0]
 
-    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None):
+    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None):
         """Reads the file (projected, filtered) into a pyarrow.Table."""
         return self.scan(columns=columns, filter=filter, threads=threads,
-                         batch_rows=batch_rows).read_all()
+                         batch_rows=batch_rows, cast=cast).read_all()
 
     read = to_arrow
 
-    def read_row_group(self, i, columns=None, threads=None):
+    def read_row_group(self, i, columns=None, threads=None, cast=None):
         """Row group `i` as a pyarrow.Table."""
-        i = operator.index(i)
-        if not 0 <= i < self._num_row_groups:
-            raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
-        scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1))
+        i = self._row_group(i)
+        scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1),
+                                       cast=cast)
         return pa.RecordBatchReader.from_batches(schema, scan).read_all()
 
-    def take(self, indices, columns=None, threads=None):
+    def take(self, indices, columns=None, threads=None, cast=None):
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
         idx = _take_indices(indices, self._num_rows)
-        cols = self._column_indexes(columns)
         if idx.size == 0:
-            return self._schema_of(cols).empty_table()
+            return self._open_scan(columns, limit=0, cast=cast)[1].empty_table()
         if idx.size == 1 or bool(np.all(idx[1:] > idx[:-1])):
             uniq, inverse = np.ascontiguousarray(idx), None
         else:
             uniq, inverse = np.unique(idx, return_inverse=True)
         scan, schema = self._open_scan(columns, take=np.ascontiguousarray(uniq, np.int64),
-                                       threads=threads)
+                                       threads=threads, cast=cast)
         table = pa.RecordBatchReader.from_batches(schema, scan).read_all()
         if inverse is not None:
             table = table.take(pa.array(inverse.ravel()))
@@ -433,7 +400,7 @@ def open(path, *, memory_limit=None, verify_checksums=True, validate=True,  # no
                 validate=validate, mmap=mmap)
 
 
-def read_table(path, columns=None, filter=None, threads=None):
+def read_table(path, columns=None, filter=None, threads=None, cast=None):
     """Reads a .qvr file into a pyarrow.Table."""
     with open(path) as f:
-        return f.to_arrow(columns=columns, filter=filter, threads=threads)
+        return f.to_arrow(columns=columns, filter=filter, threads=threads, cast=cast)

@@ -808,87 +808,48 @@ static PyObject *Reader_schema_capsule(ReaderObject *self, PyObject *args) {
     return cap;
 }
 
-static PyObject *Reader_nodes(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    int32_t n = qv_reader_num_nodes(r->rd);
-    PyObject *list = PyList_New(n);
-    if (!list) return NULL;
-    for (int32_t i = 0; i < n; i++) {
-        char path[1024], type[512];
-        qv_reader_node_path(r->rd, i, path, sizeof path);
-        const struct qv_field *f = qv_reader_node_field(r->rd, i);
-        qv_type_to_string(f, type, sizeof type);
-        /* Kinds and units by name (qv_type_name), so that Python never
-         * repeats the numbers of the C enums. */
-        static const char *const units[] = {[QV_TIME_S] = "s", [QV_TIME_MS] = "ms",
-                                            [QV_TIME_US] = "us", [QV_TIME_NS] = "ns"};
-        const char *unit = (unsigned)f->unit < sizeof units / sizeof *units ? units[f->unit] : "?";
-        PyObject *t = Py_BuildValue("{s:N,s:N,s:s,s:N,s:i,s:i,s:i,s:s,s:i,s:N}", "path",
-                                    file_text(path), "name", file_text(f->name), "kind",
-                                    qv_type_name(f->type), "type", file_text(type), "parent",
-                                    qv_reader_node_parent(r->rd, i), "precision", f->precision,
-                                    "scale", f->scale, "unit", unit, "nullable",
-                                    (int)f->nullable, "timezone", file_text(f->timezone));
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
-    }
-    return list;
+static void capsule_array_free(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, "arrow_array")) return;
+    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+    if (a->release) a->release(a);
+    free(a);
 }
 
-static PyObject *Reader_chunk_stats(ReaderObject *self, PyObject *args) {
+/* The Arrow statistics of row group `rg` (-1: the whole file), as a pair of
+ * capsules (schema, array) for pyarrow.Array._import_from_c_capsule. The
+ * schema is a malloc'd copy; the array keeps the reader's pool alive (its
+ * memory is charged there) until it is released, as batches do. */
+static PyObject *Reader_statistics(ReaderObject *self, PyObject *args) {
     long long rg;
     if (!PyArg_ParseTuple(args, "L", &rg)) return NULL;
     struct readerref *r = reader_get(self);
     if (!r) return NULL;
-    int32_t n = qv_reader_num_nodes(r->rd);
-    PyObject *list = PyList_New(n);
-    if (!list) return NULL;
-    for (int32_t i = 0; i < n; i++) {
-        struct qv_chunk_info ci;
-        struct qv_error err;
-        qv_error_clear(&err);
-        int rc = qv_reader_chunk_info(r->rd, (int64_t)rg, i, &ci, &err);
-        if (rc) {
-            Py_DECREF(list);
-            return raise_err(&err, rc);
-        }
-        PyObject *t = PyDict_New();
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
-        PyObject *vals[10];
-        vals[0] = PyLong_FromLongLong(ci.length);
-        vals[1] = PyLong_FromLongLong(ci.null_count);
-        vals[2] = PyLong_FromUnsignedLongLong(ci.raw_bytes);
-        vals[3] = PyLong_FromUnsignedLongLong(ci.encoded_bytes);
-        vals[4] = PyLong_FromLong(ci.n_segments);
-        vals[5] = ci.has_min_max ? PyBytes_FromStringAndSize((const char *)ci.min, ci.min_len)
-                                 : Py_NewRef(Py_None);
-        vals[6] = ci.has_min_max ? PyBytes_FromStringAndSize((const char *)ci.max, ci.max_len)
-                                 : Py_NewRef(Py_None);
-        vals[7] = PyBool_FromLong(ci.min_truncated);
-        vals[8] = PyBool_FromLong(ci.max_truncated);
-        vals[9] = ci.has_nan_count ? PyLong_FromLongLong(ci.nan_count) : Py_NewRef(Py_None);
-        static const char *keys[10] = {"length", "null_count", "raw_bytes", "encoded_bytes",
-                                       "segments", "min", "max", "min_truncated",
-                                       "max_truncated", "nan_count"};
-        int bad = 0;
-        for (int k = 0; k < 10; k++) {
-            if (!vals[k] || PyDict_SetItemString(t, keys[k], vals[k])) bad = 1;
-            Py_XDECREF(vals[k]);
-        }
-        if (bad) {
-            Py_DECREF(list);
-            return NULL;
-        }
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    int rc = qv_reader_export_statistics(r->rd, (int64_t)rg, &s, &a, &err);
+    if (rc) return raise_err(&err, rc);
+    PyObject *sc = schema_capsule_from(&s);
+    s.release(&s);
+    struct batch_guard *g = sc ? malloc(sizeof *g) : NULL;
+    struct ArrowArray *ap = g ? malloc(sizeof *ap) : NULL;
+    if (ap) ap->release = NULL;
+    PyObject *ac = ap ? PyCapsule_New(ap, "arrow_array", capsule_array_free) : NULL;
+    if (!ac) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        free(ap);
+        free(g);
+        a.release(&a);
+        Py_XDECREF(sc);
+        return NULL;
     }
-    return list;
+    *g = (struct batch_guard){.release = a.release, .private_data = a.private_data,
+                              .pool = poolref_incref(r->pool)};
+    *ap = a;
+    ap->release = guarded_release;
+    ap->private_data = g;
+    return Py_BuildValue("(NN)", sc, ac);
 }
 
 static PyObject *Reader_pool_stats(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
@@ -936,14 +897,15 @@ static int parse_filter(const char *text, Py_ssize_t len, struct qv_reservation 
 static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"importer", "columns", "filter", "take", "batch_rows", "threads",
                          "prefetch", "max_rows", "row_begin", "row_end", "row_group_begin",
-                         "row_group_end", "validate", NULL};
+                         "row_group_end", "validate", "cast", NULL};
     PyObject *importer, *cols_obj = Py_None, *take_obj = Py_None, *filter_obj = Py_None;
     long long batch_rows = 0, max_rows = 0, row_begin = 0, row_end = 0, rg_begin = 0, rg_end = 0;
     int threads = 0, prefetch = 0, validate = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOLiiLLLLLp", kw, &importer, &cols_obj,
+    unsigned int cast = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOLiiLLLLLpI", kw, &importer, &cols_obj,
                                      &filter_obj, &take_obj, &batch_rows, &threads, &prefetch,
                                      &max_rows, &row_begin, &row_end, &rg_begin, &rg_end,
-                                     &validate))
+                                     &validate, &cast))
         return NULL;
     /* Counts are validated (with the argument's name) by quiver._file; here
      * only what would otherwise change meaning in C: negative values mean
@@ -1025,6 +987,7 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
              * Python hands batches to pyarrow, Polars and DuckDB, which trust
              * them: the scan checks every column, as `qv scan` does. */
             .validate = validate ? QV_SCAN_VALIDATE_FULL : QV_SCAN_VALIDATE_NONE,
+            .cast = cast,
         };
         Py_BEGIN_ALLOW_THREADS
         rc = qv_scan_open(r->rd, &so, w->res, &w->inner, &err);
@@ -1084,8 +1047,7 @@ static PyMethodDef Reader_methods[] = {
     {"row_groups", (PyCFunction)Reader_row_groups, METH_NOARGS, NULL},
     {"metadata", (PyCFunction)Reader_metadata, METH_NOARGS, NULL},
     {"schema_capsule", (PyCFunction)Reader_schema_capsule, METH_VARARGS, NULL},
-    {"nodes", (PyCFunction)Reader_nodes, METH_NOARGS, NULL},
-    {"chunk_stats", (PyCFunction)Reader_chunk_stats, METH_VARARGS, NULL},
+    {"statistics", (PyCFunction)Reader_statistics, METH_VARARGS, NULL},
     {"pool_stats", (PyCFunction)Reader_pool_stats, METH_NOARGS, NULL},
     {"scan", (PyCFunction)(void (*)(void))Reader_scan, METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL}};
@@ -1383,6 +1345,7 @@ PyMODINIT_FUNC PyInit__quiver(void) {
     if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0 ||
         PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
         PyModule_AddIntConstant(m, "SCAN_SYNC", QV_SCAN_SYNC) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_SPARK", QV_CAST_SPARK) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", QV_VERSION_STRING) < 0) {
         Py_DECREF(m);
         return NULL;
