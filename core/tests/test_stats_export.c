@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "quiver/format.h"
+#include "memory/memory_testing.h"
 #include "test_util.h"
 
 #define ROWS 2500

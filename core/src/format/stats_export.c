@@ -176,7 +176,7 @@ struct bound {
     double d;
     i128 dec;
     uint8_t b;
-    uint8_t bytes[QV_MAX_STAT_BYTES + 4];
+    uint8_t bytes[QV__MAX_STAT_BYTES + 4];
     uint32_t n;
 };
 
@@ -317,7 +317,7 @@ static bool read_bound(enum vclass c, const struct qv_field *f, const uint8_t *p
         }
         return false;
     case V_BYTES:
-        if (n > QV_MAX_STAT_BYTES) return false;
+        if (n > QV__MAX_STAT_BYTES) return false;
         if (n) memcpy(out->bytes, p, n);
         out->n = n;
         return true;
