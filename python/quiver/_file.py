@@ -59,6 +59,29 @@ def _cast(value):
         raise InvalidArgumentError(f"cast must be None or 'spark', not {value!r}") from None
 
 
+def _name_bytes(name):
+    """A column name as the bytes the library reads: str as UTF-8 (lone
+    surrogates from os.fsdecode-style names back to their bytes)."""
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        raise InvalidArgumentError(
+            f"columns: character {e.object[e.start]!r} of {name!r} cannot be encoded as "
+            "UTF-8 (a lone surrogate)") from None
+
+
+def _make_importer(capsule):
+    """(schema, importer) for a scan whose batches have the schema in
+    `capsule`: the extension calls importer(address) for each batch."""
+    schema = pa.Schema._import_from_c_capsule(capsule)
+    imp = pa.RecordBatch._import_from_c
+
+    def importer(addr):
+        return imp(addr, schema)
+
+    return schema, importer
+
+
 def _filter_bytes(text):
     """A filter as the bytes the C parser reads: str as UTF-8 (lone
     surrogates from os.fsdecode-style names back to their original bytes),
@@ -94,9 +117,10 @@ class File:
         self._path = os.fspath(path)  # str or bytes, as given
         if not self._path:
             raise InvalidArgumentError("quiver.open: the path is empty")
-        self._rd = _quiver.open_reader(self._path, memory_limit=_memory_limit(memory_limit),
-                                       verify_checksums=bool(verify_checksums),
-                                       mmap=bool(mmap))
+        # verify_checksums: kept for compatibility; the file layer always
+        # verifies (skipping is not an option of qv_file_open).
+        self._rd = _quiver.open_file(self._path, memory_limit=_memory_limit(memory_limit),
+                                     mmap=bool(mmap))
         info = self._rd.info()
         self._num_rows = info["num_rows"]
         self._num_row_groups = info["num_row_groups"]
@@ -207,10 +231,13 @@ class File:
         return self._reader().pool_stats()
 
     # -- reading --
-    def _column_indexes(self, columns):
+    def _column_names(self, columns):
+        """`columns` as the names the library resolves (qv_file_select):
+        str or bytes names, "a.b" for a nested field (a name with a dot or a
+        quote written in double quotes), or top-level column indexes."""
         if columns is None:
             return None
-        if isinstance(columns, (str, int)):
+        if isinstance(columns, (str, bytes, int, np.integer)):
             columns = [columns]
         out = []
         names = self._schema.names
@@ -221,22 +248,19 @@ class File:
                 c = int(c)
                 if not -len(names) <= c < len(names):
                     raise IndexError(f"column {c} out of range ({len(names)} columns)")
-                out.append(int(c) % len(names))
-                continue
-            idx = [i for i, n in enumerate(names) if n == c]
-            if len(idx) != 1:
-                raise KeyError(f"column {c!r} {'is ambiguous' if idx else 'not found'} "
-                               f"in {self._path!r}")
-            out.append(idx[0])
+                # By index: the column's name, quoted, so that dots and
+                # quotes in it are not read as a path.
+                c = '"' + names[c].replace('"', '""') + '"'
+            if isinstance(c, str):
+                out.append(_name_bytes(c))
+            elif isinstance(c, (bytes, bytearray)):
+                out.append(bytes(c))
+            else:
+                raise TypeError(f"columns: {c!r} is not a column name or index")
         return out
 
-    def _schema_of(self, cols):
-        if cols is None:
-            return self._schema
-        return pa.Schema._import_from_c_capsule(self._reader().schema_capsule(cols))
-
     def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
-                   prefetch=1, limit=None, row_groups=None, cast=None):
+                   prefetch=1, limit=None, row_groups=None, cast=None, rows=False):
         rd = self._reader()
         batch_rows = _count("batch_rows", batch_rows, minimum=1, default=0)
         threads = _threads(threads)
@@ -248,27 +272,16 @@ class File:
         cast = _cast(cast)
         if limit == 0:
             # No rows, as in pyarrow and DuckDB (the C option's 0 means "no
-            # limit"): an empty take plans no row group, while the filter
-            # and columns are still checked.
+            # limit"): an empty take reads nothing, while the filter and
+            # columns are still checked.
             take, limit = np.empty(0, np.int64), None
-        cols = self._column_indexes(columns)
-        schema = self._schema_of(cols)
-        imp = pa.RecordBatch._import_from_c
-        box = [schema]  # the batches' schema, known once the scan is open when cast
-
-        def importer(addr):
-            return imp(addr, box[0])
-
         rg_begin = rg_end = 0
         if row_groups is not None:
             rg_begin, rg_end = row_groups
-        scan = rd.scan(importer, columns=cols, filter=filter, take=take,
-                       batch_rows=batch_rows, threads=threads, prefetch=prefetch,
-                       max_rows=limit or 0, row_group_begin=rg_begin, row_group_end=rg_end,
-                       validate=self._validate, cast=cast)
-        if cast:
-            box[0] = schema = pa.Schema._import_from_c_capsule(scan.schema_capsule())
-        return scan, schema
+        return rd.scan(_make_importer, columns=self._column_names(columns), filter=filter,
+                       take=take, rows=rows, batch_rows=batch_rows, threads=threads,
+                       prefetch=prefetch, max_rows=limit or 0, row_group_begin=rg_begin,
+                       row_group_end=rg_end, validate=self._validate, cast=cast)
 
     def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
              limit=None, cast=None):
@@ -276,7 +289,12 @@ class File:
         __arrow_c_stream__, so DuckDB, Polars and pyarrow consume it without
         copies).
 
-        columns:    top-level column names or indexes (None: all), in that order.
+        columns:    names or top-level indexes (None: all), in that order. A
+                    name is a path: "a.b" is field b of struct column a (of
+                    the elements of a list, the values of a map: "m.value");
+                    a struct keeps only the fields asked for. A name that
+                    holds a dot or a quote is written in double quotes
+                    ('"a.b".c'). The rule of qv_file_select (quiver/file.h).
         filter:     a predicate in Quiver's language, e.g.
                     "l_shipdate >= DATE '1994-01-01' AND l_discount BETWEEN 0.05
                     AND 0.07"; row groups are pruned with statistics and only
@@ -294,18 +312,18 @@ class File:
 
         Errors surface as quiver.QuiverError subclasses from the reader's
         methods; Ctrl-C cancels the scan at the next batch."""
-        scan, schema = self._open_scan(columns, filter, None, batch_rows, threads, prefetch,
-                                       limit, cast=cast)
-        return pa.RecordBatchReader.from_batches(schema, scan)
+        scan = self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
+                               cast=cast)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan)
 
     def scan_batches(self, columns=None, filter=None, batch_rows=None, threads=None,
                      prefetch=1, limit=None, cast=None):
         """Like scan(), but returns the native scan object: an iterator of
-        pyarrow.RecordBatch with close(), stats() (row groups pruned, rows
-        decoded, ...) and __arrow_c_stream__ (moves the native stream out, so
-        a consumer reads it with no Python in the loop)."""
+        pyarrow.RecordBatch with schema, close(), stats() (row groups pruned,
+        rows decoded, ...) and __arrow_c_stream__ (moves the native stream
+        out, so a consumer reads it with no Python in the loop)."""
         return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
-                               cast=cast)[0]
+                               cast=cast)
 
     def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None):
         """Reads the file (projected, filtered) into a pyarrow.Table."""
@@ -317,27 +335,16 @@ class File:
     def read_row_group(self, i, columns=None, threads=None, cast=None):
         """Row group `i` as a pyarrow.Table."""
         i = self._row_group(i)
-        scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1),
-                                       cast=cast)
-        return pa.RecordBatchReader.from_batches(schema, scan).read_all()
+        scan = self._open_scan(columns, threads=threads, row_groups=(i, i + 1), cast=cast)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 
     def take(self, indices, columns=None, threads=None, cast=None):
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
-        idx = _take_indices(indices, self._num_rows)
-        if idx.size == 0:
-            return self._open_scan(columns, limit=0, cast=cast)[1].empty_table()
-        if idx.size == 1 or bool(np.all(idx[1:] > idx[:-1])):
-            uniq, inverse = np.ascontiguousarray(idx), None
-        else:
-            uniq, inverse = np.unique(idx, return_inverse=True)
-        scan, schema = self._open_scan(columns, take=np.ascontiguousarray(uniq, np.int64),
-                                       threads=threads, cast=cast)
-        table = pa.RecordBatchReader.from_batches(schema, scan).read_all()
-        if inverse is not None:
-            table = table.take(pa.array(inverse.ravel()))
-        return table
+        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows), np.int64)
+        scan = self._open_scan(columns, take=idx, threads=threads, cast=cast, rows=True)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 
     def __len__(self):
         return self._num_rows

@@ -127,3 +127,21 @@ def test_bad_cast_is_refused(path, bad):
     with quiver.open(path) as f:
         with pytest.raises(quiver.InvalidArgumentError):
             f.scan(cast=bad)
+
+
+def test_spark_cast_of_nested_fields(path, table):
+    """Casts apply below a nested projection too ("nested.t", "nested.l")."""
+    rows = [2999, 5, 5, 0, 1500]
+    with quiver.open(path) as f:
+        got = f.take(rows, columns=["nested.l", "u64", "nested.t"], cast="spark")
+        whole = f.to_arrow(columns=["nested.t"], cast="spark")
+    full = table.column("nested").combine_chunks()
+    full = full.cast(spark_type(full.type))
+    want = pa.StructArray.from_arrays([full.field("t"), full.field("l")], names=["t", "l"],
+                                      mask=full.is_null())
+    assert got.column_names == ["nested", "u64"]
+    nested = got.column("nested").combine_chunks()
+    nested.validate(full=True)
+    assert nested.equals(want.take(rows))
+    only_t = pa.StructArray.from_arrays([full.field("t")], names=["t"], mask=full.is_null())
+    assert whole.column("nested").combine_chunks().equals(only_t)
