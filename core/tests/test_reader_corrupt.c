@@ -13,6 +13,7 @@
 
 #include "format/format_internal.h"
 #include "quiver/format.h"
+#include "quiver/scan.h"
 #include "random_batch.h"
 #include "test_util.h"
 
@@ -99,6 +100,29 @@ static int read_all(const uint8_t *bytes, size_t size, int skip_checksums, int c
         }
         start += got.length;
         got.release(&got);
+    }
+    /* The same file through a scan: the stream's error record keeps the
+     * kind, so a front end tells corrupt bytes from a failed read. */
+    struct ArrowArrayStream st;
+    struct qv_scan_options so = {.threads = QV_SCAN_SYNC, .validate = QV_SCAN_VALIDATE_FULL};
+    if (qv_scan_open(rd, &so, res, &st, &err) == 0) {
+        int sr = 0;
+        for (;;) {
+            struct ArrowArray b;
+            sr = st.get_next(&st, &b);
+            if (sr || !b.release) break;
+            b.release(&b);
+        }
+        struct qv_error last;
+        assert_int_equal(qv_scan_last_error(&st, &last), 0);
+        assert_int_equal(last.code, sr);
+        if (sr) {
+            assert_string_equal(last.message, st.get_last_error(&st));
+            if (sr == EIO) assert_int_equal(last.kind, QV_ERROR_CORRUPT);
+        } else {
+            assert_int_equal(last.kind, QV_ERROR_NONE);
+        }
+        st.release(&st);
     }
     qv_reader_close(rd);
     return rc;

@@ -461,6 +461,14 @@ QV_API int qv_scan_cancel(struct ArrowArrayStream *stream);
  * `stream` is not an open scan stream. */
 QV_API int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
 
+/* The error record of the last failed call on a scan stream (get_schema or
+ * get_next): code, kind (base.h: CORRUPT for bytes that failed a check, IO
+ * for a failed read, ...) and the message get_last_error returns. A cleared
+ * record when nothing failed. Called by the thread that owns the stream,
+ * after the call that failed. EINVAL when `stream` is not an open scan
+ * stream (streams of the file layer are scan streams). */
+QV_API int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *out);
+
 struct qv_scan_stats {
     int64_t row_groups_total, row_groups_pruned;
     int64_t rows_decoded;   /* rows of filter columns decoded */

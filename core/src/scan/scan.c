@@ -86,7 +86,7 @@ struct qv_scan {
 
     struct qv__scan_hooks hooks; /* of a front-end layer (qv__scan_open_hooked) */
 
-    char last_error[QV_ERROR_MESSAGE_MAX];
+    struct qv_error last; /* what get_last_error and qv_scan_last_error report */
 };
 
 /* ---- tasks ---- */
@@ -360,6 +360,17 @@ static void *producer_main(void *arg) {
 /* The schema gets its own reservation, which travels with it: consumers
  * keep schemas after releasing the stream, and may release them on any
  * thread. */
+/* Keeps the whole error record of a failed call (code, kind, message) for
+ * get_last_error and qv_scan_last_error; a record without a code takes the
+ * call's. */
+static void set_last(struct qv_scan *s, int rc, const struct qv_error *e) {
+    s->last = *e;
+    if (!s->last.code) {
+        s->last.code = rc;
+        s->last.kind = qv_error_kind_of(rc);
+    }
+}
+
 static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
     struct qv_scan *s = st->private_data;
     struct qv_error err;
@@ -393,15 +404,14 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
         qv_error_clear(&err);
         rc = s->hooks.schema(s->hooks.ctx, &tmp, out, &err);
     }
-    if (rc) snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
+    if (rc) set_last(s, rc, &err);
     return rc;
 }
 
 /* What get_next returns once qv_scan_cancel was called (queued batches are
  * dropped by release). */
 static int scan_cancelled(struct qv_scan *s) {
-    snprintf(s->last_error, sizeof s->last_error, "scan cancelled");
-    return ECANCELED;
+    return qv_error_set(&s->last, ECANCELED, "scan cancelled");
 }
 
 int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
@@ -415,7 +425,7 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         int rc = s->finished ? 0 : produce_one(s, out, &e);
         if (rc) {
             s->prod_rc = rc;
-            snprintf(s->last_error, sizeof s->last_error, "%s", e.message);
+            set_last(s, rc, &e);
         } else if (!out->release) {
             s->finished = 1;
         }
@@ -432,7 +442,7 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     }
     int rc = s->prod_rc;
     if (rc) {
-        snprintf(s->last_error, sizeof s->last_error, "%s", s->prod_err.message);
+        set_last(s, rc, &s->prod_err);
     } else if (s->qcount) {
         QV_DCHECK(s->qcount <= s->prefetch && s->qhead >= 0 && s->qhead < s->prefetch);
         /* A slot is handed out once: a released batch still queued would be
@@ -458,15 +468,16 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
     qv_error_clear(&e);
     int rc = s->hooks.next ? s->hooks.next(s->hooks.ctx, st, out, &e) : qv__scan_next(st, out);
     if (!rc && out->release && s->hooks.batch) rc = s->hooks.batch(s->hooks.ctx, out, &e);
-    /* An error of the scan itself is already in last_error. */
-    if (rc && e.message[0]) snprintf(s->last_error, sizeof s->last_error, "%s", e.message);
+    /* An error of the scan itself is already in s->last. */
+    if (rc && e.message[0]) set_last(s, rc, &e);
     return rc;
 }
 
 static const char *stream_last_error(struct ArrowArrayStream *st) {
     struct qv_scan *s = st->private_data;
-    return s->last_error[0] ? s->last_error : NULL;
+    return s->last.message[0] ? s->last.message : NULL;
 }
+
 
 static void scan_free(struct qv_scan *s) {
     if (s->started) {
@@ -751,6 +762,13 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
 #undef QV_SCAN_READY
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
+}
+
+int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *out) {
+    if (!stream || stream->release != stream_release || !out) return EINVAL;
+    const struct qv_scan *s = stream->private_data;
+    *out = s->last;
+    return 0;
 }
 
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {
