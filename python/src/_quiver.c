@@ -295,6 +295,17 @@ static PyObject *scan_consumed_error(void) {
     return NULL;
 }
 
+/* The error record of the stream's failed call (qv_scan_last_error), so the
+ * exception follows its kind: corrupt bytes and a failed read are both
+ * EIO. */
+static void scan_last_error(ScanObject *self, int rc, struct qv_error *e) {
+    qv_error_clear(e);
+    if (qv_scan_last_error(self->inner, e) || !e->code) {
+        const char *m = self->stream.get_last_error(&self->stream);
+        qv_error_set(e, rc, "%s", m ? m : "");
+    }
+}
+
 static PyObject *Scan_next(ScanObject *self) {
     if (self->busy) return scan_busy_error();
     /* Its batches went to another consumer: ending quietly would look like
@@ -347,11 +358,10 @@ static PyObject *Scan_next(ScanObject *self) {
         return NULL;
     }
     if (rc) {
-        const char *m = self->stream.get_last_error(&self->stream);
-        char msg[QV_ERROR_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%s", m ? m : "");
+        struct qv_error e;
+        scan_last_error(self, rc, &e);
         scan_close_stream(self);
-        return raise_qv(rc, msg);
+        return raise_err(&e, rc);
     }
     if (!b.release) {
         scan_close_stream(self);
@@ -782,11 +792,10 @@ static PyObject *file_scan(struct qv_file *file, PyObject *args, PyObject *kwarg
     memset(&sch, 0, sizeof sch);
     rc = s->stream.get_schema(&s->stream, &sch);
     if (rc) {
-        const char *m = s->stream.get_last_error(&s->stream);
-        char msg[QV_ERROR_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%s", m ? m : "");
+        struct qv_error e;
+        scan_last_error(s, rc, &e);
         Py_DECREF(s);
-        return raise_qv(rc, msg);
+        return raise_err(&e, rc);
     }
     PyObject *cap = schema_capsule(&sch);
     PyObject *pair = cap ? PyObject_CallOneArg(make_importer, cap) : NULL;

@@ -75,6 +75,7 @@ def test_corrupt_data_segment(path, table, tmp_path):
             f.to_arrow()
         msg = str(e.value)
         assert "data.qvr" in msg and ("checksum" in msg or "corrupt" in msg), msg
+        assert e.value.kind == "corrupt"  # the scan's error record (qv_scan_last_error)
         # Without checksums the decoder still never reads out of bounds:
         # either an error or (for bytes it cannot tell are wrong) data.
     with quiver.open(p, verify_checksums=False) as f:
