@@ -49,7 +49,7 @@ def test_not_a_quiver_file(tmp_path):
     with pytest.raises(quiver.CorruptFileError) as e:
         quiver.open(p)
     assert e.value.code == errno.EIO and e.value.code_name == "EIO"
-    assert e.value.kind in ("corrupt", "io")  # "io" until the reader marks its checks CORRUPT
+    assert e.value.kind == "corrupt"
     assert "junk.qvr" in str(e.value)
 
 
