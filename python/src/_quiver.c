@@ -1,46 +1,41 @@
 /*
  * quiver._quiver: the native half of the Python package, a CPython extension
- * over libquiver (compiled into this module from ../core/src).
+ * over the file layer of libquiver (quiver/file.h), linked statically.
  *
- * What crosses the boundary, and who owns it:
- *  - Pools are reference counted (struct poolref): the module's default pool
- *    lives as long as the process; a pool made for a memory_limit lives until
- *    the last reader, scan, writer and exported batch that uses it is gone,
- *    because qv_pool_destroy needs every reservation freed first and batches
- *    are freed whenever their consumer (pyarrow, Polars, DuckDB) lets go.
- *  - Readers are reference counted too (struct readerref): a scan needs its
- *    reader for as long as the stream lives, and a stream handed to a
- *    consumer can outlive the File object that made it.
- *  - Every scan gets a reservation of its own for its control data, so the
- *    stream can be driven and released from any one thread at a time.
- *  - Schemas handed to Python are deep copies in malloc'd memory, so they do
- *    not depend on a reservation's lifetime (they are tiny control data).
+ * The file layer owns the lifetimes: a File object holds one reference to a
+ * qv_file, every stream it opens holds one of its own, and every batch keeps
+ * the file's pool alive, so scans and batches outlive File.close() and the
+ * File, whoever (pyarrow, Polars, DuckDB) releases them and on whatever
+ * thread. Reads and writes are charged to the module's pool (never
+ * destroyed) unless given a memory_limit, which gives them a pool of their
+ * own. Schemas the layer hands out are self-contained and move into
+ * capsules. Columns are chosen by name with the layer's one rule
+ * (qv_file_select), rows taken with qv_file_take, files written with
+ * qv_file_write_stream; errors become exceptions by their kind.
  *
  * The GIL is released around every call that can block: opening a file,
- * get_next of a scan, writing a batch, finishing a file, releasing a stream
- * (which joins its workers). Signals are checked between batches, so Ctrl-C
- * stops a scan or a write at the next batch boundary.
+ * opening a scan, get_next, writing, releasing a stream (which joins its
+ * workers). Signals are checked between batches and while a scan waits for
+ * one, so Ctrl-C stops a scan or a write at the next batch boundary.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "quiver/base.h"
-#include "quiver/memory.h"
-#include "quiver/arrow.h"
-#include "quiver/format.h"
-#include "quiver/scan.h"
+#include "quiver/file.h"
 #include "memory/memory_testing.h"
 
 /* ---------------------------------------------------------------- errors */
 
-static PyObject *g_make_error; /* quiver.errors._make_error(code, name, message) */
+static PyObject *g_make_error; /* quiver.errors._make_error(code, name, message, kind, field) */
 
-static PyObject *raise_qv(int code, const char *msg) {
+/* Raises the exception of an error of `kind` (enum qv_error_kind): its class
+ * follows the kind (quiver/errors.py). `field`: the error came from choosing
+ * columns, where QV_ERROR_NOT_FOUND means a field, not a file. */
+static PyObject *raise_kind(int code, int kind, const char *msg, int field) {
     if (!msg || !msg[0]) msg = qv_errno_name(code);
     /* Messages quote paths and names, which need not be UTF-8: show such
      * bytes as \xNN rather than fail or lose them. */
@@ -51,7 +46,8 @@ static PyObject *raise_qv(int code, const char *msg) {
         Py_DECREF(m);
         return NULL;
     }
-    PyObject *exc = PyObject_CallFunction(g_make_error, "isO", code, qv_errno_name(code), m);
+    PyObject *exc = PyObject_CallFunction(g_make_error, "isOsi", code, qv_errno_name(code), m,
+                                          qv_error_kind_name((enum qv_error_kind)kind), field);
     Py_DECREF(m);
     if (exc) {
         PyErr_SetObject((PyObject *)Py_TYPE(exc), exc);
@@ -60,55 +56,21 @@ static PyObject *raise_qv(int code, const char *msg) {
     return NULL;
 }
 
-static PyObject *raise_err(const struct qv_error *e, int rc) {
-    return raise_qv(rc, e->code ? e->message : NULL);
+/* An error without a record: its kind is the one the library gives `code`. */
+static PyObject *raise_qv(int code, const char *msg) {
+    return raise_kind(code, qv_error_kind_of(code), msg, 0);
 }
+
+static PyObject *raise_err_in(const struct qv_error *e, int rc, int field) {
+    if (!e->code) return raise_kind(rc, qv_error_kind_of(rc), NULL, field);
+    return raise_kind(rc, e->kind, e->message, field);
+}
+
+static PyObject *raise_err(const struct qv_error *e, int rc) { return raise_err_in(e, rc, 0); }
 
 /* ---------------------------------------------------------------- pools */
 
-struct poolref {
-    struct qv_pool *pool;
-    atomic_long refs;
-};
-
-static struct poolref *g_default_pool;
-
-static int poolref_new(const char *name, uint64_t limit, struct poolref **out,
-                       struct qv_error *err) {
-    struct poolref *p = calloc(1, sizeof *p);
-    if (!p) return qv_error_set(err, ENOMEM, "pool '%s': out of memory", name);
-    struct qv_pool_options po = {.name = name, .limit = limit};
-    int rc = qv_pool_create(&po, &p->pool, err);
-    if (rc) {
-        free(p);
-        return rc;
-    }
-    atomic_init(&p->refs, 1);
-    *out = p;
-    return 0;
-}
-
-static struct poolref *poolref_incref(struct poolref *p) {
-    atomic_fetch_add(&p->refs, 1);
-    return p;
-}
-
-static void poolref_decref(struct poolref *p) {
-    if (p && atomic_fetch_sub(&p->refs, 1) == 1) {
-        qv_pool_destroy(p->pool);
-        free(p);
-    }
-}
-
-/* The pool for an object: the default one, or a new one with `limit`. */
-static int pool_for(const char *name, unsigned long long limit, struct poolref **out,
-                    struct qv_error *err) {
-    if (!limit) {
-        *out = poolref_incref(g_default_pool);
-        return 0;
-    }
-    return poolref_new(name, limit, out, err);
-}
+static struct qv_pool *g_pool; /* the module's pool; lives as long as the process */
 
 static PyObject *pool_stats_dict(const struct qv_pool *pool) {
     struct qv_pool_stats s;
@@ -123,149 +85,24 @@ static PyObject *pool_stats_dict(const struct qv_pool *pool) {
         (unsigned long long)s.spill_calls);
 }
 
-/* ------------------------------------------------- schema deep copy (malloc) */
-
-struct schema_copy {
-    char *format, *name, *metadata;
-    struct ArrowSchema **children;
-    struct ArrowSchema *child_structs;
-    struct ArrowSchema *dictionary;
-};
-
-static void schema_copy_release(struct ArrowSchema *s) {
-    if (!s->release) return;
-    struct schema_copy *p = s->private_data;
-    for (int64_t i = 0; i < s->n_children; i++)
-        if (p->child_structs[i].release) p->child_structs[i].release(&p->child_structs[i]);
-    if (p->dictionary && p->dictionary->release) p->dictionary->release(p->dictionary);
-    free(p->format);
-    free(p->name);
-    free(p->metadata);
-    free(p->children);
-    free(p->child_structs);
-    free(p->dictionary);
-    free(p);
-    s->release = NULL;
-}
-
-static size_t metadata_size(const char *m) {
-    if (!m) return 0;
-    int32_t n, len;
-    memcpy(&n, m, 4);
-    size_t off = 4;
-    for (int32_t i = 0; i < n * 2; i++) {
-        memcpy(&len, m + off, 4);
-        off += 4 + (size_t)len;
-    }
-    return off;
-}
-
-static char *dup_str(const char *s) {
-    if (!s) return NULL;
-    size_t n = strlen(s) + 1;
-    char *d = malloc(n);
-    if (d) memcpy(d, s, n);
-    return d;
-}
-
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
- * (overlongs, surrogates and code points past U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    if (s[0] < 0x80) return 1;
-    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
-    if (!len || len > n || s[0] > 0xF4) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-    return len;
-}
-
-/* A name for pyarrow, which requires UTF-8 field names: a copy of `s`, with
- * every byte that is not part of valid UTF-8 written as the four characters
- * \xNN (a file written by another tool, or `qv import` of a Latin-1 CSV
- * header, can hold such names). Select such a column by index. Thread-safe,
- * no GIL: streams ask for schemas from any thread. */
-static char *dup_name(const char *s) {
-    if (!s) return NULL;
-    size_t n = strlen(s), bad = 0;
-    for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-        if (!k) {
-            bad++;
-            k = 1;
-        }
-        i += k;
-    }
-    if (!bad) return dup_str(s);
-    char *d = malloc(n + 3 * bad + 1), *o = d;
-    if (!d) return NULL;
-    for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq((const unsigned char *)s + i, n - i);
-        if (k) {
-            memcpy(o, s + i, k);
-            o += k;
-            i += k;
-        } else {
-            o += sprintf(o, "\\x%02x", (unsigned char)s[i]);
-            i++;
-        }
-    }
-    *o = 0;
-    return d;
-}
-
-/* Deep-copies `src` into `dst` (released on failure). 0 or ENOMEM. */
-static int schema_copy(struct ArrowSchema *dst, const struct ArrowSchema *src) {
-    memset(dst, 0, sizeof *dst);
-    struct schema_copy *p = calloc(1, sizeof *p);
-    if (!p) return ENOMEM;
-    dst->private_data = p;
-    dst->release = schema_copy_release;
-    dst->flags = src->flags;
-    p->format = dup_str(src->format);
-    p->name = dup_name(src->name);
-    if (!p->format || (src->name && !p->name)) goto oom;
-    dst->format = p->format;
-    dst->name = p->name;
-    if (src->metadata) {
-        size_t n = metadata_size(src->metadata);
-        p->metadata = malloc(n);
-        if (!p->metadata) goto oom;
-        memcpy(p->metadata, src->metadata, n);
-        dst->metadata = p->metadata;
-    }
-    if (src->n_children > 0) {
-        p->children = calloc((size_t)src->n_children, sizeof *p->children);
-        p->child_structs = calloc((size_t)src->n_children, sizeof *p->child_structs);
-        if (!p->children || !p->child_structs) goto oom;
-        dst->children = p->children;
-        for (int64_t i = 0; i < src->n_children; i++) {
-            if (schema_copy(&p->child_structs[i], src->children[i])) goto oom;
-            dst->n_children = i + 1;
-            p->children[i] = &p->child_structs[i];
-        }
-    }
-    if (src->dictionary) {
-        p->dictionary = calloc(1, sizeof *p->dictionary);
-        if (!p->dictionary || schema_copy(p->dictionary, src->dictionary)) goto oom;
-        dst->dictionary = p->dictionary;
-    }
-    return 0;
-oom:
-    schema_copy_release(dst);
-    return ENOMEM;
-}
-
-/* Capsule destructors run whenever the capsule dies, also while an
- * exception (a KeyboardInterrupt) is propagating: they must neither raise nor
- * clear one, hence PyCapsule_IsValid (which sets no error) before
+/* ---------------------------------------------------------------- capsules
+ * Capsule destructors run whenever the capsule dies, also while an
+ * exception (a KeyboardInterrupt) is propagating: they must neither raise
+ * nor clear one, hence PyCapsule_IsValid (which sets no error) before
  * PyCapsule_GetPointer. */
+
 static void capsule_schema_free(PyObject *cap) {
     if (!PyCapsule_IsValid(cap, "arrow_schema")) return;
     struct ArrowSchema *s = PyCapsule_GetPointer(cap, "arrow_schema");
     if (s->release) s->release(s);
     free(s);
+}
+
+static void capsule_array_free(PyObject *cap) {
+    if (!PyCapsule_IsValid(cap, "arrow_array")) return;
+    struct ArrowArray *a = PyCapsule_GetPointer(cap, "arrow_array");
+    if (a->release) a->release(a);
+    free(a);
 }
 
 static void capsule_stream_free(PyObject *cap) {
@@ -279,127 +116,87 @@ static void capsule_stream_free(PyObject *cap) {
     free(s);
 }
 
-/* A capsule owning a malloc'd copy of `src`; `src` stays the caller's. */
-static PyObject *schema_capsule_from(const struct ArrowSchema *src) {
+/* Capsules owning an Arrow struct, which moves in (its release is NULL
+ * after, also on failure, when it was released). */
+static PyObject *schema_capsule(struct ArrowSchema *src) {
     struct ArrowSchema *s = malloc(sizeof *s);
-    if (!s) return PyErr_NoMemory();
-    if (schema_copy(s, src)) {
+    PyObject *cap = s ? PyCapsule_New(s, "arrow_schema", capsule_schema_free) : PyErr_NoMemory();
+    if (cap) {
+        *s = *src;
+    } else {
         free(s);
-        return PyErr_NoMemory();
+        src->release(src);
     }
-    PyObject *cap = PyCapsule_New(s, "arrow_schema", capsule_schema_free);
-    if (!cap) {
-        s->release(s);
-        free(s);
-    }
+    src->release = NULL;
     return cap;
 }
 
-/* ---------------------------------------------------------------- readers */
-
-struct readerref {
-    struct qv_reader *rd;
-    struct qv_reservation *res;
-    struct poolref *pool;
-    atomic_long refs;
-};
-
-static struct readerref *readerref_incref(struct readerref *r) {
-    atomic_fetch_add(&r->refs, 1);
-    return r;
-}
-
-static void readerref_decref(struct readerref *r) {
-    if (r && atomic_fetch_sub(&r->refs, 1) == 1) {
-        qv_reader_close(r->rd);
-        qv_reservation_destroy(r->res);
-        poolref_decref(r->pool);
-        free(r);
+static PyObject *array_capsule(struct ArrowArray *src) {
+    struct ArrowArray *a = malloc(sizeof *a);
+    PyObject *cap = a ? PyCapsule_New(a, "arrow_array", capsule_array_free) : PyErr_NoMemory();
+    if (cap) {
+        *a = *src;
+    } else {
+        free(a);
+        src->release(src);
     }
+    src->release = NULL;
+    return cap;
 }
 
-/* ------------------------------------------ batches keep their pool alive */
+/* ------------------------------------------- filters (parsed here, held by the scan)
+ *
+ * A filter is parsed here rather than by the scan: with its length (a NUL
+ * inside a string literal is data) and with the GIL released but Ctrl-C
+ * still heard (a million-term filter takes seconds). The tree lives in a
+ * reservation of the file's pool for as long as the scan, so a filtered
+ * scan's stream is wrapped: releasing it releases the scan, then the
+ * reservation, then the file reference that kept the pool alive for it.
+ * Cancel, wait and statistics go to the inner stream. */
 
-struct batch_guard {
-    void (*release)(struct ArrowArray *);
-    void *private_data;
-    struct poolref *pool;
+struct signal_hook {
+    PyThreadState *ts; /* the calling thread's state while the GIL is released */
 };
 
-static void guarded_release(struct ArrowArray *a) {
-    struct batch_guard *g = a->private_data;
-    struct poolref *pool = g->pool;
-    a->release = g->release;
-    a->private_data = g->private_data;
-    free(g);
-    a->release(a);
-    poolref_decref(pool);
+/* Every few thousand tokens (or between batches of a write) the GIL is
+ * taken back to run pending signal handlers; one that raises stops the
+ * work and its exception stays set for the caller to return. */
+static int hook_interrupted(void *arg) {
+    struct signal_hook *h = arg;
+    PyEval_RestoreThread(h->ts);
+    int stop = PyErr_CheckSignals() < 0;
+    h->ts = PyEval_SaveThread();
+    return stop;
 }
 
-/* ------------------------------------------------ the wrapped scan stream
- * The scan's stream plus what it depends on: its reader and its own
- * reservation. get_schema hands out a malloc'd copy, get_next guards each
- * batch with a pool reference, release frees everything. Batches are
- * validated by the scan itself (qv_scan_options.validate), on its workers. */
-
-struct wstream {
+struct fstream {
     struct ArrowArrayStream inner;
     struct qv_reservation *res;
-    struct readerref *reader;
-    char last_error[QV_ERROR_MESSAGE_MAX];
+    struct qv_file *file;
 };
 
-static int ws_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
-    struct wstream *w = st->private_data;
-    struct ArrowSchema tmp;
-    memset(&tmp, 0, sizeof tmp);
-    int rc = w->inner.get_schema(&w->inner, &tmp);
-    if (rc) {
-        const char *m = w->inner.get_last_error(&w->inner);
-        snprintf(w->last_error, sizeof w->last_error, "%s", m ? m : qv_errno_name(rc));
-        return rc;
-    }
-    rc = schema_copy(out, &tmp);
-    tmp.release(&tmp);
-    if (rc) snprintf(w->last_error, sizeof w->last_error, "scan: out of memory copying the schema");
-    return rc;
+static int fs_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+    struct fstream *f = st->private_data;
+    return f->inner.get_schema(&f->inner, out);
 }
 
-static int ws_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
-    struct wstream *w = st->private_data;
-    int rc = w->inner.get_next(&w->inner, out);
-    if (rc) {
-        const char *m = w->inner.get_last_error(&w->inner);
-        snprintf(w->last_error, sizeof w->last_error, "%s", m ? m : qv_errno_name(rc));
-        return rc;
-    }
-    if (!out->release) return 0;
-    struct batch_guard *g = malloc(sizeof *g);
-    if (!g) {
-        out->release(out);
-        snprintf(w->last_error, sizeof w->last_error, "scan: out of memory");
-        return ENOMEM;
-    }
-    g->release = out->release;
-    g->private_data = out->private_data;
-    g->pool = poolref_incref(w->reader->pool);
-    out->release = guarded_release;
-    out->private_data = g;
-    return 0;
+static int fs_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+    struct fstream *f = st->private_data;
+    return f->inner.get_next(&f->inner, out);
 }
 
-static const char *ws_last_error(struct ArrowArrayStream *st) {
-    struct wstream *w = st->private_data;
-    return w->last_error[0] ? w->last_error : NULL;
+static const char *fs_last_error(struct ArrowArrayStream *st) {
+    struct fstream *f = st->private_data;
+    return f->inner.get_last_error(&f->inner);
 }
 
-static void ws_release(struct ArrowArrayStream *st) {
+static void fs_release(struct ArrowArrayStream *st) {
     if (!st->release) return;
-    struct wstream *w = st->private_data;
-    if (w->inner.release) w->inner.release(&w->inner);
-    qv_reservation_destroy(w->res);
-    readerref_decref(w->reader);
-    free(w);
+    struct fstream *f = st->private_data;
+    if (f->inner.release) f->inner.release(&f->inner);
+    qv_reservation_destroy(f->res);
+    qv_file_close(f->file);
+    free(f);
     st->release = NULL;
     st->private_data = NULL;
 }
@@ -421,9 +218,10 @@ static void ws_release(struct ArrowArrayStream *st) {
 
 typedef struct {
     PyObject_HEAD
-    struct ArrowArrayStream stream; /* a wstream; release == NULL when done */
+    struct ArrowArrayStream stream; /* release == NULL when done */
+    struct ArrowArrayStream *inner; /* the layer's own stream (cancel, wait, stats) */
     PyObject *importer;             /* callable(address) -> pyarrow.RecordBatch */
-    struct ArrowSchema schema;      /* the batches' schema (a malloc'd copy) */
+    PyObject *schema;               /* the batches' pyarrow.Schema */
     struct qv_scan_stats last_stats;/* as of the last get_next (see Scan_stats) */
     int threaded;                   /* the scan has workers (stats are locked) */
     int done;
@@ -437,8 +235,6 @@ typedef struct {
 
 static PyTypeObject ScanType;
 
-static struct wstream *scan_ws(ScanObject *self) { return self->stream.private_data; }
-
 /* Ends the scan: cancels a get_next running on another thread and waits for
  * it, then releases the stream (joining its workers) with the GIL released.
  * Idempotent; the stream is taken out of the object under the GIL first, so
@@ -447,7 +243,7 @@ static void scan_close_stream(ScanObject *self) {
     self->done = 1;
     if (self->busy && self->stream.release) {
         self->closing = 1;
-        qv_scan_cancel(&scan_ws(self)->inner);
+        qv_scan_cancel(self->inner);
         if (self->owner == PyThread_get_thread_ident()) return; /* see above */
         self->closer_waits = 1;
         while (self->busy) {
@@ -469,7 +265,7 @@ static void scan_close_stream(ScanObject *self) {
 static void Scan_dealloc(ScanObject *self) {
     scan_close_stream(self); /* never busy here: the reading thread holds a reference */
     Py_XDECREF(self->importer);
-    if (self->schema.release) self->schema.release(&self->schema);
+    Py_XDECREF(self->schema);
     if (self->idle) PyThread_free_lock(self->idle);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -499,6 +295,17 @@ static PyObject *scan_consumed_error(void) {
     return NULL;
 }
 
+/* The error record of the stream's failed call (qv_scan_last_error), so the
+ * exception follows its kind: corrupt bytes and a failed read are both
+ * EIO. */
+static void scan_last_error(ScanObject *self, int rc, struct qv_error *e) {
+    qv_error_clear(e);
+    if (qv_scan_last_error(self->inner, e) || !e->code) {
+        const char *m = self->stream.get_last_error(&self->stream);
+        qv_error_set(e, rc, "%s", m ? m : "");
+    }
+}
+
 static PyObject *Scan_next(ScanObject *self) {
     if (self->busy) return scan_busy_error();
     /* Its batches went to another consumer: ending quietly would look like
@@ -511,7 +318,6 @@ static PyObject *Scan_next(ScanObject *self) {
     }
     /* A signal handler may have closed or exported the scan just now. */
     if (self->done || !self->stream.release) return NULL;
-    struct wstream *w = scan_ws(self);
     struct ArrowArray b; /* on the stack: another thread may start the next get_next
                             while this one's batch is being imported */
     memset(&b, 0, sizeof b);
@@ -522,7 +328,7 @@ static PyObject *Scan_next(ScanObject *self) {
     for (;;) {
         int ready;
         Py_BEGIN_ALLOW_THREADS
-        ready = qv_scan_wait(&w->inner, SCAN_POLL_MS) != ETIMEDOUT;
+        ready = qv_scan_wait(self->inner, SCAN_POLL_MS) != ETIMEDOUT;
         if (ready) rc = self->stream.get_next(&self->stream, &b);
         Py_END_ALLOW_THREADS
         if (ready) break;
@@ -534,7 +340,7 @@ static PyObject *Scan_next(ScanObject *self) {
         }
         if (self->closing) break; /* a handler closed it: no get_next ran */
     }
-    if (!rc && !interrupted) qv_scan_get_stats(&w->inner, &self->last_stats);
+    if (!rc && !interrupted) qv_scan_get_stats(self->inner, &self->last_stats);
     self->busy = 0;
     PyThread_release_lock(self->idle);
     if (self->closing) {
@@ -552,11 +358,10 @@ static PyObject *Scan_next(ScanObject *self) {
         return NULL;
     }
     if (rc) {
-        const char *m = self->stream.get_last_error(&self->stream);
-        char msg[QV_ERROR_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%s", m ? m : "");
+        struct qv_error e;
+        scan_last_error(self, rc, &e);
         scan_close_stream(self);
-        return raise_qv(rc, msg);
+        return raise_err(&e, rc);
     }
     if (!b.release) {
         scan_close_stream(self);
@@ -585,7 +390,7 @@ static PyObject *Scan_stats(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
     /* A synchronous scan's counters belong to the thread decoding in
      * get_next: while one is, report them as of its last batch. */
     if (self->busy && !self->threaded) s = self->last_stats;
-    else if (qv_scan_get_stats(&scan_ws(self)->inner, &s)) Py_RETURN_NONE;
+    else if (qv_scan_get_stats(self->inner, &s)) Py_RETURN_NONE;
     return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i}", "row_groups_total",
                          (long long)s.row_groups_total, "row_groups_pruned",
                          (long long)s.row_groups_pruned, "rows_decoded",
@@ -596,8 +401,12 @@ static PyObject *Scan_stats(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
 
 /* The schema of the batches, also after the scan ended or was consumed
  * (DuckDB and other PyCapsule consumers ask for it separately). */
-static PyObject *Scan_schema_capsule(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
-    return schema_capsule_from(&self->schema);
+static PyObject *Scan_schema(ScanObject *self, void *Py_UNUSED(closure)) {
+    return Py_NewRef(self->schema);
+}
+
+static PyObject *Scan_arrow_c_schema(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
+    return PyObject_CallMethod(self->schema, "__arrow_c_schema__", NULL);
 }
 
 /* Moves the stream out to a consumer: the scan object is exhausted after.
@@ -614,15 +423,15 @@ static PyObject *Scan_arrow_c_stream(ScanObject *self, PyObject *args, PyObject 
     }
     struct ArrowArrayStream *s = malloc(sizeof *s);
     if (!s) return PyErr_NoMemory();
+    PyObject *cap = PyCapsule_New(s, "arrow_array_stream", capsule_stream_free);
+    if (!cap) {
+        free(s);
+        return NULL;
+    }
     *s = self->stream;
     self->stream.release = NULL;
     self->done = 1;
     self->consumed = 1;
-    PyObject *cap = PyCapsule_New(s, "arrow_array_stream", capsule_stream_free);
-    if (!cap) {
-        s->release(s);
-        free(s);
-    }
     return cap;
 }
 
@@ -631,12 +440,15 @@ static PyMethodDef Scan_methods[] = {
      "Cancel the scan and free it; from any thread (a read in progress on another thread "
      "then raises CancelledError)."},
     {"stats", (PyCFunction)Scan_stats, METH_NOARGS, "Scan statistics (dict) or None."},
-    {"schema_capsule", (PyCFunction)Scan_schema_capsule, METH_NOARGS, NULL},
-    {"__arrow_c_schema__", (PyCFunction)Scan_schema_capsule, METH_NOARGS,
+    {"__arrow_c_schema__", (PyCFunction)Scan_arrow_c_schema, METH_NOARGS,
      "The batches' schema as an ArrowSchema capsule."},
     {"__arrow_c_stream__", (PyCFunction)(void (*)(void))Scan_arrow_c_stream,
      METH_VARARGS | METH_KEYWORDS, "Export the scan as an ArrowArrayStream capsule (once)."},
     {NULL, NULL, 0, NULL}};
+
+static PyGetSetDef Scan_getset[] = {
+    {"schema", (getter)Scan_schema, NULL, "The batches' schema (pyarrow.Schema).", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
 
 static PyTypeObject ScanType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quiver._quiver.Scan",
@@ -647,68 +459,66 @@ static PyTypeObject ScanType = {
     .tp_iter = Scan_iter,
     .tp_iternext = (iternextfunc)Scan_next,
     .tp_methods = Scan_methods,
+    .tp_getset = Scan_getset,
 };
 
-/* ---------------------------------------------------------------- Reader type */
+/* ---------------------------------------------------------------- File type */
 
 typedef struct {
     PyObject_HEAD
-    struct readerref *ref;
-} ReaderObject;
+    struct qv_file *file;
+} FileObject;
 
-static PyTypeObject ReaderType;
+static PyTypeObject FileType;
 
-static struct readerref *reader_get(ReaderObject *self) {
-    if (!self->ref) PyErr_SetString(PyExc_ValueError, "I/O operation on a closed quiver file");
-    return self->ref;
+static struct qv_file *file_get(FileObject *self) {
+    if (!self->file) PyErr_SetString(PyExc_ValueError, "I/O operation on a closed quiver file");
+    return self->file;
 }
 
-static void Reader_dealloc(ReaderObject *self) {
-    struct readerref *r = self->ref;
-    self->ref = NULL;
-    readerref_decref(r);
+static void File_dealloc(FileObject *self) {
+    qv_file_close(self->file);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static PyObject *Reader_close(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = self->ref;
-    self->ref = NULL;
-    readerref_decref(r);
+static PyObject *File_close(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = self->file;
+    self->file = NULL;
+    qv_file_close(f);
     Py_RETURN_NONE;
 }
 
 /* Text from a file (names, the writer's version string) as str, whatever its
- * bytes: invalid UTF-8 is shown as \xNN, the way schema names are (dup_name),
- * so a name looks the same in the schema, the nodes and the statistics. */
+ * bytes: invalid UTF-8 is shown as \xNN. */
 static PyObject *file_text(const char *s) {
     if (!s) s = "";
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "backslashreplace");
 }
 
-static PyObject *Reader_info(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    const char *path = qv_reader_path(r->rd);
-    /* The path as os.fsdecode gives it (round-trips through os.fsencode). */
-    return Py_BuildValue("{s:L,s:L,s:K,s:N,s:N,s:i}", "num_rows",
-                         (long long)qv_reader_num_rows(r->rd), "num_row_groups",
-                         (long long)qv_reader_num_row_groups(r->rd), "file_size",
-                         (unsigned long long)qv_reader_file_size(r->rd), "writer_version",
-                         file_text(qv_reader_writer_version(r->rd)), "path",
-                         PyUnicode_DecodeFSDefault(path ? path : ""), "open_reads",
-                         qv_reader_open_reads(r->rd));
+static PyObject *File_info(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    const struct qv_reader *rd = qv_file_reader(f);
+    struct qv_file_identity id;
+    qv_file_identity(f, &id);
+    return Py_BuildValue("{s:L,s:L,s:K,s:N,s:K}", "num_rows", (long long)qv_reader_num_rows(rd),
+                         "num_row_groups", (long long)qv_reader_num_row_groups(rd), "file_size",
+                         (unsigned long long)id.size, "writer_version",
+                         file_text(qv_reader_writer_version(rd)), "footer_checksum",
+                         (unsigned long long)id.footer_checksum);
 }
 
-static PyObject *Reader_row_groups(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    int64_t n = qv_reader_num_row_groups(r->rd);
+static PyObject *File_row_groups(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    const struct qv_reader *rd = qv_file_reader(f);
+    int64_t n = qv_reader_num_row_groups(rd);
     PyObject *list = PyList_New((Py_ssize_t)n);
     if (!list) return NULL;
     for (int64_t i = 0; i < n; i++) {
-        PyObject *t = Py_BuildValue("(LLK)", (long long)qv_reader_row_group_rows(r->rd, i),
-                                    (long long)qv_reader_row_group_first_row(r->rd, i),
-                                    (unsigned long long)qv_reader_row_group_bytes(r->rd, i));
+        PyObject *t = Py_BuildValue("(LLK)", (long long)qv_reader_row_group_rows(rd, i),
+                                    (long long)qv_reader_row_group_first_row(rd, i),
+                                    (unsigned long long)qv_reader_row_group_bytes(rd, i));
         if (!t) {
             Py_DECREF(list);
             return NULL;
@@ -718,11 +528,11 @@ static PyObject *Reader_row_groups(ReaderObject *self, PyObject *Py_UNUSED(ignor
     return list;
 }
 
-static PyObject *Reader_metadata(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
+static PyObject *File_metadata(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
     int64_t n = 0;
-    const struct qv_kv *kv = qv_reader_metadata(r->rd, &n);
+    const struct qv_kv *kv = qv_reader_metadata(qv_file_reader(f), &n);
     PyObject *list = PyList_New((Py_ssize_t)n);
     if (!list) return NULL;
     for (int64_t i = 0; i < n; i++) {
@@ -737,211 +547,116 @@ static PyObject *Reader_metadata(ReaderObject *self, PyObject *Py_UNUSED(ignored
     return list;
 }
 
-/* Parses an optional sequence of column indexes into a malloc'd array. */
-static int parse_columns(PyObject *obj, int32_t **cols, int32_t *n) {
-    *cols = NULL;
+static PyObject *File_schema_capsule(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct ArrowSchema s;
+    memset(&s, 0, sizeof s);
+    int rc = qv_file_export_schema(f, &s, &err);
+    if (rc) return raise_err(&err, rc);
+    return schema_capsule(&s);
+}
+
+static PyObject *File_pool_stats(FileObject *self, PyObject *Py_UNUSED(ignored)) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    return pool_stats_dict(qv_file_pool(f));
+}
+
+/* The Arrow statistics of row group `rg` (-1: the whole file), as a pair of
+ * capsules (schema, array) for pyarrow.Array._import_from_c_capsule. Both
+ * are self-contained: they outlive the file. */
+static PyObject *File_statistics(FileObject *self, PyObject *args) {
+    long long rg;
+    if (!PyArg_ParseTuple(args, "L", &rg)) return NULL;
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct ArrowSchema s;
+    struct ArrowArray a;
+    memset(&s, 0, sizeof s);
+    memset(&a, 0, sizeof a);
+    /* From the footer, no I/O: the GIL stays held, so close() on another
+     * thread cannot drop the file under the call. */
+    int rc = qv_file_statistics(f, (int64_t)rg, &s, &a, &err);
+    if (rc) return raise_err(&err, rc);
+    PyObject *sc = schema_capsule(&s);
+    if (!sc) {
+        a.release(&a);
+        return NULL;
+    }
+    PyObject *ac = array_capsule(&a);
+    if (!ac) {
+        Py_DECREF(sc);
+        return NULL;
+    }
+    return Py_BuildValue("(NN)", sc, ac);
+}
+
+/* Column names (bytes) as C strings pointing into the list's bytes objects,
+ * which the caller keeps alive. */
+static int parse_names(PyObject *obj, const char ***out, int32_t *n) {
+    *out = NULL;
     *n = 0;
     if (obj == Py_None) return 0;
-    PyObject *seq = PySequence_Fast(obj, "columns must be a sequence of column indexes");
-    if (!seq) return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
-    *cols = malloc((size_t)(len ? len : 1) * sizeof **cols);
-    if (!*cols) {
-        Py_DECREF(seq);
+    if (!PyList_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "columns must be a list of bytes");
+        return -1;
+    }
+    Py_ssize_t len = PyList_GET_SIZE(obj);
+    if (len > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "columns: too many names");
+        return -1;
+    }
+    const char **names = malloc((size_t)(len ? len : 1) * sizeof *names);
+    if (!names) {
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        long v = PyLong_AsLong(PySequence_Fast_GET_ITEM(seq, i));
-        if (!(v == -1 && PyErr_Occurred()) && (v < 0 || v > INT32_MAX))
-            PyErr_Format(PyExc_IndexError, "column index %ld out of range", v);
-        if (PyErr_Occurred()) {
-            Py_DECREF(seq);
-            free(*cols);
-            *cols = NULL;
+        PyObject *b = PyList_GET_ITEM(obj, i);
+        if (!PyBytes_Check(b)) {
+            free(names);
+            PyErr_SetString(PyExc_TypeError, "columns must be a list of bytes");
             return -1;
         }
-        (*cols)[i] = (int32_t)v;
+        if ((size_t)PyBytes_GET_SIZE(b) != strlen(PyBytes_AS_STRING(b))) {
+            free(names);
+            PyErr_SetString(PyExc_ValueError, "columns: a name contains a NUL character");
+            return -1;
+        }
+        names[i] = PyBytes_AS_STRING(b);
     }
+    *out = names;
     *n = (int32_t)len;
-    Py_DECREF(seq);
     return 0;
 }
 
-static PyObject *Reader_schema_capsule(ReaderObject *self, PyObject *args) {
-    PyObject *cols_obj = Py_None;
-    if (!PyArg_ParseTuple(args, "|O", &cols_obj)) return NULL;
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    int32_t *cols, n;
-    if (parse_columns(cols_obj, &cols, &n)) return NULL;
-    struct qv_error err;
-    qv_error_clear(&err);
-    struct qv_reservation *res;
-    struct qv_reservation_options ro = {.name = "python schema"};
-    int rc = qv_reservation_create(r->pool->pool, &ro, &res, &err);
-    if (rc) {
-        free(cols);
-        return raise_err(&err, rc);
-    }
-    struct ArrowSchema s;
-    memset(&s, 0, sizeof s);
-    rc = qv_reader_export_schema(r->rd, cols, cols_obj == Py_None ? 0 : n, res, &s, &err);
-    free(cols);
-    PyObject *cap = NULL;
-    if (rc) {
-        raise_err(&err, rc);
-    } else {
-        cap = schema_capsule_from(&s);
-        s.release(&s);
-    }
-    qv_reservation_destroy(res);
-    return cap;
-}
-
-static PyObject *Reader_nodes(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    int32_t n = qv_reader_num_nodes(r->rd);
-    PyObject *list = PyList_New(n);
-    if (!list) return NULL;
-    for (int32_t i = 0; i < n; i++) {
-        char path[1024], type[512];
-        qv_reader_node_path(r->rd, i, path, sizeof path);
-        const struct qv_field *f = qv_reader_node_field(r->rd, i);
-        qv_type_to_string(f, type, sizeof type);
-        PyObject *t = Py_BuildValue("{s:N,s:N,s:i,s:N,s:i,s:i,s:i,s:i,s:i,s:N}", "path",
-                                    file_text(path), "name", file_text(f->name), "type_id",
-                                    (int)f->type, "type", file_text(type), "parent",
-                                    qv_reader_node_parent(r->rd, i), "precision", f->precision,
-                                    "scale", f->scale, "unit", (int)f->unit, "nullable",
-                                    (int)f->nullable, "timezone", file_text(f->timezone));
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
-    }
-    return list;
-}
-
-static PyObject *Reader_chunk_stats(ReaderObject *self, PyObject *args) {
-    long long rg;
-    if (!PyArg_ParseTuple(args, "L", &rg)) return NULL;
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    int32_t n = qv_reader_num_nodes(r->rd);
-    PyObject *list = PyList_New(n);
-    if (!list) return NULL;
-    for (int32_t i = 0; i < n; i++) {
-        struct qv_chunk_info ci;
-        struct qv_error err;
-        qv_error_clear(&err);
-        int rc = qv_reader_chunk_info(r->rd, (int64_t)rg, i, &ci, &err);
-        if (rc) {
-            Py_DECREF(list);
-            return raise_err(&err, rc);
-        }
-        PyObject *t = PyDict_New();
-        if (!t) {
-            Py_DECREF(list);
-            return NULL;
-        }
-        PyList_SET_ITEM(list, i, t);
-        PyObject *vals[10];
-        vals[0] = PyLong_FromLongLong(ci.length);
-        vals[1] = PyLong_FromLongLong(ci.null_count);
-        vals[2] = PyLong_FromUnsignedLongLong(ci.raw_bytes);
-        vals[3] = PyLong_FromUnsignedLongLong(ci.encoded_bytes);
-        vals[4] = PyLong_FromLong(ci.n_segments);
-        vals[5] = ci.has_min_max ? PyBytes_FromStringAndSize((const char *)ci.min, ci.min_len)
-                                 : Py_NewRef(Py_None);
-        vals[6] = ci.has_min_max ? PyBytes_FromStringAndSize((const char *)ci.max, ci.max_len)
-                                 : Py_NewRef(Py_None);
-        vals[7] = PyBool_FromLong(ci.min_truncated);
-        vals[8] = PyBool_FromLong(ci.max_truncated);
-        vals[9] = ci.has_nan_count ? PyLong_FromLongLong(ci.nan_count) : Py_NewRef(Py_None);
-        static const char *keys[10] = {"length", "null_count", "raw_bytes", "encoded_bytes",
-                                       "segments", "min", "max", "min_truncated",
-                                       "max_truncated", "nan_count"};
-        int bad = 0;
-        for (int k = 0; k < 10; k++) {
-            if (!vals[k] || PyDict_SetItemString(t, keys[k], vals[k])) bad = 1;
-            Py_XDECREF(vals[k]);
-        }
-        if (bad) {
-            Py_DECREF(list);
-            return NULL;
-        }
-    }
-    return list;
-}
-
-static PyObject *Reader_pool_stats(ReaderObject *self, PyObject *Py_UNUSED(ignored)) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    return pool_stats_dict(r->pool->pool);
-}
-
-/* The interrupt hook of filter parsing. The parse runs with the GIL released
- * (a million-term filter takes seconds, and other Python threads keep
- * running meanwhile); every few thousand tokens this takes the GIL back to
- * run pending signal handlers (PyErr_CheckSignals needs the GIL). A handler
- * that raises (Ctrl-C: KeyboardInterrupt) stops the parse; its exception
- * stays set for the caller to return. */
-struct parse_hook {
-    PyThreadState *ts; /* the parsing thread's state while the GIL is released */
-};
-
-static int parse_interrupted(void *arg) {
-    struct parse_hook *h = arg;
-    PyEval_RestoreThread(h->ts);
-    int stop = PyErr_CheckSignals() < 0;
-    h->ts = PyEval_SaveThread();
-    return stop;
-}
-
-/* Parses a filter's bytes (any length, NUL bytes in string literals are
- * data) into *out, from the scan's reservation `res`. Returns 0, or -1 with a
- * Python exception set (the handler's own one when a signal stopped it). */
-static int parse_filter(const char *text, Py_ssize_t len, struct qv_reservation *res,
-                        struct qv_expr **out) {
-    struct qv_error err;
-    qv_error_clear(&err);
-    struct parse_hook h;
-    struct qv_expr_parse_options po = {.interrupted = parse_interrupted, .interrupted_arg = &h};
-    h.ts = PyEval_SaveThread();
-    int rc = qv_expr_parse_n(text, (size_t)len, &po, res, out, &err);
-    PyEval_RestoreThread(h.ts);
-    if (!rc) return 0;
-    *out = NULL;
-    if (!PyErr_Occurred()) raise_err(&err, rc);
-    return -1;
-}
-
-static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"importer", "columns", "filter", "take", "batch_rows", "threads",
-                         "prefetch", "max_rows", "row_begin", "row_end", "row_group_begin",
-                         "row_group_end", "validate", NULL};
-    PyObject *importer, *cols_obj = Py_None, *take_obj = Py_None, *filter_obj = Py_None;
-    long long batch_rows = 0, max_rows = 0, row_begin = 0, row_end = 0, rg_begin = 0, rg_end = 0;
-    int threads = 0, prefetch = 0, validate = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOLiiLLLLLp", kw, &importer, &cols_obj,
-                                     &filter_obj, &take_obj, &batch_rows, &threads, &prefetch,
-                                     &max_rows, &row_begin, &row_end, &rg_begin, &rg_end,
-                                     &validate))
+/* Opens a scan (or, with `take`, a take) of `file` on behalf of File.scan. */
+static PyObject *file_scan(struct qv_file *file, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"make_importer", "columns", "filter", "take", "rows", "batch_rows",
+                         "threads", "prefetch", "max_rows", "row_group_begin",
+                         "row_group_end", "validate", "cast", NULL};
+    PyObject *make_importer, *cols_obj = Py_None, *take_obj = Py_None, *filter_obj = Py_None;
+    long long batch_rows = 0, max_rows = 0, rg_begin = 0, rg_end = 0;
+    int threads = 0, prefetch = 0, validate = 1, by_rows = 0;
+    unsigned int cast = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpLiiLLLpI", kw, &make_importer,
+                                     &cols_obj, &filter_obj, &take_obj, &by_rows, &batch_rows,
+                                     &threads, &prefetch, &max_rows, &rg_begin, &rg_end,
+                                     &validate, &cast))
         return NULL;
     /* Counts are validated (with the argument's name) by quiver._file; here
      * only what would otherwise change meaning in C: negative values mean
-     * "default" to qv_scan_open. */
-    if (batch_rows < 0 || max_rows < 0 || prefetch < 0 || row_begin < 0 || row_end < 0 ||
-        rg_begin < 0 || rg_end < 0 || (threads < 0 && threads != QV_SCAN_SYNC)) {
+     * "default" to the scan. */
+    if (batch_rows < 0 || max_rows < 0 || prefetch < 0 || rg_begin < 0 || rg_end < 0 ||
+        (threads < 0 && threads != QV_SCAN_SYNC)) {
         PyErr_SetString(PyExc_ValueError, "scan: negative count");
         return NULL;
     }
-    /* The filter's bytes (the Python layer encodes str as UTF-8 with
-     * surrogateescape, so names read back from a non-UTF-8 file match),
-     * parsed with their length: a NUL inside a string literal is data. */
     const char *filter = NULL;
     Py_ssize_t flen = 0;
     if (filter_obj != Py_None) {
@@ -951,13 +666,14 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
         }
         if (PyBytes_AsStringAndSize(filter_obj, (char **)&filter, &flen)) return NULL;
     }
-    int32_t *cols, ncols;
-    if (parse_columns(cols_obj, &cols, &ncols)) return NULL;
+    const char **names;
+    int32_t n_names;
+    if (parse_names(cols_obj, &names, &n_names)) return NULL;
     Py_buffer take = {0};
     int have_take = 0;
     if (take_obj != Py_None) {
         if (PyObject_GetBuffer(take_obj, &take, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT)) {
-            free(cols);
+            free(names);
             return NULL;
         }
         have_take = 1;
@@ -965,124 +681,176 @@ static PyObject *reader_scan(struct readerref *r, PyObject *args, PyObject *kwar
             (strcmp(take.format, "l") && strcmp(take.format, "q") && strcmp(take.format, "<q") &&
              strcmp(take.format, "=q"))) {
             PyBuffer_Release(&take);
-            free(cols);
+            free(names);
             PyErr_SetString(PyExc_TypeError, "take must be a contiguous int64 buffer");
             return NULL;
         }
     }
     struct qv_error err;
     qv_error_clear(&err);
-    struct wstream *w = calloc(1, sizeof *w);
-    if (!w) {
-        if (have_take) PyBuffer_Release(&take);
-        free(cols);
-        return PyErr_NoMemory();
-    }
-    static const int64_t no_rows = 0;
-    struct qv_reservation_options ro = {.name = "python scan"};
-    int rc = qv_reservation_create(r->pool->pool, &ro, &w->res, &err);
+    struct fstream *fs = NULL;
     struct qv_expr *fx = NULL;
-    if (!rc && filter && parse_filter(filter, flen, w->res, &fx)) {
-        if (have_take) PyBuffer_Release(&take);
-        free(cols);
-        qv_reservation_destroy(w->res);
-        free(w);
-        return NULL;
+    int rc = 0;
+    if (filter) {
+        fs = calloc(1, sizeof *fs);
+        if (!fs) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        struct qv_reservation_options ro = {.name = "python filter"};
+        rc = qv_reservation_create(qv_file_pool(file), &ro, &fs->res, &err);
+        if (rc) {
+            raise_err(&err, rc);
+            goto fail;
+        }
+        struct signal_hook h;
+        struct qv_expr_parse_options po = {.interrupted = hook_interrupted,
+                                           .interrupted_arg = &h};
+        h.ts = PyEval_SaveThread();
+        rc = qv_expr_parse_n(filter, (size_t)flen, &po, fs->res, &fx, &err);
+        PyEval_RestoreThread(h.ts);
+        if (rc) {
+            if (!PyErr_Occurred()) raise_err(&err, rc); /* else the handler's exception */
+            goto fail;
+        }
     }
-    if (!rc) {
-        struct qv_scan_options so = {
-            .columns = cols_obj == Py_None ? NULL : cols,
-            .n_columns = ncols,
-            .filter_expr = fx, /* moves into the scan, also on failure */
-            .row_begin = row_begin,
-            .row_end = row_end,
-            /* An empty take is "no rows": never let it become NULL ("no take"). */
-            .take = !have_take ? NULL : take.buf ? (const int64_t *)take.buf : &no_rows,
-            .n_take = have_take ? (int64_t)(take.len / 8) : 0,
-            .row_group_begin = rg_begin,
-            .row_group_end = rg_end,
-            .batch_rows = batch_rows,
-            .max_rows = max_rows,
-            .threads = threads,
-            .prefetch = prefetch,
-            /* Checksums prove the bytes are the ones written, not that they
-             * decode to valid Arrow (a crafted file can hold decimals beyond
-             * their precision or invalid UTF-8 under correct checksums).
-             * Python hands batches to pyarrow, Polars and DuckDB, which trust
-             * them: the scan checks every column, as `qv scan` does. */
-            .validate = validate ? QV_SCAN_VALIDATE_FULL : QV_SCAN_VALIDATE_NONE,
-        };
-        Py_BEGIN_ALLOW_THREADS
-        rc = qv_scan_open(r->rd, &so, w->res, &w->inner, &err);
-        Py_END_ALLOW_THREADS
+    /* `take` holds rows: with `rows`, in any order, duplicates allowed
+     * (qv_file_take); without, strictly increasing, a scan's own take (an
+     * empty one is "no rows": it still checks the filter and the columns). */
+    static const int64_t no_rows = 0;
+    const int64_t *rows = !have_take ? NULL : take.buf ? (const int64_t *)take.buf : &no_rows;
+    int64_t n_rows = have_take ? (int64_t)(take.len / 8) : 0;
+    struct qv_file_scan_options fo = {
+        .columns = names,
+        .n_columns = n_names,
+        .scan =
+            {
+                .filter_expr = fx, /* moves into the scan, also on failure */
+                .take = by_rows ? NULL : rows,
+                .n_take = by_rows ? 0 : n_rows,
+                .row_group_begin = rg_begin,
+                .row_group_end = rg_end,
+                .batch_rows = batch_rows,
+                .max_rows = max_rows,
+                .threads = threads,
+                .prefetch = prefetch,
+                .cast = cast,
+                /* Checksums prove the bytes are the ones written, not that
+                 * they decode to valid Arrow (a crafted file can hold
+                 * decimals beyond their precision or invalid UTF-8 under
+                 * correct checksums). Python hands batches to pyarrow,
+                 * Polars and DuckDB, which trust them: the scan checks
+                 * every column, as `qv scan` does. */
+                .validate = validate ? QV_SCAN_VALIDATE_FULL : QV_SCAN_VALIDATE_NONE,
+            },
+    };
+    fx = NULL;
+    struct ArrowArrayStream st;
+    memset(&st, 0, sizeof st);
+    Py_BEGIN_ALLOW_THREADS
+    if (by_rows)
+        rc = qv_file_take(file, rows ? rows : &no_rows, n_rows, &fo, &st, &err);
+    else
+        rc = qv_file_scan(file, &fo, &st, &err);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        /* The file is open: what is not found is a column or a field. */
+        raise_err_in(&err, rc, 1);
+        goto fail;
     }
     if (have_take) PyBuffer_Release(&take);
-    if (rc) {
-        free(cols);
-        qv_reservation_destroy(w->res);
-        free(w);
-        return raise_err(&err, rc);
+    free(names);
+    if (fs) {
+        fs->inner = st;
+        fs->file = qv_file_retain(file);
+        st = (struct ArrowArrayStream){.get_schema = fs_get_schema,
+                                       .get_next = fs_get_next,
+                                       .get_last_error = fs_last_error,
+                                       .release = fs_release,
+                                       .private_data = fs};
     }
-    w->reader = readerref_incref(r);
-    free(cols);
-    struct ArrowArrayStream tmp = {.get_schema = ws_get_schema, .get_next = ws_get_next,
-                                   .get_last_error = ws_last_error, .release = ws_release,
-                                   .private_data = w};
+
     ScanObject *s = PyObject_New(ScanObject, &ScanType);
     if (!s) {
-        ws_release(&tmp);
+        st.release(&st);
         return NULL;
     }
     memset((char *)s + sizeof(PyObject), 0, sizeof *s - sizeof(PyObject));
-    s->stream = tmp;
+    s->stream = st;
+    s->inner = fs ? &fs->inner : &s->stream;
     s->idle = PyThread_allocate_lock();
+    if (!s->idle) {
+        Py_DECREF(s);
+        return PyErr_NoMemory();
+    }
     struct qv_scan_stats st0;
-    if (!qv_scan_get_stats(&w->inner, &st0)) {
+    if (!qv_scan_get_stats(s->inner, &st0)) {
         s->last_stats = st0;
         s->threaded = st0.threads > 0;
     }
-    Py_INCREF(importer);
-    s->importer = importer;
-    int src = s->idle ? ws_get_schema(&s->stream, &s->schema) : ENOMEM;
-    if (src) {
-        char msg[QV_ERROR_MESSAGE_MAX];
-        snprintf(msg, sizeof msg, "%s", s->idle ? w->last_error : "scan: out of memory");
+    struct ArrowSchema sch;
+    memset(&sch, 0, sizeof sch);
+    rc = s->stream.get_schema(&s->stream, &sch);
+    if (rc) {
+        struct qv_error e;
+        scan_last_error(s, rc, &e);
         Py_DECREF(s);
-        return raise_qv(src, msg);
+        return raise_err(&e, rc);
     }
+    PyObject *cap = schema_capsule(&sch);
+    PyObject *pair = cap ? PyObject_CallOneArg(make_importer, cap) : NULL;
+    Py_XDECREF(cap);
+    if (!pair || !PyArg_ParseTuple(pair, "OO", &s->schema, &s->importer)) {
+        s->schema = s->importer = NULL;
+        Py_XDECREF(pair);
+        Py_DECREF(s);
+        return NULL;
+    }
+    Py_INCREF(s->schema);
+    Py_INCREF(s->importer);
+    Py_DECREF(pair);
     return (PyObject *)s;
+
+fail:
+    if (have_take) PyBuffer_Release(&take);
+    free(names);
+    qv_expr_destroy(fx);
+    if (fs) {
+        qv_reservation_destroy(fs->res);
+        free(fs);
+    }
+    return NULL;
 }
 
-/* The reader is held for the whole call: qv_scan_open runs without the GIL,
- * and close() on another thread must not free the reader under it. */
-static PyObject *Reader_scan(ReaderObject *self, PyObject *args, PyObject *kwargs) {
-    struct readerref *r = reader_get(self);
-    if (!r) return NULL;
-    readerref_incref(r);
-    PyObject *res = reader_scan(r, args, kwargs);
-    readerref_decref(r);
+/* The file is held for the whole call: the scan opens without the GIL, and
+ * close() on another thread must not drop the last reference under it. */
+static PyObject *File_scan(FileObject *self, PyObject *args, PyObject *kwargs) {
+    struct qv_file *f = file_get(self);
+    if (!f) return NULL;
+    qv_file_retain(f);
+    PyObject *res = file_scan(f, args, kwargs);
+    qv_file_close(f);
     return res;
 }
 
-static PyMethodDef Reader_methods[] = {
-    {"close", (PyCFunction)Reader_close, METH_NOARGS, NULL},
-    {"info", (PyCFunction)Reader_info, METH_NOARGS, NULL},
-    {"row_groups", (PyCFunction)Reader_row_groups, METH_NOARGS, NULL},
-    {"metadata", (PyCFunction)Reader_metadata, METH_NOARGS, NULL},
-    {"schema_capsule", (PyCFunction)Reader_schema_capsule, METH_VARARGS, NULL},
-    {"nodes", (PyCFunction)Reader_nodes, METH_NOARGS, NULL},
-    {"chunk_stats", (PyCFunction)Reader_chunk_stats, METH_VARARGS, NULL},
-    {"pool_stats", (PyCFunction)Reader_pool_stats, METH_NOARGS, NULL},
-    {"scan", (PyCFunction)(void (*)(void))Reader_scan, METH_VARARGS | METH_KEYWORDS, NULL},
+static PyMethodDef File_methods[] = {
+    {"close", (PyCFunction)File_close, METH_NOARGS, NULL},
+    {"info", (PyCFunction)File_info, METH_NOARGS, NULL},
+    {"row_groups", (PyCFunction)File_row_groups, METH_NOARGS, NULL},
+    {"metadata", (PyCFunction)File_metadata, METH_NOARGS, NULL},
+    {"schema_capsule", (PyCFunction)File_schema_capsule, METH_NOARGS, NULL},
+    {"statistics", (PyCFunction)File_statistics, METH_VARARGS, NULL},
+    {"pool_stats", (PyCFunction)File_pool_stats, METH_NOARGS, NULL},
+    {"scan", (PyCFunction)(void (*)(void))File_scan, METH_VARARGS | METH_KEYWORDS, NULL},
     {NULL, NULL, 0, NULL}};
 
-static PyTypeObject ReaderType = {
-    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quiver._quiver.Reader",
-    .tp_basicsize = sizeof(ReaderObject),
+static PyTypeObject FileType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "quiver._quiver.File",
+    .tp_basicsize = sizeof(FileObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "An open .qvr file (native handle).",
-    .tp_dealloc = (destructor)Reader_dealloc,
-    .tp_methods = Reader_methods,
+    .tp_dealloc = (destructor)File_dealloc,
+    .tp_methods = File_methods,
 };
 
 /* An O& converter for byte counts: PyArg's "K" wraps negative numbers to
@@ -1095,47 +863,31 @@ static int ull_arg(PyObject *o, void *out) {
     return 1;
 }
 
-static PyObject *mod_open_reader(PyObject *mod, PyObject *args, PyObject *kwargs) {
-    static char *kw[] = {"path", "memory_limit", "verify_checksums", "mmap", NULL};
+static PyObject *mod_open_file(PyObject *mod, PyObject *args, PyObject *kwargs) {
+    static char *kw[] = {"path", "memory_limit", "mmap", "verify_checksums", NULL};
     PyObject *path_obj;
     unsigned long long limit = 0;
-    int verify = 1, use_mmap = 0;
+    int use_mmap = 0, verify = 1;
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&|O&pp", kw, PyUnicode_FSConverter,
-                                     &path_obj, ull_arg, &limit, &verify, &use_mmap))
+                                     &path_obj, ull_arg, &limit, &use_mmap, &verify))
         return NULL;
-    const char *path = PyBytes_AS_STRING(path_obj);
     struct qv_error err;
     qv_error_clear(&err);
-    struct readerref *r = calloc(1, sizeof *r);
-    if (!r) {
-        Py_DECREF(path_obj);
-        return PyErr_NoMemory();
-    }
-    atomic_init(&r->refs, 1);
-    int rc = pool_for(path, limit, &r->pool, &err);
-    if (!rc) {
-        struct qv_reservation_options ro = {.name = "python reader"};
-        rc = qv_reservation_create(r->pool->pool, &ro, &r->res, &err);
-    }
-    if (!rc) {
-        struct qv_reader_options opts = {.skip_checksums = !verify, .mmap = use_mmap};
-        Py_BEGIN_ALLOW_THREADS
-        rc = qv_reader_open(path, &opts, r->res, &r->rd, &err);
-        Py_END_ALLOW_THREADS
-    }
+    struct qv_file_options opts = {.pool = limit ? NULL : g_pool, .memory_limit = limit,
+                                   .mmap = use_mmap, .skip_checksums = !verify};
+    struct qv_file *f = NULL;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = qv_file_open(PyBytes_AS_STRING(path_obj), &opts, &f, &err);
+    Py_END_ALLOW_THREADS
     Py_DECREF(path_obj);
-    if (rc) {
-        qv_reservation_destroy(r->res);
-        if (r->pool) poolref_decref(r->pool);
-        free(r);
-        return raise_err(&err, rc);
-    }
-    ReaderObject *o = PyObject_New(ReaderObject, &ReaderType);
+    if (rc) return raise_err(&err, rc);
+    FileObject *o = PyObject_New(FileObject, &FileType);
     if (!o) {
-        readerref_decref(r);
+        qv_file_close(f);
         return NULL;
     }
-    o->ref = r;
+    o->file = f;
     return (PyObject *)o;
 }
 
@@ -1147,17 +899,18 @@ static int parse_kv(PyObject *obj, struct qv_kv **out, int64_t *n) {
     *out = NULL;
     *n = 0;
     if (obj == Py_None) return 0;
-    PyObject *seq = PySequence_Fast(obj, "metadata must be a list of (bytes, bytes)");
-    if (!seq) return -1;
-    Py_ssize_t len = PySequence_Fast_GET_SIZE(seq);
+    if (!PyList_Check(obj)) {
+        PyErr_SetString(PyExc_TypeError, "metadata must be a list of (bytes, bytes)");
+        return -1;
+    }
+    Py_ssize_t len = PyList_GET_SIZE(obj);
     struct qv_kv *kv = calloc((size_t)(len ? len : 1), sizeof *kv);
     if (!kv) {
-        Py_DECREF(seq);
         PyErr_NoMemory();
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        PyObject *pair = PySequence_Fast_GET_ITEM(seq, i);
+        PyObject *pair = PyList_GET_ITEM(obj, i);
         char *k, *v;
         Py_ssize_t kl, vl;
         if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2 ||
@@ -1166,13 +919,11 @@ static int parse_kv(PyObject *obj, struct qv_kv **out, int64_t *n) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_TypeError, "metadata must be a list of (bytes, bytes)");
             free(kv);
-            Py_DECREF(seq);
             return -1;
         }
         kv[i] = (struct qv_kv){.key = k, .value = v, .key_len = (int32_t)kl,
                                .value_len = (int32_t)vl};
     }
-    Py_DECREF(seq); /* the pairs stay alive through the caller's list */
     *out = kv;
     *n = len;
     return 0;
@@ -1195,13 +946,9 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
         return NULL;
     }
     struct ArrowArrayStream *capst = PyCapsule_GetPointer(cap, "arrow_array_stream");
-    if (!capst) {
+    if (!capst || !capst->release) {
         Py_DECREF(path_obj);
-        return NULL;
-    }
-    if (!capst->release) {
-        Py_DECREF(path_obj);
-        PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
+        if (capst) PyErr_SetString(PyExc_ValueError, "the Arrow stream was already consumed");
         return NULL;
     }
     struct qv_kv *kv;
@@ -1213,96 +960,31 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
     /* Take the stream out of the capsule (the PyCapsule protocol's move). */
     struct ArrowArrayStream st = *capst;
     capst->release = NULL;
-    const char *path = PyBytes_AS_STRING(path_obj);
-
+    struct signal_hook h;
+    struct qv_file_write_options wo = {.pool = limit ? NULL : g_pool, .memory_limit = limit,
+                                       .row_group_rows = rg_rows, .row_group_bytes = rg_bytes,
+                                       .compact = compact, .metadata = kv,
+                                       .n_metadata = nkv, .interrupted = hook_interrupted,
+                                       .interrupted_arg = &h};
     struct qv_error err;
     qv_error_clear(&err);
-    struct poolref *pool = NULL;
-    struct qv_reservation *res = NULL;
-    struct qv_schema *schema = NULL;
-    struct qv_writer *w = NULL;
-    struct ArrowSchema sch;
-    memset(&sch, 0, sizeof sch);
-    int rc = pool_for(path, limit, &pool, &err);
-    if (!rc) {
-        struct qv_reservation_options ro = {.name = "python writer"};
-        rc = qv_reservation_create(pool->pool, &ro, &res, &err);
-    }
-    if (!rc) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = st.get_schema(&st, &sch);
-        Py_END_ALLOW_THREADS
-        if (rc) {
-            const char *m = st.get_last_error ? st.get_last_error(&st) : NULL;
-            qv_error_set(&err, rc, "write '%s': input stream schema: %s", path,
-                         m ? m : qv_errno_name(rc));
-        }
-    }
-    if (!rc) {
-        rc = qv_schema_import(&sch, res, &schema, &err);
-        sch.release(&sch);
-        if (rc) qv_error_wrap(&err, rc, "write '%s': ", path);
-    }
-    if (!rc) {
-        struct qv_writer_options wo = {.row_group_rows = rg_rows, .row_group_bytes = rg_bytes,
-                                       .compact = compact, .metadata = kv, .n_metadata = nkv};
-        Py_BEGIN_ALLOW_THREADS
-        rc = qv_writer_open(path, schema, &wo, res, &w, &err);
-        Py_END_ALLOW_THREADS
-    }
-    int interrupted = 0;
-    while (!rc) {
-        struct ArrowArray b;
-        memset(&b, 0, sizeof b);
-        int end = 0;
-        Py_BEGIN_ALLOW_THREADS
-        rc = st.get_next(&st, &b);
-        if (rc) {
-            const char *m = st.get_last_error ? st.get_last_error(&st) : NULL;
-            qv_error_set(&err, rc, "write '%s': input stream: %s", path,
-                         m ? m : qv_errno_name(rc));
-        } else if (!b.release) {
-            end = 1;
-        } else {
-            rc = qv_writer_write(w, &b, &err);
-            b.release(&b);
-        }
-        Py_END_ALLOW_THREADS
-        if (rc || end) break;
-        if (PyErr_CheckSignals() < 0) {
-            interrupted = 1;
-            break;
-        }
-    }
-    long long rows = 0;
-    unsigned long long bytes = 0;
-    if (!rc && !interrupted) {
-        Py_BEGIN_ALLOW_THREADS
-        rc = qv_writer_finish(w, &err);
-        Py_END_ALLOW_THREADS
-        if (!rc) {
-            rows = (long long)qv_writer_rows_written(w);
-            bytes = (unsigned long long)qv_writer_bytes_written(w);
-        }
-    }
-    Py_BEGIN_ALLOW_THREADS
-    qv_writer_close(w); /* aborts an unfinished file */
-    if (st.release) st.release(&st);
-    Py_END_ALLOW_THREADS
-    qv_schema_destroy(schema);
-    qv_reservation_destroy(res);
-    if (pool) poolref_decref(pool);
+    int64_t rows = 0;
+    uint64_t bytes = 0;
+    h.ts = PyEval_SaveThread();
+    int rc = qv_file_write_stream(PyBytes_AS_STRING(path_obj), &st, &wo, &rows, &bytes, &err);
+    st.release(&st);
+    PyEval_RestoreThread(h.ts);
     free(kv);
     Py_DECREF(path_obj);
-    if (interrupted) return NULL; /* KeyboardInterrupt (or the handler's exception) is set */
+    if (PyErr_Occurred()) return NULL; /* KeyboardInterrupt (or the handler's exception) */
     if (rc) return raise_err(&err, rc);
-    return Py_BuildValue("(LK)", rows, bytes);
+    return Py_BuildValue("(LK)", (long long)rows, (unsigned long long)bytes);
 }
 
 /* ---------------------------------------------------------------- module */
 
 static PyObject *mod_memory_stats(PyObject *mod, PyObject *Py_UNUSED(ignored)) {
-    return pool_stats_dict(g_default_pool->pool);
+    return pool_stats_dict(g_pool);
 }
 
 static PyObject *mod_set_error_factory(PyObject *mod, PyObject *fn) {
@@ -1314,7 +996,7 @@ static PyObject *mod_set_error_factory(PyObject *mod, PyObject *fn) {
 static PyObject *mod_inject_alloc_failure(PyObject *mod, PyObject *arg) {
     unsigned long long nth = PyLong_AsUnsignedLongLong(arg);
     if (PyErr_Occurred()) return NULL;
-    qv_pool_inject_alloc_failure(g_default_pool->pool, nth);
+    qv_pool_inject_alloc_failure(g_pool, nth);
     Py_RETURN_NONE;
 }
 
@@ -1322,9 +1004,15 @@ static PyObject *mod_cpu_count(PyObject *mod, PyObject *Py_UNUSED(ignored)) {
     return PyLong_FromLong(qv_cpu_count());
 }
 
+static PyObject *mod_error_kind_of(PyObject *mod, PyObject *arg) {
+    int code = (int)PyLong_AsLong(arg);
+    if (PyErr_Occurred()) return NULL;
+    return PyUnicode_FromString(qv_error_kind_name(qv_error_kind_of(code)));
+}
+
 static PyMethodDef module_methods[] = {
-    {"open_reader", (PyCFunction)(void (*)(void))mod_open_reader, METH_VARARGS | METH_KEYWORDS,
-     "open_reader(path, memory_limit=0, verify_checksums=True, mmap=False) -> Reader"},
+    {"open_file", (PyCFunction)(void (*)(void))mod_open_file, METH_VARARGS | METH_KEYWORDS,
+     "open_file(path, memory_limit=0, mmap=False, verify_checksums=True) -> File"},
     {"write_stream", (PyCFunction)(void (*)(void))mod_write_stream, METH_VARARGS | METH_KEYWORDS,
      "write_stream(path, capsule, row_group_rows=0, row_group_bytes=0, compact=False, "
      "metadata=None, memory_limit=0) -> (rows, bytes)"},
@@ -1333,19 +1021,25 @@ static PyMethodDef module_methods[] = {
     {"_inject_alloc_failure", mod_inject_alloc_failure, METH_O,
      "Fail the Nth allocation of the default pool (tests)."},
     {"cpu_count", mod_cpu_count, METH_NOARGS, NULL},
+    {"error_kind_of", mod_error_kind_of, METH_O,
+     "error_kind_of(errno) -> the kind (qv_error_kind_name) the library gives that errno value."},
     {NULL, NULL, 0, NULL}};
 
-static struct PyModuleDef moduledef = {PyModuleDef_HEAD_INIT, "quiver._quiver",
-                                       "Native part of the quiver package.", -1,
-                                       module_methods};
+static struct PyModuleDef moduledef = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "quiver._quiver",
+    .m_doc = "Native part of the quiver package.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
 
 PyMODINIT_FUNC PyInit__quiver(void) {
-    if (PyType_Ready(&ScanType) < 0 || PyType_Ready(&ReaderType) < 0) return NULL;
-    if (!g_default_pool) {
+    if (PyType_Ready(&ScanType) < 0 || PyType_Ready(&FileType) < 0) return NULL;
+    if (!g_pool) {
         struct qv_error err;
         qv_error_clear(&err);
-        int rc = poolref_new("python", 0, &g_default_pool, &err);
-        if (rc) {
+        struct qv_pool_options po = {.name = "python"};
+        if (qv_pool_create(&po, &g_pool, &err)) {
             PyErr_SetString(PyExc_MemoryError, err.message);
             return NULL;
         }
@@ -1353,10 +1047,15 @@ PyMODINIT_FUNC PyInit__quiver(void) {
     PyObject *m = PyModule_Create(&moduledef);
     if (!m) return NULL;
     Py_INCREF(&ScanType);
-    Py_INCREF(&ReaderType);
+    Py_INCREF(&FileType);
     if (PyModule_AddObject(m, "Scan", (PyObject *)&ScanType) < 0 ||
-        PyModule_AddObject(m, "Reader", (PyObject *)&ReaderType) < 0 ||
+        PyModule_AddObject(m, "File", (PyObject *)&FileType) < 0 ||
         PyModule_AddIntConstant(m, "SCAN_SYNC", QV_SCAN_SYNC) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_TIMESTAMP_US", QV_CAST_TIMESTAMP_US) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_UNSIGNED_WIDEN", QV_CAST_UNSIGNED_WIDEN) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_FLOAT16_TO_32", QV_CAST_FLOAT16_TO_32) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_LARGE_LIST", QV_CAST_LARGE_LIST) < 0 ||
+        PyModule_AddIntConstant(m, "CAST_SPARK", QV_CAST_SPARK) < 0 ||
         PyModule_AddStringConstant(m, "LIBRARY_VERSION", QV_VERSION_STRING) < 0) {
         Py_DECREF(m);
         return NULL;

@@ -99,6 +99,44 @@ def all_types_table(n=3000, seed=7):
     return pa.Table.from_arrays(list(cols.values()), schema=schema)
 
 
+def stats_by_path(schema, stats):
+    """{path: {key: value}} of a statistics array (File.statistics): row
+    None is the whole table; columns are numbered depth-first over `schema`
+    (a struct, its fields; a list, its item; a map, "m.entries", "m.key",
+    "m.value"), as the Arrow statistics schema says."""
+    paths = []
+
+    def walk(path, t):
+        paths.append(path)
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(f"{path}.{t.field(i).name}", t.field(i).type)
+        elif pa.types.is_map(t):
+            paths.append(f"{path}.entries")
+            walk(f"{path}.key", t.key_type)
+            walk(f"{path}.value", t.item_type)
+        elif (pa.types.is_list(t) or pa.types.is_large_list(t)
+              or pa.types.is_fixed_size_list(t)):
+            walk(f"{path}.{t.value_field.name}", t.value_type)
+
+    for field in schema:
+        walk(field.name, field.type)
+    out = {}
+    maps = stats.field("statistics")
+    offsets = maps.offsets.to_pylist()
+    for r, c in enumerate(stats.field("column").to_pylist()):
+        entries = {}
+        for j in range(offsets[r], offsets[r + 1]):
+            value = maps.items[j]
+            try:
+                value = value.as_py()
+            except (OverflowError, ValueError):  # a timestamp beyond Python's datetime
+                value = value.value
+            entries[maps.keys[j].as_py()] = value
+        out[None if c is None else paths[c]] = entries
+    return out
+
+
 @pytest.fixture(scope="session")
 def all_types():
     return all_types_table()

@@ -39,7 +39,7 @@ def test_missing_file(tmp_path):
     with pytest.raises(quiver.QuiverFileNotFoundError) as e:
         quiver.open(tmp_path / "nope.qvr")
     assert isinstance(e.value, FileNotFoundError) and isinstance(e.value, quiver.QuiverError)
-    assert e.value.code == errno.ENOENT
+    assert e.value.code == errno.ENOENT and e.value.kind == "not_found"
     assert "nope.qvr" in str(e.value)
 
 
@@ -49,6 +49,7 @@ def test_not_a_quiver_file(tmp_path):
     with pytest.raises(quiver.CorruptFileError) as e:
         quiver.open(p)
     assert e.value.code == errno.EIO and e.value.code_name == "EIO"
+    assert e.value.kind == "corrupt"
     assert "junk.qvr" in str(e.value)
 
 
@@ -74,6 +75,7 @@ def test_corrupt_data_segment(path, table, tmp_path):
             f.to_arrow()
         msg = str(e.value)
         assert "data.qvr" in msg and ("checksum" in msg or "corrupt" in msg), msg
+        assert e.value.kind == "corrupt"  # the scan's error record (qv_scan_last_error)
         # Without checksums the decoder still never reads out of bounds:
         # either an error or (for bytes it cannot tell are wrong) data.
     with quiver.open(p, verify_checksums=False) as f:
@@ -99,7 +101,7 @@ def test_scan_memory_limit(path, no_leaks):
     with quiver.open(path, memory_limit=3 << 20) as f:
         with pytest.raises(quiver.OutOfMemoryError) as e:
             f.to_arrow()
-        assert isinstance(e.value, MemoryError)
+        assert isinstance(e.value, MemoryError) and e.value.kind == "out_of_memory"
         assert "limit" in str(e.value)
         assert f.memory_stats()["limit"] == 3 << 20
         assert f.memory_stats()["oom_count"] >= 1
@@ -125,6 +127,38 @@ def test_injected_allocation_failure(path, no_leaks):
                 f.to_arrow(threads=quiver.SCAN_SYNC)
         finally:
             quiver._quiver._inject_alloc_failure(0)
+
+
+# Each kind of the library (enum qv_error_kind, by qv_error_kind_name) has its
+# class; within a kind the errno value picks the closest Python exception.
+@pytest.mark.parametrize("kind,code,cls", [
+    ("not_found", errno.ENOENT, quiver.QuiverFileNotFoundError),
+    ("corrupt", errno.EIO, quiver.CorruptFileError),
+    ("io", errno.EIO, quiver.CorruptFileError),
+    ("io", errno.ENOSPC, quiver.QuiverIOError),
+    ("io", errno.EACCES, quiver.QuiverPermissionError),
+    ("out_of_memory", errno.ENOMEM, quiver.OutOfMemoryError),
+    ("invalid_argument", errno.EINVAL, quiver.InvalidArgumentError),
+    ("invalid_argument", errno.EOVERFLOW, quiver.QuiverOverflowError),
+    ("not_supported", errno.ENOSYS, quiver.NotSupportedError),
+    ("cancelled", errno.ECANCELED, quiver.CancelledError),
+    ("changed", errno.ESTALE, quiver.FileChangedError),
+])
+def test_error_class_follows_the_kind(kind, code, cls):
+    e = quiver.errors._make_error(code, errno.errorcode[code], "m", kind)
+    assert type(e) is cls and e.kind == kind and e.code == code and str(e) == "m"
+    # Without a kind, the one the library gives the errno value.
+    assert quiver.errors._make_error(code, errno.errorcode[code], "m").kind == \
+        quiver._quiver.error_kind_of(code)
+    if isinstance(e, OSError):
+        assert e.errno == code
+
+
+def test_not_found_while_choosing_columns_is_a_key_error():
+    e = quiver.errors._make_error(errno.ENOENT, "ENOENT", "column 'x' not found",
+                                  "not_found", True)
+    assert isinstance(e, quiver.FieldNotFoundError) and isinstance(e, KeyError)
+    assert not isinstance(e, FileNotFoundError) and str(e) == "column 'x' not found"
 
 
 def test_schema_mismatch_in_stream(tmp_path):

@@ -218,7 +218,8 @@ def test_mmap_reads_the_same_data(table, path, no_leaks):
         idx = [N - 1, 0, 8192, 17, 8192]
         assert m.take(idx).equals(f.take(idx))
         assert m.read_row_group(2).equals(f.read_row_group(2))
-        assert m.statistics == f.statistics
+        assert m.statistics.equals(f.statistics)
+        assert m.row_group_statistics(1).equals(f.row_group_statistics(1))
 
 
 # ---- item 13: what Python hands out is valid Arrow --------------------------
@@ -363,7 +364,9 @@ def test_unicode_names_and_filters(tmp_path):
     with quiver.open(p) as f:
         assert f.schema.names == ["prix €", "naïve"]
         assert f.to_arrow(filter='"prix €" >= 2 AND naïve != \'ß\'').num_rows == 1
-        assert "naïve" in f.statistics[0]["columns"]
+        stats = f.statistics.to_pylist()
+        assert [r["column"] for r in stats] == [None, 0, 1]
+        assert dict(stats[2]["statistics"])["ARROW:max_value:exact"] == "✓"
 
 
 # ---- item 16: a source that raises ------------------------------------------

@@ -43,7 +43,7 @@ def test_depth_at_limit_roundtrips_and_beyond_is_refused(tmp_path):
         assert f.to_arrow().equals(t)
     os.unlink(p)
     t = pa.table({"deep": pa.array([None], _nested(64))})
-    with pytest.raises(quiver.InvalidArgumentError, match="limit of 63 levels"):
+    with pytest.raises(quiver.InvalidArgumentError, match="63 levels"):
         quiver.write(t, p)
     assert _no_files(tmp_path)
 
@@ -98,8 +98,8 @@ def test_fixed_size_binary_zero(tmp_path):
         assert f.take(idx).equals(t.take(idx))
         got = f.to_arrow(filter="z IS NULL")
         assert got.equals(t.filter(pc.is_null(t["z"])))
-        st = f.row_group_statistics(0)["z"]
-        assert st["null_count"] == sum(1 for i in range(2048) if i % 3 == 0)
+        st = dict(f.row_group_statistics(0).to_pylist()[1]["statistics"])  # column 0: z
+        assert st["ARROW:null_count:exact"] == sum(1 for i in range(2048) if i % 3 == 0)
 
 
 @pytest.mark.parametrize("rows", [1, 1000, 1500, 4096])

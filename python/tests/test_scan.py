@@ -1,11 +1,15 @@
 """Scans: projection, filters, take, statistics, consumers, lifetimes."""
+import datetime
+import decimal
 import gc
+import math
 
 import numpy as np
 import pyarrow as pa
 import pytest
 
 import quiver
+from conftest import stats_by_path
 
 N = 200_000
 
@@ -113,35 +117,40 @@ def test_take_out_of_range(path):
 
 def test_statistics(path, table):
     with quiver.open(path) as f:
-        stats = f.statistics
-        assert len(stats) == f.num_row_groups
-        rg = stats[1]["columns"]
-        assert rg["id"]["min"] == 32768 and rg["id"]["max"] == 65535
-        assert rg["id"]["null_count"] == 0
-        assert isinstance(rg["price"]["min"], float)
-        assert rg["price"]["nan_count"] == 0
-        assert rg["s"]["min"].startswith("name-")
-        assert "tags.item" in rg
-        assert rg["tags.item"]["length"] > 0
+        rg = stats_by_path(f.schema, f.row_group_statistics(1))
+        assert rg[None]["ARROW:row_count:exact"] == 32768
+        assert rg["id"]["ARROW:min_value:exact"] == 32768
+        assert rg["id"]["ARROW:max_value:exact"] == 65535
+        assert rg["id"]["ARROW:null_count:exact"] == 0
+        assert isinstance(rg["price"]["ARROW:min_value:exact"], float)
+        assert rg["s"]["ARROW:min_value:exact"].startswith("name-")
+        assert rg["tags.item"]["ARROW:null_count:exact"] == 0
+        whole = stats_by_path(f.schema, f.statistics)
+        assert whole[None]["ARROW:row_count:exact"] == N
+        assert whole["id"]["ARROW:min_value:exact"] == 0
+        assert whole["id"]["ARROW:max_value:exact"] == N - 1
+        assert whole["k"]["ARROW:max_value:exact"] == max(table["k"].to_pylist())
 
 
 def test_statistics_types(tmp_path, all_types):
     quiver.write(all_types, tmp_path / "a.qvr")
     with quiver.open(tmp_path / "a.qvr") as f:
-        cols = f.statistics[0]["columns"]
-    import datetime
-    import decimal
-    assert isinstance(cols["date"]["min"], datetime.date)
-    assert isinstance(cols["dec"]["min"], decimal.Decimal)
-    assert cols["dec"]["min"] == min(x for x in all_types["dec"].to_pylist() if x is not None)
-    assert isinstance(cols["ts_us"]["max"], datetime.datetime)
-    assert cols["ts_us"]["max"].tzinfo is not None
-    assert cols["int8"]["min"] >= -100 and cols["uint64"]["max"] < 200
-    assert cols["bool"]["min"] is False and cols["bool"]["max"] is True
-    assert isinstance(cols["binary"]["min"], bytes)
-    assert cols["float64"]["nan_count"] == 1
-    assert cols["struct.c.d"]["null_count"] > 0
-    assert cols["string"]["null_count"] == all_types["string"].null_count
+        cols = stats_by_path(f.schema, f.row_group_statistics(0))
+    mn, mx, nulls = "ARROW:min_value:exact", "ARROW:max_value:exact", "ARROW:null_count:exact"
+    assert isinstance(cols["date"][mn], datetime.date)
+    assert isinstance(cols["dec"][mn], decimal.Decimal)
+    assert cols["dec"][mn] == min(x for x in all_types["dec"].to_pylist() if x is not None)
+    assert isinstance(cols["ts_us"][mx], datetime.datetime)
+    assert cols["ts_us"][mx].tzinfo is not None
+    assert cols["int8"][mn] >= -100 and cols["uint64"][mx] < 200
+    assert cols["bool"][mn] is False and cols["bool"][mx] is True
+    assert isinstance(cols["binary"][mn], bytes)
+    # The export orders NaN above every number (docs/statistics.md).
+    f64 = all_types["float64"].to_pylist()
+    assert math.isnan(cols["float64"][mx]) == any(x != x for x in f64 if x is not None)
+    assert cols["struct.c.d"][nulls] > 0
+    assert cols["string"][nulls] == all_types["string"].null_count
+    assert "float16" in cols and mn not in cols["float16"]  # no bounds for float16
 
 
 def test_duckdb_consumes_scan(path, table):

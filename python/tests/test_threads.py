@@ -146,8 +146,11 @@ def test_busy_scan_refuses_export_and_keeps_stats(path):
         seen = []
 
         def consume():
-            for _ in scan:
-                pass
+            try:
+                for _ in scan:
+                    pass
+            except ValueError as e:  # exported between batches: "consumed once"
+                assert "consumed once" in str(e)
 
         t = threading.Thread(target=consume, daemon=True)
         t.start()

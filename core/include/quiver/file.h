@@ -43,6 +43,8 @@ struct qv_file_options {
     struct qv_pool *pool;      /* the budget to charge; NULL = a pool of the file's own */
     uint64_t memory_limit;     /* limit of the file's own pool; 0 = unlimited */
     bool mmap;                 /* map the file instead of positional reads (format.h) */
+    bool skip_checksums;       /* do not verify segment checksums (the footer's always is);
+                                  for speed on trusted storage only */
     const struct qv_file_identity *expect; /* fail with ESTALE unless equal; NULL = any */
 };
 

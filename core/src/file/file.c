@@ -82,7 +82,7 @@ int qv_file_open_source(struct qv_source *src, const struct qv_file_options *opt
     if (rc) {
         qv_source_close(src);
     } else {
-        struct qv_reader_options rdo = {0};
+        struct qv_reader_options rdo = {.skip_checksums = opts && opts->skip_checksums};
         rc = qv_reader_open_source(src, &rdo, f->res, &f->rd, err);
     }
     if (!rc) {

@@ -1,0 +1,256 @@
+"""File.statistics / File.row_group_statistics(i): the file layer's
+statistics (qv_file_statistics) as Arrow data in the Arrow statistics
+schema (Arrow columnar format docs, "Statistics schema"), checked against
+the spec and against what pyarrow.compute computes from the data itself,
+per row group and for the whole file."""
+import decimal
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import quiver
+
+N = 5000
+RG = 1024
+
+STANDARD = {
+    "ARROW:average_byte_width:exact": pa.float64(),
+    "ARROW:average_byte_width:approximate": pa.float64(),
+    "ARROW:distinct_count:exact": pa.int64(),
+    "ARROW:distinct_count:approximate": pa.float64(),
+    "ARROW:max_byte_width:exact": pa.int64(),
+    "ARROW:max_byte_width:approximate": pa.float64(),
+    "ARROW:null_count:exact": pa.int64(),
+    "ARROW:null_count:approximate": pa.float64(),
+    "ARROW:row_count:exact": pa.int64(),
+    "ARROW:row_count:approximate": pa.float64(),
+    # Target dependent:
+    "ARROW:max_value:exact": None,
+    "ARROW:max_value:approximate": None,
+    "ARROW:min_value:exact": None,
+    "ARROW:min_value:approximate": None,
+}
+
+
+def _nulls(rng, n, p=0.2):
+    return rng.random(n) < p
+
+
+def stats_table(seed=9):
+    """Every orderable type, nested ones too. Below a null struct or list
+    every child slot is null (or absent), so a child's physical null count
+    is its logical one."""
+    rng = np.random.default_rng(seed)
+    cols = {}
+    cols["i8"] = pa.array(rng.integers(-100, 100, N), pa.int8(), mask=_nulls(rng, N))
+    cols["i64"] = pa.array(rng.integers(-2**62, 2**62, N), pa.int64(), mask=_nulls(rng, N))
+    cols["u32"] = pa.array(rng.integers(0, 2**32, N), pa.uint32(), mask=_nulls(rng, N))
+    cols["u64"] = pa.array(rng.integers(0, 2**64 - 1, N, dtype=np.uint64, endpoint=True),
+                           pa.uint64(), mask=_nulls(rng, N))
+    cols["f32"] = pa.array(rng.normal(0, 100, N).astype(np.float32), mask=_nulls(rng, N))
+    cols["f64"] = pa.array(rng.normal(0, 1e6, N), mask=_nulls(rng, N))
+    cols["bool"] = pa.array(rng.random(N) < 0.5, mask=_nulls(rng, N))
+    cents = rng.integers(-10**6, 10**6, N)
+    cols["dec"] = pa.array([decimal.Decimal(int(x)).scaleb(-2) for x in cents],
+                           pa.decimal128(12, 2), mask=_nulls(rng, N))
+    cols["date"] = pa.array(rng.integers(-20000, 20000, N).astype(np.int32), pa.int32(),
+                            mask=_nulls(rng, N)).cast(pa.date32())
+    cols["ts"] = pa.array(rng.integers(-2**40, 2**40, N), pa.int64(),
+                          mask=_nulls(rng, N)).cast(pa.timestamp("us", "UTC"))
+    words = [f"w{int(x):05d}" * (1 + int(x) % 3) for x in rng.integers(0, 99999, N)]
+    cols["str"] = pa.array(words, pa.string(), mask=_nulls(rng, N))
+    cols["bin"] = pa.array([w.encode() + b"\x00\xff" for w in words], pa.binary(),
+                           mask=_nulls(rng, N))
+    # Long strings: bounds may be truncated (":approximate").
+    cols["long"] = pa.array([w * 40 for w in words], pa.large_string(), mask=_nulls(rng, N))
+    cols["allnull"] = pa.nulls(N, pa.int32())
+    smask = _nulls(rng, N, 0.1)
+    a = pa.array(rng.integers(0, 1000, N), pa.int32(), mask=_nulls(rng, N) | smask)
+    b = pa.array([f"b{i % 97}" for i in range(N)], pa.string(), mask=_nulls(rng, N) | smask)
+    inner_mask = _nulls(rng, N) | smask
+    x = pa.array(rng.random(N), pa.float64(), mask=_nulls(rng, N) | inner_mask)
+    inner = pa.StructArray.from_arrays([x], names=["x"], mask=pa.array(inner_mask))
+    cols["st"] = pa.StructArray.from_arrays([a, b, inner], names=["a", "b", "in"],
+                                            mask=pa.array(smask))
+    cols["lst"] = pa.array([None if rng.random() < 0.15 else
+                            [None if rng.random() < 0.2 else int(v)
+                             for v in rng.integers(-500, 500, int(rng.integers(0, 5)))]
+                            for _ in range(N)], pa.list_(pa.int64()))
+    def entries():
+        kv = [(f"k{int(k)}", None if rng.random() < 0.2 else float(v))
+              for k, v in zip(rng.integers(0, 50, 3), rng.random(3))]
+        return kv[:int(rng.integers(0, 4))]
+
+    cols["m"] = pa.array([None if rng.random() < 0.15 else entries() for _ in range(N)],
+                         pa.map_(pa.string(), pa.float64()))
+    return pa.table(cols)
+
+
+@pytest.fixture(scope="module")
+def table():
+    return stats_table()
+
+
+@pytest.fixture(scope="module")
+def path(tmp_path_factory, table):
+    p = tmp_path_factory.mktemp("stats") / "s.qvr"
+    quiver.write(table, p, row_group_rows=RG)
+    return p
+
+
+# ---- the spec's schema ------------------------------------------------------
+
+def check_schema(arr):
+    """`arr` has the statistics schema; returns {column: {key: (value, type)}}."""
+    assert isinstance(arr, pa.StructArray)
+    arr.validate(full=True)
+    t = arr.type
+    assert [t.field(i).name for i in range(t.num_fields)] == ["column", "statistics"]
+    col = t.field("column")
+    assert col.type == pa.int32() and col.nullable
+    st = t.field("statistics")
+    assert pa.types.is_map(st.type) and not st.nullable
+    assert st.type.key_type == pa.dictionary(pa.int32(), pa.utf8())
+    assert not st.type.key_field.nullable
+    items = st.type.item_field
+    assert pa.types.is_union(items.type) and items.type.mode == "dense"
+    assert not items.nullable
+    assert arr.null_count == 0
+    codes = items.type.type_codes
+    out = {}
+    columns = arr.field("column").to_pylist()
+    maps = arr.field("statistics")
+    union = maps.items
+    keys = maps.keys
+    offsets = maps.offsets.to_pylist()
+    assert len(set(columns)) == len(columns), "one row per column"
+    for r, c in enumerate(columns):
+        entries = {}
+        for j in range(offsets[r], offsets[r + 1]):
+            key = keys[j].as_py()
+            child = items.type.field(codes.index(union.type_codes[j].as_py()))
+            assert key not in entries, f"{key} twice for column {c}"
+            entries[key] = (union[j].as_py(), child.type)
+        out[c] = entries
+    for c, entries in out.items():
+        for key, (value, typ) in entries.items():
+            assert key in STANDARD or not key.startswith("ARROW:"), key
+            if STANDARD.get(key) is not None:
+                assert typ == STANDARD[key], (key, typ)
+    return out
+
+
+def dfs_nodes(schema, table):
+    """(path, physical array) of every field, in the order of the column
+    indexes of the IPC record batch message (depth-first, a map's entries
+    struct included)."""
+    out = []
+
+    def walk(path, arr):
+        out.append((path, arr))
+        t = arr.type
+        if pa.types.is_struct(t):
+            for i in range(t.num_fields):
+                walk(f"{path}.{t.field(i).name}", arr.field(i))
+        elif pa.types.is_map(t):
+            entries = pa.StructArray.from_arrays([arr.keys, arr.items], names=["key", "value"])
+            out.append((f"{path}.entries", entries))
+            walk(f"{path}.entries.key", arr.keys)
+            walk(f"{path}.entries.value", arr.items)
+        elif pa.types.is_list(t) or pa.types.is_large_list(t):
+            walk(f"{path}.{t.value_field.name}", arr.flatten())
+
+    for name in schema.names:
+        walk(name, table.column(name).combine_chunks())
+    return out
+
+
+def _as(scalar, typ):
+    return scalar.as_py() if scalar.type == typ else scalar.cast(typ).as_py()
+
+
+def check_against_data(stats, table):
+    assert stats[None]["ARROW:row_count:exact"][0] == table.num_rows
+    nodes = dfs_nodes(table.schema, table)
+    described = [c for c in stats if c is not None]
+    assert all(0 <= c < len(nodes) for c in described)
+    leaves_checked = 0
+    for c, (path, arr) in enumerate(nodes):
+        st = stats.get(c)
+        assert st is not None, f"no statistics for {path} (column {c})"
+        assert st["ARROW:null_count:exact"][0] == arr.null_count, path
+        t = arr.type
+        orderable = not (pa.types.is_nested(t) or pa.types.is_null(t))
+        if not orderable or arr.null_count == len(arr):
+            assert "ARROW:min_value:exact" not in st and "ARROW:max_value:exact" not in st, path
+            continue
+        mm = pc.min_max(arr)
+        lo, hi = mm["min"], mm["max"]
+        if "ARROW:min_value:exact" in st:
+            v, typ = st["ARROW:min_value:exact"]
+            assert v == _as(lo, typ), (path, v, lo)
+        else:
+            v, typ = st["ARROW:min_value:approximate"]
+            assert v <= _as(lo, typ), (path, v, lo)
+        if "ARROW:max_value:exact" in st:
+            v, typ = st["ARROW:max_value:exact"]
+            assert v == _as(hi, typ), (path, v, hi)
+        else:
+            v, typ = st["ARROW:max_value:approximate"]
+            true = _as(hi, typ)
+            assert v >= true or true.startswith(v), (path, v, true)
+        leaves_checked += 1
+    return leaves_checked
+
+
+def test_whole_file_statistics(path, table):
+    with quiver.open(path) as f:
+        stats = check_schema(f.statistics)
+    assert check_against_data(stats, table) >= 15
+
+
+def test_row_group_statistics(path, table):
+    with quiver.open(path) as f:
+        assert f.num_row_groups == (N + RG - 1) // RG
+        for i in range(f.num_row_groups):
+            stats = check_schema(f.row_group_statistics(i))
+            part = table.slice(i * RG, RG)
+            assert f.read_row_group(i).equals(part)
+            check_against_data(stats, part)
+        with pytest.raises(IndexError):
+            f.row_group_statistics(f.num_row_groups)
+
+
+def test_truncated_bounds_are_approximate(path):
+    with quiver.open(path) as f:
+        stats = check_schema(f.statistics)
+        idx = [p for p, _ in dfs_nodes(f.schema, f.read_row_group(0))].index("long")
+    keys = set(stats[idx])
+    assert keys & {"ARROW:min_value:approximate", "ARROW:max_value:approximate"}, keys
+
+
+def test_statistics_of_an_empty_file(tmp_path):
+    t = pa.table({"a": pa.array([], pa.int32())})
+    quiver.write(t, tmp_path / "e.qvr")
+    with quiver.open(tmp_path / "e.qvr") as f:
+        stats = check_schema(f.statistics)
+        assert stats[None]["ARROW:row_count:exact"][0] == 0
+        assert f.num_row_groups == 0
+
+
+@pytest.mark.parametrize("memory_limit", [None, 256 << 20])
+def test_statistics_survive_close(path, table, memory_limit):
+    # With a memory_limit the file has a pool of its own, which the
+    # statistics' memory is charged to: they keep it alive.
+    f = quiver.open(path, memory_limit=memory_limit)
+    s, r = f.statistics, f.row_group_statistics(2)
+    f.close()
+    with pytest.raises(ValueError):
+        f.statistics
+    del f
+    gc.collect()
+    check_against_data(check_schema(s), table)
+    check_against_data(check_schema(r), table.slice(2 * RG, RG))
