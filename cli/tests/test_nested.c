@@ -13,8 +13,8 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "scan_source.h"
-#include "value_format.h"
+#include "io/scan_source.h"
+#include "term/value_format.h"
 
 __extension__ typedef __int128 i128;
 

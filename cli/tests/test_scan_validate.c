@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "scan_source.h"
+#include "io/scan_source.h"
 
 static const struct qv_field kids[] = {{.name = "b", .type = QV_TYPE_UTF8, .nullable = true}};
 static const struct qv_field cols[] = {

@@ -1,0 +1,399 @@
+/* `qv import`: CSV to .qvr. Types come from --schema or are inferred from a
+ * sample of the first rows; the sample is kept in memory and written first,
+ * so input can be a pipe (read once, never rewound). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "io/csv_reader.h"
+#include "io/csv_types.h"
+#include "term/progress.h"
+#include "term/units.h"
+
+#define DEFAULT_SAMPLE_ROWS 10000
+
+/* A record kept from the sample: its fields copied into one block. */
+struct sample_rec {
+    int64_t line;
+    int n;
+    struct cli_csv_field *fields;
+};
+
+struct import {
+    struct cli_ctx *ctx;
+    const char *in_path;
+    struct cli_csv_reader csv;
+    int ncols;
+    char **names;
+    struct cli_type *types;
+    int *given;
+    struct sample_rec *sample;
+    int64_t n_sample, sample_cap;
+};
+
+static const char *schema_text, *delim_text, *rg_text, *sample_text;
+static int compact;
+
+static const struct cli_option options[] = {
+    {"schema", CLI_OPT_VALUE, "SPEC",
+     "column types as 'name:type,...' (others are inferred), e.g. 'id:int32,price:decimal(10,2)'",
+     &schema_text, NULL},
+    {"delimiter", CLI_OPT_VALUE, "C", "field delimiter: one character, or 'tab' (default ,)",
+     &delim_text, NULL},
+    {"row-group-rows", CLI_OPT_VALUE, "N", "rows per row group (default 131072)", &rg_text, NULL},
+    {"sample-rows", CLI_OPT_VALUE, "N",
+     "rows read to infer types (default 10000; the whole file is still checked)", &sample_text,
+     NULL},
+    {"compact", CLI_OPT_FLAG, NULL, "also try zstd / lz4 and keep them where smaller", NULL,
+     &compact},
+};
+
+static const struct cli_command_spec spec = {
+    .name = "import",
+    .usage = "IN.csv|- OUT.qvr [--schema SPEC] [--delimiter C] [--row-group-rows N]",
+    .summary = "Converts CSV (RFC 4180, with a header row) to a .qvr file.",
+    .details =
+        "Types not given with --schema are inferred from the first rows: bool (true/false),\n"
+        "int64 (beyond it: uint64, decimal(38,0), else utf8; never a rounding float64),\n"
+        "float64, date32 (YYYY-MM-DD), timestamp (ISO 8601; UTC when values carry a\n"
+        "zone), else utf8. An empty field is null; a quoted empty field (\"\") is an empty\n"
+        "string. Binary columns are hex. Every column is nullable; an empty header name\n"
+        "becomes column_N.\n"
+        "types: bool, int8..int64, uint8..uint64, float32, float64, decimal(P,S), date32,\n"
+        "       timestamp[UNIT, TZ], utf8, large_utf8, binary, large_binary, fixed_size_binary[N]",
+    .options = options,
+    .n_options = (int)(sizeof options / sizeof options[0]),
+    .min_positional = 2,
+    .max_positional = 2,
+};
+
+static void import_free(struct import *im) {
+    for (int i = 0; i < im->ncols && im->names; i++) free(im->names[i]);
+    free(im->names);
+    free(im->types);
+    free(im->given);
+    for (int64_t i = 0; i < im->n_sample; i++) free(im->sample[i].fields);
+    free(im->sample);
+    cli_csv_reader_free(&im->csv);
+}
+
+static int csv_error(struct import *im) {
+    cli_errorf(im->ctx, "%s: %s", im->in_path, im->csv.error);
+    return CLI_EXIT_ERROR;
+}
+
+/* Whether the record is a blank line to skip: with several columns, an
+ * empty line cannot be a row; with one it is a null. */
+static int blank(const struct import *im, const struct cli_csv_reader *c) {
+    return im->ncols > 1 && c->n_fields == 1 && c->fields[0].n == 0 && !c->fields[0].quoted;
+}
+
+static int check_width(struct import *im, int64_t line, int n) {
+    if (n == im->ncols) return 0;
+    cli_errorf(im->ctx, "%s: line %lld: %d field%s, but the header has %d column%s", im->in_path,
+               (long long)line, n, n == 1 ? "" : "s", im->ncols, im->ncols == 1 ? "" : "s");
+    return CLI_EXIT_ERROR;
+}
+
+static int read_header(struct import *im) {
+    int got = cli_csv_next(&im->csv);
+    if (got < 0) return csv_error(im);
+    if (got == 0) {
+        cli_errorf(im->ctx, "%s: empty input: expected a header row", im->in_path);
+        return CLI_EXIT_ERROR;
+    }
+    if (im->csv.n_fields == 1 && im->csv.fields[0].n == 0 && !im->csv.fields[0].quoted) {
+        cli_errorf(im->ctx, "%s: line 1: the header row is empty", im->in_path);
+        return CLI_EXIT_ERROR;
+    }
+    im->ncols = im->csv.n_fields;
+    im->names = calloc((size_t)im->ncols, sizeof *im->names);
+    im->types = calloc((size_t)im->ncols, sizeof *im->types);
+    im->given = calloc((size_t)im->ncols, sizeof *im->given);
+    if (!im->names || !im->types || !im->given) goto oom;
+    for (int i = 0; i < im->ncols; i++) {
+        const struct cli_csv_field *f = &im->csv.fields[i];
+        if (!cli_utf8_valid(f->p, f->n) || memchr(f->p, 0, f->n)) {
+            cli_errorf(im->ctx, "%s: line 1, column %d: the header name is not valid UTF-8 text",
+                       im->in_path, i + 1);
+            return CLI_EXIT_ERROR;
+        }
+        /* A column needs a name to be selected by (--columns, --schema). */
+        im->names[i] = malloc(f->n ? f->n + 1 : 24);
+        if (!im->names[i]) goto oom;
+        if (f->n) memcpy(im->names[i], f->p, f->n + 1);
+        else snprintf(im->names[i], 24, "column_%d", i + 1);
+    }
+    return 0;
+oom:
+    cli_errorf(im->ctx, "out of memory reading the header");
+    return CLI_EXIT_ERROR;
+}
+
+/* Applies --schema: each entry names a header column and gives its type. */
+static int apply_schema(struct import *im, const char *text) {
+    const char *p = text;
+    while (*p) {
+        /* Entries end at a comma outside parentheses and brackets, since
+         * decimal(10,2) and timestamp[us, UTC] hold commas of their own. */
+        const char *e = p;
+        int depth = 0;
+        while (*e && (depth > 0 || *e != ',')) {
+            if (*e == '(' || *e == '[') depth++;
+            if ((*e == ')' || *e == ']') && depth > 0) depth--;
+            e++;
+        }
+        const char *colon = memchr(p, ':', (size_t)(e - p));
+        if (!colon)
+            return cli_usage_error(im->ctx, "--schema: '%.*s' is not 'name:type'", (int)(e - p), p);
+        size_t nlen = (size_t)(colon - p);
+        /* One rule for names everywhere: a name matching several header
+         * columns selects none of them. */
+        int col = -1, other = -1;
+        for (int i = 0; i < im->ncols && other < 0; i++)
+            if (strlen(im->names[i]) == nlen && memcmp(im->names[i], p, nlen) == 0) {
+                if (col < 0) col = i;
+                else other = i;
+            }
+        if (other >= 0) {
+            cli_errorf(im->ctx,
+                       "--schema: ambiguous column name '%.*s': columns %d and %d of the CSV "
+                       "header of %s both have that name",
+                       (int)nlen, p, col + 1, other + 1, im->in_path);
+            return CLI_EXIT_ERROR;
+        }
+        if (col < 0) {
+            cli_errorf(im->ctx, "--schema: the CSV header of %s has no column '%.*s'", im->in_path,
+                       (int)nlen, p);
+            return CLI_EXIT_ERROR;
+        }
+        if (im->given[col])
+            return cli_usage_error(im->ctx, "--schema: column '%.*s' is given twice", (int)nlen, p);
+        char msg[512];
+        if (cli_type_parse(colon + 1, (size_t)(e - colon - 1), &im->types[col], msg, sizeof msg))
+            return cli_usage_error(im->ctx, "--schema: column '%.*s': %s", (int)nlen, p, msg);
+        if (im->types[col].field.timezone) im->types[col].field.timezone = im->types[col].timezone;
+        im->given[col] = 1;
+        p = *e ? e + 1 : e;
+    }
+    return 0;
+}
+
+static int keep_sample(struct import *im) {
+    struct cli_csv_reader *c = &im->csv;
+    size_t bytes = 0;
+    for (int i = 0; i < c->n_fields; i++) bytes += c->fields[i].n + 1;
+    struct cli_csv_field *copy = malloc((size_t)c->n_fields * sizeof *copy + bytes);
+    if (!copy) return -1;
+    char *d = (char *)(copy + c->n_fields);
+    for (int i = 0; i < c->n_fields; i++) {
+        memcpy(d, c->fields[i].p, c->fields[i].n + 1);
+        copy[i] = (struct cli_csv_field){d, c->fields[i].n, c->fields[i].quoted};
+        d += c->fields[i].n + 1;
+    }
+    if (im->n_sample == im->sample_cap) {
+        int64_t grown = im->sample_cap ? im->sample_cap * 2 : 256;
+        struct sample_rec *s = realloc(im->sample, (size_t)grown * sizeof *s);
+        if (!s) {
+            free(copy);
+            return -1;
+        }
+        im->sample = s;
+        im->sample_cap = grown;
+    }
+    im->sample[im->n_sample++] = (struct sample_rec){c->record_line, c->n_fields, copy};
+    return 0;
+}
+
+/* Appends one record's fields as a row; prints the error and returns 1 on
+ * failure. */
+static int append_row(struct import *im, struct qv_builder *b, int64_t line,
+                      const struct cli_csv_field *fields, int n) {
+    if (check_width(im, line, n)) return CLI_EXIT_ERROR;
+    for (int i = 0; i < n; i++) {
+        char msg[512];
+        struct qv_appender *a = qv_builder_column(b, i);
+        int rc = cli_append_text(a, qv_appender_field(a), &fields[i], msg, sizeof msg);
+        if (rc < 0) {
+            cli_errorf(im->ctx, "%s: line %lld, column %d ('%s'): %s", im->in_path, (long long)line,
+                       i + 1, im->names[i], msg);
+            return CLI_EXIT_ERROR;
+        }
+        if (rc > 0) {
+            const struct qv_error *be = qv_builder_error(b);
+            cli_errorf(im->ctx, "%s: line %lld, column %d ('%s'): %s", im->in_path, (long long)line,
+                       i + 1, im->names[i], be->code ? be->message : qv_errno_name(rc));
+            return CLI_EXIT_ERROR;
+        }
+    }
+    return 0;
+}
+
+static int parse_delimiter(struct cli_ctx *ctx, const char *t, char *out) {
+    if (!t) {
+        *out = ',';
+        return 0;
+    }
+    if (strcmp(t, "tab") == 0 || strcmp(t, "\\t") == 0) {
+        *out = '\t';
+        return 0;
+    }
+    if (strlen(t) != 1 || t[0] == '"' || t[0] == '\n' || t[0] == '\r')
+        return cli_usage_error(ctx, "--delimiter: '%s' must be one character other than a quote "
+                               "or line break (or 'tab')", t);
+    *out = t[0];
+    return 0;
+}
+
+static int run(struct import *im, const char *out_path, char delim, int64_t rg_rows,
+               int64_t sample_rows, struct qv_reservation *r, FILE *in) {
+    int rc;
+    cli_csv_reader_init(&im->csv, in, delim);
+    if ((rc = read_header(im))) return rc;
+    if (schema_text && (rc = apply_schema(im, schema_text))) return rc;
+    /* The sample: records kept in memory for inference, written first. */
+    struct cli_infer *inf = calloc((size_t)im->ncols, sizeof *inf);
+    if (!inf) {
+        cli_errorf(im->ctx, "out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    for (int i = 0; i < im->ncols; i++) cli_infer_init(&inf[i]);
+    int got = 0, need_sample = 0;
+    for (int i = 0; i < im->ncols; i++) need_sample |= !im->given[i];
+    while (need_sample && im->n_sample < sample_rows && (got = cli_csv_next(&im->csv)) > 0) {
+        if (blank(im, &im->csv)) continue;
+        if (check_width(im, im->csv.record_line, im->csv.n_fields)) {
+            free(inf);
+            return CLI_EXIT_ERROR;
+        }
+        for (int i = 0; i < im->ncols; i++) cli_infer_add(&inf[i], &im->csv.fields[i]);
+        if (keep_sample(im)) {
+            free(inf);
+            cli_errorf(im->ctx, "out of memory keeping the type-inference sample");
+            return CLI_EXIT_ERROR;
+        }
+    }
+    for (int i = 0; i < im->ncols; i++)
+        if (!im->given[i]) cli_infer_result(&inf[i], &im->types[i]);
+    free(inf);
+    if (got < 0) return csv_error(im);
+
+    struct qv_field *cols = calloc((size_t)im->ncols + 1, sizeof *cols);
+    if (!cols) {
+        cli_errorf(im->ctx, "out of memory");
+        return CLI_EXIT_ERROR;
+    }
+    for (int i = 0; i < im->ncols; i++) {
+        cols[i] = im->types[i].field;
+        cols[i].name = im->names[i];
+        cols[i].nullable = true;
+    }
+    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = im->ncols,
+                            .children = cols};
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct qv_schema *schema = NULL;
+    struct qv_writer *w = NULL;
+    const struct qv_kv meta[] = {{"quiver.generator", "qv import", -1, -1}};
+    /* Under --memory-limit, cut row groups by bytes too (see cmd_gen.c). */
+    struct qv_writer_options wo = {.row_group_rows = rg_rows, .compact = compact,
+                                   .row_group_bytes = im->ctx->memory_limit / 6,
+                                   .metadata = meta, .n_metadata = 1};
+    rc = qv_schema_create(&root, r, &schema, &err);
+    free(cols);
+    if (!rc) rc = qv_writer_open(out_path, schema, &wo, r, &w, &err);
+    if (rc) {
+        qv_schema_destroy(schema);
+        return cli_fail(im->ctx, &err);
+    }
+    struct qv_builder *b = qv_writer_builder(w);
+    struct cli_progress bar;
+    cli_progress_start(&bar, "importing, rows read:", 0);
+    int64_t rows = 0;
+    uint64_t t0 = qv_now_ns();
+    for (int64_t i = 0; !rc && i < im->n_sample; i++, rows++) {
+        rc = append_row(im, b, im->sample[i].line, im->sample[i].fields, im->sample[i].n);
+        if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
+    }
+    while (!rc && (got = cli_csv_next(&im->csv)) > 0) {
+        if (cli_interrupted()) {
+            cli_errorf(im->ctx, "interrupted; nothing was written to '%s'", out_path);
+            rc = CLI_EXIT_ERROR;
+            break;
+        }
+        if (blank(im, &im->csv)) continue;
+        rc = append_row(im, b, im->csv.record_line, im->csv.fields, im->csv.n_fields);
+        if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
+        rows++;
+        if ((rows & 4095) == 0) cli_progress_update(&bar, (uint64_t)rows);
+    }
+    if (!rc && got < 0) rc = csv_error(im);
+    if (!rc && qv_writer_finish(w, &err)) rc = cli_fail(im->ctx, &err);
+    cli_progress_finish(&bar);
+    if (!rc) {
+        char a[32], s[32], t[32];
+        printf("imported %s row%s, %d column%s from %s to %s: %s in %s\n",
+               cli_fmt_count(rows, a, sizeof a), rows == 1 ? "" : "s", im->ncols,
+               im->ncols == 1 ? "" : "s", im->in_path, out_path,
+               cli_fmt_bytes(qv_writer_bytes_written(w), s, sizeof s),
+               cli_fmt_duration(qv_now_ns() - t0, t, sizeof t));
+        size_t need = qv_schema_to_string(schema, NULL, 0) + 1;
+        char *text = malloc(need);
+        if (text) {
+            qv_schema_to_string(schema, text, need);
+            printf("schema:\n");
+            for (char *line = text, *nl; *line; line = nl + 1) {
+                nl = strchr(line, '\n');
+                if (!nl) break;
+                printf("  %.*s\n", (int)(nl - line), line);
+            }
+            free(text);
+        }
+    }
+    qv_writer_close(w); /* aborts (removes the temporary file) unless finished */
+    qv_schema_destroy(schema);
+    return rc;
+}
+
+int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
+    const char *pos[CLI_MAX_POSITIONAL];
+    int np;
+    schema_text = delim_text = rg_text = sample_text = NULL;
+    compact = 0;
+    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    if (rc >= 0) return rc;
+    if (strcmp(pos[1], "-") == 0)
+        return cli_usage_error(ctx, "a .qvr file cannot go to stdout: give a path");
+    if (strcmp(pos[0], "-") != 0 && (rc = cli_refuse_same_file(ctx, pos[0], pos[1]))) return rc;
+    char delim = 0;
+    int64_t rg_rows = 0, sample_rows = DEFAULT_SAMPLE_ROWS;
+    if ((rc = parse_delimiter(ctx, delim_text, &delim))) return rc;
+    if (rg_text && (rc = cli_parse_int64(ctx, "--row-group-rows", rg_text, 1, INT32_MAX / 2, &rg_rows)))
+        return rc;
+    if (sample_text &&
+        (rc = cli_parse_int64(ctx, "--sample-rows", sample_text, 1, 10000000, &sample_rows)))
+        return rc;
+    FILE *in = stdin;
+    if (strcmp(pos[0], "-") != 0) {
+        in = fopen(pos[0], "rb");
+        if (!in) {
+            cli_errorf(ctx, "cannot open '%s': %s", pos[0], strerror(errno));
+            return CLI_EXIT_ERROR;
+        }
+    }
+    struct import im;
+    memset(&im, 0, sizeof im);
+    im.ctx = ctx;
+    im.in_path = strcmp(pos[0], "-") == 0 ? "<stdin>" : pos[0];
+    struct qv_reservation *r = NULL;
+    rc = cli_ctx_open(ctx);
+    if (!rc) rc = cli_reservation(ctx, "import", &r);
+    if (!rc) cli_trap_interrupts();
+    if (!rc) rc = run(&im, pos[1], delim, rg_rows, sample_rows, r, in);
+    import_free(&im);
+    if (in != stdin) fclose(in);
+    qv_reservation_destroy(r);
+    cli_ctx_close(ctx);
+    return rc;
+}
