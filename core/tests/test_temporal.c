@@ -69,6 +69,18 @@ static void test_calendar(void **state) {
         }
         py = y, pm = m, pd = d;
     }
+    /* The extremes of int64 day counts (a corrupt file's statistics) give a
+     * date, without overflow, and the formatter writes it. */
+    const int64_t far[] = {INT64_MIN, INT64_MIN + 1, INT64_MAX - 1, INT64_MAX};
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        int64_t y;
+        unsigned m, d;
+        qv_date32_to_civil(far[i], &y, &m, &d);
+        assert_true(m >= 1 && m <= 12 && d >= 1 && d <= 31);
+        assert_true(far[i] < 0 ? y < -25000000000000LL : y > 25000000000000LL);
+        char buf[32];
+        assert_true(qv_date32_format(far[i], buf, sizeof buf) < 32);
+    }
 }
 
 static void test_date_parse(void **state) {

@@ -175,14 +175,13 @@ enum qv_time_unit { QV_TIME_S = 0, QV_TIME_MS, QV_TIME_US, QV_TIME_NS };
 /* Days since the epoch of a calendar date (month 1..12, day 1..31; exact
  * for every year whose result fits int64). */
 QV_API int64_t qv_date32_from_civil(int64_t year, unsigned month, unsigned day);
-/* The calendar date of a day count (|days| below 2^62: every value of
- * every date and timestamp type). */
+/* The calendar date of a day count (any int64). */
 QV_API void qv_date32_to_civil(int64_t days, int64_t *year, unsigned *month, unsigned *day);
 /* Parses a date (see above) into a date32 value. */
 QV_API int qv_date32_parse(const char *s, size_t n, int32_t *out, struct qv_error *err);
 /* "1995-03-15", "+10000-01-01", "-0001-12-31": the text the parser reads
  * back. Any day count is accepted (a timestamp's days too). snprintf
- * semantics: returns the length of the full text; 24 bytes always suffice. */
+ * semantics: returns the length of the full text; 32 bytes always suffice. */
 QV_API size_t qv_date32_format(int64_t days, char *buf, size_t cap);
 
 /* A timestamp's text, split: what qv_timestamp_parse_parts found. */

@@ -43,9 +43,16 @@ int64_t qv_date32_from_civil(int64_t y, unsigned m, unsigned d) {
 }
 
 void qv_date32_to_civil(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-    z += 719468;
-    int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;
+    /* The algorithm counts from 0000-03-01, 719468 days (4 eras and 135080
+     * days) before the epoch; shifting the era and the day within it
+     * separately keeps every int64 day count free of overflow (a corrupt
+     * file's statistics can hold any bytes). */
+    int64_t era = floor_div(z, 146097) + 4;
+    int64_t doe = z - floor_div(z, 146097) * 146097 + 135080;
+    if (doe >= 146097) {
+        era++;
+        doe -= 146097;
+    }
     int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
     int64_t mp = (5 * doy + 2) / 153;
