@@ -15,14 +15,17 @@
 #include "quiver/scan.h"
 #include "term/value_format.h"
 
-static const char *sf_text, *dir_text;
-static int keep_flag;
+struct demo_args {
+    const char *sf, *dir;
+    int keep;
+};
 
 static const struct cli_option options[] = {
-    {"sf", CLI_OPT_VALUE, "SF", "scale factor (default 0.1: ~600K rows)", &sf_text, NULL},
-    {"dir", CLI_OPT_VALUE, "DIR", "write lineitem.qvr into DIR and keep it (default: a temporary "
-     "directory, removed afterwards)", &dir_text, NULL},
-    {"keep", CLI_OPT_FLAG, NULL, "keep the temporary directory", NULL, &keep_flag},
+    CLI_VALUE(struct demo_args, sf, "sf", "SF", "scale factor (default 0.1: ~600K rows)"),
+    CLI_VALUE(struct demo_args, dir, "dir", "DIR",
+              "write lineitem.qvr into DIR and keep it (default: a temporary directory, removed "
+              "afterwards)"),
+    CLI_FLAG(struct demo_args, keep, "keep", "keep the temporary directory"),
 };
 
 static const struct cli_command_spec spec = {
@@ -278,17 +281,16 @@ done:
 int cli_cmd_demo(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    sf_text = dir_text = NULL;
-    keep_flag = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct demo_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
     double sf = 0.1;
-    if (sf_text && (rc = cli_parse_double(ctx, "--sf", sf_text, 1e-6, QVGEN_LINEITEM_MAX_SF, &sf)))
+    if (args.sf && (rc = cli_parse_double(ctx, "--sf", args.sf, 1e-6, QVGEN_LINEITEM_MAX_SF, &sf)))
         return rc;
     char dir[4096];
-    int temp = !dir_text;
-    if (dir_text) {
-        snprintf(dir, sizeof dir, "%s", dir_text);
+    int temp = !args.dir;
+    if (args.dir) {
+        snprintf(dir, sizeof dir, "%s", args.dir);
         if (mkdir(dir, 0777) && errno != EEXIST) {
             cli_errorf(ctx, "cannot create directory '%s': %s", dir, strerror(errno));
             return CLI_EXIT_ERROR;
@@ -305,7 +307,7 @@ int cli_cmd_demo(struct cli_ctx *ctx, int argc, char **argv) {
     if ((rc = cli_ctx_open(ctx))) return rc;
     rc = run(ctx, sf, dir);
     cli_ctx_close(ctx);
-    if (temp && !keep_flag) {
+    if (temp && !args.keep) {
         char path[4200];
         snprintf(path, sizeof path, "%s/lineitem.qvr", dir);
         unlink(path);

@@ -15,17 +15,19 @@
 #include "term/progress.h"
 #include "io/scan_source.h"
 
-static const char *columns_text, *delim_text;
-static int mmap_flag;
+struct export_args {
+    const char *columns, *delimiter;
+    int mmap;
+};
 
 static const struct cli_option options[] = {
-    {"columns", CLI_OPT_VALUE, "A,B", "export only these top-level columns, in this order",
-     &columns_text, NULL},
-    {"delimiter", CLI_OPT_VALUE, "C", "field delimiter: one character, or 'tab' (default ,)",
-     &delim_text, NULL},
-    {"mmap", CLI_OPT_FLAG, NULL,
-     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
-     NULL, &mmap_flag},
+    CLI_VALUE(struct export_args, columns, "columns", "A,B",
+              "export only these top-level columns, in this order"),
+    CLI_VALUE(struct export_args, delimiter, "delimiter", "C",
+              "field delimiter: one character, or 'tab' (default ,)"),
+    CLI_FLAG(struct export_args, mmap, "mmap",
+             "map the file instead of reading it into verified buffers (see the caveat in "
+             "cli/README.md)"),
 };
 
 static const struct cli_command_spec spec = {
@@ -63,19 +65,18 @@ static ssize_t sink_stream_write(void *cookie, const char *buf, size_t len) {
 int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    columns_text = delim_text = NULL;
-    mmap_flag = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct export_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
     char delim = ',';
-    if (delim_text) {
-        if (strcmp(delim_text, "tab") == 0 || strcmp(delim_text, "\\t") == 0) delim = '\t';
-        else if (strlen(delim_text) == 1 && delim_text[0] != '"' && delim_text[0] != '\n' &&
-                 delim_text[0] != '\r')
-            delim = delim_text[0];
+    if (args.delimiter) {
+        if (strcmp(args.delimiter, "tab") == 0 || strcmp(args.delimiter, "\\t") == 0) delim = '\t';
+        else if (strlen(args.delimiter) == 1 && args.delimiter[0] != '"' && args.delimiter[0] != '\n' &&
+                 args.delimiter[0] != '\r')
+            delim = args.delimiter[0];
         else
             return cli_usage_error(ctx, "--delimiter: '%s' must be one character other than a "
-                                   "quote or line break (or 'tab')", delim_text);
+                                   "quote or line break (or 'tab')", args.delimiter);
     }
     const char *out_path = np > 1 && strcmp(pos[1], "-") != 0 ? pos[1] : NULL;
     if ((rc = cli_refuse_same_file(ctx, pos[0], out_path))) return rc;
@@ -93,12 +94,12 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "export", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = mmap_flag};
+    struct qv_reader_options ro = {.mmap = args.mmap};
     if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
-    if (columns_text && cli_resolve_columns(reader, columns_text, &cols, &ncols, &err)) {
+    if (args.columns && cli_resolve_columns(reader, args.columns, &cols, &ncols, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }

@@ -78,16 +78,17 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
     return rc;
 }
 
-static const char *sf_text, *rg_text;
-static int compact;
+struct gen_args {
+    const char *sf, *row_group_rows;
+    int compact;
+};
 
 static const struct cli_option options[] = {
-    {"sf", CLI_OPT_VALUE, "SF", "scale factor: 1,500,000 x SF orders, ~6M x SF rows (default 1)",
-     &sf_text, NULL},
-    {"row-group-rows", CLI_OPT_VALUE, "N",
-     "rows per row group (default 131072)", &rg_text, NULL},
-    {"compact", CLI_OPT_FLAG, NULL, "also try zstd / lz4 and keep them where smaller", NULL,
-     &compact},
+    CLI_VALUE(struct gen_args, sf, "sf", "SF",
+              "scale factor: 1,500,000 x SF orders, ~6M x SF rows (default 1)"),
+    CLI_VALUE(struct gen_args, row_group_rows, "row-group-rows", "N",
+              "rows per row group (default 131072)"),
+    CLI_FLAG(struct gen_args, compact, "compact", "also try zstd / lz4 and keep them where smaller"),
 };
 
 static const struct cli_command_spec spec = {
@@ -108,9 +109,8 @@ static const struct cli_command_spec spec = {
 int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    sf_text = rg_text = NULL;
-    compact = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct gen_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
     if (strcmp(pos[1], "-") == 0)
         return cli_usage_error(ctx, "a .qvr file cannot go to stdout: give a path");
@@ -118,12 +118,12 @@ int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv) {
         return cli_usage_error(ctx, "unknown table '%s' (tables: lineitem)", pos[0]);
     /* A sixth of the budget for buffered rows leaves room for encoding
      * them (encoded buffers and scratch) and for the builder's doubling. */
-    struct cli_gen_options o = {.sf = 1, .path = pos[1], .compact = compact, .progress = 1,
+    struct cli_gen_options o = {.sf = 1, .path = pos[1], .compact = args.compact, .progress = 1,
                                 .row_group_bytes = ctx->memory_limit / 6};
-    if (sf_text && (rc = cli_parse_double(ctx, "--sf", sf_text, 1e-6, QVGEN_LINEITEM_MAX_SF, &o.sf)))
+    if (args.sf && (rc = cli_parse_double(ctx, "--sf", args.sf, 1e-6, QVGEN_LINEITEM_MAX_SF, &o.sf)))
         return rc;
-    if (rg_text &&
-        (rc = cli_parse_int64(ctx, "--row-group-rows", rg_text, 1, INT32_MAX / 2, &o.row_group_rows)))
+    if (args.row_group_rows &&
+        (rc = cli_parse_int64(ctx, "--row-group-rows", args.row_group_rows, 1, INT32_MAX / 2, &o.row_group_rows)))
         return rc;
     if ((rc = cli_ctx_open(ctx))) return rc;
     cli_trap_interrupts();

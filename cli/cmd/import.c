@@ -20,9 +20,14 @@ struct sample_rec {
     struct cli_csv_field *fields;
 };
 
+/* One import: its settings (from the options) and its state. */
 struct import {
     struct cli_ctx *ctx;
-    const char *in_path;
+    const char *in_path, *out_path;
+    const char *schema_spec; /* --schema, or NULL */
+    char delimiter;
+    int64_t row_group_rows, sample_rows;
+    int compact;
     struct cli_csv_reader csv;
     int ncols;
     char **names;
@@ -32,21 +37,24 @@ struct import {
     int64_t n_sample, sample_cap;
 };
 
-static const char *schema_text, *delim_text, *rg_text, *sample_text;
-static int compact;
+/* The options as given (text; parsed in cli_cmd_import). */
+struct import_args {
+    const char *schema, *delimiter, *row_group_rows, *sample_rows;
+    int compact;
+};
 
 static const struct cli_option options[] = {
-    {"schema", CLI_OPT_VALUE, "SPEC",
-     "column types as 'name:type,...' (others are inferred), e.g. 'id:int32,price:decimal(10,2)'",
-     &schema_text, NULL},
-    {"delimiter", CLI_OPT_VALUE, "C", "field delimiter: one character, or 'tab' (default ,)",
-     &delim_text, NULL},
-    {"row-group-rows", CLI_OPT_VALUE, "N", "rows per row group (default 131072)", &rg_text, NULL},
-    {"sample-rows", CLI_OPT_VALUE, "N",
-     "rows read to infer types (default 10000; the whole file is still checked)", &sample_text,
-     NULL},
-    {"compact", CLI_OPT_FLAG, NULL, "also try zstd / lz4 and keep them where smaller", NULL,
-     &compact},
+    CLI_VALUE(struct import_args, schema, "schema", "SPEC",
+              "column types as 'name:type,...' (others are inferred), e.g. "
+              "'id:int32,price:decimal(10,2)'"),
+    CLI_VALUE(struct import_args, delimiter, "delimiter", "C",
+              "field delimiter: one character, or 'tab' (default ,)"),
+    CLI_VALUE(struct import_args, row_group_rows, "row-group-rows", "N",
+              "rows per row group (default 131072)"),
+    CLI_VALUE(struct import_args, sample_rows, "sample-rows", "N",
+              "rows read to infer types (default 10000; the whole file is still checked)"),
+    CLI_FLAG(struct import_args, compact, "compact",
+             "also try zstd / lz4 and keep them where smaller"),
 };
 
 static const struct cli_command_spec spec = {
@@ -246,12 +254,12 @@ static int parse_delimiter(struct cli_ctx *ctx, const char *t, char *out) {
     return 0;
 }
 
-static int run(struct import *im, const char *out_path, char delim, int64_t rg_rows,
-               int64_t sample_rows, struct qv_reservation *r, FILE *in) {
+static int run(struct import *im, struct qv_reservation *r, FILE *in) {
     int rc;
-    cli_csv_reader_init(&im->csv, in, delim);
+    const char *out_path = im->out_path;
+    cli_csv_reader_init(&im->csv, in, im->delimiter);
     if ((rc = read_header(im))) return rc;
-    if (schema_text && (rc = apply_schema(im, schema_text))) return rc;
+    if (im->schema_spec && (rc = apply_schema(im, im->schema_spec))) return rc;
     /* The sample: records kept in memory for inference, written first. */
     struct cli_infer *inf = calloc((size_t)im->ncols, sizeof *inf);
     if (!inf) {
@@ -261,7 +269,7 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
     for (int i = 0; i < im->ncols; i++) cli_infer_init(&inf[i]);
     int got = 0, need_sample = 0;
     for (int i = 0; i < im->ncols; i++) need_sample |= !im->given[i];
-    while (need_sample && im->n_sample < sample_rows && (got = cli_csv_next(&im->csv)) > 0) {
+    while (need_sample && im->n_sample < im->sample_rows && (got = cli_csv_next(&im->csv)) > 0) {
         if (blank(im, &im->csv)) continue;
         if (check_width(im, im->csv.record_line, im->csv.n_fields)) {
             free(inf);
@@ -297,7 +305,7 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
     struct qv_writer *w = NULL;
     const struct qv_kv meta[] = {{"quiver.generator", "qv import", -1, -1}};
     /* Under --memory-limit, cut row groups by bytes too (see cmd_gen.c). */
-    struct qv_writer_options wo = {.row_group_rows = rg_rows, .compact = compact,
+    struct qv_writer_options wo = {.row_group_rows = im->row_group_rows, .compact = im->compact,
                                    .row_group_bytes = im->ctx->memory_limit / 6,
                                    .metadata = meta, .n_metadata = 1};
     rc = qv_schema_create(&root, r, &schema, &err);
@@ -359,20 +367,26 @@ static int run(struct import *im, const char *out_path, char delim, int64_t rg_r
 int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    schema_text = delim_text = rg_text = sample_text = NULL;
-    compact = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct import_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
     if (strcmp(pos[1], "-") == 0)
         return cli_usage_error(ctx, "a .qvr file cannot go to stdout: give a path");
     if (strcmp(pos[0], "-") != 0 && (rc = cli_refuse_same_file(ctx, pos[0], pos[1]))) return rc;
-    char delim = 0;
-    int64_t rg_rows = 0, sample_rows = DEFAULT_SAMPLE_ROWS;
-    if ((rc = parse_delimiter(ctx, delim_text, &delim))) return rc;
-    if (rg_text && (rc = cli_parse_int64(ctx, "--row-group-rows", rg_text, 1, INT32_MAX / 2, &rg_rows)))
+    struct import im;
+    memset(&im, 0, sizeof im);
+    im.ctx = ctx;
+    im.in_path = strcmp(pos[0], "-") == 0 ? "<stdin>" : pos[0];
+    im.out_path = pos[1];
+    im.schema_spec = args.schema;
+    im.compact = args.compact;
+    im.sample_rows = DEFAULT_SAMPLE_ROWS;
+    if ((rc = parse_delimiter(ctx, args.delimiter, &im.delimiter))) return rc;
+    if (args.row_group_rows && (rc = cli_parse_int64(ctx, "--row-group-rows", args.row_group_rows, 1,
+                                                  INT32_MAX / 2, &im.row_group_rows)))
         return rc;
-    if (sample_text &&
-        (rc = cli_parse_int64(ctx, "--sample-rows", sample_text, 1, 10000000, &sample_rows)))
+    if (args.sample_rows &&
+        (rc = cli_parse_int64(ctx, "--sample-rows", args.sample_rows, 1, 10000000, &im.sample_rows)))
         return rc;
     FILE *in = stdin;
     if (strcmp(pos[0], "-") != 0) {
@@ -382,15 +396,11 @@ int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
             return CLI_EXIT_ERROR;
         }
     }
-    struct import im;
-    memset(&im, 0, sizeof im);
-    im.ctx = ctx;
-    im.in_path = strcmp(pos[0], "-") == 0 ? "<stdin>" : pos[0];
     struct qv_reservation *r = NULL;
     rc = cli_ctx_open(ctx);
     if (!rc) rc = cli_reservation(ctx, "import", &r);
     if (!rc) cli_trap_interrupts();
-    if (!rc) rc = run(&im, pos[1], delim, rg_rows, sample_rows, r, in);
+    if (!rc) rc = run(&im, r, in);
     import_free(&im);
     if (in != stdin) fclose(in);
     qv_reservation_destroy(r);

@@ -9,20 +9,27 @@
 #include "cmd/inspect.h"
 #include "term/units.h"
 
-static const char *rg_text;
-static int json_flag, summary_flag, no_enc_flag, mmap_flag;
+struct inspect_args {
+    const char *row_group;
+    int json, summary, no_encodings, mmap;
+};
 
 static const struct cli_option options[] = {
-    {"json", CLI_OPT_FLAG, NULL, "machine-readable output (the same facts)", NULL, &json_flag},
-    {"summary", CLI_OPT_FLAG, NULL, "only the file header, schema and summary", NULL,
-     &summary_flag},
-    {"row-group", CLI_OPT_VALUE, "N", "detail only row group N", &rg_text, NULL},
-    {"no-encodings", CLI_OPT_FLAG, NULL,
-     "skip the encoding trees (reads only the footer, so it is instant on large files)", NULL,
-     &no_enc_flag},
-    {"mmap", CLI_OPT_FLAG, NULL,
-     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
-     NULL, &mmap_flag},
+    CLI_FLAG(struct inspect_args, json, "json", "machine-readable output (the same facts)"),
+    CLI_FLAG(struct inspect_args, summary, "summary", "only the file header, schema and summary"),
+    CLI_VALUE(struct inspect_args, row_group, "row-group", "N", "detail only row group N"),
+    CLI_FLAG(struct inspect_args, no_encodings, "no-encodings",
+             "skip the encoding trees (reads only the footer, so it is instant on large files)"),
+    CLI_FLAG(struct inspect_args, mmap, "mmap",
+             "map the file instead of reading it into verified buffers (see the caveat in "
+             "cli/README.md)"),
+};
+
+/* What the views print, from the options. */
+struct view {
+    int64_t only_rg; /* -1 = every row group */
+    int summary;     /* header, schema and summary only */
+    int encodings;   /* read and print each segment's encoding tree */
 };
 
 static const struct cli_command_spec spec = {
@@ -189,7 +196,7 @@ static void print_tree_text(FILE *f, const struct cli_enc_tree *t, int indent) {
 }
 
 static int print_chunk_text(FILE *f, const struct qv_reader *rd, int64_t rg, int32_t k,
-                            struct qv_reservation *r, struct qv_error *err) {
+                            const struct view *v, struct qv_reservation *r, struct qv_error *err) {
     const struct qv_field *fld = qv_reader_node_field(rd, k);
     struct qv_chunk_info ci;
     int rc = qv_reader_chunk_info(rd, rg, k, &ci, err);
@@ -228,7 +235,7 @@ static int print_chunk_text(FILE *f, const struct qv_reader *rd, int64_t rg, int
         fprintf(f, "%*s  %s segment: %s x %s, %s at offset %llu\n", ind, "", role_name(si.role),
                 qv_value_kind_name(si.kind), cli_fmt_count(si.count, a, sizeof a),
                 cli_fmt_bytes(si.length, b, sizeof b), (unsigned long long)si.offset);
-        if (no_enc_flag) continue;
+        if (!v->encodings) continue;
         struct cli_enc_tree t;
         rc = cli_enc_tree_read(rd, rg, k, s, r, &t, err);
         if (!rc) print_tree_text(f, &t, ind + 4);
@@ -279,12 +286,12 @@ static void print_header_text(FILE *f, const struct qv_reader *rd) {
     }
 }
 
-static int inspect_text(FILE *f, const struct qv_reader *rd, int64_t only_rg,
+static int inspect_text(FILE *f, const struct qv_reader *rd, const struct view *v,
                         struct qv_reservation *r, struct qv_error *err) {
     print_header_text(f, rd);
     int64_t nrg = qv_reader_num_row_groups(rd);
-    for (int64_t rg = 0; rg < nrg && !summary_flag; rg++) {
-        if (only_rg >= 0 && rg != only_rg) continue;
+    for (int64_t rg = 0; rg < nrg && !v->summary; rg++) {
+        if (v->only_rg >= 0 && rg != v->only_rg) continue;
         char a[32], b[32], c[32], d[32];
         int64_t rows = qv_reader_row_group_rows(rd, rg);
         int64_t first = qv_reader_row_group_first_row(rd, rg);
@@ -293,7 +300,7 @@ static int inspect_text(FILE *f, const struct qv_reader *rd, int64_t only_rg,
                 cli_fmt_count(first + rows - (rows > 0), c, sizeof c),
                 cli_fmt_bytes(qv_reader_row_group_bytes(rd, rg), d, sizeof d));
         for (int32_t k = 0; k < qv_reader_num_nodes(rd); k++) {
-            int rc = print_chunk_text(f, rd, rg, k, r, err);
+            int rc = print_chunk_text(f, rd, rg, k, v, r, err);
             if (rc) return rc;
         }
     }
@@ -370,7 +377,7 @@ static void json_tree(struct cli_json *j, const struct cli_enc_tree *t) {
 }
 
 static int json_chunk(struct cli_json *j, const struct qv_reader *rd, int64_t rg, int32_t k,
-                      struct qv_reservation *r, struct qv_error *err) {
+                      const struct view *v, struct qv_reservation *r, struct qv_error *err) {
     const struct qv_field *fld = qv_reader_node_field(rd, k);
     struct qv_chunk_info ci;
     int rc = qv_reader_chunk_info(rd, rg, k, &ci, err);
@@ -443,7 +450,7 @@ static int json_chunk(struct cli_json *j, const struct qv_reader *rd, int64_t rg
         snprintf(sum, sizeof sum, "%016llx", (unsigned long long)si.checksum);
         cli_json_key(j, "checksum");
         cli_json_string(j, sum);
-        if (!no_enc_flag) {
+        if (v->encodings) {
             struct cli_enc_tree t;
             rc = cli_enc_tree_read(rd, rg, k, s, r, &t, err);
             if (!rc) {
@@ -463,7 +470,7 @@ static int json_chunk(struct cli_json *j, const struct qv_reader *rd, int64_t rg
     return rc;
 }
 
-static int inspect_json(FILE *f, const struct qv_reader *rd, int64_t only_rg,
+static int inspect_json(FILE *f, const struct qv_reader *rd, const struct view *v,
                         struct qv_reservation *r, struct qv_error *err) {
     struct cli_json j;
     cli_json_init(&j, f);
@@ -509,8 +516,8 @@ static int inspect_json(FILE *f, const struct qv_reader *rd, int64_t only_rg,
     cli_json_array_end(&j);
     cli_json_key(&j, "row_groups");
     cli_json_array_begin(&j);
-    for (int64_t rg = 0; rg < qv_reader_num_row_groups(rd) && !summary_flag && !rc; rg++) {
-        if (only_rg >= 0 && rg != only_rg) continue;
+    for (int64_t rg = 0; rg < qv_reader_num_row_groups(rd) && !v->summary && !rc; rg++) {
+        if (v->only_rg >= 0 && rg != v->only_rg) continue;
         cli_json_object_begin(&j);
         cli_json_key(&j, "index");
         cli_json_int(&j, rg);
@@ -523,7 +530,7 @@ static int inspect_json(FILE *f, const struct qv_reader *rd, int64_t only_rg,
         cli_json_key(&j, "chunks");
         cli_json_array_begin(&j);
         for (int32_t k = 0; k < qv_reader_num_nodes(rd) && !rc; k++)
-            rc = json_chunk(&j, rd, rg, k, r, err);
+            rc = json_chunk(&j, rd, rg, k, v, r, err);
         cli_json_array_end(&j);
         cli_json_object_end(&j);
     }
@@ -569,12 +576,12 @@ static int inspect_json(FILE *f, const struct qv_reader *rd, int64_t only_rg,
 int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    rg_text = NULL;
-    json_flag = summary_flag = no_enc_flag = mmap_flag = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct inspect_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
-    int64_t only_rg = -1;
-    if (rg_text && (rc = cli_parse_int64(ctx, "--row-group", rg_text, 0, INT64_MAX, &only_rg)))
+    struct view v = {.only_rg = -1, .summary = args.summary, .encodings = !args.no_encodings};
+    if (args.row_group &&
+        (rc = cli_parse_int64(ctx, "--row-group", args.row_group, 0, INT64_MAX, &v.only_rg)))
         return rc;
     if ((rc = cli_ctx_open(ctx))) return rc;
     struct qv_reservation *r = NULL;
@@ -582,18 +589,18 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "inspect", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = mmap_flag};
+    struct qv_reader_options ro = {.mmap = args.mmap};
     if (qv_reader_open(pos[0], &ro, r, &rd, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
-    if (only_rg >= qv_reader_num_row_groups(rd)) {
-        cli_errorf(ctx, "--row-group %lld: %s has %lld row groups", (long long)only_rg, pos[0],
+    if (v.only_rg >= qv_reader_num_row_groups(rd)) {
+        cli_errorf(ctx, "--row-group %lld: %s has %lld row groups", (long long)v.only_rg, pos[0],
                    (long long)qv_reader_num_row_groups(rd));
         rc = CLI_EXIT_ERROR;
         goto done;
     }
-    if ((json_flag ? inspect_json : inspect_text)(stdout, rd, only_rg, r, &err))
+    if ((args.json ? inspect_json : inspect_text)(stdout, rd, &v, r, &err))
         rc = cli_fail(ctx, &err);
     else if (fflush(stdout)) {
         cli_errorf(ctx, "writing the output: %s", strerror(errno));

@@ -11,30 +11,32 @@
 /* Rows per page in table mode: the first page fixes the column widths. */
 #define TABLE_PAGE_ROWS 1000
 
-static const char *columns_text, *limit_text, *format_text, *width_text;
-static const char *filter_text, *take_text, *threads_text, *prefetch_text;
-static int mmap_flag;
+/* The options as given (text; parsed in cli_cmd_scan). */
+struct scan_args {
+    const char *columns, *limit, *format, *max_width, *filter, *take, *threads, *prefetch;
+    int mmap;
+};
 
 static const struct cli_option options[] = {
-    {"columns", CLI_OPT_VALUE, "A,B", "only these top-level columns, in this order",
-     &columns_text, NULL},
-    {"limit", CLI_OPT_VALUE, "N", "at most N rows (decodes only the vectors they need)",
-     &limit_text, NULL},
-    {"format", CLI_OPT_VALUE, "table|csv", "output format (default table)", &format_text, NULL},
-    {"max-width", CLI_OPT_VALUE, "N", "table: widest column in characters (default 40)",
-     &width_text, NULL},
-    {"filter", CLI_OPT_VALUE, "EXPR",
-     "only rows where EXPR is true, e.g. \"l_quantity < 24 AND l_shipmode IN ('AIR', 'RAIL')\"",
-     &filter_text, NULL},
-    {"take", CLI_OPT_VALUE, "R1,R2,...",
-     "only these rows, printed in this order (0-based; repeats print again)", &take_text, NULL},
-    {"threads", CLI_OPT_VALUE, "N", "decode workers (default: cores, at most 4; 0 = none)",
-     &threads_text, NULL},
-    {"prefetch", CLI_OPT_VALUE, "N", "completed batches decoded ahead (default 1)",
-     &prefetch_text, NULL},
-    {"mmap", CLI_OPT_FLAG, NULL,
-     "map the file instead of reading it into verified buffers (see the caveat in cli/README.md)",
-     NULL, &mmap_flag},
+    CLI_VALUE(struct scan_args, columns, "columns", "A,B",
+              "only these top-level columns, in this order"),
+    CLI_VALUE(struct scan_args, limit, "limit", "N",
+              "at most N rows (decodes only the vectors they need)"),
+    CLI_VALUE(struct scan_args, format, "format", "table|csv", "output format (default table)"),
+    CLI_VALUE(struct scan_args, max_width, "max-width", "N",
+              "table: widest column in characters (default 40)"),
+    CLI_VALUE(struct scan_args, filter, "filter", "EXPR",
+              "only rows where EXPR is true, e.g. \"l_quantity < 24 AND l_shipmode IN ('AIR', "
+              "'RAIL')\""),
+    CLI_VALUE(struct scan_args, take, "take", "R1,R2,...",
+              "only these rows, printed in this order (0-based; repeats print again)"),
+    CLI_VALUE(struct scan_args, threads, "threads", "N",
+              "decode workers (default: cores, at most 4; 0 = none)"),
+    CLI_VALUE(struct scan_args, prefetch, "prefetch", "N",
+              "completed batches decoded ahead (default 1)"),
+    CLI_FLAG(struct scan_args, mmap, "mmap",
+             "map the file instead of reading it into verified buffers (see the caveat in "
+             "cli/README.md)"),
 };
 
 /* Parses --take into the rows as given: the scan source prints them in
@@ -82,29 +84,27 @@ static const struct cli_command_spec spec = {
 int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     const char *pos[CLI_MAX_POSITIONAL];
     int np;
-    columns_text = limit_text = format_text = width_text = NULL;
-    filter_text = take_text = threads_text = prefetch_text = NULL;
-    mmap_flag = 0;
-    int rc = cli_args_parse(&spec, ctx, argc, argv, pos, &np);
+    struct scan_args args = {0};
+    int rc = cli_args_parse(&spec, ctx, argc, argv, &args, pos, &np);
     if (rc >= 0) return rc;
     int64_t limit = -1, max_width = 40;
-    if (limit_text && (rc = cli_parse_int64(ctx, "--limit", limit_text, 0, INT64_MAX, &limit)))
+    if (args.limit && (rc = cli_parse_int64(ctx, "--limit", args.limit, 0, INT64_MAX, &limit)))
         return rc;
-    if (width_text && (rc = cli_parse_int64(ctx, "--max-width", width_text, 4, 100000, &max_width)))
+    if (args.max_width && (rc = cli_parse_int64(ctx, "--max-width", args.max_width, 4, 100000, &max_width)))
         return rc;
     int64_t threads = 0, prefetch = 0;
-    if (threads_text && (rc = cli_parse_int64(ctx, "--threads", threads_text, 0, 64, &threads)))
+    if (args.threads && (rc = cli_parse_int64(ctx, "--threads", args.threads, 0, 64, &threads)))
         return rc;
-    if (prefetch_text && (rc = cli_parse_int64(ctx, "--prefetch", prefetch_text, 1, 64, &prefetch)))
+    if (args.prefetch && (rc = cli_parse_int64(ctx, "--prefetch", args.prefetch, 1, 64, &prefetch)))
         return rc;
     int64_t *take = NULL, n_take = 0;
-    if (take_text && (rc = parse_take(ctx, take_text, &take, &n_take))) return rc;
+    if (args.take && (rc = parse_take(ctx, args.take, &take, &n_take))) return rc;
     int csv = 0;
-    if (format_text) {
-        if (strcmp(format_text, "csv") == 0) csv = 1;
-        else if (strcmp(format_text, "table") != 0) {
+    if (args.format) {
+        if (strcmp(args.format, "csv") == 0) csv = 1;
+        else if (strcmp(args.format, "table") != 0) {
             free(take);
-            return cli_usage_error(ctx, "--format: '%s' is not one of table, csv", format_text);
+            return cli_usage_error(ctx, "--format: '%s' is not one of table, csv", args.format);
         }
     }
     if ((rc = cli_ctx_open(ctx))) {
@@ -118,7 +118,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "scan", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = mmap_flag};
+    struct qv_reader_options ro = {.mmap = args.mmap};
     if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
@@ -131,7 +131,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
             rc = CLI_EXIT_ERROR;
             goto done;
         }
-    if (columns_text && cli_resolve_columns(reader, columns_text, &cols, &ncols, &err)) {
+    if (args.columns && cli_resolve_columns(reader, args.columns, &cols, &ncols, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
@@ -141,10 +141,10 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         .limit = limit,
         .batch_rows = csv ? 65536 : TABLE_PAGE_ROWS,
         .validate = 1,
-        .filter = filter_text,
+        .filter = args.filter,
         .take = take,
         .n_take = n_take,
-        .threads = threads_text ? (threads == 0 ? QV_SCAN_SYNC : (int)threads) : 0,
+        .threads = args.threads ? (threads == 0 ? QV_SCAN_SYNC : (int)threads) : 0,
         .prefetch = (int)prefetch,
     };
     if (cli_scan_open(reader, &so, r, &scan, &err)) {
