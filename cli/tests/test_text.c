@@ -108,7 +108,8 @@ static void test_inference(void **state) {
     assert_string_equal(INFER("2024-01-31", "1999-12-31"), "date32");
     assert_string_equal(INFER("2024-02-30"), "utf8"); /* not a real day */
     assert_string_equal(INFER("+10000-01-01", "-0001-12-31"), "date32"); /* what export writes */
-    assert_string_equal(INFER("1-2-3", "2024-1-31"), "utf8"); /* not ISO 8601: text */
+    assert_string_equal(INFER("2024-1-31", "2024-12-1"), "date32"); /* one-digit fields too */
+    assert_string_equal(INFER("1-2-3", "2024-1-31"), "utf8"); /* a year has four digits */
     assert_string_equal(INFER("2024-01-31T10:00:00", "2024-01-31 10:00"), "timestamp[us]");
     assert_string_equal(INFER("2024-01-31T10:00:00.123456789"), "timestamp[ns]");
     assert_string_equal(INFER("2024-01-31T10:00:00Z", "2024-01-31T10:00:00+02:00"),

@@ -159,8 +159,9 @@ enum qv_time_unit { QV_TIME_S = 0, QV_TIME_MS, QV_TIME_US, QV_TIME_NS };
  *
  *   date       YYYY-MM-DD; a year outside 0000..9999 carries a sign and at
  *              least four digits ("+10000-01-01", "-0001-12-31"), so every
- *              date32 value has a text form that reads back.
- *   timestamp  date[(T|t|space)HH:MM[:SS[.f]]][zone], f 1..9 digits;
+ *              date32 value has a text form that reads back. Months and
+ *              days may have one digit ("1994-1-1").
+ *   timestamp  date[(T|t|space)H[H]:MM[:SS[.f]]][zone], f 1..9 digits;
  *              zone Z, z or UTC (any case), or +HH, +HHMM, +HH:MM (or -),
  *              offsets below 24 hours, optionally after blanks. Without a
  *              time it is midnight; an offset is applied, so the value is
@@ -172,8 +173,8 @@ enum qv_time_unit { QV_TIME_S = 0, QV_TIME_MS, QV_TIME_US, QV_TIME_NS };
  * and says what is wrong), EOVERFLOW for a value outside the type's range.
  * Days are counted from 1970-01-01 in the proleptic Gregorian calendar. */
 
-/* Days since the epoch of a calendar date (month 1..12, day 1..31; exact
- * for every year whose result fits int64). */
+/* Days since the epoch of a calendar date (month 1..12, day 1..31, |year|
+ * below 10^15: exact, without overflow). */
 QV_API int64_t qv_date32_from_civil(int64_t year, unsigned month, unsigned day);
 /* The calendar date of a day count (any int64). */
 QV_API void qv_date32_to_civil(int64_t days, int64_t *year, unsigned *month, unsigned *day);

@@ -47,8 +47,13 @@ void qv_date32_to_civil(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
      * days) before the epoch; shifting the era and the day within it
      * separately keeps every int64 day count free of overflow (a corrupt
      * file's statistics can hold any bytes). */
-    int64_t era = floor_div(z, 146097) + 4;
-    int64_t doe = z - floor_div(z, 146097) * 146097 + 135080;
+    int64_t era = z / 146097, doe = z % 146097;
+    if (doe < 0) {
+        doe += 146097;
+        era--;
+    }
+    era += 4;
+    doe += 135080;
     if (doe >= 146097) {
         era++;
         doe -= 146097;
@@ -97,6 +102,16 @@ static bool fixed_digits(struct text *t, int count, int64_t *out) {
     return true;
 }
 
+/* One or two digits at the cursor: months, days and hours are read as
+ * the predicate language always read them ('1994-1-1', '9:30'). */
+static bool short_number(struct text *t, int64_t *out) {
+    if (t->i >= t->n || !is_digit(t->s[t->i])) return false;
+    int64_t v = t->s[t->i++] - '0';
+    if (t->i < t->n && is_digit(t->s[t->i])) v = v * 10 + (t->s[t->i++] - '0');
+    *out = v;
+    return true;
+}
+
 static bool accept(struct text *t, char c) {
     if (t->i < t->n && t->s[t->i] == c) {
         t->i++;
@@ -128,7 +143,7 @@ static int read_date(struct text *t, int64_t *days, struct qv_error *err) {
                                 "a sign: +10000, -0001)",
                          err);
     int64_t m, d;
-    if (!accept(t, '-') || !fixed_digits(t, 2, &m) || !accept(t, '-') || !fixed_digits(t, 2, &d))
+    if (!accept(t, '-') || !short_number(t, &m) || !accept(t, '-') || !short_number(t, &d))
         return malformed(t, "expected YYYY-MM-DD", err);
     if (neg) y = -y;
     if (m < 1 || m > 12) {
@@ -186,7 +201,7 @@ int qv_timestamp_parse_parts(const char *s, size_t n, struct qv_timestamp_parts 
         is_digit(t.s[t.i + 1])) {
         t.i++;
         p.has_time = true;
-        if (!fixed_digits(&t, 2, &hh) || !accept(&t, ':') || !fixed_digits(&t, 2, &mm))
+        if (!short_number(&t, &hh) || !accept(&t, ':') || !fixed_digits(&t, 2, &mm))
             return malformed(&t, "expected the time as HH:MM[:SS[.fffffffff]]", err);
         if (accept(&t, ':')) {
             if (!fixed_digits(&t, 2, &ss))
@@ -278,10 +293,18 @@ size_t qv_timestamp_format(int64_t value, enum qv_time_unit unit, bool utc, char
                            size_t cap) {
     unsigned u = (unsigned)unit & 3;
     int64_t per = unit_per_s[u];
-    int64_t secs = floor_div(value, per);
-    int64_t frac = value - secs * per;
-    int64_t days = floor_div(secs, 86400);
-    int64_t sod = secs - days * 86400;
+    /* Quotient and remainder, then the remainder made positive: the
+     * floored product (secs * per) would not fit int64 near its minimum. */
+    int64_t secs = value / per, frac = value % per;
+    if (frac < 0) {
+        frac += per;
+        secs--;
+    }
+    int64_t days = secs / 86400, sod = secs % 86400;
+    if (sod < 0) {
+        sod += 86400;
+        days--;
+    }
     char date[32], tail[24] = "";
     qv_date32_format(days, date, sizeof date);
     if (frac) snprintf(tail, sizeof tail, ".%0*lld", unit_digits[u], (long long)frac);
