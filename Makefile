@@ -20,12 +20,12 @@ test: setup test-c test-asan test-tsan test-fuzz test-python
 	@echo "all tests passed"
 
 test-c:
-	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=Debug -DQV_BUILD_BENCH=OFF
+	cmake -S . -B $(BUILD)/debug -DCMAKE_BUILD_TYPE=Debug -DQV_BUILD_BENCH=OFF -DQV_BUNDLED_STATIC=ON
 	cmake --build $(BUILD)/debug -j$(JOBS)
 	cd $(BUILD)/debug && ctest --output-on-failure -j$(JOBS)
 
 test-asan:
-	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DQV_SANITIZE=address -DQV_BUILD_BENCH=OFF
+	cmake -S . -B $(BUILD)/asan -DCMAKE_BUILD_TYPE=Debug -DQV_SANITIZE=address -DQV_BUILD_BENCH=OFF -DQV_BUNDLED_STATIC=ON
 	cmake --build $(BUILD)/asan -j$(JOBS)
 	cd $(BUILD)/asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench_common.h"
+#include "base/thread.h"
 #include "quiver/memory.h"
 #include "quiver/scan.h"
 

@@ -19,7 +19,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     struct qv_source src;
-    qv_source_from_memory(data, size, "fuzz.qvr", &src);
+    if (qv_source_from_memory(data, size, "fuzz.qvr", &src, NULL)) {
+        qv_reservation_destroy(r);
+        qv_pool_destroy(pool);
+        return 0;
+    }
     struct qv_reader *rd;
     struct qv_reader_options ro = {.skip_checksums = (size & 1) != 0};
     if (qv_reader_open_source(&src, &ro, r, &rd, NULL) == 0) {

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "quiver/memory.h"
+#include "memory/memory_testing.h"
 
 static void test_alignment_and_charge(void **state) {
     (void)state;

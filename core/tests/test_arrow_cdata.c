@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "quiver/arrow.h"
+#include "memory/memory_testing.h"
 
 #define OK(x) assert_int_equal((x), 0)
 

@@ -3,9 +3,16 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cmocka.h>
 
+#include "base/corrupt.h"
+#include "base/dcheck.h"
 #include "quiver/base.h"
 
 static void test_error_set_and_wrap(void **state) {
@@ -72,11 +79,75 @@ static void test_hash_and_aligned(void **state) {
     assert_true(qv_cpu_count() >= 1);
 }
 
+/* Corruption is EIO of kind CORRUPT; marking keeps the message. */
+static void test_corrupt_kind(void **state) {
+    (void)state;
+    struct qv_error err;
+    assert_int_equal(qv__corrupt_set(&err, "bad %s at %d", "magic", 3), EIO);
+    assert_int_equal(err.code, EIO);
+    assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+    assert_string_equal(err.message, "bad magic at 3");
+    assert_int_equal(qv__corrupt_set(NULL, "x"), EIO);
+    /* A plain EIO is an I/O failure... */
+    qv_error_set(&err, EIO, "read failed");
+    assert_int_equal(err.kind, QV_ERROR_IO);
+    /* ...and a lower layer's EINVAL about file bytes becomes corruption. */
+    qv_error_set(&err, EINVAL, "bad format string");
+    assert_int_equal(qv__corrupt_mark(&err), EIO);
+    assert_int_equal(err.code, EIO);
+    assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+    assert_string_equal(err.message, "bad format string");
+    /* Wrapping keeps the kind. */
+    qv_error_wrap(&err, EIO, "file 'x': ");
+    assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+}
+
+/* QV_DCHECK: in debug builds a false invariant prints where and aborts; in
+ * release builds the expression is not even evaluated. */
+static void test_dcheck(void **state) {
+    (void)state;
+    int evaluated = 0;
+    QV_DCHECK((evaluated = 1) != 0);
+#ifdef QV_DEBUG
+    assert_int_equal(evaluated, 1);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        alarm(10); /* the child carries its own deadline */
+        dup2(fds[1], 2);
+        close(fds[0]);
+        int two = 2;
+        QV_DCHECK(two + two == 5);
+        _exit(0); /* not reached in a debug build */
+    }
+    close(fds[1]);
+    char buf[512] = {0};
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof buf - 1 && (r = read(fds[0], buf + got, sizeof buf - 1 - got)) > 0)
+        got += (size_t)r;
+    close(fds[0]);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFSIGNALED(status));
+    assert_int_equal(WTERMSIG(status), SIGABRT);
+    assert_non_null(strstr(buf, "test_base.c:"));
+    assert_non_null(strstr(buf, "QV_DCHECK(two + two == 5) failed"));
+#else
+    assert_int_equal(evaluated, 0);
+#endif
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_set_and_wrap),
         cmocka_unit_test(test_bits),
         cmocka_unit_test(test_hash_and_aligned),
+        cmocka_unit_test(test_corrupt_kind),
+        cmocka_unit_test(test_dcheck),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

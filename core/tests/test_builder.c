@@ -5,6 +5,7 @@
 #include "test_builder_gen.h"
 
 #include "quiver/memory.h"
+#include "memory/memory_testing.h"
 
 struct env {
     struct qv_pool *pool;

@@ -6,6 +6,7 @@
 #include "test_builder_gen.h"
 
 #include "quiver/memory.h"
+#include "memory/memory_testing.h"
 
 #define ROWS 150
 #define SEED 31337

@@ -6,6 +6,7 @@
  * decode gives ENOMEM with the reservation back where it started.
  */
 #include "test_enc_util.h"
+#include "memory/memory_testing.h"
 
 /* A pool with a limit, so a corrupt size that slips through cannot take
  * the machine's memory. */

@@ -162,6 +162,45 @@ static void test_names(void **state) {
     assert_string_equal(qv_value_kind_name((enum qv_value_kind)77), "?");
 }
 
+/* The registry: every id 1..QV_ENC_COUNT - 1 has the record whose id it
+ * is, with the hooks every encoding must have; id 0 (auto), reserved and
+ * out-of-range ids have none (a bounds-checked lookup, any byte allowed). */
+static void test_registry(void **state) {
+    (void)state;
+    assert_int_equal(qv__encoding_slots(), QV_ENC_COUNT);
+    assert_null(qv__encoding_of(QV_ENC_AUTO));
+    for (unsigned id = QV_ENC_COUNT; id < 300; id++) assert_null(qv__encoding_of(id));
+    for (unsigned id = 1; id < QV_ENC_COUNT; id++) {
+        const struct qv__encoding *c = qv__encoding_of(id);
+        assert_non_null(c);
+        assert_int_equal(c->id, id);
+        assert_non_null(c->validate);
+        assert_non_null(c->build);
+        assert_true(c->dec_word || c->dec_bool || c->dec_bin);
+        assert_string_equal(qv_encoding_name((int)id), c->name);
+        for (unsigned j = 1; j < id; j++) assert_string_not_equal(qv__encoding_of(j)->name, c->name);
+    }
+}
+
+/* A node naming an id without a record is corrupt (kind CORRUPT), for
+ * every such byte. */
+static void test_unknown_ids_are_corrupt(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    uint8_t node[8] __attribute__((aligned(8))) = {0, 3 /* u32 */, 0, 0, 0, 0, 0, 0};
+    for (unsigned id = 0; id < 256; id++) {
+        if (qv__encoding_of(id)) continue;
+        node[0] = (uint8_t)id;
+        struct qv_error err;
+        struct qv_decode_out o = {0};
+        assert_int_equal(qv_decode(node, sizeof node, QV_KIND_UINT32, 0, 0, env.r, &o, &err), EIO);
+        assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+        assert_non_null(strstr(err.message, "unknown encoding id"));
+    }
+    env_close(&env);
+}
+
 static void test_unaligned_bytes(void **state) {
     (void)state;
     struct enc_env env;
@@ -190,7 +229,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bitpack_kernels), cmocka_unit_test(test_varints),
         cmocka_unit_test(test_walk_and_describe), cmocka_unit_test(test_names),
-        cmocka_unit_test(test_unaligned_bytes),
+        cmocka_unit_test(test_unaligned_bytes), cmocka_unit_test(test_registry),
+        cmocka_unit_test(test_unknown_ids_are_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

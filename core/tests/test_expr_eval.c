@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "test_expr_gen.h"
+#include "memory/memory_testing.h"
 
 struct env {
     struct qv_pool *pool;

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "quiver/scan.h"
+#include "memory/memory_testing.h"
 #include "random_batch.h"
 
 struct env {

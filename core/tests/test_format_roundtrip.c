@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "quiver/format.h"
+#include "format/format_testing.h"
 #include "random_batch.h"
 #include "test_util.h"
 
@@ -59,8 +60,9 @@ static void write_batches(struct env *e, const char *path, struct ArrowArray *ba
                           int64_t rg_rows, int force) {
     struct qv_writer *w;
     struct qv_error err;
-    struct qv_writer_options o = {.row_group_rows = rg_rows, .force_encoding = force};
+    struct qv_writer_options o = {.row_group_rows = rg_rows};
     assert_int_equal(qv_writer_open(path, e->schema, &o, e->r, &w, &err), 0);
+    qv_writer_force_encoding(w, force);
     for (int i = 0; i < nb; i++) {
         int rc = qv_writer_write(w, &batches[i], &err);
         if (rc) fail_msg("write: %s", err.message);
@@ -254,8 +256,8 @@ static void test_forced_dictionary_of_many_strings(void **state) {
     tu_path(path, sizeof path, "dict_many.qvr");
     struct qv_writer *w;
     struct qv_error err;
-    struct qv_writer_options o = {.force_encoding = QV_ENC_DICT};
-    assert_int_equal(qv_writer_open(path, s, &o, r, &w, &err), 0);
+    assert_int_equal(qv_writer_open(path, s, NULL, r, &w, &err), 0);
+    qv_writer_force_encoding(w, QV_ENC_DICT);
     struct qv_appender *a = qv_builder_column(qv_writer_builder(w), 0);
     char buf[64];
     for (int i = 0; i < 40000; i++) {

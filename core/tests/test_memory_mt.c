@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "fake_host.h"
+#include "base/thread.h"
 #include "quiver/memory.h"
 
 #define MiB (UINT64_C(1) << 20)

@@ -11,6 +11,7 @@
 
 #include "fake_host.h"
 #include "quiver/memory.h"
+#include "memory/memory_testing.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define KiB (UINT64_C(1) << 10)

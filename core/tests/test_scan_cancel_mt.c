@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/thread.h"
 #include "quiver/scan.h"
 #include "scan_fixture.h"
 #include "test_util.h"

@@ -13,6 +13,7 @@
 
 #include "format/format_internal.h"
 #include "quiver/scan.h"
+#include "memory/memory_testing.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
@@ -133,7 +134,7 @@ static void test_worker_errors_every_row_group(void **state) {
             memcpy(copy, file, file_size);
             copy[si.offset + si.length / 2] ^= 0x5a;
             struct qv_source src;
-            qv_source_from_memory(copy, file_size, "bad.qvr", &src);
+            assert_int_equal(qv_source_from_memory(copy, file_size, "bad.qvr", &src, NULL), 0);
             struct qv_reader *rd;
             assert_int_equal(qv_reader_open_source(&src, NULL, res, &rd, NULL), 0);
             struct qv_scan_options o = {.batch_rows = 1000, .threads = 1 + (int)(node % 3)};

@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "quiver/format.h"
+#include "memory/memory_testing.h"
 #include "random_batch.h"
 #include "test_util.h"
 

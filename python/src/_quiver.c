@@ -34,6 +34,7 @@
 #include "quiver/arrow.h"
 #include "quiver/format.h"
 #include "quiver/scan.h"
+#include "memory/memory_testing.h"
 
 /* ---------------------------------------------------------------- errors */
 

@@ -282,6 +282,91 @@ QV_API bool qv_schema_equal(const struct qv_schema *a, const struct qv_schema *b
 
 /* Index of the child called `name` (first match), or -1. */
 QV_API int64_t qv_field_child_index(const struct qv_field *field, const char *name);
+
+/* ==== Field paths: the one name rule ====
+ * How every front end (projection by name, qv_file_select in file.h) and the
+ * predicate language (scan.h) name a column or a nested field:
+ *  - A path is names separated by dots. A name holding a dot or a double
+ *    quote, or starting or ending with a space, is written in double quotes
+ *    with "" for a quote inside: `"a.b".c` is field c of column "a.b".
+ *    Spaces around a name are skipped (`a . b` is `a.b`). Names are bytes: UTF-8 or not, they match bytewise.
+ *    (In a predicate an unquoted name must also be an identifier, and
+ *    `backquotes` quote too; see scan.h.)
+ *  - A name selects the child with exactly that name; an unquoted name with
+ *    no exact match selects the one child equal to it ignoring ASCII case.
+ *    Two children matching either way is ambiguous (EINVAL), never the
+ *    first of them.
+ *  - A path steps through a struct by its fields' names, through a list,
+ *    large_list or fixed_size_list by its element field's name
+ *    (`items.item.price`), and through a map by its entries' key / value
+ *    names (`m.key`, `m.value.x`: the entries struct is stepped implicitly).
+ *  - An unknown name is ENOENT naming the name, where it was looked for and
+ *    the closest existing field. */
+
+/* Longest path of child steps (a map's entries step counts). */
+#define QV_FIELD_PATH_MAX 64
+
+/* A resolved path: top-level column, then child indices below it (as in
+ * qv_column_path, scan.h: a list's element is child 0, a map's entries
+ * child 0 and their key / value children 0 / 1). */
+struct qv_field_ref {
+    int32_t column;
+    int32_t depth;
+    int32_t path[QV_FIELD_PATH_MAX];
+    const struct qv_field *field; /* the selected field, in the schema given */
+};
+
+/* The rule's lookup in one struct: the index of the child `name` selects,
+ * -1 when none does, -2 when several do (hits[] holds the first two,
+ * *folded whether they matched ignoring case). */
+QV_API int64_t qv_field_find_child(const struct qv_field *field, const char *name, bool quoted,
+                                   int64_t hits[2], bool *folded);
+
+/* A faster lookup with exactly qv_field_find_child's answers (an index over
+ * a wide struct); it may also return -3 after setting an error. */
+struct qv_field_lookup {
+    int64_t (*find)(void *ctx, const struct qv_field *field, const char *name, bool quoted,
+                    int64_t hits[2], bool *folded);
+    void *ctx;
+};
+
+/* Splits `text` into its names: unescaped, NUL-terminated, written to `buf`
+ * (cap >= strlen(text) + 1); names[i] point into it, quoted[i] says whether
+ * name i was quoted; at most `max` names. EINVAL naming the text and the
+ * position for an empty name, an unterminated quote or a stray quote. */
+QV_API int qv_field_path_parse(const char *text, char *buf, size_t cap, const char **names,
+                               bool *quoted, int32_t max, int32_t *n, struct qv_error *err);
+
+/* Resolves names[0..n) against `root` (a STRUCT whose children are the
+ * columns) by the rule above. With QV_PATH_STRUCTS_ONLY only struct steps
+ * are allowed (predicates compare scalars reached through structs).
+ * quoted may be NULL (every name quoted: exact matches only); lookup may be
+ * NULL. Errors: ENOENT for an unknown name or a step into a field that has
+ * no fields, EINVAL for an ambiguous name; messages without a prefix
+ * ("no column 'x' (closest: 'y')", "struct 's' has no field 'b' ...",
+ * "ambiguous column name 'a': fields 0 and 2 both have that name"). */
+#define QV_PATH_STRUCTS_ONLY 1u
+QV_API int qv_field_resolve_names(const struct qv_field *root, const char *const *names,
+                                  const bool *quoted, int32_t n, unsigned flags,
+                                  const struct qv_field_lookup *lookup, struct qv_field_ref *out,
+                                  struct qv_error *err);
+/* Parses and resolves one path text; messages are prefixed "column '<text>': ". */
+QV_API int qv_field_resolve_path(const struct qv_field *root, const char *text,
+                                 struct qv_field_ref *out, struct qv_error *err);
+
+/* Number of fields in the subtree of `field`, itself included: the length
+ * of a keep[] mask for qv_field_prune (and the number of a reader's nodes
+ * the column occupies, format.h). */
+QV_API int64_t qv_field_count(const struct qv_field *field);
+/* A copy of `field` with only the fields marked in keep[] (one byte per
+ * field of its subtree in pre-order, `field` itself at 0): a struct keeps
+ * its marked children in schema order. keep[0] must be set and every marked
+ * field's parent marked (else EINVAL). The copy points to the names,
+ * metadata and time zones of `field`, which must outlive it; its nodes are
+ * one block of *size bytes from `r` (qv_free(r, *out, *size)). */
+QV_API int qv_field_prune(const struct qv_field *field, const uint8_t *keep,
+                          struct qv_reservation *r, struct qv_field **out, size_t *size,
+                          struct qv_error *err);
 /* "int64", "decimal128", ...; "?" for an unknown value. */
 QV_API const char *qv_type_name(enum qv_type type);
 
@@ -540,6 +625,9 @@ QV_API int qv_append_float16(struct qv_appender *a, uint16_t bits);
 /* Unscaled decimal128 value as two's complement halves (value = hi*2^64 + lo). */
 QV_API int qv_append_decimal128(struct qv_appender *a, uint64_t lo, int64_t hi);
 
+/* The out-of-line halves of the inline appends below: exported because those
+ * inline functions call them from the user's code, but not for direct use
+ * (the qv__ prefix says so; their contract is the inline callers'). */
 QV_API int qv__append_begin_slow(struct qv_appender *a, int32_t kind);
 QV_API int qv__append_list_end_slow(struct qv_appender *a);
 QV_API int qv__append_map_end_slow(struct qv_appender *a);
@@ -614,7 +702,8 @@ static inline int qv_append_decimal64(struct qv_appender *a, int64_t v) {
 }
 
 /* Copies n bytes; short values (most strings) without a call into libc,
- * reading and writing only [0, n). */
+ * reading and writing only [0, n). Part of the inline string append, not for
+ * direct use; static inline, so it is no symbol of the library. */
 static inline void qv__copy_bytes(uint8_t *dst, const void *src, size_t n) {
     const uint8_t *s = (const uint8_t *)src;
     if (n > 16) {

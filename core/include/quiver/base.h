@@ -1,5 +1,6 @@
 /*
- * Quiver base: errors, aligned allocation, bit utilities, checksums, threads.
+ * Quiver base: errors, aligned allocation, bit utilities, checksums, and the
+ * two system facts front ends ask for (CPU count, monotonic time).
  *
  * Error convention: a function that can fail returns int, 0 on success or an
  * errno value (EINVAL bad argument or input, ENOMEM memory limit or allocation
@@ -11,7 +12,6 @@
 #define QUIVER_BASE_H
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -166,24 +166,10 @@ static inline int qv_mul_overflow_u64(uint64_t a, uint64_t b, uint64_t *out) {
 /* ---- Checksums (xxHash, XXH3 64-bit) ---- */
 QV_API uint64_t qv_hash64(const void *data, size_t len, uint64_t seed);
 
-/* ---- Threads (thin wrappers over POSIX threads) ---- */
-typedef pthread_mutex_t qv_mutex;
-typedef pthread_cond_t qv_cond;
-typedef pthread_t qv_thread;
-
-QV_API int qv_mutex_init(qv_mutex *m);
-QV_API void qv_mutex_destroy(qv_mutex *m);
-QV_API void qv_mutex_lock(qv_mutex *m);
-QV_API void qv_mutex_unlock(qv_mutex *m);
-QV_API int qv_cond_init(qv_cond *c);
-QV_API void qv_cond_destroy(qv_cond *c);
-QV_API void qv_cond_wait(qv_cond *c, qv_mutex *m);
-/* Waits at most `ms` milliseconds; returns 0 when signalled, ETIMEDOUT otherwise. */
-QV_API int qv_cond_timedwait_ms(qv_cond *c, qv_mutex *m, int64_t ms);
-QV_API void qv_cond_signal(qv_cond *c);
-QV_API void qv_cond_broadcast(qv_cond *c);
-QV_API int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg);
-QV_API void qv_thread_join(qv_thread t);
+/* ---- System facts ----
+ * Front ends use these (the default number of scan workers, progress and
+ * timing in `qv`); the library's thread wrappers are internal
+ * (core/src/base/thread.h). */
 /* Number of online CPUs (at least 1). */
 QV_API int qv_cpu_count(void);
 /* Monotonic clock in nanoseconds. */

@@ -69,17 +69,21 @@ QV_API int qv_file_export_schema(const struct qv_file *file, struct ArrowSchema 
 /* ---- Choosing columns by name ----
  *
  * One rule, the same as the column references of the predicate language
- * (scan.h): a name is a path of field names separated by dots; a name that
- * contains a dot, a double quote or starts with a space is written in double
- * quotes, with "" for a quote inside (`"a.b".c`). A path steps through
- * struct fields by name, through a list-like type by its element field's
- * name, through a map by its entries' key / value field names. A path that
- * could mean two fields is an error (EINVAL), never a guess; an unknown
- * name is ENOENT naming the path and the closest existing field. */
+ * (scan.h), stated in arrow.h ("Field paths") and implemented there
+ * (qv_field_resolve_path): a name is a path of field names separated by
+ * dots; a name that contains a dot or a double quote, or starts or ends
+ * with a space, is written in double quotes, with "" for a quote inside
+ * (`"a.b".c`). An unquoted name without an exact match may match one field
+ * ignoring ASCII case. A path steps through struct fields by name, through
+ * a list-like type by its element field's name, through a map by its
+ * entries' key / value field names (`m.value`). A path that could mean two
+ * fields is an error (EINVAL), never a guess; an unknown name is ENOENT
+ * naming the path and the closest existing field. docs/file.md. */
 struct qv_selection;
 
 /* Resolves `names` against the file's schema. *out owns the result (release
- * with qv_selection_destroy). n == 0 selects every column. */
+ * with qv_selection_destroy; it does not depend on the file). n == 0
+ * selects every column. On failure *out is NULL. */
 QV_API int qv_file_select(const struct qv_file *file, const char *const *names, int32_t n,
                           struct qv_selection **out, struct qv_error *err);
 QV_API void qv_selection_destroy(struct qv_selection *sel);
@@ -91,7 +95,9 @@ QV_API const struct qv_column_path *qv_selection_paths(const struct qv_selection
 
 /* Options of qv_file_scan: qv_scan_options plus names. `columns` (names)
  * and `selection` are alternatives; when both are NULL every column is
- * read. The scan's own fields `columns`, `paths` must be left unset. */
+ * read (`columns` non-NULL with n_columns 0: no column, rows counted). The
+ * scan's own fields `columns`, `paths` must be left unset (EINVAL). As in
+ * qv_scan_open, scan.filter_expr moves into the call, also on failure. */
 struct qv_file_scan_options {
     const char *const *columns;             /* names as above, or NULL */
     int32_t n_columns;
@@ -100,16 +106,20 @@ struct qv_file_scan_options {
 };
 
 /* Opens a scan of `file` into `out` (an ArrowArrayStream that holds a
- * reference to the file; batches keep the pool alive). On failure
- * out->release is NULL. */
+ * reference to the file; batches keep the pool alive; get_schema gives
+ * malloc'd copies). It is a scan stream: qv_scan_cancel, qv_scan_wait and
+ * qv_scan_get_stats work on it. On failure out->release is NULL. */
 QV_API int qv_file_scan(struct qv_file *file, const struct qv_file_scan_options *opts,
                         struct ArrowArrayStream *out, struct qv_error *err);
 
 /* Takes rows by global index, in the order given; duplicates allowed.
  * Negative or out-of-range indices are EINVAL naming the index and its
- * position. Output is one or more batches whose concatenation is the rows
- * in the order asked. `opts` may be NULL; its take / row fields must be
- * unset. */
+ * position. Output is one or more batches (of at most scan.batch_rows rows)
+ * whose concatenation is the rows in the order asked. `opts` may be NULL;
+ * its take, row, row group and max_rows fields must be unset, and a filter
+ * is refused (EINVAL): rows are taken by index. Unless the rows are
+ * strictly increasing the stream holds the distinct rows read before it
+ * hands out the first batch (docs/file.md). */
 QV_API int qv_file_take(struct qv_file *file, const int64_t *rows, int64_t n,
                         const struct qv_file_scan_options *opts, struct ArrowArrayStream *out,
                         struct qv_error *err);
@@ -131,6 +141,8 @@ struct qv_file_write_options {
     struct qv_pool *pool;           /* NULL = a pool of its own */
     uint64_t memory_limit;          /* of that pool; 0 = unlimited */
     int64_t row_group_rows;         /* 0 = the writer's default */
+    uint64_t row_group_bytes;       /* flush a row group at this many bytes; 0 = default */
+    int compact;                    /* let zstd / lz4 win where smaller (qv_writer_options) */
     const struct qv_kv *metadata;   /* key-value metadata, copied */
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */
@@ -138,21 +150,19 @@ struct qv_file_write_options {
 };
 /* Writes every batch of `stream` to a new file at `path` and publishes it;
  * on any failure nothing is left under `path` and an existing file there is
- * untouched. The stream stays the caller's. *rows_out (may be NULL) gets the
- * rows written. */
+ * untouched. The stream stays the caller's (it is not released). *rows_out
+ * and *bytes_out (each may be NULL) get the rows and the file's bytes. */
 QV_API int qv_file_write_stream(const char *path, struct ArrowArrayStream *stream,
                                 const struct qv_file_write_options *opts, int64_t *rows_out,
-                                struct qv_error *err);
+                                uint64_t *bytes_out, struct qv_error *err);
 
 /* ---- Statistics as Arrow data ----
  *
- * In the Arrow format's statistics schema ("Statistics schema", Arrow
- * columnar format docs): one row per described column plus one with a null
- * column for the whole range, keys ARROW:row_count, ARROW:null_count,
- * ARROW:min_value, ARROW:max_value (":exact", or ":approximate" where a
- * string bound was truncated), columns numbered depth-first over the
- * schema as the spec says. row_group -1 describes the whole file (bounds
- * aggregated over row groups); 0..n-1 one row group. */
+ * The file's statistics in the Arrow format's statistics schema: see
+ * qv_reader_export_statistics (format.h) and docs/statistics.md for the
+ * layout, the keys and what is exact or approximate. row_group -1
+ * describes the whole file; 0..n-1 one row group. The outputs are
+ * self-contained and may outlive the file. */
 QV_API int qv_file_statistics(const struct qv_file *file, int64_t row_group,
                               struct ArrowSchema *schema_out, struct ArrowArray *array_out,
                               struct qv_error *err);

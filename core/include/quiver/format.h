@@ -68,9 +68,13 @@ QV_API int qv_source_open_file(const char *path, struct qv_source *out, struct q
  * decoded as they are. Use only for files nobody modifies while they are
  * open. Falls back to pread when the system refuses the mapping. */
 QV_API int qv_source_open_file_mapped(const char *path, struct qv_source *out, struct qv_error *err);
-/* Wraps a caller-owned memory range (not copied; must outlive the source). */
-QV_API void qv_source_from_memory(const void *data, uint64_t size, const char *name,
-                           struct qv_source *out);
+/* Wraps a caller-owned memory range (not copied; must outlive the source).
+ * `name` (NULL: "memory") is used in messages and must outlive the source
+ * too. Returns 0, EINVAL (NULL out, or NULL data with a nonzero size) or
+ * ENOMEM (the source's small state). On failure *out is zeroed and holds
+ * nothing to close; on success release with qv_source_close. */
+QV_API int qv_source_from_memory(const void *data, uint64_t size, const char *name,
+                                 struct qv_source *out, struct qv_error *err);
 QV_API void qv_source_close(struct qv_source *src);
 QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size_t len,
                    struct qv_error *err);
@@ -139,7 +143,6 @@ struct qv_writer_options {
     int64_t row_group_rows;
     uint64_t row_group_bytes;  /* flush earlier when this much is buffered; 0 = 256 MiB */
     int compact;               /* let zstd / lz4 win where they are smaller */
-    int force_encoding;        /* QV_ENC_*: top-level encoding of every values segment (tests) */
     uint32_t allowed_encodings;/* mask of QV_ENC_BIT(e); 0 = all */
     const struct qv_kv *metadata; /* file key-value metadata (copied) */
     int64_t n_metadata;
@@ -228,10 +231,16 @@ QV_API int64_t qv_reader_row_group_first_row(const struct qv_reader *reader, int
 /* Byte span of a row group's segments (for splits). */
 QV_API uint64_t qv_reader_row_group_bytes(const struct qv_reader *reader, int64_t rg);
 QV_API uint64_t qv_reader_file_size(const struct qv_reader *reader);
+/* The checksum of the footer, as recorded in the file's tail (and verified
+ * on open). With the size it identifies the contents: a file rewritten with
+ * other row groups has another footer (qv_file_identity, file.h). */
+QV_API uint64_t qv_reader_footer_checksum(const struct qv_reader *reader);
 QV_API const char *qv_reader_writer_version(const struct qv_reader *reader);
 QV_API const char *qv_reader_path(const struct qv_reader *reader);
 QV_API const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
-/* Reads issued by open (1 or 2). */
+/* Reads issued by open: 1, or 2 when the footer is larger than the first
+ * read of the file's last 64 KiB (docs/format.md, "Opening in at most two
+ * reads"). */
 QV_API int qv_reader_open_reads(const struct qv_reader *reader);
 
 /* Physical nodes: the schema's fields in pre-order, root excluded. */
@@ -287,21 +296,34 @@ QV_API int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int
                           struct qv_reservation *r, struct qv_column_reader **out,
                           struct qv_error *err);
 QV_API void qv_column_reader_close(struct qv_column_reader *cr);
+/* As qv_column_reader_open, reading only some fields of the column (a
+ * nested projection): keep[k] for each field of the column's subtree in
+ * pre-order (qv_field_count entries, the column itself at 0) says whether
+ * its chunks are read. The column must be kept, a kept field's parent kept,
+ * a kept list's element kept (else EINVAL). Only the kept fields' segments
+ * are read from the source (neighbouring ones with one read). Arrays it
+ * decodes have the type qv_column_reader_field returns: the column with the
+ * fields not kept left out of its structs. `keep` is copied. */
+QV_API int qv_column_reader_open_nodes(const struct qv_reader *reader, int64_t rg, int32_t column,
+                                       const uint8_t *keep, struct qv_reservation *r,
+                                       struct qv_column_reader **out, struct qv_error *err);
+/* The type of the arrays the column reader decodes (valid while it is open). */
+QV_API const struct qv_field *qv_column_reader_field(const struct qv_column_reader *cr);
 /* Moves *cr to row group `rg` of the same column, as close + open would,
  * but keeping its read buffer (a scan reuses one buffer per column instead
  * of allocating one per row group). Arrays already decoded stay valid. On
  * failure *cr is closed and set to NULL. */
 QV_API int qv_column_reader_move(struct qv_column_reader **cr, int64_t rg, struct qv_error *err);
 /* Decodes rows [start, start + n) of the row group into `out`, a released
- * ArrowArray that on success owns an array of the column's type (buffers
+ * ArrowArray that on success owns an array of qv_column_reader_field's type (buffers
  * charged to the column reader's reservation, which must outlive it). */
 QV_API int qv_column_reader_read(struct qv_column_reader *cr, int64_t start, int64_t n,
                           struct ArrowArray *out, struct qv_error *err);
 /* Decodes the rows at `rows` (strictly increasing, row-group relative). */
 QV_API int qv_column_reader_take(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
                           struct ArrowArray *out, struct qv_error *err);
-/* Same into a node of an existing owned array tree shaped like the column
- * (qv_owned_array_create), so several columns can fill one struct batch.
+/* Same into a node of an existing owned array tree shaped like
+ * qv_column_reader_field (qv_owned_array_create), so several columns can fill one struct batch.
  * `tree_r` is the reservation the tree was created with; it may differ from
  * the column reader's (a scan decodes with a worker's reservation into a
  * batch's own), and both must belong to the calling thread. */
@@ -321,6 +343,35 @@ QV_API int qv_reader_read_row_group(const struct qv_reader *reader, int64_t rg, 
 QV_API int qv_reader_export_schema(const struct qv_reader *reader, const int32_t *columns,
                             int32_t n_columns, struct qv_reservation *r, struct ArrowSchema *out,
                             struct qv_error *err);
+
+/* Statistics as Arrow data, in the layout of Arrow's statistics schema
+ * (experimental in the Arrow format docs; docs/statistics.md):
+ *   struct<column: int32 (nullable),
+ *          statistics: map<key: dictionary<values: utf8, indices: int32>,
+ *                          items: dense_union<...>> (not nullable)>
+ * Row 0 has a null column and ARROW:row_count:exact; then one row per field
+ * of the schema in depth-first pre-order (the reader's node numbering, which
+ * is Arrow IPC's column numbering), with ARROW:null_count:exact and, where
+ * the footer has them, ARROW:min_value / ARROW:max_value, ":exact" or
+ * ":approximate" (a truncated string bound: the approximate min is at most
+ * the true min, the approximate max at least the true max). Union member 0
+ * is int64 (the counts); bounds are int64 (signed integers), uint64
+ * (unsigned), float64 (floats; NaN is the max when the column holds NaN),
+ * bool, date32, timestamp and decimal128 as the column, utf8 or binary.
+ *
+ * row_group selects one row group, or -1 for the whole file: counts are
+ * summed and bounds are the min of the mins and the max of the maxes; a
+ * bound is left out when some row group with values has none.
+ *
+ * On success each of schema_out and array_out owns its memory, charged to a
+ * reservation of its own in the reader's pool and freed by its release
+ * (either may be released first, on any thread); both outlive the reader but
+ * not the pool. On failure both are released (release == NULL). EINVAL for
+ * a NULL argument or a row group out of range; ENOMEM. Safe to call from
+ * several threads at once on one reader. */
+QV_API int qv_reader_export_statistics(const struct qv_reader *reader, int64_t row_group,
+                                       struct ArrowSchema *schema_out,
+                                       struct ArrowArray *array_out, struct qv_error *err);
 
 #ifdef __cplusplus
 }

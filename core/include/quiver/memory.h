@@ -99,20 +99,12 @@ struct qv_pool_stats {
 QV_API void qv_pool_get_stats(const struct qv_pool *pool, struct qv_pool_stats *out);
 QV_API const char *qv_pool_name(const struct qv_pool *pool);
 
-/* ---- Fault injection, for tests ----
- * Fail the Nth (1-based) allocation made through this pool (qv_alloc,
- * qv_realloc growth, and internal allocations of reservations), or the Nth
- * host acquire (which then grants 0). 0 disables. Counting starts at the call. */
-QV_API void qv_pool_inject_alloc_failure(struct qv_pool *pool, uint64_t nth);
-QV_API void qv_pool_inject_acquire_failure(struct qv_pool *pool, uint64_t nth);
-/* Allocations made through the pool since creation: the sum of every
- * reservation's counter. Exact when the reservations are quiescent (tests,
- * benchmarks); it reads counters their owners update without atomics. */
-QV_API uint64_t qv_pool_alloc_count(const struct qv_pool *pool);
 /* Bytes charged through the pool now: the sum of every live reservation's
  * `used` (what qv_alloc handed out, padded to 64, plus direct grows). Exact
- * when the reservations are quiescent, like qv_pool_alloc_count; compare it
- * with stats.reserved to see the slack. */
+ * when the reservations are quiescent (it reads counters their owners update
+ * without atomics); compare it with stats.reserved to see the slack. The
+ * test knobs (failure injection, allocation count) are internal:
+ * core/src/memory/memory_testing.h. */
 QV_API uint64_t qv_pool_used(const struct qv_pool *pool);
 
 /* ---- Reservations ---- */
@@ -156,6 +148,9 @@ QV_API int qv_reservation_create(struct qv_pool *pool, const struct qv_reservati
 QV_API void qv_reservation_destroy(struct qv_reservation *r);
 QV_API const char *qv_reservation_name(const struct qv_reservation *r);
 
+/* The out-of-line halves of the inline functions below: exported because
+ * those inline functions call them from the user's code, but not for direct
+ * use (the qv__ prefix says so; their contract is the inline callers'). */
 QV_API int qv__reservation_grow_slow(struct qv_reservation *r, uint64_t bytes, int try_only,
                               struct qv_error *err);
 QV_API void qv__reservation_shrink_slow(struct qv_reservation *r);
@@ -222,7 +217,7 @@ static inline struct qv_pool *qv_reservation_pool(const struct qv_reservation *r
  * memory pools, so no header is stored next to the data. */
 
 /* Returns a block owned by the caller (free with qv_free), or NULL with
- * ENOMEM in err when the budget or malloc fails (or a failure is injected);
+ * ENOMEM in err when the budget or malloc fails (or a test injected a failure);
  * nothing is charged then. A size of 0 is treated as 1 (a valid, freeable
  * block), so a NULL return always means failure. */
 QV_API void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err);

@@ -40,6 +40,7 @@ extern "C" {
  *              | operand                        a bool column, TRUE, FALSE, NULL
  *   operand   := column | literal
  *   column    := name ('.' name)*               nested struct fields: a.b.c
+ *                (resolved by the one name rule of arrow.h, "Field paths")
  *   name      := letter (letter | digit | '$')*  |  "quoted ""name"""  |  `quoted`
  *                (letters: A-Z a-z _ and any byte >= 0x80, so UTF-8 names work)
  *   literal   := NULL | TRUE | FALSE | ['-'|'+'] number | NaN | Infinity | Inf
@@ -413,7 +414,9 @@ struct qv_scan_options {
      * the order of first appearance of their top-level column; a struct
      * keeps only the fields asked for (in schema order), and only those are
      * read. Paths into the same column merge; a path below a selected
-     * ancestor adds nothing. NULL = `columns` decides. */
+     * ancestor adds nothing. A map keeps both key and value (a side no path
+     * reaches is kept whole). A bad column or child index is EINVAL naming
+     * the path. NULL = `columns` decides. */
     const struct qv_column_path *paths;
     int32_t n_paths;
     unsigned cast;            /* enum qv_cast flags; 0 = types as stored */
@@ -457,6 +460,14 @@ QV_API int qv_scan_cancel(struct ArrowArrayStream *stream);
  * interrupts (Ctrl-C) while a slow scan produces nothing. EINVAL when
  * `stream` is not an open scan stream. */
 QV_API int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
+
+/* The error record of the last failed call on a scan stream (get_schema or
+ * get_next): code, kind (base.h: CORRUPT for bytes that failed a check, IO
+ * for a failed read, ...) and the message get_last_error returns. A cleared
+ * record when nothing failed. Called by the thread that owns the stream,
+ * after the call that failed. EINVAL when `stream` is not an open scan
+ * stream (streams of the file layer are scan streams). */
+QV_API int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *out);
 
 struct qv_scan_stats {
     int64_t row_groups_total, row_groups_pruned;

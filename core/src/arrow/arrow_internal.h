@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 
+#include "base/limits.h"
 #include "quiver/arrow.h"
 
 /* A dotted field path ("tags.item") built while walking a tree, for
@@ -40,8 +41,9 @@ bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision);
 
 /* ---- Schema trees (schema.c) ---- */
 
-/* Deeper nesting is refused: walks recurse, and no real schema comes close. */
-#define QV__MAX_DEPTH 64
+/* Schemas nest at most QV__MAX_NESTING levels below the root (base/limits.h,
+ * the format's limit): walks recurse, and what the Arrow layer accepts is
+ * what a file can hold. */
 
 /* A bump allocator over one block: a pass with base == NULL measures (every
  * take returns NULL), a second pass over the allocated block fills. */

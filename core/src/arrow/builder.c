@@ -82,9 +82,9 @@ static size_t padded(size_t n) { return qv_align_up(n ? n : 1); }
 /* ---- messages and poisoning ---- */
 
 const char *qv__appender_path(const struct qv_appender *a, char *buf, size_t cap) {
-    const struct qv_appender *chain[QV__MAX_DEPTH + 2];
+    const struct qv_appender *chain[QV__MAX_NESTING + 2];
     int n = 0;
-    for (const struct qv_appender *p = a; p && p->parent && n < QV__MAX_DEPTH + 2; p = p->parent)
+    for (const struct qv_appender *p = a; p && p->parent && n < QV__MAX_NESTING + 2; p = p->parent)
         chain[n++] = p;
     struct qv__path path;
     qv__path_init(&path);

@@ -81,9 +81,9 @@ const char *qv_type_name(enum qv_type type) {
 int qv__field_check_node(const struct qv_field *f, const struct qv__path *path, int depth,
                          struct qv_error *err) {
     const char *where = qv__path_str(path);
-    if (depth > QV__MAX_DEPTH)
+    if (depth > QV__MAX_NESTING)
         return qv_error_set(err, EINVAL, "schema: field '%s': nesting deeper than %d levels",
-                            where, QV__MAX_DEPTH);
+                            where, QV__MAX_NESTING);
     if ((unsigned)f->type >= QV_TYPE_COUNT_)
         return qv_error_set(err, EINVAL, "schema: field '%s': unknown type %d", where,
                             (int)f->type);

@@ -231,9 +231,9 @@ static int import_node(struct qv__arena *a, struct qv_field *dst, const struct A
         return qv_error_set(err, EINVAL,
                             "schema import: field '%s': ArrowSchema is released (moved or freed)",
                             where);
-    if (depth > QV__MAX_DEPTH)
+    if (depth > QV__MAX_NESTING)
         return qv_error_set(err, EINVAL, "schema import: field '%s': nesting deeper than %d levels",
-                            where, QV__MAX_DEPTH);
+                            where, QV__MAX_NESTING);
     if (!src->format)
         return qv_error_set(err, EINVAL, "schema import: field '%s': NULL format", where);
     struct qv_field f = {0};

@@ -29,7 +29,11 @@ static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out
     if (rc) {
         qv_arrow_schema_release(out);
         if (!st->last.code) qv_error_set(&st->last, rc, "stream get_schema failed (%s)", qv_errno_name(rc));
-        st->last.code = rc;
+        /* The returned code wins; a kind recorded for another code goes with it. */
+        if (st->last.code != rc) {
+            st->last.code = rc;
+            st->last.kind = qv_error_kind_of(rc);
+        }
     }
     return rc;
 }
@@ -44,7 +48,11 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
     if (rc) {
         qv_arrow_array_release(out);
         if (!st->last.code) qv_error_set(&st->last, rc, "stream get_next failed (%s)", qv_errno_name(rc));
-        st->last.code = rc;
+        /* The returned code wins; a kind recorded for another code goes with it. */
+        if (st->last.code != rc) {
+            st->last.code = rc;
+            st->last.kind = qv_error_kind_of(rc);
+        }
     }
     return rc;
 }

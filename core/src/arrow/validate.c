@@ -192,7 +192,7 @@ static int validate_node(struct vctx *v, const struct ArrowArray *a, const struc
                          int depth) {
     if (!a) return fail(v, "ArrowArray is NULL");
     if (!a->release) return fail(v, "ArrowArray is released (moved or freed)");
-    if (depth > QV__MAX_DEPTH) return fail(v, "nesting deeper than %d levels", QV__MAX_DEPTH);
+    if (depth > QV__MAX_NESTING) return fail(v, "nesting deeper than %d levels", QV__MAX_NESTING);
     if (a->length < 0 || a->offset < 0 || a->null_count < -1)
         return fail(v, "negative length %lld, offset %lld or null_count %lld", (long long)a->length,
                     (long long)a->offset, (long long)a->null_count);

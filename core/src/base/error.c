@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
 #include "quiver/base.h"
 
 void qv_error_clear(struct qv_error *err) {
@@ -132,4 +133,27 @@ const char *qv_errno_name(int code) {
     case ESTALE: return "ESTALE";
     default: return "E?";
     }
+}
+
+/* ---- corrupt input (base/corrupt.h) ---- */
+
+int qv__corrupt_setv(struct qv_error *err, const char *fmt, va_list ap) {
+    if (!err) return EIO;
+    return error_vset(err, EIO, QV_ERROR_CORRUPT, fmt, ap);
+}
+
+int qv__corrupt_set(struct qv_error *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = qv__corrupt_setv(err, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int qv__corrupt_mark(struct qv_error *err) {
+    if (err) {
+        err->code = EIO;
+        err->kind = QV_ERROR_CORRUPT;
+    }
+    return EIO;
 }

@@ -1,8 +1,8 @@
-/* Thin POSIX thread wrappers, so the rest of the library names one API. */
+/* Thin POSIX thread wrappers (base/thread.h), and the CPU count and clock of base.h. */
 #include <time.h>
 #include <unistd.h>
 
-#include "quiver/base.h"
+#include "base/thread.h"
 
 int qv_mutex_init(qv_mutex *m) { return pthread_mutex_init(m, NULL); }
 void qv_mutex_destroy(qv_mutex *m) { pthread_mutex_destroy(m); }

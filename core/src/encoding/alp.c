@@ -346,3 +346,79 @@ int qv__alprd_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
     qv__stack_release(&d->stack, mk);
     return rc;
 }
+
+/* ---- Records: alp and alp_rd ---- */
+
+/* Floats. Params: exponent e, factor f (0 <= f <= e <= 18 for f64, 10 for
+ * f32); child 0: integer digits (u64 for f64, u32 for f32); child 1:
+ * exception positions (u32, increasing); child 2: exception values. */
+static int alp_validate(const struct qv__node *nd, struct qv_error *err) {
+    const int pt = nd->pt;
+    const int64_t n = nd->count;
+    int rc;
+    if (!qv__pt_is_float(pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(pt));
+    if ((rc = qv__want_shape(nd, 2, 0, 3, err))) return rc;
+    int64_t emax = pt == QV__PT_F64 ? 18 : 10;
+    if (nd->params[0] < 0 || nd->params[0] > emax || nd->params[1] < 0 ||
+        nd->params[1] > nd->params[0])
+        return qv__corrupt(err, nd, "exponent %lld / factor %lld", (long long)nd->params[0],
+                           (long long)nd->params[1]);
+    if ((rc = qv__want_child(nd, 0, pt == QV__PT_F64 ? QV__PT_U64 : QV__PT_U32, n, err)))
+        return rc;
+    if ((rc = qv__want_child(nd, 1, QV__PT_U32, -1, err))) return rc;
+    if (nd->child[1]->count > n)
+        return qv__corrupt(err, nd, "%lld exceptions for %lld values",
+                           (long long)nd->child[1]->count, (long long)n);
+    return qv__want_child(nd, 2, pt, nd->child[1]->count, err);
+}
+
+static int alp_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_float(s->pt)) return qv__enc_unsupported(e, QV_ENC_ALP, s->pt);
+    struct qv__alp_choice c;
+    if (!s->alp) qv__alp_choose(s->raw, s->n, s->pt, &c);
+    return qv__alp_encode(e, s->raw, s->n, s->pt, s->depth, s->alp ? s->alp : &c, out);
+}
+
+const struct qv__encoding qv__enc_alp = {
+    .id = QV_ENC_ALP,
+    .name = "alp",
+    .decode_cost = 3,
+    .dec_word = qv__alp_dec,
+    .validate = alp_validate,
+    .build = alp_build,
+    .params = {"e", "f"},
+    .children = {"digits", "exc_positions", "exc_values"},
+};
+
+/* Floats. Param 0: right bits (bits - 16 <= r < bits); child 0: left parts
+ * (u16); child 1: right parts (u64 for f64, u32 for f32). */
+static int alprd_validate(const struct qv__node *nd, struct qv_error *err) {
+    const int pt = nd->pt;
+    int rc;
+    if (!qv__pt_is_float(pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(pt));
+    if ((rc = qv__want_shape(nd, 1, 0, 2, err))) return rc;
+    int64_t bits = pt == QV__PT_F64 ? 64 : 32;
+    if (nd->params[0] < bits - 16 || nd->params[0] >= bits)
+        return qv__corrupt(err, nd, "right bits %lld", (long long)nd->params[0]);
+    if ((rc = qv__want_child(nd, 0, QV__PT_U16, nd->count, err))) return rc;
+    return qv__want_child(nd, 1, pt == QV__PT_F64 ? QV__PT_U64 : QV__PT_U32, nd->count, err);
+}
+
+static int alprd_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_float(s->pt)) return qv__enc_unsupported(e, QV_ENC_ALP_RD, s->pt);
+    struct qv__alprd_choice c;
+    if (!s->alprd) qv__alprd_choose(s->raw, s->n, s->pt, &c);
+    return qv__alprd_encode(e, s->raw, s->n, s->pt, s->depth,
+                            (s->alprd ? s->alprd : &c)->right_bits, out);
+}
+
+const struct qv__encoding qv__enc_alp_rd = {
+    .id = QV_ENC_ALP_RD,
+    .name = "alp_rd",
+    .decode_cost = 4,
+    .dec_word = qv__alprd_dec,
+    .validate = alprd_validate,
+    .build = alprd_build,
+    .params = {"right_bits"},
+    .children = {"left", "right"},
+};

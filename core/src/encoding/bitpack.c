@@ -275,3 +275,45 @@ oom:
     qv__stack_release(&d->stack, mk);
     return err ? err->code : ENOMEM;
 }
+
+/* ---- Record ----
+ * Dispatch around the kernels above: the record's decoder is a node-level
+ * entry (one call per range); the loops stay in qv__bitpack_dec. */
+
+/* Integers. Param 0: the bit width w, 0..8 x width. Buffer 0: the packed
+ * vectors, exactly qv__bitpack_bytes(count, w). */
+static int bitpack_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 1, 1, 0, err))) return rc;
+    if (nd->params[0] < 0 || nd->params[0] > (int64_t)nd->width * 8)
+        return qv__corrupt(err, nd, "bit width %lld for %s values", (long long)nd->params[0],
+                           qv__pt_name(nd->pt));
+    uint64_t need = qv__bitpack_bytes(nd->count, (unsigned)nd->params[0]);
+    if (nd->buf_len[0] != need)
+        return qv__corrupt(err, nd,
+                           "packed buffer holds %llu bytes, %lld values at width %lld need %llu",
+                           (unsigned long long)nd->buf_len[0], (long long)nd->count,
+                           (long long)nd->params[0], (unsigned long long)need);
+    return 0;
+}
+
+static int bitpack_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                            void *out, struct qv_error *err) {
+    return qv__bitpack_dec(d, nd, start, n, out, 0, err);
+}
+
+static int bitpack_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_BITPACK, s->pt);
+    return qv__bitpack_encode(e, s->u64, s->n, s->pt, qv__bits(s->s->umax), out);
+}
+
+const struct qv__encoding qv__enc_bitpack = {
+    .id = QV_ENC_BITPACK,
+    .name = "bitpack",
+    .decode_cost = 1,
+    .dec_word = bitpack_dec_word,
+    .validate = bitpack_validate,
+    .build = bitpack_build,
+    .params = {"w"},
+};

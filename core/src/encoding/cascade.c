@@ -16,13 +16,17 @@
 
 #include "encoding/enc_internal.h"
 
-/* Relative decode cost, in percent of size a candidate must save to win. */
-static const double decode_cost[QV_ENC_COUNT] = {
-    [QV_ENC_PLAIN] = 0, [QV_ENC_CONSTANT] = 0, [QV_ENC_BITPACK] = 1, [QV_ENC_FOR] = 1,
-    [QV_ENC_DELTA] = 2, [QV_ENC_ZIGZAG] = 2,   [QV_ENC_DICT] = 2,    [QV_ENC_RLE] = 1,
-    [QV_ENC_SPARSE] = 2, [QV_ENC_ALP] = 3,     [QV_ENC_ALP_RD] = 4,  [QV_ENC_FSST] = 4,
-    [QV_ENC_LZ4] = 5,    [QV_ENC_ZSTD] = 8,
-};
+/* Score factor of an encoding: its record's decode cost, in percent of
+ * size a candidate must save to win. Only ids with a record get here. */
+static double cost_factor(int enc) {
+    return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost;
+}
+
+/* Whether `enc` compresses finished subtrees in frames (zstd, lz4). */
+static int is_frames(int enc) {
+    const struct qv__encoding *c = enc > 0 ? qv__encoding_of((unsigned)enc) : NULL;
+    return c && (c->flags & QV__ENC_FRAMES);
+}
 
 struct cand {
     int enc;
@@ -38,7 +42,7 @@ static void add(struct cands *c, const struct qv__enc *e, int enc, double est) {
     if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return;
     c->v[c->n].enc = enc;
     c->v[c->n].est = est;
-    c->v[c->n].score = est * (1.0 + 0.01 * decode_cost[enc]);
+    c->v[c->n].score = est * cost_factor(enc);
     c->n++;
 }
 
@@ -55,9 +59,18 @@ static int next_best(struct cands *c) {
 
 static double packed(int64_t n, unsigned w) { return (double)qv__bitpack_bytes(n, w) + 24; }
 
-static int unsupported(struct qv__enc *e, int enc, int pt) {
+int qv__enc_unsupported(struct qv__enc *e, int enc, int pt) {
     return qv_error_set(e->err, EINVAL, "encode: %s cannot encode %s values",
                         qv_encoding_name(enc), qv__pt_name(pt));
+}
+
+/* Builds candidate `enc` through its record. */
+static int build(struct qv__enc *e, int enc, struct qv__src *src, int forced,
+                 struct qv__enode **out) {
+    const struct qv__encoding *c = qv__encoding_of((unsigned)enc);
+    if (!c || !c->build) return qv__enc_unsupported(e, enc, src->pt);
+    src->forced = forced;
+    return c->build(e, src, out);
 }
 
 /* Replaces a built node by plain when plain is smaller. */
@@ -87,18 +100,18 @@ static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
     return 0;
 }
 
-/* Compact mode: tries zstd and lz4 over a finished tree. */
+/* Compact mode: tries every frame compressor (zstd, lz4) over a finished
+ * tree. Highest id first, so lz4 is tried before zstd as it always was. */
 static int try_general(struct qv__enc *e, struct qv__enode **nd) {
-    double best = (double)(*nd)->size * (1.0 + 0.01 * decode_cost[(*nd)->enc]);
+    double best = (double)(*nd)->size * cost_factor((*nd)->enc);
     struct qv__enode *chosen = NULL;
-    static const int codecs[2] = {QV_ENC_LZ4, QV_ENC_ZSTD};
-    for (int i = 0; i < 2; i++) {
-        if (!qv__allowed(e, codecs[i])) continue;
+    for (int enc = (int)qv__encoding_slots() - 1; enc > 0; enc--) {
+        if (!is_frames(enc) || !qv__allowed(e, enc)) continue;
         struct qv__enode *w;
-        int rc = qv__general_wrap(e, codecs[i], *nd, 0, &w);
+        int rc = qv__general_wrap(e, enc, *nd, 0, &w);
         if (rc == QV__DECLINED) continue;
         if (rc) return rc;
-        double s = (double)w->size * (1.0 + 0.01 * decode_cost[codecs[i]]);
+        double s = (double)w->size * cost_factor(enc);
         if (s < best) {
             if (chosen) qv__enode_drop(e, chosen);
             chosen = w;
@@ -112,7 +125,7 @@ static int try_general(struct qv__enc *e, struct qv__enode **nd) {
 }
 
 static int finish_root(struct qv__enc *e, int depth, int force, struct qv__enode **nd) {
-    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) return wrap_forced(e, force, nd);
+    if (is_frames(force)) return wrap_forced(e, force, nd);
     if (depth == 0 && e->compact) return try_general(e, nd);
     return 0;
 }
@@ -129,55 +142,6 @@ static int int_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_word(e, c->v, c->n, c->pt, out);
 }
 
-static int build_int(struct qv__enc *e, int enc, const uint64_t *v, int64_t n, int pt, int depth,
-                     const struct qv__istats *s, int forced, struct qv__enode **out) {
-    const unsigned w = qv__pt_width(pt);
-    switch (enc) {
-    case QV_ENC_PLAIN: return qv__plain_encode_word(e, v, n, pt, out);
-    case QV_ENC_CONSTANT: {
-        if (s->umin != s->umax)
-            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
-        uint8_t b[8] = {0};
-        uint64_t x = n ? v[0] : 0;
-        qv__narrow(&x, w, 1, b);
-        return qv__constant_encode(e, pt, w, n, b, w, out);
-    }
-    case QV_ENC_BITPACK: return qv__bitpack_encode(e, v, n, pt, qv__bits(s->umax), out);
-    case QV_ENC_FOR:
-        if (forced) {
-            /* A forced FOR stays a FOR node even with a zero reference. */
-            struct qv__istats t = *s;
-            uint64_t ref;
-            qv__istats_for_bits(s, &ref);
-            if (ref == 0) {
-                struct qv__enode *nd = qv__enode_new(e, QV_ENC_FOR, pt, w, n);
-                if (!nd) return ENOMEM;
-                int rc = qv__bitpack_encode(e, v, n, pt, qv__istats_for_bits(&t, &ref), &nd->child[0]);
-                if (rc) return rc;
-                nd->nparams = 1;
-                nd->nchildren = 1;
-                qv__enode_finish(nd);
-                *out = nd;
-                return 0;
-            }
-        }
-        return qv__for_encode(e, v, n, pt, s, out);
-    case QV_ENC_DELTA: return qv__delta_encode(e, v, n, pt, depth, out);
-    case QV_ENC_ZIGZAG: return qv__zigzag_encode(e, v, n, pt, depth, out);
-    case QV_ENC_DICT: {
-        /* Room for twice the sampled distinct count; a dictionary that
-         * grows beyond it is declined (the estimate was wrong). */
-        double est = qv__distinct_estimate(n, s->sample_n, s->sample_distinct, s->half_n, s->half_distinct);
-        int64_t max_dict = forced ? n : 2 * (int64_t)est + 1024;
-        if (!forced && max_dict > n / 2 + 1) max_dict = n / 2 + 1;
-        return qv__dict_encode_word(e, v, n, pt, depth, max_dict, out);
-    }
-    case QV_ENC_RLE: return qv__rle_encode_word(e, v, n, pt, depth, out);
-    case QV_ENC_SPARSE: return qv__sparse_encode_word(e, v, n, pt, depth, s->top_value, out);
-    default: return unsupported(e, enc, pt);
-    }
-}
-
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                     int force, struct qv__enode **out) {
     const unsigned w = qv__pt_width(pt);
@@ -185,11 +149,12 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
     qv__istats_compute(v, n, w * 8, &s);
     int rc = qv__istats_sample(e, v, n, &s);
     if (rc) return rc;
+    struct qv__src src = {.pt = pt, .width = w, .n = n, .depth = depth, .u64 = v, .s = &s};
     if (force != QV_ENC_AUTO) {
-        if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4)
+        if (is_frames(force))
             rc = qv__cascade_int(e, v, n, pt, depth, QV_ENC_AUTO, out);
         else
-            rc = build_int(e, force, v, n, pt, depth, &s, 1, out);
+            rc = build(e, force, &src, 1, out);
         return rc ? rc : finish_root(e, depth, force, out);
     }
     const double plain = (double)n * w + 16;
@@ -228,7 +193,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        rc = build_int(e, enc, v, n, pt, depth, &s, 0, out);
+        rc = build(e, enc, &src, 0, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         if (rc) return rc;
         rc = keep_smaller(e, out, (uint64_t)plain + 64, int_plain, &ic);
@@ -251,7 +216,7 @@ static int float_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
 int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int depth, int force,
                       struct qv__enode **out) {
     const unsigned w = qv__pt_width(pt);
-    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+    if (is_frames(force)) {
         int rc = qv__cascade_float(e, v, n, pt, depth, QV_ENC_AUTO, out);
         return rc ? rc : finish_root(e, depth, force, out);
     }
@@ -266,6 +231,9 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
     struct cands c = {.n = 0};
     const double plain = (double)n * w + 16;
     const int nested = depth < e->max_depth;
+    /* Word encoders see the bit patterns: exact for NaN and -0.0. */
+    struct qv__src src = {.pt = pt, .width = w, .n = n, .depth = depth, .u64 = bits, .s = &s,
+                          .raw = v};
     if (rc) goto out;
     if (force == QV_ENC_AUTO) {
         add(&c, e, QV_ENC_PLAIN, plain);
@@ -273,10 +241,12 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
         if (n > 0 && nested) {
             if (qv__allowed(e, QV_ENC_ALP)) {
                 qv__alp_choose(v, n, pt, &alp);
+                src.alp = &alp;
                 add(&c, e, QV_ENC_ALP, alp.est_bytes);
             }
             if (qv__allowed(e, QV_ENC_ALP_RD)) {
                 qv__alprd_choose(v, n, pt, &rd);
+                src.alprd = &rd;
                 add(&c, e, QV_ENC_ALP_RD, rd.est_bytes);
             }
             if (s.runs * 2 <= n)
@@ -292,8 +262,6 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
             }
         }
     } else {
-        if (force == QV_ENC_ALP) qv__alp_choose(v, n, pt, &alp);
-        if (force == QV_ENC_ALP_RD) qv__alprd_choose(v, n, pt, &rd);
         c.v[0].enc = force;
         c.n = 1;
     }
@@ -301,19 +269,7 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        switch (enc) {
-        case QV_ENC_PLAIN: rc = float_plain(e, &fc, out); break;
-        case QV_ENC_ALP: rc = qv__alp_encode(e, v, n, pt, depth, &alp, out); break;
-        case QV_ENC_ALP_RD: rc = qv__alprd_encode(e, v, n, pt, depth, rd.right_bits, out); break;
-        case QV_ENC_CONSTANT:
-        case QV_ENC_DICT:
-        case QV_ENC_RLE:
-        case QV_ENC_SPARSE:
-            /* Bit patterns through the word encoders: exact for NaN and -0.0. */
-            rc = build_int(e, enc, bits, n, pt, depth, &s, force != QV_ENC_AUTO, out);
-            break;
-        default: rc = unsupported(e, enc, pt); break;
-        }
+        rc = build(e, enc, &src, force != QV_ENC_AUTO, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         if (rc) goto out;
         if (force == QV_ENC_AUTO) rc = keep_smaller(e, out, (uint64_t)plain + 64, float_plain, &fc);
@@ -340,11 +296,12 @@ static int bool_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
 int qv__cascade_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int depth, int force,
                      struct qv__enode **out) {
     struct bool_ctx bc = {bits, n, depth == 0};
-    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+    if (is_frames(force)) {
         int rc = qv__cascade_bool(e, bits, n, depth, QV_ENC_AUTO, out);
         return rc ? rc : finish_root(e, depth, force, out);
     }
     int64_t ones = qv_bits_count(bits, 0, n);
+    struct qv__src src = {.pt = QV__PT_BOOL, .n = n, .depth = depth, .bits = bits, .ones = ones};
     struct cands c = {.n = 0};
     const double plain = (double)(n + 7) / 8 + 16;
     if (force == QV_ENC_AUTO) {
@@ -370,21 +327,7 @@ int qv__cascade_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int dept
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        int rc;
-        switch (enc) {
-        case QV_ENC_PLAIN: rc = bool_plain(e, &bc, out); break;
-        case QV_ENC_CONSTANT:
-            if (ones != 0 && ones != n)
-                return qv_error_set(e->err, EINVAL, "encode: constant needs equal booleans");
-            {
-                uint8_t b = ones != 0;
-                rc = qv__constant_encode(e, QV__PT_BOOL, 0, n, &b, 1, out);
-            }
-            break;
-        case QV_ENC_SPARSE: rc = qv__sparse_encode_bool(e, bits, n, depth, out); break;
-        case QV_ENC_RLE: rc = qv__rle_encode_bool(e, bits, n, depth, out); break;
-        default: return unsupported(e, enc, QV__PT_BOOL);
-        }
+        int rc = build(e, enc, &src, force != QV_ENC_AUTO, out);
         if (rc) return rc;
         if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bool_plain, &bc)))
             return rc;
@@ -457,24 +400,6 @@ static int bin_all_equal(const uint64_t *off, const uint8_t *data, int64_t n) {
 }
 
 #define ZSTD_SAMPLE_MIN (64 << 10)
-#define ZSTD_FRAME_VALUES (16 * QV__VEC) /* random access decompresses ~16K values */
-
-/* One frame of plain strings, offsets rebased to the frame. */
-static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
-                     struct qv__enode **out, int *owned) {
-    struct bin_ctx *c = ctx;
-    *owned = 1;
-    uint64_t *off = qv__mem_alloc(&e->mem, (size_t)(n + 1) * 8, e->err);
-    if (!off) return ENOMEM;
-    for (int64_t i = 0; i <= n; i++) off[i] = c->off[start + i] - c->off[start];
-    /* Copied, not borrowed: the compressor drops each frame's node as soon as
-     * it is serialized, and dropping frees buffers that are arena blocks, so
-     * borrowing the first frame of an arena-held input (a dictionary's
-     * distinct strings) would free that input while later frames read it. */
-    int rc = qv__plain_encode_bin(e, off, c->data + c->off[start], n, c->depth + 1, 0, out);
-    qv__mem_free(&e->mem, off);
-    return rc;
-}
 #define ZSTD_SAMPLE_PART (16 << 10)
 #define ZSTD_MARGIN 1.2 /* zstd must be 20% smaller (beyond its decode cost) */
 
@@ -498,7 +423,7 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
 
 int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
                     int depth, int force, struct qv__enode **out) {
-    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+    if (is_frames(force)) {
         int rc = qv__cascade_bin(e, off, data, n, depth, QV_ENC_AUTO, out);
         return rc ? rc : finish_root(e, depth, force, out);
     }
@@ -516,6 +441,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     struct qv__fsst_table *fsst = NULL;
     int rc = 0, equal = n > 0 && bin_all_equal(off, data, n);
     struct bin_ctx bc = {off, data, n, depth};
+    struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
     if (force == QV_ENC_AUTO) {
         add(&c, e, QV_ENC_PLAIN, plain);
         if (equal) add(&c, e, QV_ENC_CONSTANT, (double)maxlen + 16);
@@ -534,6 +460,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
             qv__allowed(e, QV_ENC_FSST)) {
             if ((rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
+            src.fsst = fsst;
             double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
             add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
         }
@@ -545,31 +472,13 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             add(&c, e, QV_ENC_ZSTD, ((double)total * ratio + offsets_est + 64) * ZSTD_MARGIN);
         }
     } else {
-        if (force == QV_ENC_CONSTANT && !equal && n > 0)
-            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
-        if (force == QV_ENC_FSST && (rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
         c.v[0].enc = force;
         c.n = 1;
     }
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        switch (enc) {
-        case QV_ENC_PLAIN: rc = bin_plain(e, &bc, out); break;
-        case QV_ENC_CONSTANT:
-            rc = qv__constant_encode(e, QV__PT_BIN, 0, n, n ? data + off[0] : NULL,
-                                     n ? (size_t)(off[1] - off[0]) : 0, out);
-            break;
-        case QV_ENC_DICT:
-            rc = qv__dict_encode_bin(e, off, data, n, depth, force ? n : n / 2 + 1, out);
-            break;
-        case QV_ENC_FSST: rc = qv__fsst_encode(e, fsst, off, data, n, depth, out); break;
-        case QV_ENC_ZSTD:
-            rc = qv__general_encode(e, QV_ENC_ZSTD, QV__PT_BIN, 0, n, ZSTD_FRAME_VALUES,
-                                    bin_frame, &bc, 0, out);
-            break;
-        default: rc = unsupported(e, enc, QV__PT_BIN); break;
-        }
+        rc = build(e, enc, &src, force != QV_ENC_AUTO, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         break;
     }
@@ -604,7 +513,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
         if (force == QV_ENC_CONSTANT) return qv__constant_encode(e, QV__PT_FIXED, 0, n, v, 0, out);
         return fixed_plain(e, &zc, out);
     }
-    if (force == QV_ENC_ZSTD || force == QV_ENC_LZ4) {
+    if (is_frames(force)) {
         int rc = qv__cascade_fixed(e, v, n, width, depth, QV_ENC_AUTO, out);
         return rc ? rc : finish_root(e, depth, force, out);
     }
@@ -613,6 +522,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
     const double plain = (double)n * width + 16;
     struct cands c = {.n = 0};
     struct fixed_ctx fc = {v, n, width, depth};
+    struct qv__src src = {.pt = QV__PT_FIXED, .width = width, .n = n, .depth = depth, .raw = v};
     int rc = 0;
     if (force == QV_ENC_AUTO) {
         add(&c, e, QV_ENC_PLAIN, plain);
@@ -644,27 +554,13 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
             }
         }
     } else {
-        if (force == QV_ENC_CONSTANT && !equal)
-            return qv_error_set(e->err, EINVAL, "encode: constant needs equal values");
         c.v[0].enc = force;
         c.n = 1;
     }
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        switch (enc) {
-        case QV_ENC_PLAIN: rc = fixed_plain(e, &fc, out); break;
-        case QV_ENC_CONSTANT: {
-            const uint8_t *val = v;
-            if (n == 0 && !(val = qv__mem_calloc(&e->mem, width, e->err))) return ENOMEM;
-            rc = qv__constant_encode(e, QV__PT_FIXED, width, n, val, width, out);
-            break;
-        }
-        case QV_ENC_DICT:
-            rc = qv__dict_encode_fixed(e, v, n, width, depth, force ? n : n / 2 + 1, out);
-            break;
-        default: return unsupported(e, enc, QV__PT_FIXED);
-        }
+        rc = build(e, enc, &src, force != QV_ENC_AUTO, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         if (rc) return rc;
         if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, fixed_plain, &fc)))

@@ -5,6 +5,8 @@
  */
 #include <stddef.h>
 
+#include "base/corrupt.h"
+#include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
 /* Opening a decoder and taking a few rows should cost a single allocation:
@@ -28,55 +30,43 @@ struct qv_decoder {
     _Alignas(QV_ALIGNMENT) uint8_t stack0[DEC_STACK];
 };
 
-/* ---- Dispatch ---- */
+/* ---- Dispatch ----
+ * One indirect call per node and range through the node's record (set and
+ * bounds-checked by the parser); the encodings' loops run inside. A record
+ * without a decoder for the family means the node claims a type its
+ * encoding cannot hold: the shape checks refuse that at open, and this is
+ * the second line. After a decode the output counts are the decoder's own
+ * arithmetic, checked in debug builds. */
 
 int qv__dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
                  struct qv_error *err) {
     if (n <= 0) return 0;
-    switch (nd->enc) {
-    case QV_ENC_PLAIN: return qv__plain_dec_word(d, nd, start, n, out, err);
-    case QV_ENC_CONSTANT: return qv__constant_dec_word(d, nd, start, n, out, err);
-    case QV_ENC_BITPACK: return qv__bitpack_dec(d, nd, start, n, out, 0, err);
-    case QV_ENC_FOR: return qv__for_dec(d, nd, start, n, out, err);
-    case QV_ENC_DELTA: return qv__delta_dec(d, nd, start, n, out, err);
-    case QV_ENC_ZIGZAG: return qv__zigzag_dec(d, nd, start, n, out, err);
-    case QV_ENC_DICT: return qv__dict_dec_word(d, nd, start, n, out, err);
-    case QV_ENC_RLE: return qv__rle_dec_word(d, nd, start, n, out, err);
-    case QV_ENC_SPARSE: return qv__sparse_dec_word(d, nd, start, n, out, err);
-    case QV_ENC_ALP: return qv__alp_dec(d, nd, start, n, out, err);
-    case QV_ENC_ALP_RD: return qv__alprd_dec(d, nd, start, n, out, err);
-    case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return qv__general_dec_word(d, nd, start, n, out, err);
-    default: return qv__corrupt(err, nd, "encoding cannot hold %s values", qv__pt_name(nd->pt));
-    }
+    QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
+    if (!nd->codec->dec_word)
+        return qv__corrupt(err, nd, "encoding cannot hold %s values", qv__pt_name(nd->pt));
+    return nd->codec->dec_word(d, nd, start, n, out, err);
 }
 
 int qv__dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, uint8_t *bits,
                  int64_t bit_off, struct qv_error *err) {
     if (n <= 0) return 0;
-    switch (nd->enc) {
-    case QV_ENC_PLAIN: return qv__plain_dec_bool(d, nd, start, n, bits, bit_off, err);
-    case QV_ENC_CONSTANT: return qv__constant_dec_bool(d, nd, start, n, bits, bit_off, err);
-    case QV_ENC_RLE: return qv__rle_dec_bool(d, nd, start, n, bits, bit_off, err);
-    case QV_ENC_SPARSE: return qv__sparse_dec_bool(d, nd, start, n, bits, bit_off, err);
-    case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return qv__general_dec_bool(d, nd, start, n, bits, bit_off, err);
-    default: return qv__corrupt(err, nd, "encoding cannot hold booleans");
-    }
+    QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
+    if (!nd->codec->dec_bool) return qv__corrupt(err, nd, "encoding cannot hold booleans");
+    return nd->codec->dec_bool(d, nd, start, n, bits, bit_off, err);
 }
 
 int qv__dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                 struct qv__binout *o, struct qv_error *err) {
     if (n <= 0) return 0;
-    switch (nd->enc) {
-    case QV_ENC_PLAIN: return qv__plain_dec_bin(d, nd, start, n, o, err);
-    case QV_ENC_CONSTANT: return qv__constant_dec_bin(d, nd, start, n, o, err);
-    case QV_ENC_DICT: return qv__dict_dec_bin(d, nd, start, n, o, err);
-    case QV_ENC_FSST: return qv__fsst_dec(d, nd, start, n, o, err);
-    case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return qv__general_dec_bin(d, nd, start, n, o, err);
-    default: return qv__corrupt(err, nd, "encoding cannot hold binary values");
-    }
+    QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
+    if (!nd->codec->dec_bin) return qv__corrupt(err, nd, "encoding cannot hold binary values");
+    const int64_t i0 = o->i; /* read by the check below (type-checked in release builds) */
+    int rc = nd->codec->dec_bin(d, nd, start, n, o, err);
+    /* A binary decoder ends exactly one offset per value and never writes
+     * past the capacity it reserved. */
+    QV_DCHECK(rc || o->i == i0 + n);
+    QV_DCHECK(o->size <= o->cap);
+    return rc;
 }
 
 int qv__dec_u64(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, uint64_t *out,
@@ -286,9 +276,11 @@ int qv_decoder_decode_range(struct qv_decoder *dc, int64_t start, int64_t n,
         rc = binout_start(&o, err);
         if (!rc) rc = qv__dec_bin(&dc->d, dc->d.root, start, n, &o, err);
         binout_to(&o, out);
+        /* qv__dec_bin checks this in debug builds; a release build still
+         * refuses to hand out offsets it did not write. */
         if (!rc && o.i != n)
-            rc = qv_error_set(err, EIO, "decode: %lld of %lld binary values produced",
-                              (long long)o.i, (long long)n);
+            rc = qv__corrupt_set(err, "decode: %lld of %lld binary values produced",
+                                 (long long)o.i, (long long)n);
     } else {
         rc = qv__dec_word(&dc->d, dc->d.root, start, n, out->values, err);
     }
@@ -420,6 +412,8 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
         i = j;
     }
     qv__stack_release(&dc->d.stack, mk);
+    /* One offset per requested row, whatever path each group took. */
+    QV_DCHECK(rc || dc->pt != QV__PT_BIN || o.i == n);
     if (dc->pt == QV__PT_BIN) binout_to(&o, out);
     return rc;
 }

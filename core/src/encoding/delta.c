@@ -106,3 +106,31 @@ int qv__delta_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
     qv__stack_release(&d->stack, mk);
     return rc;
 }
+
+/* ---- Record ---- */
+
+/* Integers. Child 0: the first value of each 1024-value vector; child 1:
+ * deltas to the previous value (the slot at a vector start is ignored). */
+static int delta_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 0, 0, 2, err))) return rc;
+    if ((rc = qv__want_child(nd, 0, nd->pt, (nd->count + QV__VEC - 1) >> QV__VEC_SHIFT, err)))
+        return rc;
+    return qv__want_child(nd, 1, nd->pt, nd->count, err);
+}
+
+static int delta_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_DELTA, s->pt);
+    return qv__delta_encode(e, s->u64, s->n, s->pt, s->depth, out);
+}
+
+const struct qv__encoding qv__enc_delta = {
+    .id = QV_ENC_DELTA,
+    .name = "delta",
+    .decode_cost = 2,
+    .dec_word = qv__delta_dec,
+    .validate = delta_validate,
+    .build = delta_build,
+    .children = {"bases", "deltas"},
+};

@@ -556,3 +556,51 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     qv__stack_release(&d->stack, mk);
     return rc;
 }
+
+/* ---- Record ---- */
+
+/* Word, fixed and binary. Child 0: the codes (u32, one per value); child 1:
+ * the dictionary, same type, 1..count values (none for no values). */
+static int dict_validate(const struct qv__node *nd, struct qv_error *err) {
+    const int64_t n = nd->count;
+    int rc;
+    if (nd->pt == QV__PT_BOOL) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 0, 0, 2, err))) return rc;
+    if ((rc = qv__want_child(nd, 0, QV__PT_U32, n, err))) return rc;
+    if ((rc = qv__want_child(nd, 1, nd->pt, -1, err))) return rc;
+    if (nd->child[1]->count > (n > 0 ? n : 0) || (n > 0 && nd->child[1]->count == 0))
+        return qv__corrupt(err, nd, "dictionary of %lld values for %lld codes",
+                           (long long)nd->child[1]->count, (long long)n);
+    return 0;
+}
+
+static int dict_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    const int64_t n = s->n;
+    if (qv__pt_is_word(s->pt)) {
+        /* Room for twice the sampled distinct count; a dictionary that
+         * grows beyond it is declined (the estimate was wrong). */
+        const struct qv__istats *t = s->s;
+        double est = qv__distinct_estimate(n, t->sample_n, t->sample_distinct, t->half_n,
+                                           t->half_distinct);
+        int64_t max_dict = s->forced ? n : 2 * (int64_t)est + 1024;
+        if (!s->forced && max_dict > n / 2 + 1) max_dict = n / 2 + 1;
+        return qv__dict_encode_word(e, s->u64, n, s->pt, s->depth, max_dict, out);
+    }
+    int64_t max_dict = s->forced ? n : n / 2 + 1;
+    if (s->pt == QV__PT_BIN)
+        return qv__dict_encode_bin(e, s->off, s->data, n, s->depth, max_dict, out);
+    if (s->pt == QV__PT_FIXED)
+        return qv__dict_encode_fixed(e, s->raw, n, s->width, s->depth, max_dict, out);
+    return qv__enc_unsupported(e, QV_ENC_DICT, s->pt);
+}
+
+const struct qv__encoding qv__enc_dict = {
+    .id = QV_ENC_DICT,
+    .name = "dict",
+    .decode_cost = 2,
+    .dec_word = qv__dict_dec_word,
+    .dec_bin = qv__dict_dec_bin,
+    .validate = dict_validate,
+    .build = dict_build,
+    .children = {"codes", "values"},
+};

@@ -46,7 +46,10 @@ enum qv__pt {
 #define QV__MAX_PARAMS 8
 #define QV__MAX_BUFS 4
 #define QV__MAX_CHILDREN 4
-#define QV__MAX_DEPTH 16 /* decode-side bound on nesting (zstd subtrees included) */
+/* Deepest node of an encoding tree (root = 0, frame subtrees included):
+ * docs/format.md section 5.2. Not the schema's nesting limit, which is
+ * QV__MAX_NESTING (base/limits.h). */
+#define QV__ENC_MAX_DEPTH 16
 #define QV__VEC 1024
 #define QV__VEC_SHIFT 10
 
@@ -353,6 +356,7 @@ static inline uint64_t qv__bitpack_get(const uint8_t *vec, unsigned w, unsigned 
 struct qv__cache; /* per-node lazily decoded state, defined by users */
 
 struct qv__node {
+    const struct qv__encoding *codec; /* the record of `enc`, set by the parser */
     uint8_t enc, pt, nparams, nbufs, nchildren;
     uint32_t width; /* bytes per value for word and fixed types */
     int64_t count;
@@ -372,7 +376,7 @@ struct qv__node {
  * validating structure and per-encoding shape. */
 int qv__tree_parse(struct qv__mem *m, const uint8_t *p, size_t size, int depth, int inner,
                    uint64_t outer_offset, struct qv__node **out, struct qv_error *err);
-/* EIO with "corrupt <enc> node at byte <off>: ..." */
+/* EIO of kind QV_ERROR_CORRUPT with "corrupt <enc> node at byte <off>: ..." */
 int qv__corrupt(struct qv_error *err, const struct qv__node *nd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -445,7 +449,8 @@ int qv__dec_u64(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
 int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, uint64_t limit,
                        const uint64_t **out, struct qv_error *err);
 
-/* Per-encoding decoders, dispatched from decode.c. */
+/* Per-encoding decoders, named by the encodings' records (some also call
+ * each other: FOR decodes through bitpack, sparse through constant). */
 int qv__plain_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
                        struct qv_error *);
 int qv__plain_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
@@ -496,7 +501,8 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
 struct qv__frame_cache;
 void qv__frame_caches_free(struct qv__frame_cache *c);
 
-/* Per-encoding shape checks, run by the parser on every node. */
+/* Shape checks, run by the parser on every node: the generic limits, then
+ * the record's validate hook. */
 int qv__validate_node(const struct qv__node *nd, struct qv_error *err);
 
 /* Plain copy of bits (any alignment), word at a time. */
@@ -526,6 +532,100 @@ static inline int64_t qv__lower_bound(const uint64_t *a, int64_t n, uint64_t key
     }
     return lo;
 }
+
+/* ---- One record per encoding ----
+ * Everything the library knows about an encoding that is not inside its
+ * own file: its wire id and name, how it decodes each family of physical
+ * types, its shape check, the names `qv inspect` prints, and how the
+ * cascade builds it. Each encoding's file defines its record
+ * (`const struct qv__encoding qv__enc_bitpack = {...}`); registry.c lists
+ * them by id. The parser looks the record up once per node (a bad id is
+ * corruption) and keeps it in qv__node.codec, so a range decode costs one
+ * indirect call per node and range, never one per value. */
+
+/* What the cascade hands an encoding to build: the values of one node in
+ * every form the cascade has them. Which fields are set depends on the
+ * physical type: integers (u64 widened values and stats), floats (the same
+ * over their bit patterns, plus the raw values), bool (bits, ones), binary
+ * (off, data), fixed (raw, width). */
+struct qv__src {
+    int pt;
+    uint32_t width;      /* bytes per value: word and fixed types */
+    int64_t n;
+    int depth;           /* of the node being built (root = 0) */
+    int forced;          /* the caller named this encoding: build it even if poor */
+    const uint64_t *u64; /* integers; floats' bit patterns */
+    const struct qv__istats *s;
+    const void *raw;     /* floats and fixed values as given */
+    const uint8_t *bits; /* bool */
+    int64_t ones;
+    const uint64_t *off; /* binary: n + 1 offsets into data, off[0] == 0 */
+    const uint8_t *data;
+    /* Choices the cascade made while estimating (NULL when not estimated). */
+    const struct qv__alp_choice *alp;
+    const struct qv__alprd_choice *alprd;
+    struct qv__fsst_table *fsst;
+};
+
+typedef int (*qv__dec_word_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
+                               struct qv_error *);
+typedef int (*qv__dec_bool_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,
+                               int64_t, struct qv_error *);
+typedef int (*qv__dec_bin_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t,
+                              struct qv__binout *, struct qv_error *);
+
+struct qv__encoding {
+    uint8_t id;       /* enum qv_encoding: the wire id, never renumbered */
+    const char *name; /* as `qv inspect` and docs/format.md print it */
+    /* Percent of size a candidate must save to beat one of cost 0. */
+    int decode_cost;
+    /* Flags: FRAMES for zstd/lz4 (the node compresses subtrees: the cascade
+     * wraps finished trees in it, inspection expands its first frame);
+     * ZERO_WIDTH when it may hold fixed values of width 0. */
+    unsigned flags;
+    /* Range decoders per family of physical types (word and fixed share
+     * dec_word); NULL where the encoding cannot hold the family. */
+    qv__dec_word_fn dec_word;
+    qv__dec_bool_fn dec_bool;
+    qv__dec_bin_fn dec_bin;
+    /* Shape check of a parsed node (docs/format.md 5.5, "shape"): counts of
+     * parameters, buffers and children, their ranges and children's types.
+     * Runs after the generic checks of validate.c. */
+    int (*validate)(const struct qv__node *nd, struct qv_error *err);
+    /* Builds a node for the values (children through the cascade one level
+     * deeper). EINVAL when the encoding cannot hold src->pt; QV__DECLINED
+     * when it declines (not forced). NULL for FRAMES encodings that only
+     * wrap (qv__general_wrap). */
+    int (*build)(struct qv__enc *e, const struct qv__src *src, struct qv__enode **out);
+    /* Names for inspection; NULL entries print as "p" and "child". */
+    const char *params[QV__MAX_PARAMS];
+    const char *bool_params[QV__MAX_PARAMS]; /* when the node is bool, if different */
+    const char *children[QV__MAX_CHILDREN];
+};
+#define QV__ENC_FRAMES 1u
+#define QV__ENC_ZERO_WIDTH 2u
+
+extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpack, qv__enc_for,
+    qv__enc_delta, qv__enc_zigzag, qv__enc_dict, qv__enc_rle, qv__enc_sparse, qv__enc_alp,
+    qv__enc_alp_rd, qv__enc_fsst, qv__enc_zstd, qv__enc_lz4;
+
+/* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
+ * bounds-checked, so any byte from a file may be passed. */
+const struct qv__encoding *qv__encoding_of(unsigned id);
+/* Number of id slots (one past the largest id). */
+unsigned qv__encoding_slots(void);
+
+/* EINVAL "encode: <enc> cannot encode <type> values", for build hooks. */
+int qv__enc_unsupported(struct qv__enc *e, int enc, int pt);
+
+/* Shape helpers for validate hooks: exact counts of parameters, buffers and
+ * children; child i's type (fixed: the parent's width) and count (-1: any). */
+int qv__want_shape(const struct qv__node *nd, int nparams, int nbufs, int nchildren,
+                   struct qv_error *err);
+int qv__want_child(const struct qv__node *nd, int i, int pt, int64_t count,
+                   struct qv_error *err);
+/* Bytes the node's values take decoded (bool: bits rounded up to bytes). */
+uint64_t qv__node_value_bytes(const struct qv__node *nd);
 
 /* Internal "did not fit" code for encoders that decline (dictionary too
  * large, compression not smaller). Never escapes qv_encode. */

@@ -119,7 +119,7 @@ int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
                             (long long)in->count, (long long)QV_ENC_MAX_COUNT);
     struct qv_encode_options o = {0};
     if (opts) o = *opts;
-    if (o.force < 0 || o.force >= QV_ENC_COUNT)
+    if (o.force < 0 || (o.force != QV_ENC_AUTO && !qv__encoding_of((unsigned)o.force)))
         return qv_error_set(err, EINVAL, "qv_encode: unknown encoding %d", o.force);
     struct qv__enc e;
     memset(&e, 0, sizeof e);
@@ -130,7 +130,7 @@ int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
     e.allowed = (o.allowed ? o.allowed : ~UINT32_C(0)) | QV_ENC_BIT(QV_ENC_PLAIN);
     if (o.force != QV_ENC_AUTO) e.allowed |= QV_ENC_BIT(o.force);
     e.max_depth = o.max_depth > 0 ? o.max_depth : QV_ENC_DEFAULT_DEPTH;
-    if (e.max_depth > QV__MAX_DEPTH - 4) e.max_depth = QV__MAX_DEPTH - 4;
+    if (e.max_depth > QV__ENC_MAX_DEPTH - 4) e.max_depth = QV__ENC_MAX_DEPTH - 4;
     e.compact = o.compact;
     /* Default level: fast (1) where zstd is picked for leaves by the
      * cascade, stronger (3) when the caller asked for compact output. */

@@ -63,3 +63,48 @@ int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
     if (!rc) add_base(out, nd->width, n, ref);
     return rc;
 }
+
+/* ---- Record ---- */
+
+/* Integers. Param 0: the reference; child 0: the residuals, same type and
+ * count. */
+static int for_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 1, 0, 1, err))) return rc;
+    return qv__want_child(nd, 0, nd->pt, nd->count, err);
+}
+
+static int for_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_FOR, s->pt);
+    if (s->forced) {
+        /* A forced FOR stays a FOR node even with a zero reference. */
+        struct qv__istats t = *s->s;
+        uint64_t ref;
+        qv__istats_for_bits(s->s, &ref);
+        if (ref == 0) {
+            struct qv__enode *nd = qv__enode_new(e, QV_ENC_FOR, s->pt, s->width, s->n);
+            if (!nd) return ENOMEM;
+            int rc = qv__bitpack_encode(e, s->u64, s->n, s->pt, qv__istats_for_bits(&t, &ref),
+                                        &nd->child[0]);
+            if (rc) return rc;
+            nd->nparams = 1;
+            nd->nchildren = 1;
+            qv__enode_finish(nd);
+            *out = nd;
+            return 0;
+        }
+    }
+    return qv__for_encode(e, s->u64, s->n, s->pt, s->s, out);
+}
+
+const struct qv__encoding qv__enc_for = {
+    .id = QV_ENC_FOR,
+    .name = "for",
+    .decode_cost = 1,
+    .dec_word = qv__for_dec,
+    .validate = for_validate,
+    .build = for_build,
+    .params = {"ref"},
+    .children = {"residuals"},
+};

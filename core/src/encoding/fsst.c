@@ -470,3 +470,50 @@ done:
     qv__stack_release(&d->stack, mk);
     return rc;
 }
+
+/* ---- Record ----
+ * Dispatch around the kernels above: the record names the node-level
+ * decoder (one call per range); the symbol loops stay in qv__fsst_dec. */
+
+/* Binary. Params: symbol count (0..255), total raw bytes (at most 16 per
+ * code byte); buffer 0: symbol table (nsym lengths 1..16, then the
+ * symbols' bytes); buffer 1: codes; child 0: n + 1 u64 offsets into the
+ * codes. */
+static int fsst_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (nd->pt != QV__PT_BIN) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 2, 2, 1, err))) return rc;
+    if (nd->params[0] < 0 || nd->params[0] > 255)
+        return qv__corrupt(err, nd, "%lld symbols", (long long)nd->params[0]);
+    if (nd->params[1] < 0 || (uint64_t)nd->params[1] > QV_ENC_MAX_BYTES ||
+        (uint64_t)nd->params[1] > nd->buf_len[1] * 16)
+        return qv__corrupt(err, nd, "raw size %lld for %llu code bytes", (long long)nd->params[1],
+                           (unsigned long long)nd->buf_len[1]);
+    if (nd->buf_len[0] < 2 * (uint64_t)nd->params[0] ||
+        nd->buf_len[0] > 17 * (uint64_t)nd->params[0])
+        return qv__corrupt(err, nd, "symbol table of %llu bytes for %lld symbols",
+                           (unsigned long long)nd->buf_len[0], (long long)nd->params[0]);
+    return qv__want_child(nd, 0, QV__PT_U64, nd->count + 1, err);
+}
+
+/* Uses the table the cascade trained while estimating, or trains one. */
+static int fsst_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (s->pt != QV__PT_BIN) return qv__enc_unsupported(e, QV_ENC_FSST, s->pt);
+    struct qv__fsst_table *t = s->fsst;
+    int rc = 0;
+    if (!t && (rc = qv__fsst_train(e, s->off, s->data, s->n, &t))) return rc;
+    rc = qv__fsst_encode(e, t, s->off, s->data, s->n, s->depth, out);
+    if (!s->fsst) qv__mem_free(&e->mem, t);
+    return rc;
+}
+
+const struct qv__encoding qv__enc_fsst = {
+    .id = QV_ENC_FSST,
+    .name = "fsst",
+    .decode_cost = 4,
+    .dec_bin = qv__fsst_dec,
+    .validate = fsst_validate,
+    .build = fsst_build,
+    .params = {"symbols", "raw_bytes"},
+    .children = {"offsets"},
+};

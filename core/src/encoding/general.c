@@ -279,3 +279,83 @@ int qv__general_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, i
                         struct qv__binout *o, struct qv_error *err) {
     FOR_FRAMES(rc = qv__dec_bin(d, in, lo, m, o, err))
 }
+
+/* ---- Records: zstd and lz4 ---- */
+
+/* Any type. Param 0: values per frame (1..2^31 - 1); buffer 0: per frame
+ * (compressed end, raw size) as u64 pairs; buffer 1: the compressed
+ * frames. Each frame's bytes and size are checked when it is
+ * decompressed. */
+static int general_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if ((rc = qv__want_shape(nd, 1, 2, 0, err))) return rc;
+    if (nd->params[0] <= 0 || nd->params[0] > QV_ENC_MAX_COUNT)
+        return qv__corrupt(err, nd, "frame size %lld", (long long)nd->params[0]);
+    if (nd->buf_len[0] != (uint64_t)qv__general_nframes(nd) * 16)
+        return qv__corrupt(err, nd, "frame table of %llu bytes for %lld frames",
+                           (unsigned long long)nd->buf_len[0],
+                           (long long)qv__general_nframes(nd));
+    return 0;
+}
+
+#define BIN_FRAME_VALUES (16 * QV__VEC) /* random access decompresses ~16K values */
+
+/* One frame of plain strings, offsets rebased to the frame. */
+static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
+                     struct qv__enode **out, int *owned) {
+    const struct qv__src *s = ctx;
+    *owned = 1;
+    uint64_t *off = qv__mem_alloc(&e->mem, (size_t)(n + 1) * 8, e->err);
+    if (!off) return ENOMEM;
+    for (int64_t i = 0; i <= n; i++) off[i] = s->off[start + i] - s->off[start];
+    /* Copied, not borrowed: the compressor drops each frame's node as soon as
+     * it is serialized, and dropping frees buffers that are arena blocks, so
+     * borrowing the first frame of an arena-held input (a dictionary's
+     * distinct strings) would free that input while later frames read it. */
+    int rc = qv__plain_encode_bin(e, off, s->data + s->off[start], n, s->depth + 1, 0, out);
+    qv__mem_free(&e->mem, off);
+    return rc;
+}
+
+/* As a leaf the cascade picks (binary only): frames of plain strings. Any
+ * other use wraps a finished tree (qv__general_wrap). */
+static int general_build(struct qv__enc *e, int enc, const struct qv__src *s,
+                         struct qv__enode **out) {
+    if (s->pt != QV__PT_BIN) return qv__enc_unsupported(e, enc, s->pt);
+    return qv__general_encode(e, enc, QV__PT_BIN, 0, s->n, BIN_FRAME_VALUES, bin_frame,
+                              (void *)s, 0, out);
+}
+static int zstd_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    return general_build(e, QV_ENC_ZSTD, s, out);
+}
+static int lz4_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    return general_build(e, QV_ENC_LZ4, s, out);
+}
+
+const struct qv__encoding qv__enc_zstd = {
+    .id = QV_ENC_ZSTD,
+    .name = "zstd",
+    .decode_cost = 8,
+    .flags = QV__ENC_FRAMES,
+    .dec_word = qv__general_dec_word,
+    .dec_bool = qv__general_dec_bool,
+    .dec_bin = qv__general_dec_bin,
+    .validate = general_validate,
+    .build = zstd_build,
+    .params = {"frame_values"},
+    .children = {"frame0"},
+};
+
+const struct qv__encoding qv__enc_lz4 = {
+    .id = QV_ENC_LZ4,
+    .name = "lz4",
+    .decode_cost = 5,
+    .flags = QV__ENC_FRAMES,
+    .dec_word = qv__general_dec_word,
+    .dec_bool = qv__general_dec_bool,
+    .dec_bin = qv__general_dec_bin,
+    .validate = general_validate,
+    .build = lz4_build,
+    .params = {"frame_values"},
+    .children = {"frame0"},
+};

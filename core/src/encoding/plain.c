@@ -133,3 +133,48 @@ done:
     qv__stack_release(&d->stack, mk);
     return rc;
 }
+
+/* ---- Record ---- */
+
+/* Word and fixed types and bool: buffer 0 holds the values (a bitmap for
+ * bool), exactly. Binary: buffer 0 holds the bytes, child 0 the n + 1 u64
+ * offsets into them. */
+static int plain_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (nd->pt == QV__PT_BIN) {
+        if ((rc = qv__want_shape(nd, 0, 1, 1, err))) return rc;
+        return qv__want_child(nd, 0, QV__PT_U64, nd->count + 1, err);
+    }
+    if ((rc = qv__want_shape(nd, 0, 1, 0, err))) return rc;
+    if (nd->buf_len[0] != qv__node_value_bytes(nd))
+        return qv__corrupt(err, nd, "buffer holds %llu bytes, %lld values need %llu",
+                           (unsigned long long)nd->buf_len[0], (long long)nd->count,
+                           (unsigned long long)qv__node_value_bytes(nd));
+    return 0;
+}
+
+/* Top-level inputs (depth 0) are the caller's and outlive the encode call,
+ * so they are borrowed; values the cascade derived are copied. */
+static int plain_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    const int borrow = s->depth == 0;
+    if (qv__pt_is_int(s->pt)) return qv__plain_encode_word(e, s->u64, s->n, s->pt, out);
+    if (qv__pt_is_float(s->pt))
+        return qv__plain_encode_raw(e, s->raw, s->n, s->pt, s->width, 0, out);
+    if (s->pt == QV__PT_BOOL) return qv__plain_encode_bool(e, s->bits, s->n, borrow, out);
+    if (s->pt == QV__PT_BIN)
+        return qv__plain_encode_bin(e, s->off, s->data, s->n, s->depth, borrow, out);
+    return qv__plain_encode_raw(e, s->raw, s->n, QV__PT_FIXED, s->width, borrow, out);
+}
+
+const struct qv__encoding qv__enc_plain = {
+    .id = QV_ENC_PLAIN,
+    .name = "plain",
+    .decode_cost = 0,
+    .flags = QV__ENC_ZERO_WIDTH,
+    .dec_word = qv__plain_dec_word,
+    .dec_bool = qv__plain_dec_bool,
+    .dec_bin = qv__plain_dec_bin,
+    .validate = plain_validate,
+    .build = plain_build,
+    .children = {"offsets"},
+};

@@ -350,3 +350,46 @@ int qv__rle_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     }
     return 0;
 }
+
+/* ---- Record ---- */
+
+/* bool: param 0 is the first run's value (runs alternate); child 0: the run
+ * ends. Word types: child 0: run ends (exclusive, increasing, last ==
+ * count); child 1: one value per run. Ends are u32, 1..count of them
+ * (none for no values). */
+static int rle_validate(const struct qv__node *nd, struct qv_error *err) {
+    const int64_t n = nd->count;
+    int rc;
+    if (nd->pt == QV__PT_BOOL) {
+        if ((rc = qv__want_shape(nd, 1, 0, 1, err))) return rc;
+        if (nd->params[0] != 0 && nd->params[0] != 1)
+            return qv__corrupt(err, nd, "first value %lld", (long long)nd->params[0]);
+    } else {
+        if (!qv__pt_is_word(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+        if ((rc = qv__want_shape(nd, 0, 0, 2, err))) return rc;
+        if ((rc = qv__want_child(nd, 1, nd->pt, nd->child[0]->count, err))) return rc;
+    }
+    if ((rc = qv__want_child(nd, 0, QV__PT_U32, -1, err))) return rc;
+    if (nd->child[0]->count > n || (n > 0 && nd->child[0]->count == 0))
+        return qv__corrupt(err, nd, "%lld runs for %lld values", (long long)nd->child[0]->count,
+                           (long long)n);
+    return 0;
+}
+
+static int rle_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (qv__pt_is_word(s->pt)) return qv__rle_encode_word(e, s->u64, s->n, s->pt, s->depth, out);
+    if (s->pt == QV__PT_BOOL) return qv__rle_encode_bool(e, s->bits, s->n, s->depth, out);
+    return qv__enc_unsupported(e, QV_ENC_RLE, s->pt);
+}
+
+const struct qv__encoding qv__enc_rle = {
+    .id = QV_ENC_RLE,
+    .name = "rle",
+    .decode_cost = 1,
+    .dec_word = qv__rle_dec_word,
+    .dec_bool = qv__rle_dec_bool,
+    .validate = rle_validate,
+    .build = rle_build,
+    .bool_params = {"first"},
+    .children = {"ends", "values"},
+};

@@ -1,5 +1,6 @@
 /* Memory for the encoding part: a tracked arena (whole-call lifetimes) and a
  * chunked scratch stack (nested temporaries), both charged to a reservation. */
+#include "base/corrupt.h"
 #include "encoding/enc_internal.h"
 
 void *qv__mem_alloc(struct qv__mem *m, size_t n, struct qv_error *err) {
@@ -200,7 +201,7 @@ uint64_t qv__stack_bytes(const struct qv__stack *s) {
 int qv__binout_reserve(struct qv__binout *o, size_t extra, struct qv_error *err) {
     size_t need = o->size + extra + 8;
     if (need < o->size || need - 8 > QV_ENC_MAX_BYTES + (uint64_t)o->size)
-        return qv_error_set(err, EIO, "decode: binary data would exceed %llu bytes",
+        return qv__corrupt_set(err, "decode: binary data would exceed %llu bytes",
                             (unsigned long long)QV_ENC_MAX_BYTES);
     if (need <= o->cap) return 0;
     size_t ncap = o->cap ? o->cap : 256;

@@ -119,3 +119,48 @@ int qv__sparse_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, i
         qv_bit_put(bits, bit_off + (int64_t)(pos[k] - (uint64_t)start), !fill);
     return 0;
 }
+
+/* ---- Record ---- */
+
+/* bool: param 0 is the fill value; child 0: positions of the other value.
+ * Word types: buffer 0 is the fill value (width bytes); child 0: positions
+ * (u32, increasing); child 1: their values. At most count positions. */
+static int sparse_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (nd->pt == QV__PT_BOOL) {
+        if ((rc = qv__want_shape(nd, 1, 0, 1, err))) return rc;
+        if (nd->params[0] != 0 && nd->params[0] != 1)
+            return qv__corrupt(err, nd, "fill value %lld", (long long)nd->params[0]);
+    } else {
+        if (!qv__pt_is_word(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+        if ((rc = qv__want_shape(nd, 0, 1, 2, err))) return rc;
+        if (nd->buf_len[0] != nd->width)
+            return qv__corrupt(err, nd, "fill value of %llu bytes",
+                               (unsigned long long)nd->buf_len[0]);
+        if ((rc = qv__want_child(nd, 1, nd->pt, nd->child[0]->count, err))) return rc;
+    }
+    if ((rc = qv__want_child(nd, 0, QV__PT_U32, -1, err))) return rc;
+    if (nd->child[0]->count > nd->count)
+        return qv__corrupt(err, nd, "%lld exceptions for %lld values",
+                           (long long)nd->child[0]->count, (long long)nd->count);
+    return 0;
+}
+
+static int sparse_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (qv__pt_is_word(s->pt))
+        return qv__sparse_encode_word(e, s->u64, s->n, s->pt, s->depth, s->s->top_value, out);
+    if (s->pt == QV__PT_BOOL) return qv__sparse_encode_bool(e, s->bits, s->n, s->depth, out);
+    return qv__enc_unsupported(e, QV_ENC_SPARSE, s->pt);
+}
+
+const struct qv__encoding qv__enc_sparse = {
+    .id = QV_ENC_SPARSE,
+    .name = "sparse",
+    .decode_cost = 2,
+    .dec_word = qv__sparse_dec_word,
+    .dec_bool = qv__sparse_dec_bool,
+    .validate = sparse_validate,
+    .build = sparse_build,
+    .bool_params = {"fill"},
+    .children = {"positions", "values"},
+};

@@ -5,21 +5,22 @@
  */
 #include <stdio.h>
 
+#include "base/corrupt.h"
 #include "encoding/enc_internal.h"
 
-static const char *const enc_names[QV_ENC_COUNT] = {
-    "auto", "plain", "constant", "bitpack", "for", "delta", "zigzag", "dict",
-    "rle", "sparse", "alp", "alp_rd", "fsst", "zstd", "lz4",
-};
-
 const char *qv_encoding_name(int encoding) {
-    return encoding >= 0 && encoding < QV_ENC_COUNT ? enc_names[encoding] : "?";
+    if (encoding == QV_ENC_AUTO) return "auto";
+    const struct qv__encoding *c = encoding > 0 ? qv__encoding_of((unsigned)encoding) : NULL;
+    return c ? c->name : "?";
 }
 
 int qv_encoding_from_name(const char *name) {
     if (!name) return -1;
-    for (int i = 0; i < QV_ENC_COUNT; i++)
-        if (strcmp(name, enc_names[i]) == 0) return i;
+    if (strcmp(name, "auto") == 0) return QV_ENC_AUTO;
+    for (unsigned i = 1; i < qv__encoding_slots(); i++) {
+        const struct qv__encoding *c = qv__encoding_of(i);
+        if (c && strcmp(name, c->name) == 0) return (int)i;
+    }
     return -1;
 }
 
@@ -38,40 +39,16 @@ const char *qv__pt_name(int pt) {
     return pt >= 0 && pt <= QV__PT_FIXED ? names[pt] : "?";
 }
 
-/* Parameter names and child roles per encoding, for inspection. The
- * meaning of each slot is fixed by the encoding's source file. */
-static const char *param_name(int enc, int pt, int i) {
-    switch (enc) {
-    case QV_ENC_CONSTANT: return pt == QV__PT_BOOL && i == 0 ? "value" : "p";
-    case QV_ENC_BITPACK: return i == 0 ? "w" : "p";
-    case QV_ENC_FOR: return i == 0 ? "ref" : "p";
-    case QV_ENC_SPARSE: return pt == QV__PT_BOOL && i == 0 ? "fill" : "p";
-    case QV_ENC_RLE: return pt == QV__PT_BOOL && i == 0 ? "first" : "p";
-    case QV_ENC_ALP: return i == 0 ? "e" : i == 1 ? "f" : "p";
-    case QV_ENC_ALP_RD: return i == 0 ? "right_bits" : "p";
-    case QV_ENC_FSST: return i == 0 ? "symbols" : i == 1 ? "raw_bytes" : "p";
-    case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return i == 0 ? "frame_values" : "p";
-    default: return "p";
-    }
+/* Parameter names and child roles, for inspection, from the record. */
+static const char *param_name(const struct qv__node *nd, int i) {
+    const struct qv__encoding *c = nd->codec;
+    const char *n = nd->pt == QV__PT_BOOL && c->bool_params[i] ? c->bool_params[i] : c->params[i];
+    return n ? n : "p";
 }
 
-static const char *child_role(int enc, int pt, int i) {
-    switch (enc) {
-    case QV_ENC_PLAIN: return "offsets";
-    case QV_ENC_FOR: return "residuals";
-    case QV_ENC_DELTA: return i == 0 ? "bases" : "deltas";
-    case QV_ENC_ZIGZAG: return "values";
-    case QV_ENC_DICT: return i == 0 ? "codes" : "values";
-    case QV_ENC_RLE: return i == 0 ? "ends" : "values";
-    case QV_ENC_SPARSE: return i == 0 ? "positions" : "values";
-    case QV_ENC_ALP: return i == 0 ? "digits" : i == 1 ? "exc_positions" : "exc_values";
-    case QV_ENC_ALP_RD: return i == 0 ? "left" : "right";
-    case QV_ENC_FSST: return "offsets";
-    case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return "frame0";
-    default: (void)pt; return "child";
-    }
+static const char *child_role(const struct qv__node *nd, int i) {
+    const char *n = nd->codec->children[i];
+    return n ? n : "child";
 }
 
 /* ---- Encoder-side nodes ---- */
@@ -151,13 +128,13 @@ int qv__corrupt(struct qv_error *err, const struct qv__node *nd, const char *fmt
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (nd->inner)
-        return qv_error_set(err, EIO,
-                            "corrupt %s node at byte %llu of the subtree compressed at byte "
-                            "%llu: %s",
-                            qv_encoding_name(nd->enc), (unsigned long long)nd->offset,
-                            (unsigned long long)nd->outer_offset, msg);
-    return qv_error_set(err, EIO, "corrupt %s node at byte %llu: %s", qv_encoding_name(nd->enc),
-                        (unsigned long long)nd->offset, msg);
+        return qv__corrupt_set(err,
+                               "corrupt %s node at byte %llu of the subtree compressed at byte "
+                               "%llu: %s",
+                               qv_encoding_name(nd->enc), (unsigned long long)nd->offset,
+                               (unsigned long long)nd->outer_offset, msg);
+    return qv__corrupt_set(err, "corrupt %s node at byte %llu: %s", qv_encoding_name(nd->enc),
+                           (unsigned long long)nd->offset, msg);
 }
 
 struct parse_ctx {
@@ -171,17 +148,17 @@ struct parse_ctx {
 
 static int header_error(struct parse_ctx *c, uint64_t off, const char *what) {
     if (c->inner)
-        return qv_error_set(c->err, EIO,
-                            "corrupt encoding header at byte %llu of the subtree compressed at "
-                            "byte %llu: %s",
-                            (unsigned long long)off, (unsigned long long)c->outer_offset, what);
-    return qv_error_set(c->err, EIO, "corrupt encoding header at byte %llu: %s",
-                        (unsigned long long)off, what);
+        return qv__corrupt_set(c->err,
+                               "corrupt encoding header at byte %llu of the subtree compressed "
+                               "at byte %llu: %s",
+                               (unsigned long long)off, (unsigned long long)c->outer_offset, what);
+    return qv__corrupt_set(c->err, "corrupt encoding header at byte %llu: %s",
+                           (unsigned long long)off, what);
 }
 
 static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int depth,
                       struct qv__node **out) {
-    if (depth > QV__MAX_DEPTH) return header_error(c, off, "tree nested too deeply");
+    if (depth > QV__ENC_MAX_DEPTH) return header_error(c, off, "tree nested too deeply");
     if (size < 8 || (size & 7) || (off & 7)) return header_error(c, off, "misaligned node span");
     const uint8_t *p = c->base + off;
     size_t pos = 0, end = (size_t)size;
@@ -195,15 +172,17 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
     nd->outer_offset = c->outer_offset;
     nd->enc = p[pos++];
     nd->pt = p[pos++];
-    if (nd->enc == QV_ENC_AUTO || nd->enc >= QV_ENC_COUNT)
-        return header_error(c, off, "unknown encoding id");
+    /* The id is a byte from the file: the lookup is bounds-checked, and
+     * id 0 (auto) and reserved ids have no record. */
+    nd->codec = qv__encoding_of(nd->enc);
+    if (!nd->codec) return header_error(c, off, "unknown encoding id");
     if (nd->pt < QV__PT_U8 || nd->pt > QV__PT_FIXED) return qv__corrupt(c->err, nd, "bad type");
     if (nd->pt == QV__PT_FIXED) {
         if (qv__varint_get(p, end, &pos, &v) || v > QV_ENC_MAX_FIXED_WIDTH)
             return qv__corrupt(c->err, nd, "bad fixed width");
         /* Zero-width values hold no bytes: only plain and constant may carry
          * them, so no other decoder ever sees a zero-sized value. */
-        if (v == 0 && nd->enc != QV_ENC_PLAIN && nd->enc != QV_ENC_CONSTANT)
+        if (v == 0 && !(nd->codec->flags & QV__ENC_ZERO_WIDTH))
             return qv__corrupt(c->err, nd, "fixed width 0 under an encoding other than plain "
                                "or constant");
         nd->width = (uint32_t)v;
@@ -247,7 +226,7 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
         at += padded;
     }
     /* Every node takes at least 8 bytes of its parent, so the node count is
-     * bounded by the input size and nesting by QV__MAX_DEPTH. */
+     * bounded by the input size and nesting by QV__ENC_MAX_DEPTH. */
     for (int i = 0; i < nd->nchildren; i++) {
         if (at > size || csize[i] > size - at)
             return qv__corrupt(c->err, nd, "child %d (%llu bytes) overruns the node", i,
@@ -299,16 +278,16 @@ static int walk_node(struct walk_ctx *w, const struct qv__node *nd, const char *
     info.own_size = own;
     info.nparams = nd->nparams;
     for (int i = 0; i < nd->nparams; i++) {
-        info.param_names[i] = param_name(nd->enc, nd->pt, i);
+        info.param_names[i] = param_name(nd, i);
         info.params[i] = nd->params[i];
     }
     int rc = w->fn(w->ctx, &info);
     if (rc) return rc;
     for (int i = 0; i < nd->nchildren; i++) {
-        rc = walk_node(w, nd->child[i], child_role(nd->enc, nd->pt, i));
+        rc = walk_node(w, nd->child[i], child_role(nd, i));
         if (rc) return rc;
     }
-    if ((nd->enc == QV_ENC_ZSTD || nd->enc == QV_ENC_LZ4) && w->decompress &&
+    if ((nd->codec->flags & QV__ENC_FRAMES) && w->decompress &&
         qv__general_nframes(nd) > 0) {
         /* Frames share one shape in practice: show the first. */
         uint8_t *raw = NULL;
@@ -318,7 +297,7 @@ static int walk_node(struct walk_ctx *w, const struct qv__node *nd, const char *
         struct qv__node *inner;
         rc = qv__tree_parse(&w->m, raw, raw_size, nd->depth + 1, 1, nd->offset, &inner, w->err);
         if (rc) return rc;
-        rc = walk_node(w, inner, child_role(nd->enc, nd->pt, 0));
+        rc = walk_node(w, inner, child_role(nd, 0));
         if (rc) return rc;
     }
     return 0;
@@ -368,8 +347,8 @@ struct desc_ctx {
     size_t cap, len;
     int truncated;
     int last_depth;
-    int open[QV__MAX_DEPTH * 2 + 4]; /* nodes still open per depth */
-    int first_child[QV__MAX_DEPTH * 2 + 4];
+    int open[QV__ENC_MAX_DEPTH * 2 + 4]; /* nodes still open per depth */
+    int first_child[QV__ENC_MAX_DEPTH * 2 + 4];
 };
 
 static void dput(struct desc_ctx *c, const char *fmt, ...)
@@ -392,7 +371,7 @@ static void dput(struct desc_ctx *c, const char *fmt, ...) {
     c->len += (size_t)n;
 }
 
-#define DESC_MAXD (QV__MAX_DEPTH * 2 + 3)
+#define DESC_MAXD (QV__ENC_MAX_DEPTH * 2 + 3)
 
 static void close_to(struct desc_ctx *c, int depth) {
     /* Closes every node deeper than or at `depth`. */

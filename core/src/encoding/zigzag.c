@@ -44,3 +44,28 @@ int qv__zigzag_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_
     }
     return 0;
 }
+
+/* ---- Record ---- */
+
+/* Integers. Child 0: the zig-zagged values, same type and count. */
+static int zigzag_validate(const struct qv__node *nd, struct qv_error *err) {
+    int rc;
+    if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
+    if ((rc = qv__want_shape(nd, 0, 0, 1, err))) return rc;
+    return qv__want_child(nd, 0, nd->pt, nd->count, err);
+}
+
+static int zigzag_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_ZIGZAG, s->pt);
+    return qv__zigzag_encode(e, s->u64, s->n, s->pt, s->depth, out);
+}
+
+const struct qv__encoding qv__enc_zigzag = {
+    .id = QV_ENC_ZIGZAG,
+    .name = "zigzag",
+    .decode_cost = 2,
+    .dec_word = qv__zigzag_dec,
+    .validate = zigzag_validate,
+    .build = zigzag_build,
+    .children = {"values"},
+};

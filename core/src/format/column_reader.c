@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/dcheck.h"
+#include "base/corrupt.h"
 #include "format/reader_internal.h"
 
 struct node_dec {
     struct qv_decoder *dec[3]; /* by role */
     const struct qv__segment *seg[3];
+    const uint8_t *bytes[3];   /* the segment's bytes: in the mapping, or in `owned` */
 };
 
 struct qv_column_reader {
@@ -17,11 +20,14 @@ struct qv_column_reader {
     int64_t rg;
     int32_t first, end; /* node range of the column's subtree */
     struct qv_reservation *tree_r; /* of the array being filled by the current call */
-    const uint8_t *bytes;  /* the column's segments: in the source's mapping, or `owned` */
+    /* Which nodes of the subtree are read (keep[k - first]); NULL: all. A
+     * struct's children that are not kept are left out of the arrays. */
+    uint8_t *keep;
+    struct qv_field *pruned; /* the column's field without what is not kept */
+    size_t pruned_size;
     uint8_t *owned;        /* the read buffer, kept across row groups (qv_column_reader_move) */
     size_t owned_cap;
-    size_t bytes_size;
-    uint64_t span_start;
+    size_t bytes_size; /* bytes of the kept segments of the current row group */
     struct node_dec *nd;
 };
 
@@ -37,7 +43,7 @@ static int where(struct qv_column_reader *cr, int32_t k, int role, int rc, struc
 
 static int corrupt(struct qv_column_reader *cr, int32_t k, int role, struct qv_error *err,
                    const char *what) {
-    qv_error_set(err, EIO, "%s", what);
+    qv__corrupt_set(err, "%s", what);
     return where(cr, k, role, EIO, err);
 }
 
@@ -57,6 +63,8 @@ void qv_column_reader_close(struct qv_column_reader *cr) {
         qv_free(cr->r, cr->nd, (size_t)(cr->end - cr->first) * sizeof *cr->nd);
     }
     if (cr->owned) qv_free(cr->r, cr->owned, cr->owned_cap);
+    if (cr->keep) qv_free(cr->r, cr->keep, (size_t)(cr->end - cr->first));
+    if (cr->pruned) qv_free(cr->r, cr->pruned, cr->pruned_size);
     qv_free(cr->r, cr, sizeof *cr);
 }
 
@@ -84,60 +92,88 @@ static int ensure_buffer(struct qv_column_reader *cr, size_t need, struct qv_err
     return 0;
 }
 
-/* Reads, verifies and opens the decoders of row group rg (no decoders open). */
+static bool kept(const struct qv_column_reader *cr, int32_t k) {
+    return !cr->keep || cr->keep[k - cr->first];
+}
+
+/* Reads `len` bytes at `off` of the source into `dst`, naming the column on
+ * failure. */
+static int read_run(struct qv_column_reader *cr, uint64_t off, size_t len, uint8_t *dst,
+                    struct qv_error *err) {
+    int rc = qv_source_read(&cr->rd->src, off, dst, len, err);
+    if (rc) {
+        char path[512];
+        qv__node_path(cr->rd->f.nodes, cr->first, path, sizeof path);
+        qv_error_wrap(err, rc, "column '%s', row group %lld (%zu bytes at offset %llu): ", path,
+                      (long long)cr->rg, len, (unsigned long long)off);
+    }
+    return rc;
+}
+
+/* Reads, verifies and opens the decoders of row group rg (no decoders open).
+ * Only the segments of kept nodes are read. A column's segments are
+ * contiguous, so reading all of them is one read; a nested projection reads
+ * each run of neighbouring kept segments with one read, and the segments of
+ * the fields left out are never fetched. */
 static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
     const struct qv_reader *rd = cr->rd;
     int32_t first = cr->first;
     cr->rg = rg;
-    cr->bytes = NULL;
     cr->bytes_size = 0;
-    cr->span_start = 0;
-    /* The column's segments are contiguous: one read covers them all. */
-    uint64_t lo = UINT64_MAX, hi = 0;
+    size_t total = 0;
     for (int32_t k = first; k < cr->end; k++) {
+        if (!kept(cr, k)) continue;
         const struct qv__chunk *ch = qv__reader_chunk(rd, rg, k);
         for (uint32_t i = 0; i < ch->n_segments; i++) {
-            const struct qv__segment *s = &rd->f.segments[ch->first_segment + i];
-            if (s->offset < lo) lo = s->offset;
-            if (s->offset + s->length > hi) hi = s->offset + s->length;
-            cr->nd[k - first].seg[s->role] = s;
+            const struct qv__segment *sg = &rd->f.segments[ch->first_segment + i];
+            cr->nd[k - first].seg[sg->role] = sg;
+            total += (size_t)sg->length;
         }
     }
     int rc = 0;
-    if (hi > lo) {
-        cr->span_start = lo;
-        cr->bytes_size = (size_t)(hi - lo);
-        if (rd->src.base) {
-            /* Mapped (an opt-in) or memory: decode in place; only the pages a
-             * decode touches are read. A mapped file changed by someone else
-             * is decoded as it is now (or faults): the documented caveat. */
-            cr->bytes = (const uint8_t *)rd->src.base + lo;
-        } else {
-            /* Owned: the bytes verified below are the bytes decoded, even if
-             * the file changes while the column reader is open. */
-            rc = ensure_buffer(cr, cr->bytes_size, err);
-            if (!rc) {
-                rc = qv_source_read(&rd->src, lo, cr->owned, cr->bytes_size, err);
-                if (rc) {
-                    char path[512];
-                    qv__node_path(rd->f.nodes, first, path, sizeof path);
-                    qv_error_wrap(err, rc, "column '%s', row group %lld (%zu bytes at offset "
-                                  "%llu): ", path, (long long)rg, cr->bytes_size,
-                                  (unsigned long long)lo);
-                }
+    if (total && !rd->src.base) {
+        /* Owned: the bytes verified below are the bytes decoded, even if
+         * the file changes while the column reader is open. */
+        rc = ensure_buffer(cr, total, err);
+    }
+    uint64_t run_off = 0;
+    size_t run_len = 0, run_pos = 0, pos = 0;
+    for (int32_t k = first; !rc && k < cr->end; k++) {
+        if (!kept(cr, k)) continue;
+        const struct qv__chunk *ch = qv__reader_chunk(rd, rg, k);
+        for (uint32_t i = 0; !rc && i < ch->n_segments; i++) {
+            const struct qv__segment *sg = &rd->f.segments[ch->first_segment + i];
+            if (rd->src.base) {
+                /* Mapped (an opt-in) or memory: decode in place; only the
+                 * pages a decode touches are read. A mapped file changed by
+                 * someone else is decoded as it is now (or faults): the
+                 * documented caveat. */
+                cr->nd[k - first].bytes[sg->role] = (const uint8_t *)rd->src.base + sg->offset;
+                continue;
             }
-            cr->bytes = cr->owned;
+            if (run_len && sg->offset == run_off + run_len) {
+                run_len += (size_t)sg->length;
+            } else {
+                if (run_len) rc = read_run(cr, run_off, run_len, cr->owned + run_pos, err);
+                run_off = sg->offset;
+                run_len = (size_t)sg->length;
+                run_pos = pos;
+            }
+            cr->nd[k - first].bytes[sg->role] = cr->owned + pos;
+            pos += (size_t)sg->length;
         }
     }
+    if (!rc && run_len) rc = read_run(cr, run_off, run_len, cr->owned + run_pos, err);
+    cr->bytes_size = total;
     for (int32_t k = first; !rc && k < cr->end; k++) {
         for (int role = 0; role < 3 && !rc; role++) {
-            const struct qv__segment *s = cr->nd[k - first].seg[role];
-            if (!s) continue;
-            const uint8_t *b = cr->bytes + (s->offset - lo);
-            rc = qv__reader_verify(rd, rg, k, s, b, err);
+            const struct qv__segment *sg = cr->nd[k - first].seg[role];
+            if (!sg) continue;
+            const uint8_t *b = cr->nd[k - first].bytes[role];
+            rc = qv__reader_verify(rd, rg, k, sg, b, err);
             if (!rc) {
-                rc = qv_decoder_open(b, (size_t)s->length, (enum qv_value_kind)s->kind,
-                                     s->fixed_width, s->count, cr->r, &cr->nd[k - first].dec[role], err);
+                rc = qv_decoder_open(b, (size_t)sg->length, (enum qv_value_kind)sg->kind,
+                                     sg->fixed_width, sg->count, cr->r, &cr->nd[k - first].dec[role], err);
                 if (rc) where(cr, k, role, rc, err);
             }
         }
@@ -145,9 +181,44 @@ static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
     return rc;
 }
 
+/* A node subset must be closed upwards (a kept node's parent is kept), the
+ * column itself kept, and a kept list's element kept: otherwise the arrays
+ * would have holes the decoders cannot fill. */
+static int check_keep(const struct qv_reader *rd, int32_t first, int32_t end, const uint8_t *keep,
+                      struct qv_error *err) {
+    const char *why = NULL;
+    int32_t bad = first;
+    if (!keep[0]) why = "the column itself is not kept";
+    for (int32_t k = first + 1; !why && k < end; k++) {
+        const struct qv__node *nd = &rd->f.nodes[k];
+        if (keep[k - first] && !keep[nd->parent - first]) {
+            why = "a kept field's parent is not kept";
+            bad = k;
+        }
+    }
+    for (int32_t k = first; !why && k < end; k++) {
+        const struct qv__node *nd = &rd->f.nodes[k];
+        if (keep[k - first] && (nd->kind == QV__NODE_LIST || nd->kind == QV__NODE_FIXED_LIST) &&
+            !keep[nd->first_child - first]) {
+            why = "a kept list's element is not kept";
+            bad = k;
+        }
+    }
+    if (!why) return 0;
+    char path[512];
+    qv__node_path(rd->f.nodes, bad, path, sizeof path);
+    return qv_error_set(err, EINVAL, "file '%s': column reader of '%s': %s", rd->src.name, path, why);
+}
+
 int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column,
                           struct qv_reservation *r, struct qv_column_reader **out,
                           struct qv_error *err) {
+    return qv_column_reader_open_nodes(rd, rg, column, NULL, r, out, err);
+}
+
+int qv_column_reader_open_nodes(const struct qv_reader *rd, int64_t rg, int32_t column,
+                                const uint8_t *keep, struct qv_reservation *r,
+                                struct qv_column_reader **out, struct qv_error *err) {
     *out = NULL;
     int32_t first = qv_reader_column_node(rd, column);
     if (first < 0 || rg < 0 || rg >= rd->f.n_row_groups)
@@ -162,7 +233,18 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
     cr->end = rd->f.nodes[first].subtree_end;
     int32_t n = cr->end - first;
     cr->nd = qv_calloc(r, (size_t)n * sizeof *cr->nd, err);
-    int rc = cr->nd ? load(cr, rg, err) : ENOMEM;
+    int rc = cr->nd ? 0 : ENOMEM;
+    if (!rc && keep) {
+        rc = check_keep(rd, first, cr->end, keep, err);
+        if (!rc) {
+            cr->keep = qv_alloc(r, (size_t)n, err);
+            if (cr->keep) memcpy(cr->keep, keep, (size_t)n);
+            else rc = ENOMEM;
+        }
+        if (!rc)
+            rc = qv_field_prune(rd->f.nodes[first].field, keep, r, &cr->pruned, &cr->pruned_size, err);
+    }
+    if (!rc) rc = load(cr, rg, err);
     if (rc) {
         qv_column_reader_close(cr);
         return rc;
@@ -198,15 +280,16 @@ static int32_t child_node(const struct qv_column_reader *cr, int32_t k) {
 /* Validity for n slots: from the decoder by range or by rows. */
 static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                          int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALIDITY];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_VALIDITY];
     out->null_count = 0;
     if (!d || n == 0) return 0;
     uint8_t *bits = qv_owned_array_alloc_buffer(out, 0, (size_t)qv_bytes_for_bits(n), err);
     if (!bits) return err ? err->code : ENOMEM;
     struct qv_decode_out o = {.values = bits};
     int rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
-    if (rc) return where(cr, k, QV_ROLE_VALIDITY, rc, err);
+    if (rc) return where(cr, k, QV_SEGMENT_VALIDITY, rc, err);
     out->null_count = n - qv_bits_count(bits, 0, n);
+    QV_DCHECK(out->null_count >= 0 && out->null_count <= n);
     return 0;
 }
 
@@ -214,7 +297,7 @@ static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArr
 static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                        int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
     const struct qv__node *node = &cr->rd->f.nodes[k];
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_VALUES];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_VALUES];
     enum qv_value_kind kind = node->value_kind;
     struct qv_decode_out o = {0};
     int rc;
@@ -225,8 +308,10 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
         rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
         if (rc) {
             if (o.data) qv_free(cr->r, o.data, o.data_capacity);
-            return where(cr, k, QV_ROLE_VALUES, rc, err);
+            return where(cr, k, QV_SEGMENT_VALUES, rc, err);
         }
+        /* The decoder wrote n + 1 offsets within the bytes it produced. */
+        QV_DCHECK(o.data_size <= o.data_capacity);
         if (o.data) {
             /* The decoder grew the bytes under the column reader's
              * reservation; the batch's tree owns them from now on. */
@@ -241,7 +326,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     }
     if (kind == QV_KIND_BOOL) {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)qv_bytes_for_bits(n), err);
-    } else if (node->kind == QV_NODE_DECIMAL64) {
+    } else if (node->kind == QV__NODE_DECIMAL64) {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * 16, err);
     } else {
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)n * (size_t)qv__kind_width(kind, node->fixed_width), err);
@@ -249,8 +334,8 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     if (!o.values) return err ? err->code : ENOMEM;
     if (n == 0) return 0;
     rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
-    if (rc) return where(cr, k, QV_ROLE_VALUES, rc, err);
-    if (node->kind == QV_NODE_DECIMAL64) {
+    if (rc) return where(cr, k, QV_SEGMENT_VALUES, rc, err);
+    if (node->kind == QV__NODE_DECIMAL64) {
         /* Widen int64 to 128-bit two's complement in place, last first so
          * nothing is overwritten before it is read. */
         uint8_t *p = o.values;
@@ -281,7 +366,7 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
 static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
                      int64_t n, struct ArrowArray *out, struct qv_error *err) {
     const struct qv__node *node = &cr->rd->f.nodes[k];
-    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_ROLE_OFFSETS];
+    struct qv_decoder *d = cr->nd[k - cr->first].dec[QV_SEGMENT_OFFSETS];
     int w = node->value_kind == QV_KIND_INT32 ? 4 : 8;
     int32_t child = child_node(cr, k);
     int64_t child_len = qv__reader_chunk(cr->rd, cr->rg, child)->length;
@@ -291,13 +376,13 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     if (!rows) {
         struct qv_decode_out o = {.values = offs};
         rc = qv_decoder_decode_range(d, start, n + 1, &o, err);
-        if (rc) return where(cr, k, QV_ROLE_OFFSETS, rc, err);
+        if (rc) return where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
         int64_t base = get_off(offs, w, 0);
         if (base < 0 || get_off(offs, w, n) > child_len)
-            return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets point outside the child");
+            return corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets point outside the child");
         for (int64_t i = 0; i < n; i++)
             if (get_off(offs, w, i + 1) < get_off(offs, w, i))
-                return corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets decrease");
+                return corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets decrease");
         for (int64_t i = 0; i <= n; i++) set_off(offs, w, i, get_off(offs, w, i) - base);
         return read_node(cr, child, base, NULL, get_off(offs, w, n), out->children[0], err);
     }
@@ -315,13 +400,13 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
         }
         struct qv_decode_out o = {.values = pairs};
         rc = n ? qv_decoder_take(d, idx, 2 * n, &o, err) : 0;
-        if (rc) where(cr, k, QV_ROLE_OFFSETS, rc, err);
+        if (rc) where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
     }
     int64_t total = 0;
     for (int64_t i = 0; !rc && i < n; i++) {
         int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
         if (a < 0 || b < a || b > child_len)
-            rc = corrupt(cr, k, QV_ROLE_OFFSETS, err, "list offsets are corrupt");
+            rc = corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets are corrupt");
         else total += b - a;
     }
     if (!rc) {
@@ -350,24 +435,25 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
     const struct qv__node *node = &cr->rd->f.nodes[k];
     out->length = n;
     out->offset = 0;
-    if (node->kind == QV_NODE_NULL) {
+    if (node->kind == QV__NODE_NULL) {
         out->null_count = n;
         return 0;
     }
     int rc = fill_validity(cr, k, out, start, rows, n, err);
     if (rc) return rc;
     switch (node->kind) {
-    case QV_NODE_PRIMITIVE:
-    case QV_NODE_DECIMAL64:
+    case QV__NODE_PRIMITIVE:
+    case QV__NODE_DECIMAL64:
         return fill_values(cr, k, out, start, rows, n, err);
-    case QV_NODE_STRUCT:
-        for (int32_t c = 0, child = node->first_child; c < node->n_children;
+    case QV__NODE_STRUCT:
+        for (int32_t c = 0, o = 0, child = node->first_child; c < node->n_children;
              c++, child = cr->rd->f.nodes[child].subtree_end) {
-            rc = read_node(cr, child, start, rows, n, out->children[c], err);
+            if (!kept(cr, child)) continue;
+            rc = read_node(cr, child, start, rows, n, out->children[o++], err);
             if (rc) return rc;
         }
         return 0;
-    case QV_NODE_FIXED_LIST: {
+    case QV__NODE_FIXED_LIST: {
         int64_t size = node->field->list_size;
         if (!rows) return read_node(cr, child_node(cr, k), start * size, NULL, n * size,
                                     out->children[0], err);
@@ -380,7 +466,7 @@ static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, cons
         qv_free(cr->r, crow, sz);
         return rc;
     }
-    case QV_NODE_LIST:
+    case QV__NODE_LIST:
         return read_list(cr, k, start, rows, n, out, err);
     default:
         return 0;
@@ -416,9 +502,13 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
     return read_node(cr, cr->first, 0, rows, n, node, err);
 }
 
+const struct qv_field *qv_column_reader_field(const struct qv_column_reader *cr) {
+    return cr->pruned ? cr->pruned : cr->rd->f.nodes[cr->first].field;
+}
+
 static int with_new_array(struct qv_column_reader *cr, int64_t start, const int64_t *rows,
                           int64_t n, struct ArrowArray *out, struct qv_error *err) {
-    int rc = qv_owned_array_create(out, cr->rd->f.nodes[cr->first].field, cr->r, err);
+    int rc = qv_owned_array_create(out, qv_column_reader_field(cr), cr->r, err);
     if (rc) return rc;
     rc = rows ? qv_column_reader_take_into(cr, rows, n, out, cr->r, err)
               : qv_column_reader_read_into(cr, start, n, out, cr->r, err);

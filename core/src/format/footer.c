@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
 #include "format/format_internal.h"
 
 /* ---- writing ---- */
@@ -32,11 +33,11 @@ void qv__dir_chunk(struct qv__wbuf *dir, int64_t length, int64_t null_count, uin
     }
     uint32_t flags = st ? st->flags : 0;
     qv__wbuf_varint(dir, flags);
-    if (flags & QV_STAT_MINMAX) {
+    if (flags & QV__STAT_MINMAX) {
         qv__wbuf_bytes(dir, st->min, st->min_len);
         qv__wbuf_bytes(dir, st->max, st->max_len);
     }
-    if (flags & QV_STAT_NAN_COUNT) qv__wbuf_varint(dir, (uint64_t)st->nan_count);
+    if (flags & QV__STAT_NAN_COUNT) qv__wbuf_varint(dir, (uint64_t)st->nan_count);
 }
 
 static void put_kvs(struct qv__wbuf *b, const struct qv_kv *kv, int64_t n) {
@@ -94,12 +95,12 @@ void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32
     struct qv__wbuf b;
     qv__wbuf_init(&b, out->r);
     qv__wbuf_str(&b, "quiver " QV_VERSION_STRING);
-    section(out, QV_SEC_WRITER, &b);
+    section(out, QV__SEC_WRITER, &b);
     b.size = 0;
     /* Node count including the root first, so a reader can bound its work. */
     qv__wbuf_varint(&b, (uint64_t)n_nodes + 1);
     put_field(&b, &schema->root);
-    section(out, QV_SEC_SCHEMA, &b);
+    section(out, QV__SEC_SCHEMA, &b);
     qv__wbuf_free(&b);
     /* File metadata can be large: measure its section and write it straight
      * into `out` rather than through a copy. */
@@ -111,7 +112,7 @@ void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32
                                                  : strlen(metadata[i].value);
         body += varint_size(kl) + kl + varint_size(vl) + vl;
     }
-    qv__wbuf_varint(out, QV_SEC_METADATA);
+    qv__wbuf_varint(out, QV__SEC_METADATA);
     qv__wbuf_varint(out, body);
     put_kvs(out, metadata, n_metadata);
 }
@@ -119,7 +120,7 @@ void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32
 size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
                             uint64_t dir_bytes) {
     uint64_t body = varint_size((uint64_t)n_row_groups) + varint_size((uint64_t)n_nodes) + dir_bytes;
-    size_t n = qv__varint_put(out, QV_SEC_ROW_GROUPS);
+    size_t n = qv__varint_put(out, QV__SEC_ROW_GROUPS);
     n += qv__varint_put(out + n, body);
     n += qv__varint_put(out + n, (uint64_t)n_row_groups);
     n += qv__varint_put(out + n, (uint64_t)n_nodes);
@@ -128,13 +129,14 @@ size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
 
 uint64_t qv__footer_size(uint64_t head_bytes, int64_t n_row_groups, int32_t n_nodes,
                          uint64_t dir_bytes) {
-    uint8_t hdr[QV_RG_HEADER_MAX];
+    uint8_t hdr[QV__RG_HEADER_MAX];
     return head_bytes + qv__footer_rg_header(hdr, n_row_groups, n_nodes, dir_bytes) + dir_bytes;
 }
 
 /* ---- parsing ---- */
 
-#define BAD(...) qv_error_set(err, EIO, __VA_ARGS__)
+/* Every refusal below reports corruption (base/corrupt.h): EIO of kind
+ * QV_ERROR_CORRUPT naming what in the footer is wrong. */
 
 struct parse_ctx {
     struct qv__cursor c;
@@ -157,7 +159,7 @@ static int parse_kvs(struct parse_ctx *p, struct qv_kv **out, int64_t *n_out,
     struct qv_error *err = p->err;
     uint64_t n = qv__cur_varint(&p->c);
     if (p->c.bad || n > (uint64_t)(p->c.end - p->c.p) / 2)
-        return BAD("footer: %s metadata count %llu is corrupt", what, (unsigned long long)n);
+        return qv__corrupt_set(err, "footer: %s metadata count %llu is corrupt", what, (unsigned long long)n);
     *out = NULL;
     *n_out = 0;
     if (n == 0) return 0;
@@ -169,7 +171,7 @@ static int parse_kvs(struct parse_ctx *p, struct qv_kv **out, int64_t *n_out,
         const uint8_t *v = qv__cur_bytes(&p->c, &vl);
         if (!k || !v || kl > INT32_MAX || vl > INT32_MAX) {
             qv_free(r, kv, n * sizeof *kv);
-            return BAD("footer: %s metadata entry %llu is corrupt", what, (unsigned long long)i);
+            return qv__corrupt_set(err, "footer: %s metadata entry %llu is corrupt", what, (unsigned long long)i);
         }
         kv[i].key = scratch_str(p, k, kl);
         kv[i].value = scratch_str(p, v, vl);
@@ -177,7 +179,7 @@ static int parse_kvs(struct parse_ctx *p, struct qv_kv **out, int64_t *n_out,
         kv[i].value_len = (int32_t)vl;
         if (!kv[i].key || !kv[i].value) {
             qv_free(r, kv, n * sizeof *kv);
-            return BAD("footer: %s metadata is larger than the footer", what);
+            return qv__corrupt_set(err, "footer: %s metadata is larger than the footer", what);
         }
     }
     *out = kv;
@@ -195,12 +197,12 @@ struct pending {
 static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv_schema **out) {
     struct qv_error *err = p->err;
     uint64_t total = qv__cur_varint(&p->c);
-    if (p->c.bad || total < 1 || total > QV_MAX_NODES + 1 ||
+    if (p->c.bad || total < 1 || total > QV__MAX_NODES + 1 ||
         total > (uint64_t)(p->c.end - p->c.p) / 4)
-        return BAD("footer: schema node count %llu is corrupt", (unsigned long long)total);
+        return qv__corrupt_set(err, "footer: schema node count %llu is corrupt", (unsigned long long)total);
     size_t fsz = (size_t)total * sizeof(struct qv_field);
     size_t ksz = (size_t)total * sizeof(struct qv_kv *);
-    size_t ssz = (QV_MAX_DEPTH + 1) * sizeof(struct pending);
+    size_t ssz = (QV__MAX_NESTING + 1) * sizeof(struct pending);
     struct qv_field *all = qv_calloc(r, fsz, err);
     struct qv_kv **kvs = all ? qv_calloc(r, ksz, err) : NULL;
     int64_t *nkv = kvs ? qv_calloc(r, (size_t)total * sizeof *nkv, err) : NULL;
@@ -216,7 +218,7 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         int32_t slot;
         if (depth == 0) {
             if (i != 0) {
-                rc = BAD("footer: schema has nodes after the root is complete");
+                rc = qv__corrupt_set(err, "footer: schema has nodes after the root is complete");
                 goto done;
             }
             slot = 0;
@@ -231,26 +233,28 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         const uint8_t *fmt = qv__cur_bytes(&p->c, &fl);
         uint64_t flags = qv__cur_varint(&p->c);
         if (!name || !fmt) {
-            rc = BAD("footer: schema node %llu is corrupt", (unsigned long long)i);
+            rc = qv__corrupt_set(err, "footer: schema node %llu is corrupt", (unsigned long long)i);
             goto done;
         }
-        if (nl > QV_MAX_NAME) {
-            rc = BAD("footer: schema node %llu: name of %llu bytes is longer than the format's "
+        if (nl > QV__MAX_NAME) {
+            rc = qv__corrupt_set(err, "footer: schema node %llu: name of %llu bytes is longer than the format's "
                      "limit of %d bytes", (unsigned long long)i, (unsigned long long)nl,
-                     QV_MAX_NAME);
+                     QV__MAX_NAME);
             goto done;
         }
         struct qv_field *f = &all[slot];
         f->name = scratch_str(p, name, nl);
         const char *fmts = scratch_str(p, fmt, fl);
         if (!f->name || !fmts) {
-            rc = BAD("footer: schema strings exceed the footer");
+            rc = qv__corrupt_set(err, "footer: schema strings exceed the footer");
             goto done;
         }
         rc = qv_arrow_format_parse(fmts, f, err);
         if (rc) {
+            /* The format string is the file's: whatever the parser said
+             * (EINVAL, ENOSYS), the file is corrupt. */
             qv_error_wrap(err, EIO, "footer: schema field '%s': ", f->name);
-            rc = err ? (err->code = EIO) : EIO;
+            rc = qv__corrupt_mark(err);
             goto done;
         }
         f->nullable = flags & 1;
@@ -261,7 +265,7 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         f->n_metadata = nkv[slot];
         uint64_t nc = qv__cur_varint(&p->c);
         if (p->c.bad || nc > total - next_free) {
-            rc = BAD("footer: schema field '%s' child count %llu is corrupt", f->name,
+            rc = qv__corrupt_set(err, "footer: schema field '%s' child count %llu is corrupt", f->name,
                      (unsigned long long)nc);
             goto done;
         }
@@ -269,9 +273,9 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         if (nc) {
             /* This node is at level `depth` (the root at 0); its children
              * would be one deeper. */
-            if (depth + 1 > QV_MAX_DEPTH) {
-                rc = BAD("footer: schema field '%.200s' has children at level %d, deeper than "
-                         "the format's limit of %d levels", f->name, depth + 1, QV_MAX_DEPTH);
+            if (depth + 1 > QV__MAX_NESTING) {
+                rc = qv__corrupt_set(err, "footer: schema field '%.200s' has children at level %d, deeper than "
+                         "the format's limit of %d levels", f->name, depth + 1, QV__MAX_NESTING);
                 goto done;
             }
             f->children = &all[next_free];
@@ -281,14 +285,13 @@ static int parse_schema(struct parse_ctx *p, struct qv_reservation *r, struct qv
         while (depth > 0 && stack[depth - 1].remaining == 0) depth--;
     }
     if (depth != 0 || next_free != total) {
-        rc = BAD("footer: schema tree is incomplete");
+        rc = qv__corrupt_set(err, "footer: schema tree is incomplete");
         goto done;
     }
     rc = qv_schema_create(&all[0], r, out, err);
     if (rc && rc != ENOMEM) {
         qv_error_wrap(err, EIO, "footer: schema: ");
-        if (err) err->code = EIO;
-        rc = EIO;
+        rc = qv__corrupt_mark(err);
     }
 done:
     if (kvs)
@@ -305,21 +308,21 @@ done:
 static int check_segment(const struct qv__node *node, const struct qv__chunk *ch,
                          const struct qv__segment *s, struct qv_error *err, const char *path) {
     switch (s->role) {
-    case QV_ROLE_VALIDITY:
+    case QV_SEGMENT_VALIDITY:
         if (s->kind != QV_KIND_BOOL || s->count != ch->length) break;
         return 0;
-    case QV_ROLE_OFFSETS:
-        if (node->kind != QV_NODE_LIST || s->kind != node->value_kind || s->count != ch->length + 1)
+    case QV_SEGMENT_OFFSETS:
+        if (node->kind != QV__NODE_LIST || s->kind != node->value_kind || s->count != ch->length + 1)
             break;
         return 0;
-    case QV_ROLE_VALUES:
-        if ((node->kind != QV_NODE_PRIMITIVE && node->kind != QV_NODE_DECIMAL64) ||
+    case QV_SEGMENT_VALUES:
+        if ((node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64) ||
             s->kind != node->value_kind || s->count != ch->length ||
             (s->kind == QV_KIND_FIXED_BINARY && s->fixed_width != node->fixed_width))
             break;
         return 0;
     }
-    return BAD("footer: column '%s': segment (role %u, kind %u, %lld values) does not fit the "
+    return qv__corrupt_set(err, "footer: column '%s': segment (role %u, kind %u, %lld values) does not fit the "
                "column's type and length %lld",
                path, s->role, s->kind, (long long)s->count, (long long)ch->length);
 }
@@ -331,12 +334,12 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
     uint64_t nn = qv__cur_varint(&p->c);
     uint64_t left = (uint64_t)(p->c.end - p->c.p);
     if (p->c.bad || nn != (uint64_t)f->n_nodes)
-        return BAD("footer: row-group directory has %llu columns, the schema %d",
+        return qv__corrupt_set(err, "footer: row-group directory has %llu columns, the schema %d",
                    (unsigned long long)nn, f->n_nodes);
     /* Every row group takes >= 3 bytes and every chunk >= 5: bound the
      * allocations by what the footer can actually describe. */
     if (nrg > left / 3 || (nn && nrg > left / (5 * nn)))
-        return BAD("footer: row-group count %llu is corrupt", (unsigned long long)nrg);
+        return qv__corrupt_set(err, "footer: row-group count %llu is corrupt", (unsigned long long)nrg);
     f->n_row_groups = (int64_t)nrg;
     uint64_t nchunks = nrg * nn;
     f->row_groups = qv_calloc(r, (nrg ? nrg : 1) * sizeof *f->row_groups, err);
@@ -353,9 +356,9 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
         rg->offset = qv__cur_varint(&p->c);
         rg->length = qv__cur_varint(&p->c);
         rg->first_row = rows_total;
-        if (p->c.bad || rg->rows < 0 || rg->rows > QV_ENC_MAX_COUNT || rg->offset < QV_HEADER_SIZE ||
+        if (p->c.bad || rg->rows < 0 || rg->rows > QV_ENC_MAX_COUNT || rg->offset < QV__HEADER_SIZE ||
             rg->offset > data_end || rg->length > data_end - rg->offset)
-            return BAD("footer: row group %llu: rows %lld or byte range %llu+%llu is corrupt "
+            return qv__corrupt_set(err, "footer: row group %llu: rows %lld or byte range %llu+%llu is corrupt "
                        "(data ends at %llu)",
                        (unsigned long long)g, (long long)rg->rows, (unsigned long long)rg->offset,
                        (unsigned long long)rg->length, (unsigned long long)data_end);
@@ -370,7 +373,7 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
             uint64_t ns = qv__cur_varint(&p->c);
             if (p->c.bad || ch->length < 0 || ch->length > QV_ENC_MAX_COUNT || ch->null_count < 0 ||
                 ch->null_count > ch->length || ns > 3)
-                return BAD("footer: row group %llu, column '%s': chunk header is corrupt",
+                return qv__corrupt_set(err, "footer: row group %llu, column '%s': chunk header is corrupt",
                            (unsigned long long)g, path);
             /* Lengths the parent determines are checked here; list children
              * are checked against the decoded offsets. */
@@ -379,24 +382,24 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
             else {
                 const struct qv__node *par = &f->nodes[node->parent];
                 const struct qv__chunk *pc = &f->chunks[g * nn + (uint64_t)node->parent];
-                if (par->kind == QV_NODE_STRUCT) want = pc->length;
-                else if (par->kind == QV_NODE_FIXED_LIST) {
+                if (par->kind == QV__NODE_STRUCT) want = pc->length;
+                else if (par->kind == QV__NODE_FIXED_LIST) {
                     int64_t size = par->field->list_size;
                     if (size > 0 && pc->length > QV_ENC_MAX_COUNT / size)
-                        return BAD("footer: row group %llu, column '%s': length overflows",
+                        return qv__corrupt_set(err, "footer: row group %llu, column '%s': length overflows",
                                    (unsigned long long)g, path);
                     want = pc->length * size;
                 }
             }
             if (want >= 0 && ch->length != want)
-                return BAD("footer: row group %llu, column '%s': %lld slots, expected %lld",
+                return qv__corrupt_set(err, "footer: row group %llu, column '%s': %lld slots, expected %lld",
                            (unsigned long long)g, path, (long long)ch->length, (long long)want);
             if ((size_t)f->n_segments + ns > seg_cap) {
                 size_t cap = seg_cap ? seg_cap * 2 : 64;
                 while (cap < (size_t)f->n_segments + ns) cap *= 2;
                 if (cap > (left / 13) + 64) cap = (left / 13) + 64;
                 if (cap < (size_t)f->n_segments + ns)
-                    return BAD("footer: segment count exceeds the footer");
+                    return qv__corrupt_set(err, "footer: segment count exceeds the footer");
                 struct qv__segment *s2 = qv_realloc(r, f->segments, seg_cap * sizeof *s2,
                                                     cap * sizeof *s2, err);
                 if (!s2) return ENOMEM;
@@ -416,11 +419,11 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
                 s->length = qv__cur_varint(&p->c);
                 s->checksum = qv__cur_u64le(&p->c);
                 s->fixed_width = (int32_t)(fw <= QV_ENC_MAX_FIXED_WIDTH ? fw : 0);
-                if (p->c.bad || s->role > QV_ROLE_VALUES || (seen & (1 << s->role)) ||
+                if (p->c.bad || s->role > QV_SEGMENT_VALUES || (seen & (1 << s->role)) ||
                     fw > QV_ENC_MAX_FIXED_WIDTH || s->offset < rg->offset ||
                     s->offset > rg->offset + rg->length ||
                     s->length > rg->offset + rg->length - s->offset)
-                    return BAD("footer: row group %llu, column '%s': segment %llu is corrupt "
+                    return qv__corrupt_set(err, "footer: row group %llu, column '%s': segment %llu is corrupt "
                                "(offset %llu, length %llu)",
                                (unsigned long long)g, path, (unsigned long long)i,
                                (unsigned long long)s->offset, (unsigned long long)s->length);
@@ -430,28 +433,28 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
             }
             /* Validity is present exactly when there are nulls; values and
              * offsets whenever the node kind has them. */
-            int need = (ch->null_count ? 1 << QV_ROLE_VALIDITY : 0) |
-                       (node->kind == QV_NODE_LIST ? 1 << QV_ROLE_OFFSETS : 0) |
-                       ((node->kind == QV_NODE_PRIMITIVE || node->kind == QV_NODE_DECIMAL64)
-                            ? 1 << QV_ROLE_VALUES : 0);
+            int need = (ch->null_count ? 1 << QV_SEGMENT_VALIDITY : 0) |
+                       (node->kind == QV__NODE_LIST ? 1 << QV_SEGMENT_OFFSETS : 0) |
+                       ((node->kind == QV__NODE_PRIMITIVE || node->kind == QV__NODE_DECIMAL64)
+                            ? 1 << QV_SEGMENT_VALUES : 0);
             if (seen != need)
-                return BAD("footer: row group %llu, column '%s': segments present (%#x) do not "
+                return qv__corrupt_set(err, "footer: row group %llu, column '%s': segments present (%#x) do not "
                            "match the column (%#x)", (unsigned long long)g, path, seen, need);
             struct qv__stats *st = &ch->stats;
             st->flags = (uint32_t)qv__cur_varint(&p->c);
-            if (st->flags & QV_STAT_MINMAX) {
+            if (st->flags & QV__STAT_MINMAX) {
                 uint64_t a, b;
                 st->min = qv__cur_bytes(&p->c, &a);
                 st->max = qv__cur_bytes(&p->c, &b);
-                if (!st->min || !st->max || a > QV_MAX_STAT_BYTES || b > QV_MAX_STAT_BYTES)
-                    return BAD("footer: row group %llu, column '%s': statistics are corrupt",
+                if (!st->min || !st->max || a > QV__MAX_STAT_BYTES || b > QV__MAX_STAT_BYTES)
+                    return qv__corrupt_set(err, "footer: row group %llu, column '%s': statistics are corrupt",
                                (unsigned long long)g, path);
                 st->min_len = (uint32_t)a;
                 st->max_len = (uint32_t)b;
             }
-            if (st->flags & QV_STAT_NAN_COUNT) st->nan_count = (int64_t)qv__cur_varint(&p->c);
+            if (st->flags & QV__STAT_NAN_COUNT) st->nan_count = (int64_t)qv__cur_varint(&p->c);
             if (p->c.bad)
-                return BAD("footer: row group %llu, column '%s': statistics are truncated",
+                return qv__corrupt_set(err, "footer: row group %llu, column '%s': statistics are truncated",
                            (unsigned long long)g, path);
         }
     }
@@ -475,24 +478,23 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
         uint64_t len;
         const uint8_t *body = qv__cur_bytes(&p.c, &len);
         if (!body) {
-            rc = BAD("footer: section list is corrupt");
+            rc = qv__corrupt_set(err, "footer: section list is corrupt");
             break;
         }
         struct qv__cursor saved = p.c;
         p.c = (struct qv__cursor){body, body + len, 0};
-        if (tag == QV_SEC_WRITER) {
+        if (tag == QV__SEC_WRITER) {
             uint64_t n;
             const uint8_t *w = qv__cur_bytes(&p.c, &n);
             f->writer = w ? (char *)scratch_str(&p, w, n) : NULL;
-        } else if (tag == QV_SEC_SCHEMA && !have_schema) {
+        } else if (tag == QV__SEC_SCHEMA && !have_schema) {
             rc = parse_schema(&p, r, &f->schema);
             if (!rc) {
                 /* A schema the writer would refuse is a corrupt file. */
                 rc = qv__nodes_build(f->schema, r, &f->nodes, &f->n_nodes, err);
                 if (rc && rc != ENOMEM) {
                     qv_error_wrap(err, EIO, "footer: schema: ");
-                    if (err) err->code = EIO;
-                    rc = EIO;
+                    rc = qv__corrupt_mark(err);
                 }
             }
             if (!rc) {
@@ -507,21 +509,21 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
                 }
             }
             have_schema = 1;
-        } else if (tag == QV_SEC_METADATA) {
+        } else if (tag == QV__SEC_METADATA) {
             rc = parse_kvs(&p, &f->metadata, &f->n_metadata, r, "file");
-        } else if (tag == QV_SEC_ROW_GROUPS && !have_rg) {
-            if (!have_schema) rc = BAD("footer: row groups come before the schema");
+        } else if (tag == QV__SEC_ROW_GROUPS && !have_rg) {
+            if (!have_schema) rc = qv__corrupt_set(err, "footer: row groups come before the schema");
             else rc = parse_row_groups(&p, f, data_end);
             have_rg = 1;
         } /* unknown sections (newer minor versions) are skipped */
         if (rc) break;
         if (p.c.bad) {
-            rc = BAD("footer: section %llu is corrupt", (unsigned long long)tag);
+            rc = qv__corrupt_set(err, "footer: section %llu is corrupt", (unsigned long long)tag);
             break;
         }
         p.c = saved;
     }
-    if (!rc && (!have_schema || !have_rg)) rc = BAD("footer: schema or row groups missing");
+    if (!rc && (!have_schema || !have_rg)) rc = qv__corrupt_set(err, "footer: schema or row groups missing");
     if (rc) qv__footer_free(f);
     return rc;
 }

@@ -1,19 +1,22 @@
 /* Private layout of .qvr files shared by the writer, the footer codec and
- * the reader. docs/format.md is the specification; this is its C mirror. */
+ * the reader. docs/format.md is the specification; this is its C mirror.
+ * Its names are internal, so they carry the internal prefix (QV__ for
+ * constants, qv__ for types and functions; docs/conventions.md). */
 #ifndef QV_FORMAT_INTERNAL_H
 #define QV_FORMAT_INTERNAL_H
 
+#include "base/limits.h"
 #include "base/varint.h"
 #include "quiver/arrow.h"
 #include "quiver/encoding.h"
 #include "quiver/format.h"
 
-#define QV_MAGIC "QVR1"
-#define QV_HEADER_SIZE 8          /* magic + u16 major + u16 minor */
-#define QV_TAIL_SIZE 32           /* u64 footer offset, u64 length, u64 xxh3, u16 major, u16 minor, magic */
-#define QV_FORMAT_MAJOR 1
-#define QV_FORMAT_MINOR 0
-#define QV_FIRST_READ (64u * 1024) /* bytes read from the end on open */
+#define QV__MAGIC "QVR1"
+#define QV__HEADER_SIZE 8          /* magic + u16 major + u16 minor */
+#define QV__TAIL_SIZE 32           /* u64 footer offset, u64 length, u64 xxh3, u16 major, u16 minor, magic */
+#define QV__FORMAT_MAJOR 1
+#define QV__FORMAT_MINOR 0
+#define QV__FIRST_READ (64u * 1024) /* bytes read from the end on open */
 
 /* The format's limits: one definition each, enforced by the writer at
  * qv_writer_open (schema, names, metadata) or before it writes the footer
@@ -21,40 +24,38 @@
  * corrupt. So every file the writer publishes opens. docs/format.md,
  * "Limits of the format", lists them. They bound what a hostile footer can
  * make a reader allocate; none is reachable with ordinary data. */
-#define QV_MAX_FOOTER_BYTES (UINT64_C(256) << 20) /* footer bytes */
-#define QV_MAX_NODES 1000000 /* schema fields, root excluded */
-/* Levels below the root: a top-level column is at level 1, its child at 2.
- * 63 is the deepest Arrow C++ (pyarrow) imports through the C Data
- * Interface (its ArrowSchema recursion limit counts the root as level 0). */
-#define QV_MAX_DEPTH 63
-#define QV_MAX_NAME 65536 /* bytes of a field name */
-#define QV_MAX_STAT_BYTES 64      /* string statistics are truncated to this */
+#define QV__MAX_FOOTER_BYTES (UINT64_C(256) << 20) /* footer bytes */
+#define QV__MAX_NODES 1000000 /* schema fields, root excluded */
+/* Nesting: QV__MAX_NESTING (base/limits.h), shared with the Arrow layer. */
+#define QV__MAX_NAME 65536 /* bytes of a field name */
+#define QV__MAX_STAT_BYTES 64      /* string statistics are truncated to this */
 
 /* Footer sections: tag, byte length, payload. Readers skip unknown tags. */
 enum qv__section {
-    QV_SEC_WRITER = 1,
-    QV_SEC_SCHEMA = 2,
-    QV_SEC_METADATA = 3,
-    QV_SEC_ROW_GROUPS = 4,
+    QV__SEC_WRITER = 1,
+    QV__SEC_SCHEMA = 2,
+    QV__SEC_METADATA = 3,
+    QV__SEC_ROW_GROUPS = 4,
 };
 
-/* Segment roles inside a column chunk. */
-enum qv__role { QV_ROLE_VALIDITY = 0, QV_ROLE_OFFSETS = 1, QV_ROLE_VALUES = 2 };
+/* Segment roles inside a column chunk are format.h's enum qv_segment_role
+ * (QV_SEGMENT_VALIDITY, _OFFSETS, _VALUES): their values are the role ids
+ * of the file. */
 
 /* Physical kind of a schema node: what segments its chunks carry. */
 enum qv__node_kind {
-    QV_NODE_NULL,      /* nothing but a length */
-    QV_NODE_PRIMITIVE, /* values: fixed width, bool, binary */
-    QV_NODE_DECIMAL64, /* decimal128 with precision <= 18, stored as int64 */
-    QV_NODE_STRUCT,    /* validity only */
-    QV_NODE_LIST,      /* validity + offsets (n + 1) */
-    QV_NODE_FIXED_LIST /* validity only; child has n * list_size slots */
+    QV__NODE_NULL,      /* nothing but a length */
+    QV__NODE_PRIMITIVE, /* values: fixed width, bool, binary */
+    QV__NODE_DECIMAL64, /* decimal128 with precision <= 18, stored as int64 */
+    QV__NODE_STRUCT,    /* validity only */
+    QV__NODE_LIST,      /* validity + offsets (n + 1) */
+    QV__NODE_FIXED_LIST /* validity only; child has n * list_size slots */
 };
 
-#define QV_STAT_MINMAX 1u
-#define QV_STAT_MIN_TRUNCATED 2u
-#define QV_STAT_MAX_TRUNCATED 4u
-#define QV_STAT_NAN_COUNT 8u
+#define QV__STAT_MINMAX 1u
+#define QV__STAT_MIN_TRUNCATED 2u
+#define QV__STAT_MAX_TRUNCATED 4u
+#define QV__STAT_NAN_COUNT 8u
 
 struct qv__segment {
     uint64_t offset, length, checksum;
@@ -65,7 +66,7 @@ struct qv__segment {
 
 /* Min and max are little-endian int64 / uint64 / float64 (8 bytes) for
  * numbers, dates and decimals up to precision 18, one byte for booleans, 16
- * bytes for wider decimals, and at most QV_MAX_STAT_BYTES raw bytes for
+ * bytes for wider decimals, and at most QV__MAX_STAT_BYTES raw bytes for
  * strings and binary (truncated: flagged). In the reader they point into the
  * footer copy; in the writer into a qv__stats_buf. */
 struct qv__stats {
@@ -77,7 +78,7 @@ struct qv__stats {
 
 struct qv__stats_buf {
     struct qv__stats s;
-    uint8_t minb[QV_MAX_STAT_BYTES], maxb[QV_MAX_STAT_BYTES];
+    uint8_t minb[QV__MAX_STAT_BYTES], maxb[QV__MAX_STAT_BYTES];
 };
 
 struct qv__chunk {
@@ -187,18 +188,18 @@ void qv__dir_chunk(struct qv__wbuf *dir, int64_t length, int64_t null_count, uin
                    const struct qv__segment *segs, uint32_t n_segs, const struct qv__stats *st);
 /* The footer is the "head" (writer, schema and metadata sections), known
  * when the writer opens, then the row-group section: a header of at most
- * QV_RG_HEADER_MAX bytes (tag, body length, row-group count, node count)
+ * QV__RG_HEADER_MAX bytes (tag, body length, row-group count, node count)
  * and the directory accumulated in qv__dir_* records. */
 void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32_t n_nodes,
                      const struct qv_kv *metadata, int64_t n_metadata);
-#define QV_RG_HEADER_MAX 40
+#define QV__RG_HEADER_MAX 40
 size_t qv__footer_rg_header(uint8_t *out, int64_t n_row_groups, int32_t n_nodes,
                             uint64_t dir_bytes);
 /* Exact footer bytes for a head, a row-group count and a directory size. */
 uint64_t qv__footer_size(uint64_t head_bytes, int64_t n_row_groups, int32_t n_nodes,
                          uint64_t dir_bytes);
 /* Parses and validates footer bytes against a file of `file_size` bytes whose
- * segments must lie in [QV_HEADER_SIZE, data_end). On success `f` owns
+ * segments must lie in [QV__HEADER_SIZE, data_end). On success `f` owns
  * everything it holds (qv__footer_free). EIO naming the problem otherwise. */
 int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
                      struct qv_reservation *r, struct qv__footer *f, struct qv_error *err);

@@ -156,11 +156,16 @@ static int mem_read_at(void *ctx, uint64_t offset, void *buf, size_t len, struct
 
 static void mem_close(void *ctx) { free(ctx); }
 
-void qv_source_from_memory(const void *data, uint64_t size, const char *name,
-                           struct qv_source *out) {
+int qv_source_from_memory(const void *data, uint64_t size, const char *name,
+                          struct qv_source *out, struct qv_error *err) {
+    if (!out) return qv_error_set(err, EINVAL, "qv_source_from_memory: NULL output");
     memset(out, 0, sizeof *out);
+    if (!data && size)
+        return qv_error_set(err, EINVAL, "qv_source_from_memory: NULL data of %llu bytes",
+                            (unsigned long long)size);
     struct mem_source *m = malloc(sizeof *m);
-    if (!m) return; /* read_at stays NULL: qv_source_read reports it */
+    if (!m)
+        return qv_error_set(err, ENOMEM, "qv_source_from_memory: cannot allocate the source");
     *m = (struct mem_source){data, size, name ? name : "memory"};
     out->ctx = m;
     out->name = m->name;
@@ -168,6 +173,7 @@ void qv_source_from_memory(const void *data, uint64_t size, const char *name,
     out->base = data;
     out->read_at = mem_read_at;
     out->close = mem_close;
+    return 0;
 }
 
 void qv_source_close(struct qv_source *src) {

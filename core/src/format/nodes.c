@@ -12,10 +12,10 @@ static int32_t count_nodes(const struct qv_field *f) {
 }
 
 static int classify(const struct qv_field *f, struct qv__node *n, struct qv_error *err) {
-    n->kind = QV_NODE_PRIMITIVE;
+    n->kind = QV__NODE_PRIMITIVE;
     n->fixed_width = 0;
     switch (f->type) {
-    case QV_TYPE_NULL: n->kind = QV_NODE_NULL; return 0;
+    case QV_TYPE_NULL: n->kind = QV__NODE_NULL; return 0;
     case QV_TYPE_BOOL: n->value_kind = QV_KIND_BOOL; return 0;
     case QV_TYPE_INT8: n->value_kind = QV_KIND_INT8; return 0;
     case QV_TYPE_INT16: n->value_kind = QV_KIND_INT16; return 0;
@@ -29,7 +29,7 @@ static int classify(const struct qv_field *f, struct qv__node *n, struct qv_erro
     case QV_TYPE_FLOAT64: n->value_kind = QV_KIND_FLOAT64; return 0;
     case QV_TYPE_DECIMAL128:
         if (f->precision <= 18) {
-            n->kind = QV_NODE_DECIMAL64;
+            n->kind = QV__NODE_DECIMAL64;
             n->value_kind = QV_KIND_INT64;
         } else {
             n->value_kind = QV_KIND_FIXED_BINARY;
@@ -49,16 +49,16 @@ static int classify(const struct qv_field *f, struct qv__node *n, struct qv_erro
         n->value_kind = QV_KIND_FIXED_BINARY;
         n->fixed_width = f->byte_width;
         return 0;
-    case QV_TYPE_STRUCT: n->kind = QV_NODE_STRUCT; return 0;
+    case QV_TYPE_STRUCT: n->kind = QV__NODE_STRUCT; return 0;
     case QV_TYPE_LIST: case QV_TYPE_MAP:
-        n->kind = QV_NODE_LIST;
+        n->kind = QV__NODE_LIST;
         n->value_kind = QV_KIND_INT32;
         return 0;
     case QV_TYPE_LARGE_LIST:
-        n->kind = QV_NODE_LIST;
+        n->kind = QV__NODE_LIST;
         n->value_kind = QV_KIND_INT64;
         return 0;
-    case QV_TYPE_FIXED_LIST: n->kind = QV_NODE_FIXED_LIST; return 0;
+    case QV_TYPE_FIXED_LIST: n->kind = QV__NODE_FIXED_LIST; return 0;
     default:
         return qv_error_set(err, ENOSYS, "field '%s': type %s cannot be stored", f->name,
                             qv_type_name(f->type));
@@ -69,25 +69,25 @@ static int classify(const struct qv_field *f, struct qv__node *n, struct qv_erro
  * hold (the reader refuses longer ones). */
 static int check_name(const struct qv_field *f, struct qv_error *err) {
     size_t len = f->name ? strlen(f->name) : 0;
-    if (len > QV_MAX_NAME)
+    if (len > QV__MAX_NAME)
         return qv_error_set(err, EINVAL,
                             "field '%.40s...': name of %zu bytes is longer than the format's "
                             "limit of %d bytes",
-                            f->name, len, QV_MAX_NAME);
+                            f->name, len, QV__MAX_NAME);
     return 0;
 }
 
 /* `depth` is the node's level below the root minus one (0 for a column). */
 static int fill(const struct qv_field *f, int32_t parent, int32_t column, int32_t depth,
                 struct qv__node *nodes, int32_t *next, struct qv_error *err) {
-    if (depth + 1 > QV_MAX_DEPTH) {
+    if (depth + 1 > QV__MAX_NESTING) {
         char path[512] = "";
         if (parent >= 0) qv__node_path(nodes, parent, path, sizeof path);
         return qv_error_set(err, EINVAL,
                             "field '%s%s%.200s': nested %d levels deep (a column is level 1), deeper "
                             "than the format's limit of %d levels (what Arrow C++ and pyarrow "
                             "import)",
-                            path, parent >= 0 ? "." : "", f->name, depth + 1, QV_MAX_DEPTH);
+                            path, parent >= 0 ? "." : "", f->name, depth + 1, QV__MAX_NESTING);
     }
     int rc = check_name(f, err);
     if (rc) return rc;
@@ -120,11 +120,11 @@ int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
     int rc = check_name(root, err);
     if (rc) return rc;
     int32_t n = count_nodes(root) - 1;
-    if (n > QV_MAX_NODES)
+    if (n > QV__MAX_NODES)
         return qv_error_set(err, EINVAL,
                             "schema has %d fields (nested ones included), more than the "
                             "format's limit of %d",
-                            n, QV_MAX_NODES);
+                            n, QV__MAX_NODES);
     struct qv__node *nodes = qv_calloc(r, (size_t)(n ? n : 1) * sizeof *nodes, err);
     if (!nodes) return ENOMEM;
     int32_t next = 0;
@@ -141,7 +141,7 @@ int qv__nodes_build(const struct qv_schema *schema, struct qv_reservation *r,
 }
 
 const char *qv__role_name(int role) {
-    return role == QV_ROLE_VALIDITY ? "validity" : role == QV_ROLE_OFFSETS ? "offsets" : "values";
+    return role == QV_SEGMENT_VALIDITY ? "validity" : role == QV_SEGMENT_OFFSETS ? "offsets" : "values";
 }
 
 int qv__kind_width(enum qv_value_kind kind, int32_t fixed_width) {
@@ -155,9 +155,9 @@ int qv__kind_width(enum qv_value_kind kind, int32_t fixed_width) {
 }
 
 void qv__node_path(const struct qv__node *nodes, int32_t i, char *buf, size_t cap) {
-    int32_t chain[QV_MAX_DEPTH + 1];
+    int32_t chain[QV__MAX_NESTING + 1];
     int depth = 0;
-    for (int32_t k = i; k >= 0 && depth < QV_MAX_DEPTH + 1; k = nodes[k].parent) chain[depth++] = k;
+    for (int32_t k = i; k >= 0 && depth < QV__MAX_NESTING + 1; k = nodes[k].parent) chain[depth++] = k;
     size_t off = 0;
     buf[0] = 0;
     for (int d = depth - 1; d >= 0 && off < cap; d--) {

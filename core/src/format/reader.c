@@ -1,9 +1,11 @@
-/* The .qvr reader: open with at most two reads, validate the footer, and
- * answer questions about row groups, chunks and segments. Decoding lives in
- * column_reader.c. */
+/* The .qvr reader: open with at most two reads (the file's last
+ * QV__FIRST_READ bytes, then the footer only when it did not fit in them),
+ * validate the footer, and answer questions about row groups, chunks and
+ * segments. Decoding lives in column_reader.c. */
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
 #include "format/reader_internal.h"
 
 int qv_reader_open(const char *path, const struct qv_reader_options *opts,
@@ -34,13 +36,13 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
     uint8_t *tailbuf = NULL;
     size_t first = 0;
     int rc = 0;
-    if (size < QV_HEADER_SIZE + QV_TAIL_SIZE) {
-        rc = qv_error_set(err, EIO, "file '%s': %llu bytes is too small to be a Quiver file", name,
+    if (size < QV__HEADER_SIZE + QV__TAIL_SIZE) {
+        rc = qv__corrupt_set(err, "file '%s': %llu bytes is too small to be a Quiver file", name,
                           (unsigned long long)size);
         goto fail;
     }
     /* Read 1: the end of the file, which usually holds the whole footer. */
-    first = size < QV_FIRST_READ ? (size_t)size : QV_FIRST_READ;
+    first = size < QV__FIRST_READ ? (size_t)size : QV__FIRST_READ;
     tailbuf = qv_alloc(r, first, err);
     if (!tailbuf) {
         rc = ENOMEM;
@@ -49,34 +51,38 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
     rc = qv_source_read(&rd->src, size - first, tailbuf, first, err);
     if (rc) goto fail;
     rd->open_reads = 1;
-    const uint8_t *tail = tailbuf + first - QV_TAIL_SIZE;
-    if (memcmp(tail + 28, QV_MAGIC, 4) != 0) {
-        rc = qv_error_set(err, EIO, "file '%s': not a Quiver file (no magic at the end, offset %llu)",
+    const uint8_t *tail = tailbuf + first - QV__TAIL_SIZE;
+    if (memcmp(tail + 28, QV__MAGIC, 4) != 0) {
+        rc = qv__corrupt_set(err, "file '%s': not a Quiver file (no magic at the end, offset %llu)",
                           name, (unsigned long long)(size - 4));
         goto fail;
     }
     unsigned major = (unsigned)tail[24] | (unsigned)tail[25] << 8;
     unsigned minor = (unsigned)tail[26] | (unsigned)tail[27] << 8;
-    if (major != QV_FORMAT_MAJOR) {
-        rc = qv_error_set(err, major > QV_FORMAT_MAJOR ? ENOSYS : EIO,
-                          "file '%s': format version %u.%u; this reader (quiver %s) reads "
-                          "version %d.x only",
-                          name, major, minor, QV_VERSION_STRING, QV_FORMAT_MAJOR);
+    if (major != QV__FORMAT_MAJOR) {
+        /* A later major version is a valid file this reader cannot read;
+         * major 0 never existed, so those bytes are damaged. */
+        int later = major > QV__FORMAT_MAJOR;
+        rc = qv_error_set_kind(err, later ? ENOSYS : EIO,
+                               later ? QV_ERROR_NOT_SUPPORTED : QV_ERROR_CORRUPT,
+                               "file '%s': format version %u.%u; this reader (quiver %s) reads "
+                               "version %d.x only",
+                               name, major, minor, QV_VERSION_STRING, QV__FORMAT_MAJOR);
         goto fail;
     }
     uint64_t foff = qv__get_u64le(tail), flen = qv__get_u64le(tail + 8);
     uint64_t fsum = qv__get_u64le(tail + 16);
-    if (foff < QV_HEADER_SIZE || flen > QV_MAX_FOOTER_BYTES || foff > size - QV_TAIL_SIZE ||
-        flen != size - QV_TAIL_SIZE - foff) {
-        rc = qv_error_set(err, EIO, "file '%s': footer location %llu+%llu is corrupt (file size %llu)",
+    if (foff < QV__HEADER_SIZE || flen > QV__MAX_FOOTER_BYTES || foff > size - QV__TAIL_SIZE ||
+        flen != size - QV__TAIL_SIZE - foff) {
+        rc = qv__corrupt_set(err, "file '%s': footer location %llu+%llu is corrupt (file size %llu)",
                           name, (unsigned long long)foff, (unsigned long long)flen,
                           (unsigned long long)size);
         goto fail;
     }
     const uint8_t *footer;
     uint8_t *big = NULL;
-    if (flen + QV_TAIL_SIZE <= first) {
-        footer = tailbuf + first - QV_TAIL_SIZE - flen;
+    if (flen + QV__TAIL_SIZE <= first) {
+        footer = tailbuf + first - QV__TAIL_SIZE - flen;
     } else {
         /* Read 2: a footer larger than the first read. */
         big = qv_alloc(r, (size_t)flen, err);
@@ -93,19 +99,22 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
         footer = big;
     }
     if (qv_hash64(footer, (size_t)flen, 0) != fsum) {
-        rc = qv_error_set(err, EIO, "file '%s': footer checksum mismatch (footer at offset %llu, "
-                          "%llu bytes)", name, (unsigned long long)foff, (unsigned long long)flen);
+        rc = qv__corrupt_set(err, "file '%s': footer checksum mismatch (footer at offset %llu, "
+                             "%llu bytes)", name, (unsigned long long)foff, (unsigned long long)flen);
     } else {
-        uint8_t head[QV_HEADER_SIZE];
-        rc = qv_source_read(&rd->src, 0, head, sizeof head, err);
-        /* The header is checked too, but from the first read when it covers it. */
-        if (!rc && memcmp(head, QV_MAGIC, 4) != 0)
-            rc = qv_error_set(err, EIO, "file '%s': not a Quiver file (no magic at offset 0)", name);
+        /* The leading magic is checked when read 1 covered it (the file is
+         * no larger than QV__FIRST_READ); a larger file is identified by its
+         * tail and the footer's checksum, and opening it does not spend a
+         * third read on 4 bytes (docs/format.md, "Opening in at most two
+         * reads"). */
+        if (first == size && memcmp(tailbuf, QV__MAGIC, 4) != 0)
+            rc = qv__corrupt_set(err, "file '%s': not a Quiver file (no magic at offset 0)", name);
         if (!rc) rc = qv__footer_parse(footer, (size_t)flen, foff, r, &rd->f, err);
         if (rc && rc != ENOMEM) qv_error_wrap(err, EIO, "file '%s': ", name);
     }
     if (big) qv_free(r, big, (size_t)flen);
     if (rc) goto fail;
+    rd->footer_checksum = fsum;
     rd->verified_words = ((size_t)rd->f.n_segments + 63) / 64 + 1;
     rd->verified = qv_calloc(r, rd->verified_words * sizeof(uint64_t), err);
     if (!rd->verified) {
@@ -144,6 +153,7 @@ uint64_t qv_reader_row_group_bytes(const struct qv_reader *rd, int64_t rg) {
     return rg >= 0 && rg < rd->f.n_row_groups ? rd->f.row_groups[rg].length : 0;
 }
 uint64_t qv_reader_file_size(const struct qv_reader *rd) { return rd->src.size; }
+uint64_t qv_reader_footer_checksum(const struct qv_reader *rd) { return rd->footer_checksum; }
 const char *qv_reader_writer_version(const struct qv_reader *rd) {
     return rd->f.writer ? rd->f.writer : "";
 }
@@ -200,10 +210,10 @@ int qv_reader_chunk_info(const struct qv_reader *rd, int64_t rg, int32_t node,
     for (uint32_t i = 0; i < ch->n_segments; i++)
         out->encoded_bytes += rd->f.segments[ch->first_segment + i].length;
     const struct qv__stats *st = &ch->stats;
-    out->has_min_max = (st->flags & QV_STAT_MINMAX) != 0;
-    out->min_truncated = (st->flags & QV_STAT_MIN_TRUNCATED) != 0;
-    out->max_truncated = (st->flags & QV_STAT_MAX_TRUNCATED) != 0;
-    out->has_nan_count = (st->flags & QV_STAT_NAN_COUNT) != 0;
+    out->has_min_max = (st->flags & QV__STAT_MINMAX) != 0;
+    out->min_truncated = (st->flags & QV__STAT_MIN_TRUNCATED) != 0;
+    out->max_truncated = (st->flags & QV__STAT_MAX_TRUNCATED) != 0;
+    out->has_nan_count = (st->flags & QV__STAT_NAN_COUNT) != 0;
     out->nan_count = st->nan_count;
     out->min = st->min;
     out->max = st->max;
@@ -247,7 +257,7 @@ int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
     }
     char path[512];
     qv__node_path(rd->f.nodes, node, path, sizeof path);
-    return qv_error_set(err, EIO,
+    return qv__corrupt_set(err,
                         "file '%s': checksum mismatch in column '%s', row group %lld, %s segment "
                         "at offset %llu (%llu bytes)",
                         rd->src.name, path, (long long)rg, qv__role_name(s->role),

@@ -9,7 +9,8 @@ struct qv_reader {
     struct qv_source src;
     struct qv_reader_options opts;
     struct qv__footer f;
-    int open_reads;
+    int open_reads; /* reads the open made: 1, or 2 when the footer did not fit the first */
+    uint64_t footer_checksum; /* from the tail: the file's identity with its size */
     /* One bit per segment, set once its checksum matched, used only when
      * decoding in place (src.base: a mapping or memory): a segment is then
      * hashed once, not on every read (warm takes would otherwise hash whole
@@ -20,7 +21,8 @@ struct qv_reader {
 };
 
 const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg, int32_t node);
-/* EIO naming column, row group and offset when the checksum does not match. */
+/* EIO of kind QV_ERROR_CORRUPT naming column, row group and offset when the
+ * checksum does not match. */
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err);
 int qv__projection_field(const struct qv_reader *rd, const int32_t *columns, int32_t n,

@@ -1,5 +1,5 @@
 /* Zone statistics of one column chunk: min, max (nulls and NaNs skipped),
- * NaN count; strings truncated to QV_MAX_STAT_BYTES with a flag. The null
+ * NaN count; strings truncated to QV__MAX_STAT_BYTES with a flag. The null
  * count is the chunk's own. */
 #include <math.h>
 #include <string.h>
@@ -42,7 +42,7 @@ static void ints(const struct qv_values *v, const uint8_t *validity, struct qv__
         }
     }
     if (!any) return;
-    o->s.flags |= QV_STAT_MINMAX;
+    o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = o->s.max_len = 8;
     if (is_unsigned) {
         qv__put_u64le(o->minb, umin);
@@ -68,11 +68,11 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
         if (d < mn || (d == 0 && mn == 0 && signbit(d))) mn = d;
         if (d > mx || (d == 0 && mx == 0 && !signbit(d))) mx = d;
     }
-    o->s.flags |= QV_STAT_NAN_COUNT;
+    o->s.flags |= QV__STAT_NAN_COUNT;
     o->s.nan_count = nans;
     if (!any) return;
     uint64_t b;
-    o->s.flags |= QV_STAT_MINMAX;
+    o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = o->s.max_len = 8;
     memcpy(&b, &mn, 8);
     qv__put_u64le(o->minb, b);
@@ -86,7 +86,7 @@ static void bools(const struct qv_values *v, const uint8_t *validity, struct qv_
     for (int64_t i = 0; i < v->count && !(seen[0] && seen[1]); i++)
         if (valid(validity, i)) seen[qv_bit_get(bits, v->bit_offset + i)] = 1;
     if (!seen[0] && !seen[1]) return;
-    o->s.flags |= QV_STAT_MINMAX;
+    o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = o->s.max_len = 1;
     o->minb[0] = seen[0] ? 0 : 1;
     o->maxb[0] = seen[1] ? 1 : 0;
@@ -102,8 +102,8 @@ static int bytes_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
  * is cut is flagged so readers treat it as "at most this prefix followed by
  * anything". */
 static uint32_t cut(const uint8_t *p, size_t n, int utf8) {
-    if (n <= QV_MAX_STAT_BYTES) return (uint32_t)n;
-    size_t k = QV_MAX_STAT_BYTES;
+    if (n <= QV__MAX_STAT_BYTES) return (uint32_t)n;
+    size_t k = QV__MAX_STAT_BYTES;
     if (utf8)
         while (k > 0 && (p[k] & 0xC0) == 0x80) k--;
     return (uint32_t)k;
@@ -119,7 +119,7 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
          * values pointer may be NULL). */
         for (int64_t i = 0; i < v->count; i++)
             if (valid(validity, i)) {
-                o->s.flags |= QV_STAT_MINMAX;
+                o->s.flags |= QV__STAT_MINMAX;
                 return;
             }
         return;
@@ -145,11 +145,11 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
     }
     if (!mn) return;
     int utf8 = node->field->type == QV_TYPE_UTF8 || node->field->type == QV_TYPE_LARGE_UTF8;
-    o->s.flags |= QV_STAT_MINMAX;
+    o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = cut(mn, mnl, utf8);
     o->s.max_len = cut(mx, mxl, utf8);
-    if (o->s.min_len < mnl) o->s.flags |= QV_STAT_MIN_TRUNCATED;
-    if (o->s.max_len < mxl) o->s.flags |= QV_STAT_MAX_TRUNCATED;
+    if (o->s.min_len < mnl) o->s.flags |= QV__STAT_MIN_TRUNCATED;
+    if (o->s.max_len < mxl) o->s.flags |= QV__STAT_MAX_TRUNCATED;
     memcpy(o->minb, mn, o->s.min_len);
     memcpy(o->maxb, mx, o->s.max_len);
 }
@@ -169,7 +169,7 @@ static void decimals128(const struct qv_values *v, const uint8_t *validity,
         any = 1;
     }
     if (!any) return;
-    o->s.flags |= QV_STAT_MINMAX;
+    o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = o->s.max_len = 16;
     memcpy(o->minb, &mn, 16);
     memcpy(o->maxb, &mx, 16);

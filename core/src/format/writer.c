@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "format/format_internal.h"
+#include "format/format_testing.h"
 
 struct qv_writer {
     struct qv_reservation *r;
@@ -14,8 +15,9 @@ struct qv_writer {
     int32_t n_nodes;
     struct qv_builder *builder;
     struct qv_writer_options opts;
+    int force_encoding;     /* QV_ENC_AUTO unless a test forced one (format_testing.h) */
     /* The footer in the making: the head (writer, schema and metadata
-     * sections, serialized at open), QV_RG_HEADER_MAX bytes of room for the
+     * sections, serialized at open), QV__RG_HEADER_MAX bytes of room for the
      * row-group section's header, then the directory records appended as
      * row groups are written. Finish fills the room in place. */
     struct qv__wbuf dir;
@@ -70,12 +72,12 @@ static int check_metadata(const char *name, const struct qv_kv *kv, int64_t n,
         total += (kv[i].key_len >= 0 ? (uint64_t)kv[i].key_len : strlen(kv[i].key)) +
                  (kv[i].value_len >= 0 ? (uint64_t)kv[i].value_len
                                        : (kv[i].value ? strlen(kv[i].value) : 0));
-        if (total > QV_MAX_FOOTER_BYTES)
+        if (total > QV__MAX_FOOTER_BYTES)
             return qv_error_set(err, EINVAL,
                                 "writer '%s': file metadata of more than %llu bytes (at pair "
                                 "%lld) exceeds the format's footer limit of %llu bytes",
                                 name, (unsigned long long)total, (long long)i,
-                                (unsigned long long)QV_MAX_FOOTER_BYTES);
+                                (unsigned long long)QV__MAX_FOOTER_BYTES);
     }
     return 0;
 }
@@ -87,13 +89,13 @@ static int footer_too_big(const char *name, uint64_t size, const char *when,
                             "writer '%s': the schema and metadata alone make a footer of %llu "
                             "bytes, more than the format's limit of %llu bytes",
                             name, (unsigned long long)size,
-                            (unsigned long long)QV_MAX_FOOTER_BYTES);
+                            (unsigned long long)QV__MAX_FOOTER_BYTES);
     return qv_error_set(err, EINVAL,
                         "writer '%s': %s the footer would take %llu bytes, more than the "
                         "format's limit of %llu bytes (write fewer, larger row groups or fewer "
                         "columns per file)",
                         name, when, (unsigned long long)size,
-                        (unsigned long long)QV_MAX_FOOTER_BYTES);
+                        (unsigned long long)QV__MAX_FOOTER_BYTES);
 }
 
 /* Everything but the sink: options, schema limits, the footer's head. A
@@ -131,7 +133,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     if (rc && rc != ENOMEM) qv_error_wrap(err, rc, "writer '%s': schema: ", name);
     if (!rc) {
         qv__footer_head(&w->dir, w->schema, w->n_nodes, opts->metadata, opts->n_metadata);
-        static const uint8_t room[QV_RG_HEADER_MAX];
+        static const uint8_t room[QV__RG_HEADER_MAX];
         w->head_size = w->dir.size;
         qv__wbuf_put(&w->dir, room, sizeof room);
         w->dir_start = w->dir.size;
@@ -142,7 +144,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     }
     if (!rc) {
         uint64_t size = qv__footer_size(w->head_size, 0, w->n_nodes, 0);
-        if (size > QV_MAX_FOOTER_BYTES) rc = footer_too_big(name, size, "", err);
+        if (size > QV__MAX_FOOTER_BYTES) rc = footer_too_big(name, size, "", err);
     }
     if (!rc) {
         struct qv_builder_options bo = {.initial_capacity = 1024};
@@ -161,7 +163,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
 static int attach_sink(struct qv_writer *w, struct qv_sink *sink, struct qv_error *err) {
     w->sink = *sink;
     memset(sink, 0, sizeof *sink);
-    uint8_t header[QV_HEADER_SIZE] = {'Q', 'V', 'R', '1', QV_FORMAT_MAJOR, 0, QV_FORMAT_MINOR, 0};
+    uint8_t header[QV__HEADER_SIZE] = {'Q', 'V', 'R', '1', QV__FORMAT_MAJOR, 0, QV__FORMAT_MINOR, 0};
     return qv_sink_write(&w->sink, header, sizeof header, err);
 }
 
@@ -250,7 +252,7 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
     char path[512];
     qv__node_path(w->nodes, k, path, sizeof path);
     int64_t n = arr->length;
-    int64_t nulls = node->kind == QV_NODE_NULL ? 0 : arr->null_count;
+    int64_t nulls = node->kind == QV__NODE_NULL ? 0 : arr->null_count;
     const uint8_t *validity = arr->n_buffers > 0 ? arr->buffers[0] : NULL;
     if (nulls < 0 || (nulls > 0 && !validity)) nulls = validity ? n - qv_bits_count(validity, 0, n) : 0;
     if (arr->offset != 0)
@@ -260,18 +262,18 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
     int rc = 0;
     if (nulls) {
         struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
-        rc = put_segment(w, &v, QV_ROLE_VALIDITY, QV_ENC_AUTO, &segs[ns++], path, err);
+        rc = put_segment(w, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, &segs[ns++], path, err);
         if (rc) return rc;
     } else {
         validity = NULL;
     }
     struct qv__stats_buf st;
     memset(&st.s, 0, sizeof st.s);
-    if (node->kind == QV_NODE_PRIMITIVE || node->kind == QV_NODE_DECIMAL64) {
+    if (node->kind == QV__NODE_PRIMITIVE || node->kind == QV__NODE_DECIMAL64) {
         struct qv_values v = {.kind = node->value_kind, .fixed_width = node->fixed_width, .count = n};
         int64_t *narrow = NULL;
         size_t narrow_size = (size_t)(n ? n : 1) * 8;
-        if (node->kind == QV_NODE_DECIMAL64) {
+        if (node->kind == QV__NODE_DECIMAL64) {
             /* Precision <= 18: the low 8 bytes of each 16-byte two's
              * complement value hold it exactly. */
             narrow = qv_alloc(w->r, narrow_size, err);
@@ -295,13 +297,13 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_ROLE_VALUES, w->opts.force_encoding, &segs[ns++], path, err);
+        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
         if (narrow) qv_free(w->r, narrow, narrow_size);
         if (rc) return rc;
-    } else if (node->kind == QV_NODE_LIST) {
+    } else if (node->kind == QV__NODE_LIST) {
         struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
         raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
-        rc = put_segment(w, &v, QV_ROLE_OFFSETS, QV_ENC_AUTO, &segs[ns++], path, err);
+        rc = put_segment(w, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, &segs[ns++], path, err);
         if (rc) return rc;
     }
     qv__dir_chunk(&w->rgdir, n, nulls, raw, segs, ns, &st.s);
@@ -345,7 +347,7 @@ static int flush_row_group(struct qv_writer *w, struct qv_error *err) {
      * it unreadable now, not at finish after more data. */
     uint64_t size = qv__footer_size(w->head_size, w->n_row_groups + 1, w->n_nodes,
                                     w->dir.size - w->dir_start);
-    if (size > QV_MAX_FOOTER_BYTES) {
+    if (size > QV__MAX_FOOTER_BYTES) {
         char when[64];
         snprintf(when, sizeof when, "with row group %lld,", (long long)w->n_row_groups);
         footer_too_big(w->sink.name, size, when, err);
@@ -425,6 +427,8 @@ int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
 
 struct qv_builder *qv_writer_builder(struct qv_writer *w) { return w->builder; }
 
+void qv_writer_force_encoding(struct qv_writer *w, int encoding) { w->force_encoding = encoding; }
+
 int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err) {
     int rc = check_usable(w, err);
     if (rc) return rc;
@@ -447,7 +451,7 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
     /* Complete the footer in place: the row-group section's header goes
      * right before the directory, and the head moves up against it. */
     uint64_t dir_bytes = w->dir.size - w->dir_start;
-    uint8_t hdr[QV_RG_HEADER_MAX];
+    uint8_t hdr[QV__RG_HEADER_MAX];
     size_t hlen = qv__footer_rg_header(hdr, w->n_row_groups, w->n_nodes, dir_bytes);
     size_t start = w->dir_start - hlen - w->head_size;
     memmove(w->dir.data + start, w->dir.data, w->head_size);
@@ -456,21 +460,21 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
     size_t footer_size = w->dir.size - start;
     /* flush_row_group and open keep it within the limit; a file the reader
      * would refuse is never published. */
-    if (footer_size > QV_MAX_FOOTER_BYTES) {
+    if (footer_size > QV__MAX_FOOTER_BYTES) {
         footer_too_big(w->sink.name, footer_size, "at finish,", err);
         rc = fail(w, EINVAL, err);
         abort_sink(w);
         return rc;
     }
-    uint8_t tail[QV_TAIL_SIZE];
+    uint8_t tail[QV__TAIL_SIZE];
     qv__put_u64le(tail, w->sink.position);
     qv__put_u64le(tail + 8, footer_size);
     qv__put_u64le(tail + 16, qv_hash64(footer, footer_size, 0));
-    tail[24] = QV_FORMAT_MAJOR;
+    tail[24] = QV__FORMAT_MAJOR;
     tail[25] = 0;
-    tail[26] = QV_FORMAT_MINOR;
+    tail[26] = QV__FORMAT_MINOR;
     tail[27] = 0;
-    memcpy(tail + 28, QV_MAGIC, 4);
+    memcpy(tail + 28, QV__MAGIC, 4);
     rc = write_bytes(w, footer, footer_size, err);
     if (!rc) rc = write_bytes(w, tail, sizeof tail, err);
     if (!rc) rc = qv_sink_finish(&w->sink, err);

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dcheck.h"
 #include "memory/memory_internal.h"
 
 void *qv_alloc(struct qv_reservation *r, size_t size, struct qv_error *err) {
@@ -65,6 +66,9 @@ void *qv_realloc(struct qv_reservation *r, void *ptr, size_t old_size, size_t ne
 void qv_free(struct qv_reservation *r, void *ptr, size_t size) {
     if (!ptr) return;
     size_t padded = qv_align_up(size ? size : 1);
+    /* A block is charged when it is allocated; uncharging more than the
+     * reservation holds means it was freed twice or under another one. */
+    QV_DCHECK(padded <= r->used);
     if (padded >= QV_CACHE_MIN_BLOCK && r->pool->cache_cap) {
         qv__cache_put_uncharge(r->pool, r, ptr, padded);
         return;

@@ -4,6 +4,7 @@
 
 #include <stdatomic.h>
 
+#include "base/thread.h"
 #include "quiver/memory.h"
 
 #define QV_NAME_MAX 64

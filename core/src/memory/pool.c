@@ -3,7 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dcheck.h"
 #include "memory/memory_internal.h"
+#include "memory/memory_testing.h"
 
 #define QV_CACHE_DEFAULT (UINT64_C(64) << 20)
 
@@ -61,6 +63,9 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
 
 void qv_pool_destroy(struct qv_pool *pool) {
     if (!pool) return;
+    /* The contract: every reservation is gone, and with it every charge. */
+    QV_DCHECK(atomic_load(&pool->nres) == 0 && pool->head == NULL);
+    QV_DCHECK(atomic_load(&pool->reserved) == 0);
     qv__cache_clear(pool);
     uint64_t held = atomic_load(&pool->host_held);
     if (pool->has_host && held) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dcheck.h"
 #include "memory/memory_internal.h"
 
 #define RELAXED memory_order_relaxed
@@ -71,6 +72,9 @@ void qv_reservation_destroy(struct qv_reservation *pub) {
     if (r->prev) r->prev->next = r->next;
     else p->head = r->next;
     if (r->next) r->next->prev = r->prev;
+    /* The pool's total is the sum of what its reservations hold. */
+    QV_DCHECK(pub->used <= pub->held);
+    QV_DCHECK(atomic_load_explicit(&p->reserved, RELAXED) >= pub->held);
     atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - pub->held,
                           RELAXED);
     p->retired_allocs += pub->allocs;
@@ -88,6 +92,7 @@ const char *qv_reservation_name(const struct qv_reservation *r) {
 /* Moves `take` bytes from the pool's free space into r (lock held). */
 static void commit_locked(struct qv_pool *p, struct qv_res_impl *r, uint64_t take) {
     uint64_t reserved = atomic_load_explicit(&p->reserved, RELAXED) + take;
+    QV_DCHECK(reserved >= take); /* no wrap-around */
     atomic_store_explicit(&p->reserved, reserved, RELAXED);
     qv__pool_note_peak(p, reserved);
     r->pub.held += take;
@@ -273,6 +278,7 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
     qv_mutex_unlock(&p->lock);
     pub->used = new_used;
     if (new_used > pub->peak) pub->peak = new_used;
+    QV_DCHECK(pub->used <= pub->held);
     if (trim) qv__pool_trim_host(p);
     return 0;
 }
@@ -280,7 +286,10 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
 /* Returns held bytes above `target` to the pool (lock held). */
 static void give_back_locked(struct qv_res_impl *r, uint64_t target) {
     struct qv_pool *p = r->pub.pool;
+    /* Only slack goes back: never below what is charged. */
+    QV_DCHECK(target >= r->pub.used && target <= r->pub.held);
     uint64_t give = r->pub.held - target;
+    QV_DCHECK(atomic_load_explicit(&p->reserved, RELAXED) >= give);
     r->pub.held = target;
     atomic_store_explicit(&p->reserved, atomic_load_explicit(&p->reserved, RELAXED) - give,
                           RELAXED);
@@ -329,10 +338,14 @@ int qv__reservation_grow_locked(struct qv_reservation *pub, uint64_t bytes) {
     }
     pub->used = new_used;
     if (new_used > pub->peak) pub->peak = new_used;
+    QV_DCHECK(pub->used <= pub->held);
     return 0;
 }
 
 void qv__reservation_shrink_locked(struct qv_reservation *pub, uint64_t bytes) {
+    /* The allocator uncharges exactly what it charged: more is a block
+     * released twice (or under the wrong reservation). */
+    QV_DCHECK(bytes <= pub->used);
     pub->used -= bytes < pub->used ? bytes : pub->used;
     if (pub->held - pub->used > pub->keep)
         give_back_locked(qv__res_impl(pub), pub->used + grain(pub->pool, pub->used));

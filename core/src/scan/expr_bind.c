@@ -232,37 +232,25 @@ static const char *lit_text(const struct qv__lit *lit, char *buf, size_t cap) {
 
 /* ---- References ---- */
 
-/* Finds the child of `f` that `name` selects. One rule, shared with
- * projection: a name matching one field selects it; matching several is an
- * error, never the first of them. An exact match wins; an unquoted name
- * without one may match one field ignoring case. Returns the index, or -1
- * with hits[] holding the first two of several matches (ambiguous, with
- * *folded telling whether they match ignoring case) or both -1 (none);
- * -2 when building an index ran out of memory (error set). */
-static int64_t find_child(struct binder *B, const struct qv_field *f, const char *name,
-                          bool quoted, int64_t hits[2], bool *folded) {
+/* The name rule's lookup (qv_field_find_child, arrow.h) through a sorted
+ * index for wide structs, with exactly its answers: an exact match wins; an
+ * unquoted name without one may match one field ignoring case; several
+ * matches are ambiguous (-2). -3 when building an index ran out of memory
+ * (error set). */
+static int64_t find_child(void *ctx, const struct qv_field *f, const char *name, bool quoted,
+                          int64_t hits[2], bool *folded) {
+    struct binder *B = ctx;
+    if (f->n_children < INDEX_MIN_CHILDREN) return qv_field_find_child(f, name, quoted, hits, folded);
     *folded = false;
-    hits[0] = hits[1] = -1;
-    if (f->n_children >= INDEX_MIN_CHILDREN) {
-        const struct name_index *x = struct_index(B, f);
-        if (!x) return -2;
-        index_matches(x->exact, f->n_children, name, strcmp, hits);
-        if (hits[0] < 0 && !quoted) {
-            index_matches(x->folded, f->n_children, name, strcasecmp, hits);
-            *folded = true;
-        }
-    } else {
-        for (int64_t i = 0; i < f->n_children && hits[1] < 0; i++)
-            if (f->children[i].name && strcmp(f->children[i].name, name) == 0)
-                hits[hits[0] < 0 ? 0 : 1] = i;
-        if (hits[0] < 0 && !quoted) {
-            *folded = true;
-            for (int64_t i = 0; i < f->n_children && hits[1] < 0; i++)
-                if (f->children[i].name && strcasecmp(f->children[i].name, name) == 0)
-                    hits[hits[0] < 0 ? 0 : 1] = i;
-        }
+    const struct name_index *x = struct_index(B, f);
+    if (!x) return -3;
+    index_matches(x->exact, f->n_children, name, strcmp, hits);
+    if (hits[0] < 0 && !quoted) {
+        index_matches(x->folded, f->n_children, name, strcasecmp, hits);
+        *folded = true;
     }
-    return hits[0] >= 0 && hits[1] < 0 ? hits[0] : -1;
+    if (hits[0] >= 0 && hits[1] < 0) return hits[0];
+    return hits[0] >= 0 ? -2 : -1;
 }
 
 static qv__xi128 pow10q(int k) {
@@ -362,25 +350,6 @@ static bool eq_path(const struct binder *B, const struct hslot *s, const void *p
            (k->depth == 0 || memcmp(r->path, k->path, (size_t)k->depth * sizeof *k->path) == 0);
 }
 
-static int ambiguous(struct binder *B, const struct qv_expr *col, int32_t i,
-                     const struct qv_field *f, const int64_t hits[2], bool folded) {
-    char pb[32], how[600];
-    const char *a = f->children[hits[0]].name, *b = f->children[hits[1]].name;
-    if (folded)
-        snprintf(how, sizeof how,
-                 "fields %lld ('%.200s') and %lld ('%.200s') match it ignoring case; quote the "
-                 "name to match one exactly",
-                 (long long)hits[0], a, (long long)hits[1], b);
-    else
-        snprintf(how, sizeof how, "fields %lld and %lld both have that name", (long long)hits[0],
-                 (long long)hits[1]);
-    if (i == 0)
-        return qv_error_set(B->err, EINVAL, "filter: ambiguous column name '%s': %s%s",
-                            col->names[0], how, pos_text(col->pos, pb, sizeof pb));
-    return qv_error_set(B->err, EINVAL, "filter: ambiguous field name '%s' in struct '%s': %s%s",
-                        col->names[i], col->names[i - 1], how, pos_text(col->pos, pb, sizeof pb));
-}
-
 /* Resolves a column node to a reference index (shared by equal paths). */
 static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
     uint64_t th = text_hash(col);
@@ -391,37 +360,32 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
     }
     struct qv__xbinding *b = B->b;
     char pb[32];
-    const struct qv_field *f = &b->schema->root;
-    int32_t path[QV_EXPR_MAX_DEPTH];
-    const struct qv_field *fields[QV_EXPR_MAX_DEPTH];
-    int32_t column = -1;
-    for (int32_t i = 0; i < col->n_names; i++) {
-        if (i > 0 && f->type != QV_TYPE_STRUCT) {
-            char tb[96];
-            return qv_error_set(B->err, EINVAL,
-                                "filter: '%s' is %s, not a struct: no field '%s' in it%s",
-                                col->names[i - 1], type_text(f, tb, sizeof tb), col->names[i],
-                                pos_text(col->pos, pb, sizeof pb));
-        }
-        int64_t hits[2];
-        bool folded;
-        int64_t k = find_child(B, f, col->names[i], col->quoted[i], hits, &folded);
-        if (k == -2) return B->err->code ? B->err->code : ENOMEM;
-        if (k < 0) {
-            if (hits[0] >= 0) return ambiguous(B, col, i, f, hits, folded);
-            if (i == 0)
-                return qv_error_set(B->err, EINVAL, "filter: no column '%s' in the schema%s",
-                                    col->names[0], pos_text(col->pos, pb, sizeof pb));
-            return qv_error_set(B->err, EINVAL, "filter: struct '%s' has no field '%s'%s",
-                                col->names[i - 1], col->names[i],
-                                pos_text(col->pos, pb, sizeof pb));
-        }
-        if (i == 0) column = (int32_t)k;
-        else path[i - 1] = (int32_t)k;
-        f = &f->children[k];
-        fields[i] = f;
+    /* The one name rule (arrow.h), struct steps only: a predicate compares
+     * scalars, which lists and maps are not. */
+    struct qv_field_ref ref;
+    struct qv_field_lookup lk = {find_child, B};
+    const struct qv_field *fields[QV_FIELD_PATH_MAX + 1];
+    struct qv_error e;
+    qv_error_clear(&e);
+    int rc = col->n_names > QV_FIELD_PATH_MAX + 1
+                 ? qv_error_set(&e, EINVAL, "column path of %d names is deeper than any schema",
+                                (int)col->n_names)
+                 : qv_field_resolve_names(&b->schema->root, (const char *const *)col->names,
+                                          col->quoted, col->n_names, QV_PATH_STRUCTS_ONLY, &lk,
+                                          &ref, &e);
+    if (rc == ENOMEM && !e.message[0]) return B->err && B->err->code ? B->err->code : ENOMEM;
+    if (rc) {
+        /* A filter naming what is not there is a bad argument (EINVAL), as
+         * it always was; projection by name reports ENOENT. */
+        return qv_error_set(B->err, rc == ENOMEM ? ENOMEM : EINVAL, "filter: %s%s", e.message,
+                            pos_text(col->pos, pb, sizeof pb));
     }
-    int32_t depth = col->n_names - 1;
+    int32_t column = ref.column;
+    const int32_t *path = ref.path;
+    const struct qv_field *f = &b->schema->root.children[column];
+    fields[0] = f;
+    for (int32_t i = 0; i < ref.depth; i++) fields[i + 1] = f = &f->children[path[i]];
+    int32_t depth = ref.depth;
     struct path_key key = {column, depth, path};
     uint64_t ph = path_hash(&key);
     const struct hslot *same = ht_find(B, &B->paths, ph, eq_path, &key);
@@ -460,7 +424,7 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
     classify(r);
     int32_t id = b->n_refs++;
     *out = id;
-    int rc = ht_add(B, &B->paths, ph, NULL, id);
+    rc = ht_add(B, &B->paths, ph, NULL, id);
     return rc ? rc : ht_add(B, &B->texts, th, col, id);
 }
 
@@ -1128,7 +1092,7 @@ int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_er
     /* A local record keeps the code when the caller passed none. */
     struct qv_error local = {0};
     if (!err) err = &local;
-    err->code = 0;
+    qv_error_clear(err);
     struct qv__xbinding *b = qv_calloc(e->r, sizeof *b, err);
     if (!b) return ENOMEM;
     b->r = e->r;

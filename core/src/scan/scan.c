@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
+#include "base/dcheck.h"
+#include "base/thread.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
@@ -21,6 +24,8 @@ enum { T_FILTER = 0, T_PROJECT = 1 };
 
 struct colstate {
     int32_t column;
+    const uint8_t *keep;         /* fields read (nested projection), NULL = all */
+    const struct qv_field *field; /* the type decoded: the column's, or pruned */
     struct qv_reservation *res; /* decoding state; used by one task at a time */
     struct qv_column_reader *cr;
     int64_t rg;
@@ -35,9 +40,15 @@ struct qv_scan {
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
     int validate; /* enum qv_scan_validate */
+    unsigned cast; /* enum qv_cast flags */
 
-    int32_t n_cols; /* columns needed (projected and filter), colstate per column */
-    struct colstate *cols;
+    /* Column states: one per column needed whole (projected or filtered),
+     * plus one per column projected in part (a nested projection), which a
+     * filter on the same column does not share: the filter reads the whole
+     * column, as the predicate's paths index the full type. */
+    int32_t n_cols;
+    struct colstate *cols; /* room for 2 per schema column */
+    struct qv__proj_col *pcols; /* the nested projection (paths), or NULL */
     int32_t n_proj, n_filter;
     int32_t *proj;           /* -> cols index */
     int32_t *filt;           /* -> cols index */
@@ -73,7 +84,9 @@ struct qv_scan {
     struct qv_scan_stats stats;  /* published under mu (threads) */
     struct qv_scan_stats pstats; /* the producer's own counts */
 
-    char last_error[QV_ERROR_MESSAGE_MAX];
+    struct qv__scan_hooks hooks; /* of a front-end layer (qv__scan_open_hooked) */
+
+    struct qv_error last; /* what get_last_error and qv_scan_last_error report */
 };
 
 /* ---- tasks ---- */
@@ -82,15 +95,14 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
     if (c->cr && c->rg == rg) return 0;
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
-                   : qv_column_reader_open(s->rd, rg, c->column, c->res, &c->cr, err);
+                   : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
     c->rg = rc ? -1 : rg;
     return rc;
 }
 
 static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray *out,
                        struct qv_reservation *tree_r, struct qv_error *err) {
-    const struct qv_field *f = &qv_reader_schema(s->rd)->root.children[c->column];
-    int rc = qv_owned_array_create(out, f, tree_r, err);
+    int rc = qv_owned_array_create(out, c->field, tree_r, err);
     if (rc) return rc;
     rc = s->cur_rows ? qv_column_reader_take_into(c->cr, s->cur_rows, s->cur_n, out, tree_r, err)
                      : qv_column_reader_read_into(c->cr, s->cur_lo, s->cur_n, out, tree_r, err);
@@ -103,14 +115,14 @@ static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray 
  * group. */
 static int validate_column(struct qv_scan *s, const struct colstate *c, struct ArrowArray *a,
                            struct qv_error *err) {
-    const struct qv_field *f = &qv_reader_schema(s->rd)->root.children[c->column];
+    const struct qv_field *f = c->field;
     enum qv_validate_level lv =
         s->validate == QV_SCAN_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
     int rc = qv_arrow_array_validate(a, f, lv, err);
     if (!rc) return 0;
     a->release(a);
     if (!err) return EIO;
-    err->code = EIO; /* the file is at fault, not an argument */
+    qv__corrupt_mark(err); /* the file is at fault, not an argument */
     qv_error_wrap(err, EIO,
                   "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
                   "invalid array: ",
@@ -132,6 +144,10 @@ static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *er
     if (rc) return rc;
     rc = decode_into(s, c, &s->parr[i], res, err);
     if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
+    if (!rc && s->cast) {
+        struct qv__cast_where w = {qv_reader_path(s->rd), s->cur_rg, s->cur_lo, s->cur_rows};
+        rc = qv__cast_column(&s->parr[i], c->field, s->cast, res, &w, err);
+    }
     if (rc) {
         qv_reservation_destroy(res);
         return rc;
@@ -322,6 +338,10 @@ static void *producer_main(void *arg) {
             qv_mutex_unlock(&s->mu);
             break;
         }
+        /* The wait above left a free slot; the queue never holds more
+         * than `prefetch` batches, and a queued batch is a live one. */
+        QV_DCHECK(s->qcount >= 0 && s->qcount < s->prefetch);
+        QV_DCHECK(b.release != NULL);
         s->queue[(s->qhead + s->qcount) % s->prefetch] = b;
         s->qcount++;
         if (s->qcount > s->stats.max_queued) s->stats.max_queued = s->qcount;
@@ -340,6 +360,17 @@ static void *producer_main(void *arg) {
 /* The schema gets its own reservation, which travels with it: consumers
  * keep schemas after releasing the stream, and may release them on any
  * thread. */
+/* Keeps the whole error record of a failed call (code, kind, message) for
+ * get_last_error and qv_scan_last_error; a record without a code takes the
+ * call's. */
+static void set_last(struct qv_scan *s, int rc, const struct qv_error *e) {
+    s->last = *e;
+    if (!s->last.code) {
+        s->last.code = rc;
+        s->last.kind = qv_error_kind_of(rc);
+    }
+}
+
 static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
     struct qv_scan *s = st->private_data;
     struct qv_error err;
@@ -348,32 +379,42 @@ static int stream_get_schema(struct ArrowArrayStream *st, struct ArrowSchema *ou
     struct qv_reservation *res;
     struct qv_reservation_options ro = {.name = "scan schema"};
     int rc = qv_reservation_create(s->pool, &ro, &res, &err);
-    /* Any number of columns: the list is charged like everything else. */
-    size_t cols_size = (size_t)(n ? n : 1) * sizeof(int32_t);
-    int32_t *cols = rc ? NULL : qv_alloc(res, cols_size, &err);
-    if (!rc && !cols) {
+    /* The root with the projected (possibly pruned) columns as children;
+     * any number of them: the list is charged like everything else. */
+    size_t kids_size = (size_t)(n ? n : 1) * sizeof(struct qv_field);
+    struct qv_field *kids = rc ? NULL : qv_alloc(res, kids_size, &err);
+    if (!rc && !kids) {
         rc = ENOMEM;
         qv_reservation_destroy(res);
     }
     if (!rc) {
-        for (int32_t i = 0; i < n; i++) cols[i] = s->cols[s->proj[i]].column;
-        rc = qv_reader_export_schema(s->rd, cols, n, res, out, &err);
-        qv_free(res, cols, cols_size);
+        struct qv_field root = qv_reader_schema(s->rd)->root;
+        for (int32_t i = 0; i < n; i++) kids[i] = *s->cols[s->proj[i]].field;
+        root.children = kids;
+        root.n_children = n;
+        rc = qv_field_export(&root, res, out, &err);
+        qv_free(res, kids, kids_size);
+        if (!rc) rc = qv__cast_schema(out, s->cast, res, &err);
         if (rc) qv_reservation_destroy(res);
         else rc = qv__schema_adopt(out, res, &err);
     }
-    if (rc) snprintf(s->last_error, sizeof s->last_error, "%s", err.message);
+    if (!rc && s->hooks.schema) {
+        struct ArrowSchema tmp = *out;
+        out->release = NULL;
+        qv_error_clear(&err);
+        rc = s->hooks.schema(s->hooks.ctx, &tmp, out, &err);
+    }
+    if (rc) set_last(s, rc, &err);
     return rc;
 }
 
 /* What get_next returns once qv_scan_cancel was called (queued batches are
  * dropped by release). */
 static int scan_cancelled(struct qv_scan *s) {
-    snprintf(s->last_error, sizeof s->last_error, "scan cancelled");
-    return ECANCELED;
+    return qv_error_set(&s->last, ECANCELED, "scan cancelled");
 }
 
-static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     struct qv_scan *s = st->private_data;
     out->release = NULL;
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) return scan_cancelled(s);
@@ -384,7 +425,7 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
         int rc = s->finished ? 0 : produce_one(s, out, &e);
         if (rc) {
             s->prod_rc = rc;
-            snprintf(s->last_error, sizeof s->last_error, "%s", e.message);
+            set_last(s, rc, &e);
         } else if (!out->release) {
             s->finished = 1;
         }
@@ -401,9 +442,14 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
     }
     int rc = s->prod_rc;
     if (rc) {
-        snprintf(s->last_error, sizeof s->last_error, "%s", s->prod_err.message);
+        set_last(s, rc, &s->prod_err);
     } else if (s->qcount) {
+        QV_DCHECK(s->qcount <= s->prefetch && s->qhead >= 0 && s->qhead < s->prefetch);
+        /* A slot is handed out once: a released batch still queued would be
+         * given to the consumer a second time. */
+        QV_DCHECK(s->queue[s->qhead].release != NULL);
         *out = s->queue[s->qhead];
+        s->queue[s->qhead].release = NULL;
         s->qhead = (s->qhead + 1) % s->prefetch;
         s->qcount--;
         qv_cond_broadcast(&s->cv_queue);
@@ -412,10 +458,26 @@ static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) 
     return rc;
 }
 
+/* get_next: the scan's batches, through the hooks of a front-end layer
+ * when it has some. */
+static int stream_get_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+    struct qv_scan *s = st->private_data;
+    if (!s->hooks.next && !s->hooks.batch) return qv__scan_next(st, out);
+    out->release = NULL;
+    struct qv_error e;
+    qv_error_clear(&e);
+    int rc = s->hooks.next ? s->hooks.next(s->hooks.ctx, st, out, &e) : qv__scan_next(st, out);
+    if (!rc && out->release && s->hooks.batch) rc = s->hooks.batch(s->hooks.ctx, out, &e);
+    /* An error of the scan itself is already in s->last. */
+    if (rc && e.message[0]) set_last(s, rc, &e);
+    return rc;
+}
+
 static const char *stream_last_error(struct ArrowArrayStream *st) {
     struct qv_scan *s = st->private_data;
-    return s->last_error[0] ? s->last_error : NULL;
+    return s->last.message[0] ? s->last.message : NULL;
 }
+
 
 static void scan_free(struct qv_scan *s) {
     if (s->started) {
@@ -429,6 +491,7 @@ static void scan_free(struct qv_scan *s) {
         for (int i = 0; i < s->started; i++) qv_thread_join(s->threads[i]);
     }
     if (s->queue) {
+        QV_DCHECK(s->qcount >= 0 && s->qcount <= s->prefetch);
         for (int i = 0; i < s->qcount; i++) {
             struct ArrowArray *a = &s->queue[(s->qhead + i) % s->prefetch];
             if (a->release) a->release(a);
@@ -447,7 +510,8 @@ static void scan_free(struct qv_scan *s) {
     }
     struct qv_reservation *r = s->r;
     int32_t ncol = (int32_t)qv_reader_schema(s->rd)->root.n_children;
-    if (s->cols) qv_free(r, s->cols, (size_t)(ncol ? ncol : 1) * sizeof *s->cols);
+    if (s->cols) qv_free(r, s->cols, 2 * (size_t)(ncol ? ncol : 1) * sizeof *s->cols);
+    qv__projection_free(s->pcols, ncol, r);
     if (s->proj) qv_free(r, s->proj, (size_t)(ncol ? ncol : 1) * sizeof *s->proj);
     if (s->filt) qv_free(r, s->filt, (size_t)(ncol ? ncol : 1) * sizeof *s->filt);
     if (s->child_of_column) qv_free(r, s->child_of_column, (size_t)(ncol ? ncol : 1) * sizeof(int32_t));
@@ -468,8 +532,12 @@ static void scan_free(struct qv_scan *s) {
 
 static void stream_release(struct ArrowArrayStream *st) {
     if (!st->release) return;
-    scan_free(st->private_data);
+    struct qv_scan *s = st->private_data;
+    struct qv__scan_hooks hooks = s->hooks;
+    scan_free(s);
     st->release = NULL;
+    /* Last: the hooks may free what the scan's memory came from. */
+    if (hooks.released) hooks.released(hooks.ctx);
 }
 
 /* Finds or adds the colstate of schema column c. */
@@ -477,6 +545,7 @@ static int32_t col_slot(struct qv_scan *s, int32_t c, int32_t *slot_of) {
     if (slot_of[c] < 0) {
         slot_of[c] = s->n_cols;
         s->cols[s->n_cols].column = c;
+        s->cols[s->n_cols].field = &qv_reader_schema(s->rd)->root.children[c];
         s->cols[s->n_cols].rg = -1;
         s->n_cols++;
     }
@@ -485,14 +554,16 @@ static int32_t col_slot(struct qv_scan *s, int32_t c, int32_t *slot_of) {
 
 int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *opts,
                  struct qv_reservation *r, struct ArrowArrayStream *out, struct qv_error *err) {
+    return qv__scan_open_hooked(reader, opts, r, NULL, out, err);
+}
+
+int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_options *opts,
+                         struct qv_reservation *r, const struct qv__scan_hooks *hooks,
+                         struct ArrowArrayStream *out, struct qv_error *err) {
     static const struct qv_scan_options defaults = {0};
     memset(out, 0, sizeof *out);
     if (!opts) opts = &defaults;
     struct qv_expr *filter = opts->filter_expr;
-    if (opts->paths || opts->cast) {
-        qv_expr_destroy(filter);
-        return qv_error_set(err, ENOSYS, "scan: nested projection and casts are not built yet");
-    }
     const struct qv_schema *schema = qv_reader_schema(reader);
     int32_t ncol = (int32_t)schema->root.n_children;
     size_t nc = (size_t)(ncol ? ncol : 1);
@@ -503,12 +574,14 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     }
     s->rd = reader;
     s->r = r;
+    if (hooks) s->hooks = *hooks;
     s->pool = qv_reservation_pool(r);
     s->filter = filter;
     s->batch_rows = opts->batch_rows > 0 ? opts->batch_rows : 65536;
     s->max_rows = opts->max_rows > 0 ? opts->max_rows : 0;
     s->prefetch = opts->prefetch > 0 ? opts->prefetch : 1;
     s->validate = opts->validate;
+    s->cast = opts->cast;
     s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
                   : opts->threads > 0          ? opts->threads
                   : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
@@ -523,6 +596,10 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
                           opts->validate);
         goto fail;
     }
+    if (opts->cast & ~(unsigned)QV_CAST_SPARK) {
+        rc = qv_error_set(err, EINVAL, "scan: unknown cast flags 0x%x", opts->cast & ~(unsigned)QV_CAST_SPARK);
+        goto fail;
+    }
     if (opts->filter && filter) {
         rc = qv_error_set(err, EINVAL, "scan: give a textual or a structured filter, not both");
         goto fail;
@@ -535,7 +612,7 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
         rc = qv_expr_bind(s->filter, schema, err);
         if (rc) goto fail;
     }
-    s->cols = qv_calloc(r, nc * sizeof *s->cols, err);
+    s->cols = qv_calloc(r, 2 * nc * sizeof *s->cols, err);
     s->proj = s->cols ? qv_calloc(r, nc * sizeof *s->proj, err) : NULL;
     s->filt = s->proj ? qv_calloc(r, nc * sizeof *s->filt, err) : NULL;
     s->child_of_column = s->filt ? qv_calloc(r, nc * sizeof(int32_t), err) : NULL;
@@ -547,7 +624,30 @@ int qv_scan_open(const struct qv_reader *reader, const struct qv_scan_options *o
     }
     int32_t *slot_of = s->child_of_column; /* reused as scratch below, then filled */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
+    if (opts->paths && opts->columns) {
+        rc = qv_error_set(err, EINVAL, "scan: give columns or paths, not both");
+        goto fail;
+    }
     int32_t np = opts->columns ? opts->n_columns : ncol;
+    if (opts->paths) {
+        rc = qv__projection_build(schema, opts->paths, opts->n_paths, r, &s->pcols, &np, err);
+        if (rc) goto fail;
+        for (int32_t i = 0; i < np; i++) {
+            const struct qv__proj_col *pc = &s->pcols[i];
+            if (!pc->keep) {
+                s->proj[s->n_proj++] = col_slot(s, pc->column, slot_of);
+                continue;
+            }
+            /* Not in slot_of: a filter on this column gets a whole one. */
+            struct colstate *c = &s->cols[s->n_cols];
+            c->column = pc->column;
+            c->keep = pc->keep;
+            c->field = pc->field;
+            c->rg = -1;
+            s->proj[s->n_proj++] = s->n_cols++;
+        }
+        np = 0;
+    }
     if (np < 0 || np > ncol) {
         rc = qv_error_set(err, EINVAL, "scan: %d projected columns of %d", np, ncol);
         goto fail;
@@ -662,6 +762,13 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
 #undef QV_SCAN_READY
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
+}
+
+int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *out) {
+    if (!stream || stream->release != stream_release || !out) return EINVAL;
+    const struct qv_scan *s = stream->private_data;
+    *out = s->last;
+    return 0;
 }
 
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {

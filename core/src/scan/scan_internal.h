@@ -30,6 +30,55 @@ int qv__plan_build(const struct qv_reader *reader, const struct qv_scan_options 
                    struct qv_error *err);
 void qv__plan_free(struct qv__plan *plan, struct qv_reservation *r);
 
+/* One output column of a nested projection: the fields of `column` to read
+ * (keep[], pre-order over its subtree; NULL = all of them) and the type
+ * handed out (`field`: the schema's, or `pruned`). */
+struct qv__proj_col {
+    int32_t column;
+    uint8_t *keep;
+    size_t keep_size;
+    const struct qv_field *field;
+    struct qv_field *pruned;
+    size_t pruned_size;
+};
+/* Builds the output columns of qv_scan_options.paths against `schema`, in
+ * the order of first appearance of their column. *out has room for one
+ * entry per schema column (free with qv__projection_free(*out, number of
+ * schema columns, r)); *n_out entries are used. EINVAL naming the path for
+ * a column or child out of range. */
+int qv__projection_build(const struct qv_schema *schema, const struct qv_column_path *paths,
+                         int32_t n, struct qv_reservation *r, struct qv__proj_col **out,
+                         int32_t *n_out, struct qv_error *err);
+void qv__projection_free(struct qv__proj_col *cols, int32_t cap, struct qv_reservation *r);
+
+/* What a front-end layer (core/src/file) adds to a scan stream, so that
+ * the stream it hands out is still a scan stream (qv_scan_cancel,
+ * qv_scan_wait and qv_scan_get_stats work on it) and nothing forwards. All
+ * optional.
+ *  - next: makes the batch get_next hands out, calling qv__scan_next for
+ *    the scan's own batches (a take in any order reorders them here);
+ *  - batch: adjusts each batch handed out (keeps a pool alive until it is
+ *    released); on failure it releases the batch;
+ *  - schema: turns the schema the scan exported (moved in) into the one
+ *    handed out (a self-contained copy); on failure *in is released;
+ *  - released: called by the stream's release after the scan is freed.
+ * Errors: rc and a message in err, which becomes get_last_error. */
+struct qv__scan_hooks {
+    void *ctx;
+    int (*next)(void *ctx, struct ArrowArrayStream *scan, struct ArrowArray *out,
+                struct qv_error *err);
+    int (*batch)(void *ctx, struct ArrowArray *batch, struct qv_error *err);
+    int (*schema)(void *ctx, struct ArrowSchema *in, struct ArrowSchema *out, struct qv_error *err);
+    void (*released)(void *ctx);
+};
+/* qv_scan_open with hooks (copied; NULL = none). On failure `released` is
+ * not called: the caller still owns what ctx holds. */
+int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_options *opts,
+                         struct qv_reservation *r, const struct qv__scan_hooks *hooks,
+                         struct ArrowArrayStream *out, struct qv_error *err);
+/* The scan's own get_next (no hooks); its errors are in get_last_error. */
+int qv__scan_next(struct ArrowArrayStream *scan, struct ArrowArray *out);
+
 /* Wraps a column array (an owned tree allocated from `res`) so that its
  * release also frees `res`: each column of a batch is self-contained and may
  * be moved out and released on its own. On failure the array and `res` are
@@ -43,5 +92,29 @@ int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct 
  * batch is released. On failure the columns are released. */
 int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t n, int64_t length,
                        struct qv_pool *pool, struct qv_error *err);
+
+/* Casts (qv_scan_options.cast, cast.c). */
+
+/* Rewrites an exported output schema `sc` to the types the cast flags give
+ * (recursively; names, nullability and metadata kept), allocating from `r`.
+ * Nothing changes when no field is affected. On failure `sc` is released. */
+int qv__cast_schema(struct ArrowSchema *sc, unsigned cast, struct qv_reservation *r,
+                    struct qv_error *err);
+
+/* Where a column's rows come from, for messages: row i of the column is row
+ * rows[i] (or first_row + i) of row group rg. */
+struct qv__cast_where {
+    const char *file;
+    int64_t rg;
+    int64_t first_row;
+    const int64_t *rows;
+};
+/* Converts `col`, an owned tree of type `field` whose buffers come from
+ * `res`, to the cast types in place (new buffers from `res`). EOVERFLOW
+ * names the file, column (and nested field), row group and row of a value
+ * that does not fit. On failure `col` is released. */
+int qv__cast_column(struct ArrowArray *col, const struct qv_field *field, unsigned cast,
+                    struct qv_reservation *res, const struct qv__cast_where *where,
+                    struct qv_error *err);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "base/thread.h"
 #include "quiver/memory.h"
 
 enum fake_host_mode { FAKE_FULL, FAKE_HALF, FAKE_ZERO };

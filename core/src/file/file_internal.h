@@ -1,0 +1,56 @@
+/* Private pieces of the file layer: the file handle and the shared pool
+ * reference that batches hold. These objects are allocated with malloc,
+ * not from a pool: they are what keeps a pool alive, so they must outlive
+ * it, and they are a few hundred bytes per file or stream. */
+#ifndef QV_FILE_INTERNAL_H
+#define QV_FILE_INTERNAL_H
+
+#include "quiver/file.h"
+
+/* A pool and a count of its users: the file, each of its streams and each
+ * batch they handed out. The last one destroys the pool when the file made
+ * it (owned); a caller's pool is never destroyed here. */
+struct qv__poolref {
+    struct qv_pool *pool;
+    int owned;
+    long refs; /* atomic */
+};
+struct qv__poolref *qv__poolref_retain(struct qv__poolref *p);
+void qv__poolref_release(struct qv__poolref *p);
+
+struct qv_file {
+    long refs; /* atomic */
+    struct qv__poolref *pool;
+    struct qv_reservation *res; /* the reader's */
+    struct qv_reader *rd;
+    struct qv_file_identity id;
+};
+
+/* A self-contained copy of `src` in malloc'd memory (dst released on
+ * failure, ENOMEM). `src` stays the caller's. */
+int qv__schema_copy_malloc(struct ArrowSchema *dst, const struct ArrowSchema *src);
+
+/* Makes `batch` hold a reference to `pool` until it is released (ENOMEM
+ * releases the batch). */
+int qv__batch_guard(struct ArrowArray *batch, struct qv__poolref *pool, struct qv_error *err);
+
+/* What every stream of the file layer hangs on its scan: a reference to
+ * the file (and so its pool), the scan's own reservation, and for a take
+ * in any order the reordering state. */
+struct qv__file_stream;
+struct qv__reorder;
+/* Opens a scan of `file` with `so` (already resolved paths), whose stream
+ * holds a file reference, hands out guarded batches and malloc'd schemas.
+ * With `reorder` (moved in, also on failure), get_next hands out the rows in
+ * the reorder's order. so->filter_expr moves in, also on failure. */
+int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
+                         struct qv__reorder *reorder, struct ArrowArrayStream *out,
+                         struct qv_error *err);
+
+/* Reordering of a take (take.c): the rows asked for, by position in the
+ * sorted distinct rows the scan reads. */
+int qv__reorder_next(struct qv__reorder *ro, struct ArrowArrayStream *scan, struct qv_pool *pool,
+                     struct ArrowArray *out, struct qv_error *err);
+void qv__reorder_destroy(struct qv__reorder *ro);
+
+#endif

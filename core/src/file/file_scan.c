@@ -1,0 +1,144 @@
+/* Scans of a file by name. The stream handed out is a scan stream (so
+ * qv_scan_cancel, qv_scan_wait and qv_scan_get_stats work on it) with the
+ * file layer's hooks on it (scan_internal.h): it holds a reference to the
+ * file, its schemas are malloc'd copies, and each batch it hands out holds
+ * a reference to the file's pool until it is released. So a consumer may
+ * release the stream before its batches, and close the file before the
+ * stream, in any order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "file/file_internal.h"
+#include "scan/scan_internal.h"
+
+struct guard {
+    void (*release)(struct ArrowArray *);
+    void *private_data;
+    struct qv__poolref *pool;
+};
+
+static void guarded_release(struct ArrowArray *a) {
+    struct guard *g = a->private_data;
+    struct qv__poolref *pool = g->pool;
+    a->release = g->release;
+    a->private_data = g->private_data;
+    free(g);
+    a->release(a);
+    qv__poolref_release(pool);
+}
+
+int qv__batch_guard(struct ArrowArray *b, struct qv__poolref *pool, struct qv_error *err) {
+    struct guard *g = malloc(sizeof *g);
+    if (!g) {
+        b->release(b);
+        return qv_error_set(err, ENOMEM, "scan: out of memory guarding a batch");
+    }
+    g->release = b->release;
+    g->private_data = b->private_data;
+    g->pool = qv__poolref_retain(pool);
+    b->release = guarded_release;
+    b->private_data = g;
+    return 0;
+}
+
+struct qv__file_stream {
+    struct qv_file *file;
+    struct qv_reservation *res; /* the scan's control memory */
+    struct qv__reorder *reorder;
+};
+
+static int fs_next(void *ctx, struct ArrowArrayStream *scan, struct ArrowArray *out,
+                   struct qv_error *err) {
+    struct qv__file_stream *fs = ctx;
+    return qv__reorder_next(fs->reorder, scan, fs->file->pool->pool, out, err);
+}
+
+static int fs_batch(void *ctx, struct ArrowArray *b, struct qv_error *err) {
+    struct qv__file_stream *fs = ctx;
+    return qv__batch_guard(b, fs->file->pool, err);
+}
+
+static int fs_schema(void *ctx, struct ArrowSchema *in, struct ArrowSchema *out,
+                     struct qv_error *err) {
+    (void)ctx;
+    int rc = qv__schema_copy_malloc(out, in);
+    in->release(in);
+    return rc ? qv_error_set(err, rc, "scan: out of memory copying the schema") : 0;
+}
+
+static void fs_free(struct qv__file_stream *fs) {
+    qv__reorder_destroy(fs->reorder);
+    qv_reservation_destroy(fs->res);
+    qv_file_close(fs->file);
+    free(fs);
+}
+
+static void fs_released(void *ctx) { fs_free(ctx); }
+
+int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
+                         struct qv__reorder *reorder, struct ArrowArrayStream *out,
+                         struct qv_error *err) {
+    memset(out, 0, sizeof *out);
+    struct qv__file_stream *fs = calloc(1, sizeof *fs);
+    if (!fs) {
+        qv__reorder_destroy(reorder);
+        qv_expr_destroy(so->filter_expr);
+        return qv_error_set(err, ENOMEM, "scan: out of memory");
+    }
+    fs->file = qv_file_retain(file);
+    fs->reorder = reorder;
+    struct qv_reservation_options ro = {.name = "file scan"};
+    int rc = qv_reservation_create(file->pool->pool, &ro, &fs->res, err);
+    if (rc) {
+        qv_expr_destroy(so->filter_expr);
+        fs_free(fs);
+        return rc;
+    }
+    struct qv__scan_hooks hooks = {.ctx = fs,
+                                   .next = reorder ? fs_next : NULL,
+                                   .batch = fs_batch,
+                                   .schema = fs_schema,
+                                   .released = fs_released};
+    rc = qv__scan_open_hooked(file->rd, so, fs->res, &hooks, out, err);
+    if (rc) fs_free(fs);
+    return rc;
+}
+
+int qv_file_scan(struct qv_file *file, const struct qv_file_scan_options *opts,
+                 struct ArrowArrayStream *out, struct qv_error *err) {
+    memset(out, 0, sizeof *out);
+    struct qv_scan_options so = {0};
+    if (opts) so = opts->scan;
+    const char *fname = qv_reader_path(file->rd);
+    int rc = 0;
+    if (so.columns || so.paths)
+        rc = qv_error_set(err, EINVAL,
+                          "file '%.300s': scan: choose columns by name or selection, not with "
+                          "the scan's columns / paths",
+                          fname);
+    else if (opts && opts->columns && opts->selection)
+        rc = qv_error_set(err, EINVAL, "file '%.300s': scan: give column names or a selection, not both",
+                          fname);
+    if (rc) {
+        qv_expr_destroy(so.filter_expr);
+        return rc;
+    }
+    struct qv_selection *own = NULL;
+    const struct qv_selection *sel = opts ? opts->selection : NULL;
+    static const int32_t none = 0;
+    if (opts && opts->columns && opts->n_columns == 0) {
+        so.columns = &none; /* no columns at all: rows are counted, nothing decoded */
+        so.n_columns = 0;
+    } else if (opts && opts->columns) {
+        rc = qv_file_select(file, opts->columns, opts->n_columns, &own, err);
+        if (rc) {
+            qv_expr_destroy(so.filter_expr);
+            return rc;
+        }
+        sel = own;
+    }
+    if (sel) so.paths = qv_selection_paths(sel, &so.n_paths);
+    rc = qv__file_stream_open(file, &so, NULL, out, err);
+    qv_selection_destroy(own);
+    return rc;
+}
