@@ -12,7 +12,7 @@
 #include "cmd/inspect.h"
 #include "qvgen/lineitem.h"
 #include "term/units.h"
-#include "quiver/scan.h"
+#include "quiver/file.h"
 #include "term/value_format.h"
 
 struct demo_args {
@@ -136,8 +136,9 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
     snprintf(path, sizeof path, "%s/lineitem.qvr", dir);
     struct qv_error err;
     qv_error_clear(&err);
-    struct qv_reservation *wr = NULL, *rr = NULL, *sr = NULL;
-    struct qv_reader *rd = NULL;
+    struct qv_reservation *wr = NULL, *sr = NULL;
+    struct qv_file *file = NULL;
+    const struct qv_reader *rd = NULL;
     int rc = cli_reservation(ctx, "demo writer", &wr);
     if (rc) return rc;
 
@@ -151,12 +152,9 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
     }
     uint64_t writer_peak = qv_reservation_peak(wr);
     qv_reservation_destroy(wr);
-    if ((rc = cli_reservation(ctx, "demo reader", &rr)) || (rc = cli_reservation(ctx, "demo scan", &sr)))
+    if ((rc = cli_reservation(ctx, "demo scan", &sr)) || (rc = cli_open_file(ctx, path, 0, &file)))
         goto done;
-    if (qv_reader_open(path, NULL, rr, &rd, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
+    rd = qv_file_reader(file);
     uint64_t raw = raw_bytes_of(rd, NULL, 0);
     printf("   rows            %s (%s orders), %d columns, %lld row groups\n",
            cli_fmt_count(gr.rows, a, sizeof a), cli_fmt_count(gr.orders, b, sizeof b),
@@ -218,11 +216,11 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
     {
         static const char q6[] = "l_shipdate >= DATE '1994-01-01' AND l_shipdate < DATE '1995-01-01' "
                                  "AND l_discount BETWEEN 0.05 AND 0.07 AND l_quantity < 24";
-        const int32_t out_cols[] = {QVGEN_L_EXTENDEDPRICE, QVGEN_L_DISCOUNT};
-        struct qv_scan_options so = {.columns = out_cols, .n_columns = 2, .filter = q6};
+        static const char *const out_cols[] = {"l_extendedprice", "l_discount"};
+        struct qv_file_scan_options so = {.columns = out_cols, .n_columns = 2, .scan.filter = q6};
         struct ArrowArrayStream st;
         uint64_t t0 = qv_now_ns();
-        if (qv_scan_open(rd, &so, sr, &st, &err)) {
+        if (qv_file_scan(file, &so, &st, &err)) {
             rc = cli_fail(ctx, &err);
             goto done;
         }
@@ -272,9 +270,8 @@ static int run(struct cli_ctx *ctx, double sf, const char *dir) {
            ps.limit ? ", limit " : "", ps.limit ? cli_fmt_bytes(ps.limit, c, sizeof c) : "");
     printf("   scan reservation peak      %s\n", cli_fmt_bytes(qv_reservation_peak(sr), a, sizeof a));
 done:
-    qv_reader_close(rd);
+    qv_file_close(file);
     qv_reservation_destroy(sr);
-    qv_reservation_destroy(rr);
     return rc;
 }
 

@@ -83,9 +83,8 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     if ((rc = cli_ctx_open(ctx))) return rc;
     cli_trap_interrupts();
     struct qv_reservation *r = NULL;
-    struct qv_reader *reader = NULL;
+    struct qv_file *file = NULL;
     struct cli_scan *scan = NULL;
-    int32_t *cols = NULL, ncols = 0;
     FILE *out = stdout;
     struct sink_stream ss = {.rc = 0};
     int have_sink = 0;
@@ -94,17 +93,9 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "export", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = args.mmap};
-    if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
-    if (args.columns && cli_resolve_columns(reader, args.columns, &cols, &ncols, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
-    struct cli_scan_options so = {.columns = cols, .n_columns = ncols, .limit = -1, .validate = 1};
-    if (cli_scan_open(reader, &so, r, &scan, &err)) {
+    if ((rc = cli_open_file(ctx, pos[0], args.mmap, &file))) goto done;
+    struct cli_scan_options so = {.columns = args.columns, .limit = -1, .validate = 1};
+    if (cli_scan_open(file, &so, r, &scan, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
@@ -138,7 +129,7 @@ int cli_cmd_export(struct cli_ctx *ctx, int argc, char **argv) {
     const struct qv_field *root = cli_scan_root(scan);
     int wrc = cli_csv_write_header(&cw, root);
     struct cli_progress bar;
-    cli_progress_start(&bar, "exporting", (uint64_t)qv_reader_num_rows(reader));
+    cli_progress_start(&bar, "exporting", (uint64_t)qv_reader_num_rows(qv_file_reader(file)));
     if (out == stdout) bar.enabled = 0; /* the terminal shows the data itself */
     uint64_t done_rows = 0;
     while (!wrc) {
@@ -187,8 +178,7 @@ done:
     }
     cli_csv_writer_free(&cw);
     cli_scan_close(scan);
-    free(cols);
-    qv_reader_close(reader);
+    qv_file_close(file);
     qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;

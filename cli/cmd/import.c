@@ -1,17 +1,26 @@
 /* `qv import`: CSV to .qvr. Types come from --schema or are inferred from a
  * sample of the first rows; the sample is kept in memory and written first,
- * so input can be a pipe (read once, never rewound). */
+ * so input can be a pipe (read once, never rewound). The rows become an
+ * Arrow stream of batches that the file layer writes (qv_file_write_stream:
+ * interruption, publish on success, nothing left behind on failure). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
+#include "quiver/file.h"
 #include "io/csv_reader.h"
 #include "io/csv_types.h"
 #include "term/progress.h"
 #include "term/units.h"
 
 #define DEFAULT_SAMPLE_ROWS 10000
+
+/* Rows per batch handed to the writer: small next to a row group (the
+ * writer copies each batch into its buffers), large enough that the
+ * per-batch cost disappears. */
+#define BATCH_ROWS 4096
 
 /* A record kept from the sample: its fields copied into one block. */
 struct sample_rec {
@@ -86,9 +95,23 @@ static void import_free(struct import *im) {
     cli_csv_reader_free(&im->csv);
 }
 
+/* A problem of the input, reported like the library's errors (with its
+ * kind); returns the runtime exit code. */
+static int input_fail(struct import *im, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int input_fail(struct import *im, int code, const char *fmt, ...) {
+    struct qv_error err;
+    char msg[QV_ERROR_MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    qv_error_set(&err, code, "%s", msg);
+    return cli_fail(im->ctx, &err);
+}
+
 static int csv_error(struct import *im) {
-    cli_errorf(im->ctx, "%s: %s", im->in_path, im->csv.error);
-    return CLI_EXIT_ERROR;
+    return input_fail(im, EINVAL, "%s: %s", im->in_path, im->csv.error);
 }
 
 /* Whether the record is a blank line to skip: with several columns, an
@@ -97,24 +120,13 @@ static int blank(const struct import *im, const struct cli_csv_reader *c) {
     return im->ncols > 1 && c->n_fields == 1 && c->fields[0].n == 0 && !c->fields[0].quoted;
 }
 
-static int check_width(struct import *im, int64_t line, int n) {
-    if (n == im->ncols) return 0;
-    cli_errorf(im->ctx, "%s: line %lld: %d field%s, but the header has %d column%s", im->in_path,
-               (long long)line, n, n == 1 ? "" : "s", im->ncols, im->ncols == 1 ? "" : "s");
-    return CLI_EXIT_ERROR;
-}
 
 static int read_header(struct import *im) {
     int got = cli_csv_next(&im->csv);
     if (got < 0) return csv_error(im);
-    if (got == 0) {
-        cli_errorf(im->ctx, "%s: empty input: expected a header row", im->in_path);
-        return CLI_EXIT_ERROR;
-    }
-    if (im->csv.n_fields == 1 && im->csv.fields[0].n == 0 && !im->csv.fields[0].quoted) {
-        cli_errorf(im->ctx, "%s: line 1: the header row is empty", im->in_path);
-        return CLI_EXIT_ERROR;
-    }
+    if (got == 0) return input_fail(im, EINVAL, "%s: empty input: expected a header row", im->in_path);
+    if (im->csv.n_fields == 1 && im->csv.fields[0].n == 0 && !im->csv.fields[0].quoted)
+        return input_fail(im, EINVAL, "%s: line 1: the header row is empty", im->in_path);
     im->ncols = im->csv.n_fields;
     im->names = calloc((size_t)im->ncols, sizeof *im->names);
     im->types = calloc((size_t)im->ncols, sizeof *im->types);
@@ -122,11 +134,10 @@ static int read_header(struct import *im) {
     if (!im->names || !im->types || !im->given) goto oom;
     for (int i = 0; i < im->ncols; i++) {
         const struct cli_csv_field *f = &im->csv.fields[i];
-        if (!cli_utf8_valid(f->p, f->n) || memchr(f->p, 0, f->n)) {
-            cli_errorf(im->ctx, "%s: line 1, column %d: the header name is not valid UTF-8 text",
-                       im->in_path, i + 1);
-            return CLI_EXIT_ERROR;
-        }
+        if (!cli_utf8_valid(f->p, f->n) || memchr(f->p, 0, f->n))
+            return input_fail(im, EINVAL,
+                              "%s: line 1, column %d: the header name is not valid UTF-8 text",
+                              im->in_path, i + 1);
         /* A column needs a name to be selected by (--columns, --schema). */
         im->names[i] = malloc(f->n ? f->n + 1 : 24);
         if (!im->names[i]) goto oom;
@@ -135,12 +146,12 @@ static int read_header(struct import *im) {
     }
     return 0;
 oom:
-    cli_errorf(im->ctx, "out of memory reading the header");
-    return CLI_EXIT_ERROR;
+    return input_fail(im, ENOMEM, "%s: out of memory reading the header", im->in_path);
 }
 
-/* Applies --schema: each entry names a header column and gives its type. */
-static int apply_schema(struct import *im, const char *text) {
+/* Applies --schema: each entry names a header column (in `header`, a
+ * struct whose fields are the CSV's columns) and gives its type. */
+static int apply_schema_to(struct import *im, const struct qv_field *header, const char *text) {
     const char *p = text;
     while (*p) {
         /* Entries end at a comma outside parentheses and brackets, since
@@ -156,26 +167,23 @@ static int apply_schema(struct import *im, const char *text) {
         if (!colon)
             return cli_usage_error(im->ctx, "--schema: '%.*s' is not 'name:type'", (int)(e - p), p);
         size_t nlen = (size_t)(colon - p);
-        /* One rule for names everywhere: a name matching several header
-         * columns selects none of them. */
-        int col = -1, other = -1;
-        for (int i = 0; i < im->ncols && other < 0; i++)
-            if (strlen(im->names[i]) == nlen && memcmp(im->names[i], p, nlen) == 0) {
-                if (col < 0) col = i;
-                else other = i;
-            }
-        if (other >= 0) {
-            cli_errorf(im->ctx,
-                       "--schema: ambiguous column name '%.*s': columns %d and %d of the CSV "
-                       "header of %s both have that name",
-                       (int)nlen, p, col + 1, other + 1, im->in_path);
-            return CLI_EXIT_ERROR;
-        }
-        if (col < 0) {
-            cli_errorf(im->ctx, "--schema: the CSV header of %s has no column '%.*s'", im->in_path,
-                       (int)nlen, p);
-            return CLI_EXIT_ERROR;
-        }
+        /* The library's name rule (the filter's, --columns'): an exact
+         * match, else one ignoring case; a name several columns match
+         * selects none of them. */
+        char name[CLI_TYPE_ARG_MAX];
+        snprintf(name, sizeof name, "%.*s", (int)nlen, p);
+        int64_t hits[2];
+        bool folded;
+        int64_t col = qv_field_find_child(header, name, false, hits, &folded);
+        if (col == -2)
+            return input_fail(im, EINVAL,
+                              "--schema: ambiguous column name '%s': columns %lld and %lld of the "
+                              "CSV header of %s both have that name%s",
+                              name, (long long)hits[0] + 1, (long long)hits[1] + 1, im->in_path,
+                              folded ? " (ignoring case)" : "");
+        if (col < 0)
+            return input_fail(im, ENOENT, "--schema: the CSV header of %s has no column '%s'",
+                              im->in_path, name);
         if (im->given[col])
             return cli_usage_error(im->ctx, "--schema: column '%.*s' is given twice", (int)nlen, p);
         char msg[512];
@@ -186,6 +194,16 @@ static int apply_schema(struct import *im, const char *text) {
         p = *e ? e + 1 : e;
     }
     return 0;
+}
+
+static int apply_schema(struct import *im, const char *text) {
+    struct qv_field *kids = calloc((size_t)im->ncols + 1, sizeof *kids);
+    if (!kids) return input_fail(im, ENOMEM, "--schema: out of memory");
+    for (int i = 0; i < im->ncols; i++) kids[i].name = im->names[i];
+    const struct qv_field root = {.type = QV_TYPE_STRUCT, .n_children = im->ncols, .children = kids};
+    int rc = apply_schema_to(im, &root, text);
+    free(kids);
+    return rc;
 }
 
 static int keep_sample(struct import *im) {
@@ -214,28 +232,73 @@ static int keep_sample(struct import *im) {
     return 0;
 }
 
-/* Appends one record's fields as a row; prints the error and returns 1 on
- * failure. */
+/* Appends one record's fields as a row; an error names the line, the
+ * column and the value. */
 static int append_row(struct import *im, struct qv_builder *b, int64_t line,
-                      const struct cli_csv_field *fields, int n) {
-    if (check_width(im, line, n)) return CLI_EXIT_ERROR;
+                      const struct cli_csv_field *fields, int n, struct qv_error *err) {
+    if (n != im->ncols)
+        return qv_error_set(err, EINVAL, "%s: line %lld: %d field%s, but the header has %d column%s",
+                            im->in_path, (long long)line, n, n == 1 ? "" : "s", im->ncols,
+                            im->ncols == 1 ? "" : "s");
     for (int i = 0; i < n; i++) {
         char msg[512];
         struct qv_appender *a = qv_builder_column(b, i);
         int rc = cli_append_text(a, qv_appender_field(a), &fields[i], msg, sizeof msg);
-        if (rc < 0) {
-            cli_errorf(im->ctx, "%s: line %lld, column %d ('%s'): %s", im->in_path, (long long)line,
-                       i + 1, im->names[i], msg);
-            return CLI_EXIT_ERROR;
-        }
-        if (rc > 0) {
+        if (rc) {
             const struct qv_error *be = qv_builder_error(b);
-            cli_errorf(im->ctx, "%s: line %lld, column %d ('%s'): %s", im->in_path, (long long)line,
-                       i + 1, im->names[i], be->code ? be->message : qv_errno_name(rc));
-            return CLI_EXIT_ERROR;
+            return qv_error_set(err, rc < 0 ? EINVAL : rc, "%s: line %lld, column %d ('%s'): %s",
+                                im->in_path, (long long)line, i + 1, im->names[i],
+                                rc < 0 ? msg : be->code ? be->message : qv_errno_name(rc));
         }
     }
     return 0;
+}
+
+/* The rows as an Arrow stream: the sample first, then the rest of the
+ * input, in batches of BATCH_ROWS. Its errors are kept here too, so that
+ * they are reported as the input's, not wrapped in the writer's words. */
+struct rows {
+    struct import *im;
+    const struct qv_schema *schema;
+    struct qv_reservation *r;
+    struct qv_builder *b;
+    int64_t next_sample, read;
+    struct cli_progress *bar;
+    struct qv_error err;
+};
+
+static int rows_schema(void *ctx, struct ArrowSchema *out, struct qv_error *err) {
+    struct rows *p = ctx;
+    return qv_schema_export(p->schema, p->r, out, err);
+}
+
+static int rows_next(void *ctx, struct ArrowArray *out, struct qv_error *err) {
+    struct rows *p = ctx;
+    struct import *im = p->im;
+    int rc = 0, got = 1;
+    while (!rc && qv_builder_num_rows(p->b) < BATCH_ROWS) {
+        if (p->next_sample < im->n_sample) {
+            const struct sample_rec *s = &im->sample[p->next_sample++];
+            rc = append_row(im, p->b, s->line, s->fields, s->n, &p->err);
+            continue;
+        }
+        if ((got = cli_csv_next(&im->csv)) <= 0) break;
+        if (blank(im, &im->csv)) continue;
+        rc = append_row(im, p->b, im->csv.record_line, im->csv.fields, im->csv.n_fields, &p->err);
+        if ((++p->read & 4095) == 0) cli_progress_update(p->bar, (uint64_t)p->read);
+    }
+    if (!rc && got < 0)
+        rc = qv_error_set(&p->err, EINVAL, "%s: %s", im->in_path, im->csv.error);
+    if (!rc && qv_builder_num_rows(p->b) > 0) rc = qv_builder_finish(p->b, out, &p->err);
+    if (rc && err) *err = p->err;
+    return rc;
+}
+
+static void rows_release(void *ctx) { (void)ctx; }
+
+static int interrupted(void *arg) {
+    (void)arg;
+    return cli_interrupted();
 }
 
 static int parse_delimiter(struct cli_ctx *ctx, const char *t, char *out) {
@@ -263,23 +326,24 @@ static int run(struct import *im, struct qv_reservation *r, FILE *in) {
     /* The sample: records kept in memory for inference, written first. */
     struct cli_infer *inf = calloc((size_t)im->ncols, sizeof *inf);
     if (!inf) {
-        cli_errorf(im->ctx, "out of memory");
-        return CLI_EXIT_ERROR;
+        return input_fail(im, ENOMEM, "%s: out of memory", im->in_path);
     }
     for (int i = 0; i < im->ncols; i++) cli_infer_init(&inf[i]);
     int got = 0, need_sample = 0;
     for (int i = 0; i < im->ncols; i++) need_sample |= !im->given[i];
     while (need_sample && im->n_sample < im->sample_rows && (got = cli_csv_next(&im->csv)) > 0) {
         if (blank(im, &im->csv)) continue;
-        if (check_width(im, im->csv.record_line, im->csv.n_fields)) {
+        if (im->csv.n_fields != im->ncols) {
             free(inf);
-            return CLI_EXIT_ERROR;
+            struct qv_error err;
+            append_row(im, NULL, im->csv.record_line, im->csv.fields, im->csv.n_fields, &err);
+            return cli_fail(im->ctx, &err);
         }
         for (int i = 0; i < im->ncols; i++) cli_infer_add(&inf[i], &im->csv.fields[i]);
         if (keep_sample(im)) {
             free(inf);
-            cli_errorf(im->ctx, "out of memory keeping the type-inference sample");
-            return CLI_EXIT_ERROR;
+            return input_fail(im, ENOMEM, "%s: out of memory keeping the type-inference sample",
+                              im->in_path);
         }
     }
     for (int i = 0; i < im->ncols; i++)
@@ -289,8 +353,7 @@ static int run(struct import *im, struct qv_reservation *r, FILE *in) {
 
     struct qv_field *cols = calloc((size_t)im->ncols + 1, sizeof *cols);
     if (!cols) {
-        cli_errorf(im->ctx, "out of memory");
-        return CLI_EXIT_ERROR;
+        return input_fail(im, ENOMEM, "%s: out of memory", im->in_path);
     }
     for (int i = 0; i < im->ncols; i++) {
         cols[i] = im->types[i].field;
@@ -302,49 +365,47 @@ static int run(struct import *im, struct qv_reservation *r, FILE *in) {
     struct qv_error err;
     qv_error_clear(&err);
     struct qv_schema *schema = NULL;
-    struct qv_writer *w = NULL;
-    const struct qv_kv meta[] = {{"quiver.generator", "qv import", -1, -1}};
-    /* Under --memory-limit, cut row groups by bytes too (see cmd_gen.c). */
-    struct qv_writer_options wo = {.row_group_rows = im->row_group_rows, .compact = im->compact,
-                                   .row_group_bytes = im->ctx->memory_limit / 6,
-                                   .metadata = meta, .n_metadata = 1};
     rc = qv_schema_create(&root, r, &schema, &err);
     free(cols);
-    if (!rc) rc = qv_writer_open(out_path, schema, &wo, r, &w, &err);
+    struct cli_progress bar;
+    struct rows p = {.im = im, .schema = schema, .r = r, .bar = &bar};
+    qv_error_clear(&p.err);
+    struct ArrowArrayStream st = {0};
+    if (!rc) rc = qv_builder_create(schema, r, NULL, &p.b, &err);
+    const struct qv_arrow_stream_ops ops = {rows_schema, rows_next, rows_release};
+    if (!rc) rc = qv_arrow_stream_create(&st, &ops, &p, r, &err);
     if (rc) {
+        qv_builder_destroy(p.b);
         qv_schema_destroy(schema);
         return cli_fail(im->ctx, &err);
     }
-    struct qv_builder *b = qv_writer_builder(w);
-    struct cli_progress bar;
+    const struct qv_kv meta[] = {{"quiver.generator", "qv import", -1, -1}};
+    /* Under --memory-limit, cut row groups by bytes too (see cmd/gen.c). */
+    struct qv_file_write_options wo = {.pool = im->ctx->pool,
+                                       .row_group_rows = im->row_group_rows,
+                                       .row_group_bytes = im->ctx->memory_limit / 6,
+                                       .compact = im->compact,
+                                       .metadata = meta,
+                                       .n_metadata = 1,
+                                       .interrupted = interrupted};
     cli_progress_start(&bar, "importing, rows read:", 0);
     int64_t rows = 0;
-    uint64_t t0 = qv_now_ns();
-    for (int64_t i = 0; !rc && i < im->n_sample; i++, rows++) {
-        rc = append_row(im, b, im->sample[i].line, im->sample[i].fields, im->sample[i].n);
-        if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
-    }
-    while (!rc && (got = cli_csv_next(&im->csv)) > 0) {
-        if (cli_interrupted()) {
-            cli_errorf(im->ctx, "interrupted; nothing was written to '%s'", out_path);
-            rc = CLI_EXIT_ERROR;
-            break;
-        }
-        if (blank(im, &im->csv)) continue;
-        rc = append_row(im, b, im->csv.record_line, im->csv.fields, im->csv.n_fields);
-        if (!rc && qv_writer_end_rows(w, &err)) rc = cli_fail(im->ctx, &err);
-        rows++;
-        if ((rows & 4095) == 0) cli_progress_update(&bar, (uint64_t)rows);
-    }
-    if (!rc && got < 0) rc = csv_error(im);
-    if (!rc && qv_writer_finish(w, &err)) rc = cli_fail(im->ctx, &err);
+    uint64_t bytes = 0, t0 = qv_now_ns();
+    rc = qv_file_write_stream(out_path, &st, &wo, &rows, &bytes, &err);
     cli_progress_finish(&bar);
-    if (!rc) {
-        char a[32], s[32], t[32];
+    st.release(&st);
+    qv_builder_destroy(p.b);
+    if (rc == ECANCELED && cli_interrupted()) {
+        cli_errorf(im->ctx, "interrupted; nothing was written to '%s'", out_path);
+        rc = CLI_EXIT_ERROR;
+    } else if (rc) {
+        /* The input's own error (a bad value, a CSV error) in its words. */
+        rc = cli_fail(im->ctx, p.err.code ? &p.err : &err);
+    } else {
+        char a[32], sz[32], t[32];
         printf("imported %s row%s, %d column%s from %s to %s: %s in %s\n",
                cli_fmt_count(rows, a, sizeof a), rows == 1 ? "" : "s", im->ncols,
-               im->ncols == 1 ? "" : "s", im->in_path, out_path,
-               cli_fmt_bytes(qv_writer_bytes_written(w), s, sizeof s),
+               im->ncols == 1 ? "" : "s", im->in_path, out_path, cli_fmt_bytes(bytes, sz, sizeof sz),
                cli_fmt_duration(qv_now_ns() - t0, t, sizeof t));
         size_t need = qv_schema_to_string(schema, NULL, 0) + 1;
         char *text = malloc(need);
@@ -359,7 +420,6 @@ static int run(struct import *im, struct qv_reservation *r, FILE *in) {
             free(text);
         }
     }
-    qv_writer_close(w); /* aborts (removes the temporary file) unless finished */
     qv_schema_destroy(schema);
     return rc;
 }

@@ -7,6 +7,7 @@
 
 #include "args.h"
 #include "cmd/inspect.h"
+#include "quiver/file.h"
 #include "term/units.h"
 
 struct inspect_args {
@@ -585,15 +586,14 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
         return rc;
     if ((rc = cli_ctx_open(ctx))) return rc;
     struct qv_reservation *r = NULL;
-    struct qv_reader *rd = NULL;
+    struct qv_file *file = NULL;
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "inspect", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = args.mmap};
-    if (qv_reader_open(pos[0], &ro, r, &rd, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
+    if ((rc = cli_open_file(ctx, pos[0], args.mmap, &file))) goto done;
+    /* Inspect shows what the format stores: the reader's footer, chunks
+     * and segments. */
+    const struct qv_reader *rd = qv_file_reader(file);
     if (v.only_rg >= qv_reader_num_row_groups(rd)) {
         cli_errorf(ctx, "--row-group %lld: %s has %lld row groups", (long long)v.only_rg, pos[0],
                    (long long)qv_reader_num_row_groups(rd));
@@ -607,7 +607,7 @@ int cli_cmd_inspect(struct cli_ctx *ctx, int argc, char **argv) {
         rc = CLI_EXIT_ERROR;
     }
 done:
-    qv_reader_close(rd);
+    qv_file_close(file);
     qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;

@@ -112,32 +112,14 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         return rc;
     }
     struct qv_reservation *r = NULL;
-    struct qv_reader *reader = NULL;
+    struct qv_file *file = NULL;
     struct cli_scan *scan = NULL;
-    int32_t *cols = NULL, ncols = 0;
     struct qv_error err;
     qv_error_clear(&err);
     if ((rc = cli_reservation(ctx, "scan", &r))) goto done;
-    struct qv_reader_options ro = {.mmap = args.mmap};
-    if (qv_reader_open(pos[0], &ro, r, &reader, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
-    for (int64_t i = 0; i < n_take; i++)
-        if (take[i] >= qv_reader_num_rows(reader)) {
-            cli_errorf(ctx, "--take: row %lld is out of range: '%s' has %lld rows (0..%lld)",
-                       (long long)take[i], pos[0], (long long)qv_reader_num_rows(reader),
-                       (long long)qv_reader_num_rows(reader) - 1);
-            rc = CLI_EXIT_ERROR;
-            goto done;
-        }
-    if (args.columns && cli_resolve_columns(reader, args.columns, &cols, &ncols, &err)) {
-        rc = cli_fail(ctx, &err);
-        goto done;
-    }
+    if ((rc = cli_open_file(ctx, pos[0], args.mmap, &file))) goto done;
     struct cli_scan_options so = {
-        .columns = cols,
-        .n_columns = ncols,
+        .columns = args.columns,
         .limit = limit,
         .batch_rows = csv ? 65536 : TABLE_PAGE_ROWS,
         .validate = 1,
@@ -147,7 +129,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
         .threads = args.threads ? (threads == 0 ? QV_SCAN_SYNC : (int)threads) : 0,
         .prefetch = (int)prefetch,
     };
-    if (cli_scan_open(reader, &so, r, &scan, &err)) {
+    if (cli_scan_open(file, &so, r, &scan, &err)) {
         rc = cli_fail(ctx, &err);
         goto done;
     }
@@ -178,8 +160,7 @@ int cli_cmd_scan(struct cli_ctx *ctx, int argc, char **argv) {
 done:
     cli_scan_close(scan);
     free(take);
-    free(cols);
-    qv_reader_close(reader);
+    qv_file_close(file);
     qv_reservation_destroy(r);
     cli_ctx_close(ctx);
     return rc;
