@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "bench_common.h"
-#include "csv_reader.h"
-#include "csv_types.h"
-#include "lineitem.h"
+#include "io/csv_reader.h"
+#include "io/csv_types.h"
+#include "qvgen/lineitem.h"
 #include "quiver/arrow.h"
 #include "quiver/encoding.h"
 #include "quiver/format.h"
@@ -274,15 +274,15 @@ BT_FN void bt_table_generate(struct bt_table *t, double sf, struct qv_reservatio
     double t0 = qv_bench_now_s();
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "gen-sf%g", sf);
-    if (qv_lineitem_schema(r, &t->schema, &err)) bt_die("lineitem schema", &err);
+    if (qvgen_lineitem_schema(r, &t->schema, &err)) bt_die("lineitem schema", &err);
     struct qv_builder *b;
     struct qv_builder_options bo = {.initial_capacity = BT_BATCH_ROWS};
     if (qv_builder_create(t->schema, r, &bo, &b, &err)) bt_die("builder", &err);
-    struct qv_lineitem_cursor cur;
-    if (qv_lineitem_cursor_init(&cur, sf, 0, qv_lineitem_num_orders(sf), &err)) bt_die("cursor", &err);
-    while (!qv_lineitem_cursor_done(&cur)) {
+    struct qvgen_lineitem_cursor cur;
+    if (qvgen_lineitem_cursor_init(&cur, sf, 0, qvgen_lineitem_num_orders(sf), &err)) bt_die("cursor", &err);
+    while (!qvgen_lineitem_cursor_done(&cur)) {
         int64_t got;
-        if (qv_lineitem_append(&cur, b, BT_BATCH_ROWS, &got, &err)) bt_die("generate", &err);
+        if (qvgen_lineitem_append(&cur, b, BT_BATCH_ROWS, &got, &err)) bt_die("generate", &err);
         struct ArrowArray a;
         if (qv_builder_finish(b, &a, &err)) bt_die("builder finish", &err);
         bt_table_push(t, &a);
@@ -306,7 +306,7 @@ BT_FN int bt_table_load_csv(struct bt_table *t, const char *path, struct qv_rese
     }
     static char iobuf[1 << 20];
     setvbuf(f, iobuf, _IOFBF, sizeof iobuf);
-    if (qv_lineitem_schema(r, &t->schema, &err)) bt_die("lineitem schema", &err);
+    if (qvgen_lineitem_schema(r, &t->schema, &err)) bt_die("lineitem schema", &err);
     const struct qv_field *root = &t->schema->root;
     struct cli_csv_reader *cr = malloc(sizeof *cr);
     if (!cr) bt_die("out of memory", NULL);
@@ -325,17 +325,17 @@ BT_FN int bt_table_load_csv(struct bt_table *t, const char *path, struct qv_rese
     struct qv_builder *b;
     struct qv_builder_options bo = {.initial_capacity = BT_BATCH_ROWS};
     if (qv_builder_create(t->schema, r, &bo, &b, &err)) bt_die("builder", &err);
-    struct qv_appender *cols[QV_LINEITEM_NUM_COLUMNS];
-    for (int i = 0; i < QV_LINEITEM_NUM_COLUMNS; i++) cols[i] = qv_builder_column(b, i);
+    struct qv_appender *cols[QVGEN_LINEITEM_NUM_COLUMNS];
+    for (int i = 0; i < QVGEN_LINEITEM_NUM_COLUMNS; i++) cols[i] = qv_builder_column(b, i);
     int rc;
     char msg[256];
     while ((rc = cli_csv_next(cr)) == 1) {
-        if (cr->n_fields != QV_LINEITEM_NUM_COLUMNS) {
+        if (cr->n_fields != QVGEN_LINEITEM_NUM_COLUMNS) {
             fprintf(stderr, "%s: %s line %lld: %d fields\n", bt_prog, path,
                     (long long)cr->record_line, cr->n_fields);
             exit(1);
         }
-        for (int i = 0; i < QV_LINEITEM_NUM_COLUMNS; i++) {
+        for (int i = 0; i < QVGEN_LINEITEM_NUM_COLUMNS; i++) {
             int arc = cli_append_text(cols[i], &root->children[i], &cr->fields[i], msg, sizeof msg);
             if (arc) {
                 fprintf(stderr, "%s: %s line %lld column %s: %s\n", bt_prog, path,

@@ -6,13 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *memory_limit_text;
-
-/* The global options every command accepts. */
+/* The global options every command accepts, and where their values go
+ * while a command's arguments are parsed. */
+struct global_values {
+    const char *memory_limit;
+};
 static const struct cli_option global_options[] = {
-    {"memory-limit", CLI_OPT_VALUE, "BYTES",
-     "bound all memory the command charges to its pool (e.g. 512M); default unlimited",
-     &memory_limit_text, NULL},
+    CLI_VALUE(struct global_values, memory_limit, "memory-limit", "BYTES",
+              "bound all memory the command charges to its pool (e.g. 512M); default unlimited"),
 };
 
 void cli_args_help(const struct cli_command_spec *spec, FILE *f) {
@@ -35,9 +36,12 @@ void cli_args_help(const struct cli_command_spec *spec, FILE *f) {
     if (spec->details) fprintf(f, "\n%s\n", spec->details);
 }
 
+/* The option called name[0..len), and in *global whether it is a global
+ * one (its value goes to the global values, not the command's). */
 static const struct cli_option *find_option(const struct cli_command_spec *spec, const char *name,
-                                            size_t len) {
+                                            size_t len, int *global) {
     for (int pass = 0; pass < 2; pass++) {
+        *global = pass;
         const struct cli_option *opts = pass ? global_options : spec->options;
         int n = pass ? (int)(sizeof global_options / sizeof global_options[0]) : spec->n_options;
         for (int i = 0; i < n; i++)
@@ -48,12 +52,12 @@ static const struct cli_option *find_option(const struct cli_command_spec *spec,
 }
 
 int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int argc,
-                   char **argv, const char **positional, int *n_positional) {
+                   char **argv, void *values, const char **positional, int *n_positional) {
     int np = 0, only_positional = 0, n_seen = 0;
     /* Value options given so far: giving one twice is refused, because
      * "the last one wins" would silently drop a filter or a column list. */
     const struct cli_option *seen[64];
-    memory_limit_text = NULL;
+    struct global_values globals = {NULL};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (only_positional || a[0] != '-' || strcmp(a, "-") == 0) {
@@ -75,31 +79,29 @@ int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int
         const char *name = a + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        const struct cli_option *o = find_option(spec, name, len);
+        int global;
+        const struct cli_option *o = find_option(spec, name, len, &global);
         if (!o) return cli_usage_error(ctx, "unknown option '--%.*s'", (int)len, name);
+        char *dst = (char *)(global ? (void *)&globals : values) + o->offset;
         if (o->kind == CLI_OPT_FLAG) {
             if (eq) return cli_usage_error(ctx, "option '--%s' takes no value", o->name);
-            *o->flag = 1;
+            *(int *)(void *)dst = 1;
         } else {
             for (int k = 0; k < n_seen; k++)
                 if (seen[k] == o)
                     return cli_usage_error(ctx, "option '--%s' is given more than once", o->name);
             if (n_seen < (int)(sizeof seen / sizeof seen[0])) seen[n_seen++] = o;
-            if (eq) {
-                *o->value = eq + 1;
-            } else {
-                if (i + 1 >= argc)
-                    return cli_usage_error(ctx, "option '--%s' needs a value (%s)", o->name,
-                                           o->metavar);
-                *o->value = argv[++i];
-            }
+            if (!eq && i + 1 >= argc)
+                return cli_usage_error(ctx, "option '--%s' needs a value (%s)", o->name,
+                                       o->metavar);
+            *(const char **)(void *)dst = eq ? eq + 1 : argv[++i];
         }
     }
     if (np < spec->min_positional)
         return cli_usage_error(ctx, "missing argument: usage is 'qv %s %s'", spec->name,
                                spec->usage);
-    if (memory_limit_text) {
-        int rc = cli_parse_bytes(ctx, "--memory-limit", memory_limit_text, &ctx->memory_limit);
+    if (globals.memory_limit) {
+        int rc = cli_parse_bytes(ctx, "--memory-limit", globals.memory_limit, &ctx->memory_limit);
         if (rc) return rc;
     }
     *n_positional = np;

@@ -1,13 +1,17 @@
 /*
  * Declarative option parsing for the subcommands. A command describes its
- * options once (name, value or flag, help text); the same table drives the
- * parser and the --help text, so the help can never drift from what is
- * accepted. The global options (--memory-limit) are accepted by every
- * command too, so they can go before or after the command name.
+ * options once (name, value or flag, help text, and where the value goes);
+ * the same table drives the parser and the --help text, so the help can
+ * never drift from what is accepted. Values land in a struct of the
+ * command's own, on the caller's stack: nothing is kept between calls, so
+ * a command can run twice in one process (the tests do). The global
+ * options (--memory-limit) are accepted by every command too, so they can
+ * go before or after the command name.
  */
 #ifndef QV_CLI_ARGS_H
 #define QV_CLI_ARGS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "cli.h"
@@ -19,9 +23,18 @@ struct cli_option {
     enum cli_opt_kind kind;
     const char *metavar; /* VALUE options: shown in help ("N", "FILE") */
     const char *help;
-    const char **value;  /* VALUE: receives the argument (given at most once) */
-    int *flag;           /* FLAG: set to 1 */
+    size_t offset;       /* in the command's values struct: a `const char *` receiving
+                            the argument (VALUE, given at most once) or an `int` set to 1
+                            (FLAG) */
 };
+
+/* Table entries for a member of the command's values struct `type`. The
+ * member's type is checked at compile time. */
+#define CLI_VALUE(type, member, name, metavar, help)                                       \
+    {name, CLI_OPT_VALUE, metavar, help,                                                 \
+     offsetof(type, member) + 0 * sizeof((const char **){&((type *)0)->member})}
+#define CLI_FLAG(type, member, name, help)                                                 \
+    {name, CLI_OPT_FLAG, NULL, help, offsetof(type, member) + 0 * sizeof((int *){&((type *)0)->member})}
 
 struct cli_command_spec {
     const char *name;     /* "gen" */
@@ -35,12 +48,15 @@ struct cli_command_spec {
 
 #define CLI_MAX_POSITIONAL 8
 
-/* Parses argv[1..argc) against `spec`. Positional arguments ("-" counts as
- * one; everything after "--" too) go to positional[]. Returns -1 when the
- * command should run, otherwise the exit code to return: 0 after printing
- * the help (--help, -h), 2 after a usage error. Global options update ctx. */
+/* Parses argv[1..argc) against `spec`, storing option values into
+ * `values` (the command's struct the table's offsets point into; members of
+ * options not given are left as they were). Positional arguments ("-"
+ * counts as one; everything after "--" too) go to positional[]. Returns -1
+ * when the command should run, otherwise the exit code to return: 0 after
+ * printing the help (--help, -h), 2 after a usage error. Global options
+ * update ctx. */
 int cli_args_parse(const struct cli_command_spec *spec, struct cli_ctx *ctx, int argc,
-                   char **argv, const char **positional, int *n_positional);
+                   char **argv, void *values, const char **positional, int *n_positional);
 
 /* Prints the command's help to `f`. */
 void cli_args_help(const struct cli_command_spec *spec, FILE *f);

@@ -41,11 +41,17 @@ int cli_reservation(struct cli_ctx *ctx, const char *name, struct qv_reservation
 /* "qv <command>: <message>\n" on stderr. */
 void cli_errorf(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Prints a library error and returns the runtime exit code (1). */
+/* Prints a library error as "qv <command>: <kind>: <message>" (the kind's
+ * stable name, base.h) and returns the runtime exit code (1). */
 int cli_fail(const struct cli_ctx *ctx, const struct qv_error *err);
 /* A usage error: message plus a pointer to --help; returns 2. */
 int cli_usage_error(const struct cli_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Opens a .qvr file through the file layer, charged to the command's pool
+ * (`mmap`: map it, format.h). Returns an exit code, the error printed. */
+struct qv_file;
+int cli_open_file(struct cli_ctx *ctx, const char *path, int mmap, struct qv_file **out);
 
 /* A usage error (2) when `out` names the same file as `in` (after
  * following links): writing it would replace the input that is being read.

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "quiver/file.h"
 
 int cli_ctx_open(struct cli_ctx *ctx) {
     struct qv_error err;
@@ -31,6 +32,14 @@ int cli_reservation(struct cli_ctx *ctx, const char *name, struct qv_reservation
     return 0;
 }
 
+int cli_open_file(struct cli_ctx *ctx, const char *path, int mmap, struct qv_file **out) {
+    struct qv_error err;
+    qv_error_clear(&err);
+    struct qv_file_options fo = {.pool = ctx->pool, .mmap = mmap};
+    if (qv_file_open(path, &fo, out, &err)) return cli_fail(ctx, &err);
+    return 0;
+}
+
 /* "qv gen: " for a command, "qv: " before one is known. */
 static void prefix(const struct cli_ctx *ctx) {
     const char *cmd = ctx && ctx->command ? ctx->command : "";
@@ -48,10 +57,14 @@ void cli_errorf(const struct cli_ctx *ctx, const char *fmt, ...) {
 }
 
 int cli_fail(const struct cli_ctx *ctx, const struct qv_error *err) {
+    /* The kind first (a stable word scripts can match: not_found, corrupt,
+     * out_of_memory, ...), then what the library said. */
+    int code = err ? err->code : 0;
+    enum qv_error_kind kind = err && err->kind ? (enum qv_error_kind)err->kind : qv_error_kind_of(code);
     if (err && err->message[0])
-        cli_errorf(ctx, "%s", err->message);
+        cli_errorf(ctx, "%s: %s", qv_error_kind_name(kind), err->message);
     else
-        cli_errorf(ctx, "failed (%s)", qv_errno_name(err ? err->code : 0));
+        cli_errorf(ctx, "%s: failed (%s)", qv_error_kind_name(kind), qv_errno_name(code));
     return CLI_EXIT_ERROR;
 }
 

@@ -102,6 +102,15 @@ while [ "$pos" -lt "$size" ]; do
     fi
     pos=$((pos + step))
 done
+# A flipped byte inside a segment is corrupt data, and every command says
+# so with the kind (not a failed read: both are EIO).
+cp "$TMP/good.qvr" "$TMP/mid.qvr"
+printf '\377' | dd of="$TMP/mid.qvr" bs=1 seek=$((size / 3)) conv=notrunc 2>/dev/null
+for cmd in inspect scan export; do
+    run 1 $cmd "$TMP/mid.qvr"
+    err_has "qv $cmd: corrupt: "
+    err_has "checksum mismatch"
+done
 # In a file of at most 64 KiB the one read covers the header: a damaged
 # magic is refused.
 run 0 gen lineitem --sf 0.00005 --row-group-rows 1024 "$TMP/small.qvr"

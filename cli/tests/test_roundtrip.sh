@@ -50,6 +50,18 @@ out_has "i: int64"
 out_has "f: float64"
 run 0 export "$TMP/big.qvr"
 check 'cmp -s "$TMP/out" "$TMP/big.csv"' "big integers changed: $(cat "$TMP/out")"
+# Dates and timestamps: the library's grammar both ways, so years beyond
+# 9999 and before 0 come back as written, and an impossible day is an error
+# that says why.
+printf 'd,t\n+10000-01-01,-0001-12-31T23:59:59.5\n-0001-02-28,+10000-01-01T00:00:00\n1970-01-01,1969-12-31T23:59:59.999999\n' >"$TMP/far.csv"
+run 0 import "$TMP/far.csv" "$TMP/far.qvr" --schema 'd:date32,t:timestamp[us]'
+run 0 export "$TMP/far.qvr"
+printf 'd,t\n+10000-01-01,-0001-12-31T23:59:59.500000\n-0001-02-28,+10000-01-01T00:00:00\n1970-01-01,1969-12-31T23:59:59.999999\n' >"$TMP/far.want"
+check 'cmp -s "$TMP/out" "$TMP/far.want"' "far dates changed: $(cat "$TMP/out")"
+printf 'd\n2023-02-29\n' >"$TMP/feb.csv"
+run 1 import "$TMP/feb.csv" "$TMP/bad.qvr" --schema 'd:date32'
+err_has "qv import: invalid_argument: "
+err_has "line 2, column 1 ('d'): date '2023-02-29': February 2023 has no day 29"
 # A value beyond the inferred type after the sample is an error naming it.
 { echo n; i=0; while [ $i -lt 20 ]; do echo $i; i=$((i + 1)); done; echo 9223372036854775808; } >"$TMP/late_big.csv"
 run 1 import "$TMP/late_big.csv" "$TMP/bad.qvr" --sample-rows 10
@@ -65,6 +77,11 @@ err_has "--schema: column 'u' is given twice"
 printf 'a,b,a\n1,2,3\n' >"$TMP/dup.csv"
 run 1 import "$TMP/dup.csv" "$TMP/bad.qvr" --schema 'a:int8'
 err_has "ambiguous column name 'a': columns 1 and 3"
+# --schema names by the same rule as --columns and --filter: exact, else
+# ignoring case.
+printf 'ID,Name\n1,x\n' >"$TMP/case.csv"
+run 0 import "$TMP/case.csv" "$TMP/case.qvr" --schema 'id:int32'
+out_has "ID: int32"
 run 0 import "$TMP/dup.csv" "$TMP/dup.qvr" --schema 'b:int8'
 run 1 scan "$TMP/dup.qvr" --columns a
 err_has "ambiguous column name 'a': fields 0 and 2"

@@ -79,11 +79,26 @@ run 1 scan "$TMP/l.qvr" --filter "no_such_column = 1"
 err_has "no_such_column"
 run 1 scan "$TMP/l.qvr" --filter "l_shipmode > 5"
 run 1 scan "$TMP/l.qvr" --take 999999999
-err_has "row 999999999 is out of range"
+err_has "qv scan: invalid_argument: "
+err_has "row 999999999 at position 0 is out of range"
 run 1 scan "$TMP/l.qvr" --take 3,999999999,1
-err_has "row 999999999 is out of range"
+err_has "row 999999999 at position 1 is out of range"
+run 1 scan "$TMP/l.qvr" --take 3,999999999,1 --limit 1
+err_has "row 999999999 at position 1 is out of range"
 run 1 scan "$TMP/l.qvr" --take 3,1 --filter "nope = 1"
 err_has "no column 'nope'"
+# Columns by the file layer's name rule: a kind, the name and the closest.
+run 1 scan "$TMP/l.qvr" --columns l_orderkey,l_shipmod
+err_has "qv scan: not_found: "
+err_has "l_shipmod"
+run 1 scan "$TMP/no_such_file.qvr"
+err_has "qv scan: not_found: "
+# Unquoted names match ignoring case when nothing matches exactly, as in
+# the filter; a quoted one (with its comma) is exact.
+run 0 scan "$TMP/l.qvr" --format csv --columns L_ORDERKEY --limit 1
+out_has "l_orderkey"
+run 1 scan "$TMP/l.qvr" --format csv --columns '"L_ORDERKEY"' --limit 1
+err_has "not_found"
 run 2 scan "$TMP/l.qvr" --take 3,-1
 err_has "--take: -1 is negative"
 run 2 scan "$TMP/l.qvr" --threads x

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "cli.h"
-#include "scan_source.h"
+#include "io/scan_source.h"
 
 static const struct qv_field kids[] = {{.name = "b", .type = QV_TYPE_UTF8, .nullable = true}};
 static const struct qv_field cols[] = {
@@ -57,12 +57,12 @@ static void test_invalid_utf8_is_eio(void **state) {
 
     for (int use_mmap = 0; use_mmap < 2; use_mmap++)
         for (int validate = 0; validate < 2; validate++) {
-            struct qv_reader *rd;
-            struct qv_reader_options ro = {.mmap = use_mmap};
-            assert_int_equal(qv_reader_open(path, &ro, r, &rd, NULL), 0);
+            struct qv_file *file;
+            struct qv_file_options fo = {.pool = pool, .mmap = use_mmap};
+            assert_int_equal(qv_file_open(path, &fo, &file, NULL), 0);
             struct cli_scan_options so = {.limit = -1, .validate = validate, .batch_rows = 1000};
             struct cli_scan *s;
-            if (cli_scan_open(rd, &so, r, &s, &err)) fail_msg("scan: %s", err.message);
+            if (cli_scan_open(file, &so, r, &s, &err)) fail_msg("scan: %s", err.message);
             int64_t rows = 0;
             int rc;
             for (;;) {
@@ -84,7 +84,7 @@ static void test_invalid_utf8_is_eio(void **state) {
                 assert_int_equal(rows, ROWS);
             }
             cli_scan_close(s);
-            qv_reader_close(rd);
+            qv_file_close(file);
         }
     unlink(path);
     qv_schema_destroy(schema);

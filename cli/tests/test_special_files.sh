@@ -115,9 +115,12 @@ done
 # writer removes its temporary, and qv ends killed by that signal (exit
 # 128+N). Were the command to finish before the signal, the file must be
 # complete; either way no temporary is left.
+# --foreground: one signal to qv, as a Ctrl-C is; without it timeout sends
+# the signal twice (to qv, then to its process group), and the second one
+# kills at once by design, which made this check a race.
 for sig in INT TERM; do
     rm -f "$TMP"/sig.*
-    timeout --preserve-status -k 60 -s $sig 0.5 "$QV" gen lineitem --sf 1 "$TMP/sig.qvr" \
+    timeout --foreground --preserve-status -k 60 -s $sig 0.5 "$QV" gen lineitem --sf 1 "$TMP/sig.qvr" \
         >"$TMP/out" 2>"$TMP/err"
     rc=$?
     CHECKS=$((CHECKS + 1))

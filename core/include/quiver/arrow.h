@@ -152,6 +152,64 @@ enum qv_type {
 
 enum qv_time_unit { QV_TIME_S = 0, QV_TIME_MS, QV_TIME_US, QV_TIME_NS };
 
+/* ---- Dates and timestamps as text ----
+ *
+ * One grammar for every front end (the predicate language's DATE and
+ * TIMESTAMP literals, CSV import), ISO 8601's extended format:
+ *
+ *   date       YYYY-MM-DD; a year outside 0000..9999 carries a sign and at
+ *              least four digits ("+10000-01-01", "-0001-12-31"), so every
+ *              date32 value has a text form that reads back. Months and
+ *              days may have one digit ("1994-1-1").
+ *   timestamp  date[(T|t|space)H[H]:MM[:SS[.f]]][zone], f 1..9 digits;
+ *              zone Z, z or UTC (any case), or +HH, +HHMM, +HH:MM (or -),
+ *              offsets below 24 hours, optionally after blanks. Without a
+ *              time it is midnight; an offset is applied, so the value is
+ *              UTC. Hours 00..23, minutes and seconds 00..59 (no leap
+ *              second: Arrow has none).
+ *
+ * Blanks (spaces, tabs) around the text are ignored. Errors are EINVAL for
+ * malformed text or a day that does not exist (the message quotes the text
+ * and says what is wrong), EOVERFLOW for a value outside the type's range.
+ * Days are counted from 1970-01-01 in the proleptic Gregorian calendar. */
+
+/* Days since the epoch of a calendar date (month 1..12, day 1..31, |year|
+ * below 10^15: exact, without overflow). */
+QV_API int64_t qv_date32_from_civil(int64_t year, unsigned month, unsigned day);
+/* The calendar date of a day count (any int64). */
+QV_API void qv_date32_to_civil(int64_t days, int64_t *year, unsigned *month, unsigned *day);
+/* Parses a date (see above) into a date32 value. */
+QV_API int qv_date32_parse(const char *s, size_t n, int32_t *out, struct qv_error *err);
+/* "1995-03-15", "+10000-01-01", "-0001-12-31": the text the parser reads
+ * back. Any day count is accepted (a timestamp's days too). snprintf
+ * semantics: returns the length of the full text; 32 bytes always suffice. */
+QV_API size_t qv_date32_format(int64_t days, char *buf, size_t cap);
+
+/* A timestamp's text, split: what qv_timestamp_parse_parts found. */
+struct qv_timestamp_parts {
+    int64_t seconds;     /* since the epoch, UTC (the offset applied) */
+    int32_t nanos;       /* 0..999,999,999, added to seconds */
+    int fraction_digits; /* digits written after the point, 0..9 */
+    bool has_time;       /* a time of day was written (else midnight) */
+    bool has_zone;       /* Z, UTC or an offset was written */
+};
+/* Parses a timestamp (see above) without a unit: any value in the grammar
+ * whose seconds fit int64. */
+QV_API int qv_timestamp_parse_parts(const char *s, size_t n, struct qv_timestamp_parts *out,
+                                    struct qv_error *err);
+/* Parses a timestamp into `unit` since the epoch. A fraction finer than the
+ * unit is EINVAL unless its extra digits are zeros (nothing is rounded
+ * away); a value beyond int64 in that unit is EOVERFLOW. `parts` (may be
+ * NULL) receives what was written. */
+QV_API int qv_timestamp_parse(const char *s, size_t n, enum qv_time_unit unit, int64_t *out,
+                              struct qv_timestamp_parts *parts, struct qv_error *err);
+/* ISO 8601: "1995-03-15T12:30:00", a fraction of as many digits as the unit
+ * has when the sub-second part is nonzero, and "Z" when `utc` (a column
+ * with a time zone: Arrow stores such values as UTC instants). snprintf
+ * semantics; 48 bytes always suffice. */
+QV_API size_t qv_timestamp_format(int64_t value, enum qv_time_unit unit, bool utc, char *buf,
+                                  size_t cap);
+
 /* One key-value metadata pair. Arrow metadata is binary (lengths, not NUL
  * terminators); in an owned schema both strings are also NUL-terminated. In a
  * template a negative length means "NUL-terminated, use strlen". */

@@ -614,7 +614,7 @@ static int lit_to_int(struct binder *B, const struct qv__xref *r, const struct q
             ns = lit->ns;
         } else if (lit->kind == QV__LIT_STR) {
             if (memchr(lit->bytes, 0, lit->len) ||
-                qv__parse_timestamp((const char *)lit->bytes, lit->len, &ns)) {
+                qv__lit_parse_timestamp((const char *)lit->bytes, lit->len, &ns, NULL)) {
                 mismatch(B, r, lit, pos,
                          "be compared with (not a date 'YYYY-MM-DD' or timestamp "
                          "'YYYY-MM-DD HH:MM:SS')");

@@ -109,11 +109,10 @@ int qv__lit_parse_number(const char *s, size_t n, struct qv_reservation *r, stru
  * of ten. */
 int qv__lit_from_u128(qv__xu128 mag, bool neg, int32_t exp, struct qv_reservation *r,
                       struct qv__lit *lit, struct qv_error *err);
-/* Parses DATE / TIMESTAMP text. Returns 0 or EINVAL (no message). */
-int qv__parse_date(const char *s, size_t n, int32_t *days);
-int qv__parse_timestamp(const char *s, size_t n, qv__xi128 *ns);
-int64_t qv__days_from_civil(int64_t y, unsigned m, unsigned d);
-void qv__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d);
+/* Parses TIMESTAMP text (qv_timestamp_parse_parts, arrow.h) into exact
+ * nanoseconds since the epoch, UTC. 0, or EINVAL / EOVERFLOW with the
+ * parser's message. */
+int qv__lit_parse_timestamp(const char *s, size_t n, qv__xi128 *ns, struct qv_error *err);
 
 /* Exact floor of a NUM literal times 10^scale, saturated to the i128
  * range; *exact says whether the value was an integer. */

@@ -179,130 +179,14 @@ double qv__lit_num_double(const struct qv__lit *lit) {
 
 /* ---- Dates and timestamps ---- */
 
-int64_t qv__days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-void qv__civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (unsigned)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (unsigned)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
-static bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-/* Reads 1..maxd digits at s[*i]; returns -1 when there are none. */
-static int64_t read_num(const char *s, size_t n, size_t *i, int mind, int maxd) {
-    int64_t v = 0;
-    int k = 0;
-    while (*i < n && k < maxd && s[*i] >= '0' && s[*i] <= '9') {
-        v = v * 10 + (s[*i] - '0');
-        (*i)++;
-        k++;
-    }
-    return k >= mind ? v : -1;
-}
-
-static int parse_date_at(const char *s, size_t n, size_t *i, int64_t *days) {
-    bool neg = false;
-    if (*i < n && (s[*i] == '-' || s[*i] == '+')) neg = s[(*i)++] == '-';
-    int64_t y = read_num(s, n, i, 1, 6);
-    if (y < 0 || *i >= n || s[*i] != '-') return EINVAL;
-    (*i)++;
-    int64_t m = read_num(s, n, i, 1, 2);
-    if (m < 1 || m > 12 || *i >= n || s[*i] != '-') return EINVAL;
-    (*i)++;
-    int64_t d = read_num(s, n, i, 1, 2);
-    static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (neg) y = -y;
-    int maxd = mdays[m - 1] + (m == 2 && is_leap(y));
-    if (d < 1 || d > maxd) return EINVAL;
-    *days = qv__days_from_civil(y, (unsigned)m, (unsigned)d);
-    return 0;
-}
-
-static void skip_spaces(const char *s, size_t n, size_t *i) {
-    while (*i < n && s[*i] == ' ') (*i)++;
-}
-
-int qv__parse_date(const char *s, size_t n, int32_t *days) {
-    size_t i = 0;
-    int64_t d;
-    skip_spaces(s, n, &i);
-    if (parse_date_at(s, n, &i, &d)) return EINVAL;
-    skip_spaces(s, n, &i);
-    if (i != n) return EINVAL;
-    *days = (int32_t)d; /* 6-digit years stay far inside int32 */
-    return 0;
-}
-
-int qv__parse_timestamp(const char *s, size_t n, qv__xi128 *ns) {
-    size_t i = 0;
-    int64_t days, h = 0, mi = 0, sec = 0, frac = 0, off = 0;
-    skip_spaces(s, n, &i);
-    if (parse_date_at(s, n, &i, &days)) return EINVAL;
-    size_t save = i;
-    if (i < n && (s[i] == 'T' || s[i] == 't' || s[i] == ' ')) {
-        i++;
-        skip_spaces(s, n, &i);
-        if (i < n && s[i] >= '0' && s[i] <= '9') {
-            h = read_num(s, n, &i, 1, 2);
-            if (h > 23 || i >= n || s[i] != ':') return EINVAL;
-            i++;
-            mi = read_num(s, n, &i, 2, 2);
-            if (mi < 0 || mi > 59) return EINVAL;
-            if (i < n && s[i] == ':') {
-                i++;
-                sec = read_num(s, n, &i, 2, 2);
-                if (sec < 0 || sec > 59) return EINVAL;
-                if (i < n && s[i] == '.') {
-                    i++;
-                    int k = 0;
-                    while (i < n && s[i] >= '0' && s[i] <= '9') {
-                        if (k >= 9) return EINVAL;
-                        frac = frac * 10 + (s[i++] - '0');
-                        k++;
-                    }
-                    if (k == 0) return EINVAL;
-                    for (; k < 9; k++) frac *= 10;
-                }
-            }
-        } else {
-            i = save;
-        }
-    }
-    skip_spaces(s, n, &i);
-    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
-        i++;
-    } else if (i + 3 <= n && word_eq(s + i, 3, "utc")) {
-        i += 3;
-    } else if (i < n && (s[i] == '+' || s[i] == '-')) {
-        bool neg = s[i++] == '-';
-        int64_t oh = read_num(s, n, &i, 2, 2), om = 0;
-        if (oh < 0 || oh > 18) return EINVAL;
-        if (i < n && s[i] == ':') i++;
-        if (i < n && s[i] >= '0' && s[i] <= '9') {
-            om = read_num(s, n, &i, 2, 2);
-            if (om < 0 || om > 59) return EINVAL;
-        }
-        off = (oh * 60 + om) * 60;
-        if (neg) off = -off;
-    }
-    skip_spaces(s, n, &i);
-    if (i != n) return EINVAL;
-    qv__xi128 secs = (qv__xi128)days * 86400 + h * 3600 + mi * 60 + sec - off;
-    *ns = secs * 1000000000 + frac;
+/* The text grammar is the library's one (arrow.h): a TIMESTAMP literal is
+ * kept as exact nanoseconds in 128 bits, so that any timestamp the grammar
+ * reads compares correctly with columns of every unit. */
+int qv__lit_parse_timestamp(const char *s, size_t n, qv__xi128 *ns, struct qv_error *err) {
+    struct qv_timestamp_parts p;
+    int rc = qv_timestamp_parse_parts(s, n, &p, err);
+    if (rc) return rc;
+    *ns = (qv__xi128)p.seconds * 1000000000 + p.nanos;
     return 0;
 }
 
@@ -480,11 +364,9 @@ void qv__lit_print(struct qv__sbuf *b, const struct qv__lit *lit) {
         }
         return;
     case QV__LIT_DATE: {
-        int64_t y;
-        unsigned m, d;
-        qv__civil_from_days(lit->days, &y, &m, &d);
-        qv__sb_printf(b, "DATE '%s%04lld-%02u-%02u'", y < 0 ? "-" : "", (long long)(y < 0 ? -y : y), m,
-                      d);
+        char text[32];
+        qv_date32_format(lit->days, text, sizeof text);
+        qv__sb_printf(b, "DATE '%s'", text);
         return;
     }
     case QV__LIT_TS: {
@@ -499,12 +381,10 @@ void qv__lit_print(struct qv__sbuf *b, const struct qv__lit *lit) {
             sod += 86400;
             days -= 1;
         }
-        int64_t y;
-        unsigned m, d;
-        qv__civil_from_days((int64_t)days, &y, &m, &d);
-        qv__sb_printf(b, "TIMESTAMP '%s%04lld-%02u-%02u %02d:%02d:%02d", y < 0 ? "-" : "",
-                      (long long)(y < 0 ? -y : y), m, d, (int)(sod / 3600), (int)(sod / 60 % 60),
-                      (int)(sod % 60));
+        char date[32];
+        qv_date32_format((int64_t)days, date, sizeof date);
+        qv__sb_printf(b, "TIMESTAMP '%s %02d:%02d:%02d", date, (int)(sod / 3600),
+                      (int)(sod / 60 % 60), (int)(sod % 60));
         int64_t f = (int64_t)frac;
         if (f % 1000000 == 0 && f) qv__sb_printf(b, ".%03lld", (long long)(f / 1000000));
         else if (f % 1000 == 0 && f) qv__sb_printf(b, ".%06lld", (long long)(f / 1000));

@@ -456,15 +456,21 @@ static struct qv_expr *parse_literal(struct parser *P, bool allow_column) {
                                    "X'...' needs an even number of hexadecimal digits");
             } else if (is_date) {
                 int32_t days;
-                if (memchr(body, '\'', blen) || qv__parse_date(body, blen, &days))
-                    return fail_at(P, P->t.start, "invalid DATE literal (expected 'YYYY-MM-DD')");
+                struct qv_error why;
+                qv_error_clear(&why);
+                if (memchr(body, '\'', blen) || qv_date32_parse(body, blen, &days, &why))
+                    return fail_at(P, P->t.start, "invalid DATE literal (expected 'YYYY-MM-DD')%s%s",
+                                   why.code ? ": " : "", why.message);
                 rc = qv_expr_literal_date32(P->r, days, &e, P->err);
             } else {
                 qv__xi128 ns;
-                if (memchr(body, '\'', blen) || qv__parse_timestamp(body, blen, &ns))
+                struct qv_error why;
+                qv_error_clear(&why);
+                if (memchr(body, '\'', blen) || qv__lit_parse_timestamp(body, blen, &ns, &why))
                     return fail_at(P, P->t.start,
                                    "invalid TIMESTAMP literal (expected 'YYYY-MM-DD "
-                                   "HH:MM:SS[.fffffffff]' with an optional Z or +HH:MM)");
+                                   "HH:MM:SS[.fffffffff]' with an optional Z or +HH:MM)%s%s",
+                                   why.code ? ": " : "", why.message);
                 rc = qv_expr_literal_timestamp(P->r, 0, QV_TIME_NS, &e, P->err);
                 if (!rc) e->lit.ns = ns;
             }
