@@ -335,7 +335,9 @@ static void merge(enum vclass c, struct agg *a, const struct bound *b, bool is_m
 
 /* Adds one chunk's statistics to a node's aggregate. */
 static void add_chunk(const struct qv_field *f, const struct qv_chunk_info *ci, struct agg *a) {
-    a->null_count += ci->null_count;
+    /* A null-type field has no validity in the file (its chunks record no
+     * nulls), yet every one of its slots is null. */
+    a->null_count += f->type == QV_TYPE_NULL ? ci->length : ci->null_count;
     enum vclass c = class_of(f);
     if (c == V_NONE || ci->length - ci->null_count <= 0) return;
     bool utf8 = f->type == QV_TYPE_UTF8 || f->type == QV_TYPE_LARGE_UTF8;
