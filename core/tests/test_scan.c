@@ -120,6 +120,19 @@ static void test_projection_range_take(void **state) {
     struct qv_error err;
     assert_int_equal(qv_scan_open(rd, &t, res, &st, &err), EINVAL);
     assert_null(st.release);
+    /* Negative counts are refused, not read as defaults. */
+    t.take = take;
+    t.n_take = -1;
+    assert_int_equal(qv_scan_open(rd, &t, res, &st, &err), EINVAL);
+    assert_null(st.release);
+    assert_int_equal(err.kind, QV_ERROR_INVALID_ARGUMENT);
+    struct qv_scan_options neg[] = {{.batch_rows = -5}, {.max_rows = -1}, {.prefetch = -2},
+                                    {.threads = -7}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(qv_scan_open(rd, &neg[i], res, &st, &err), EINVAL);
+        assert_null(st.release);
+        assert_non_null(strstr(err.message, "must not be negative"));
+    }
     struct qv_scan_options lim = {.max_rows = 7, .threads = 2};
     assert_int_equal(qv_scan_open(rd, &lim, res, &st, NULL), 0);
     assert_int_equal(drain(&st, ids, ROWS, 1), 7);
