@@ -385,6 +385,72 @@ static void test_fixed(void **state) {
     env_close(&env);
 }
 
+/* ---- Takes with duplicate rows ---- */
+
+/* Sorted rows with duplicates where a duplicate makes up for a gap
+ * ({1, 2, 4, 5, 5, 6}: the list reader asks for the offsets at r and r + 1
+ * of rows 1, 4, 5) span as many values as they count; the decoder once took
+ * them for a contiguous run and returned values 1..6, so a take or a
+ * filter on a list column handed out other rows' elements. */
+static void test_take_duplicates_across_a_gap(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    static const int64_t rows[][6] = {{1, 2, 4, 5, 5, 6}, {0, 0, 3, 3, 4, 5}, {2, 2, 2, 3, 7, 7}};
+    int64_t ints[16];
+    uint8_t bits[2] = {0x5A, 0xC3};
+    char strs[16];
+    int32_t soffs[17];
+    for (int i = 0; i < 16; i++) {
+        ints[i] = 100 + i * 7;
+        strs[i] = (char)('a' + i);
+        soffs[i] = i;
+    }
+    soffs[16] = 16;
+    static const int forced[] = {QV_ENC_AUTO, QV_ENC_PLAIN};
+    for (size_t fi = 0; fi < sizeof forced / sizeof forced[0]; fi++) {
+        struct qv_encode_options eo = {.force = forced[fi]};
+        struct qv_values vi = {QV_KIND_INT64, 0, 16, 0, ints, NULL};
+        struct qv_values vb = {QV_KIND_BOOL, 0, 16, 0, bits, NULL};
+        struct qv_values vs = {QV_KIND_BINARY, 0, 16, 0, soffs, (const uint8_t *)strs};
+        struct qv_encoded ei, eb, es;
+        struct qv_error err;
+        assert_int_equal(qv_encode(&vi, &eo, env.r, &ei, &err), 0);
+        assert_int_equal(qv_encode(&vb, &eo, env.r, &eb, &err), 0);
+        assert_int_equal(qv_encode(&vs, &eo, env.r, &es, &err), 0);
+        struct qv_decoder *di, *db, *ds;
+        assert_int_equal(qv_decoder_open(ei.data, ei.size, QV_KIND_INT64, 0, 16, env.r, &di, &err), 0);
+        assert_int_equal(qv_decoder_open(eb.data, eb.size, QV_KIND_BOOL, 0, 16, env.r, &db, &err), 0);
+        assert_int_equal(qv_decoder_open(es.data, es.size, QV_KIND_BINARY, 0, 16, env.r, &ds, &err), 0);
+        for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+            const int64_t *r = rows[ri];
+            int64_t out[6];
+            struct qv_decode_out o = {out, 0, NULL, 0, 0};
+            if (qv_decoder_take(di, r, 6, &o, &err)) fail_msg("take: %s", err.message);
+            for (int t = 0; t < 6; t++) assert_int_equal(out[t], ints[r[t]]);
+            uint8_t ob[1] = {0};
+            struct qv_decode_out obo = {ob, 0, NULL, 0, 0};
+            if (qv_decoder_take(db, r, 6, &obo, &err)) fail_msg("take: %s", err.message);
+            for (int t = 0; t < 6; t++) assert_int_equal(qv_bit_get(ob, t), qv_bit_get(bits, r[t]));
+            int32_t so[7];
+            struct qv_decode_out oso = {so, 0, NULL, 0, 0};
+            if (qv_decoder_take(ds, r, 6, &oso, &err)) fail_msg("take: %s", err.message);
+            for (int t = 0; t < 6; t++) {
+                assert_int_equal(so[t + 1] - so[t], 1);
+                assert_int_equal(oso.data[so[t]], strs[r[t]]);
+            }
+            if (oso.data) qv_free(env.r, oso.data, oso.data_capacity);
+        }
+        qv_decoder_close(di);
+        qv_decoder_close(db);
+        qv_decoder_close(ds);
+        qv_encoded_release(env.r, &ei);
+        qv_encoded_release(env.r, &eb);
+        qv_encoded_release(env.r, &es);
+    }
+    env_close(&env);
+}
+
 /* ---- Argument checks ---- */
 
 static void test_bad_arguments(void **state) {
@@ -428,6 +494,7 @@ int main(void) {
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_string_offsets_not_zero_based),
         cmocka_unit_test(test_fixed),
+        cmocka_unit_test(test_take_duplicates_across_a_gap),
         cmocka_unit_test(test_bad_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

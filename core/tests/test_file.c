@@ -289,6 +289,97 @@ static void test_take_any_order(void **state) {
     qv_file_close(f);
 }
 
+/* A take of no columns still hands out one row per index asked, in any
+ * order and with duplicates (it counts rows): the reordering path used to
+ * build its batches with a builder that counted rows by its first column,
+ * and with no column handed out nothing. */
+static void test_take_no_columns(void **state) {
+    (void)state;
+    struct qv_file *f = open_ok(path, NULL);
+    static const int64_t orders[][5] = {{5, 1, 1, 19999, 0}, {1, 5, 7, 8, 9}, {3, 3, 3, 3, 3}};
+    static const char *const none[1] = {NULL};
+    for (int o = 0; o < 3; o++) {
+        for (int64_t batch = 0; batch <= 2; batch += 2) {
+            struct qv_file_scan_options opts = {.columns = none, .n_columns = 0,
+                                                .scan = {.batch_rows = batch}};
+            struct ArrowArrayStream st;
+            struct qv_error err = {0};
+            if (qv_file_take(f, orders[o], 5, &opts, &st, &err)) fail_msg("take: %s", err.message);
+            int64_t rows = 0;
+            for (;;) {
+                struct ArrowArray b;
+                int rc = st.get_next(&st, &b);
+                if (rc) fail_msg("get_next: %d %s", rc, st.get_last_error(&st));
+                if (!b.release) break;
+                assert_int_equal(b.n_children, 0);
+                if (batch) assert_true(b.length <= batch);
+                rows += b.length;
+                b.release(&b);
+            }
+            assert_int_equal(rows, 5);
+            st.release(&st);
+        }
+    }
+    qv_file_close(f);
+}
+
+/* Children moved out of a batch (as the C Data Interface allows, at any
+ * depth) and released after the batch, the stream and the file: of a scan
+ * batch, of a reordered take's batch and of the statistics. They stay
+ * readable, and the file's own pool is destroyed only with the last of
+ * them (it was destroyed with the batch, under live reservations, and a
+ * moved grandchild was freed with its column). */
+static void test_moved_children_outlive(void **state) {
+    (void)state;
+    struct qv_file *f = open_ok(path, NULL);
+    struct qv_error err = {0};
+    struct ArrowArrayStream st;
+    struct qv_file_scan_options o = {.scan = {.batch_rows = 1000, .threads = QV_SCAN_SYNC}};
+    if (qv_file_scan(f, &o, &st, &err)) fail_msg("scan: %s", err.message);
+    struct ArrowArray b;
+    assert_int_equal(st.get_next(&st, &b), 0);
+    assert_non_null(b.release);
+    struct ArrowArray v = *b.children[1], item = *b.children[4]->children[0];
+    b.children[1]->release = NULL;
+    b.children[4]->children[0]->release = NULL;
+    b.release(&b);
+    st.release(&st);
+    static const int64_t rows[] = {7, 2, 7};
+    if (qv_file_take(f, rows, 3, NULL, &st, &err)) fail_msg("take: %s", err.message);
+    struct ArrowArray tb;
+    assert_int_equal(st.get_next(&st, &tb), 0);
+    assert_non_null(tb.release);
+    struct ArrowArray tid = *tb.children[0];
+    tb.children[0]->release = NULL;
+    tb.release(&tb);
+    st.release(&st);
+    struct ArrowSchema sc;
+    struct ArrowArray sa;
+    if (qv_file_statistics(f, -1, &sc, &sa, &err)) fail_msg("statistics: %s", err.message);
+    struct ArrowArray stats_map = *sa.children[1];
+    sa.children[1]->release = NULL;
+    sa.release(&sa);
+    sc.release(&sc);
+    qv_file_close(f);
+    /* Everything else is gone; the moved parts are still whole. */
+    for (int64_t i = 0; i < v.length; i++) {
+        int valid = !v.buffers[0] || qv_bit_get(v.buffers[0], v.offset + i);
+        assert_int_equal(valid, !fx_v_null(i));
+        if (valid) assert_int_equal(((const int32_t *)v.buffers[1])[v.offset + i], fx_v(i));
+    }
+    /* tags of rows 0..999: row i holds i, ..., i + i % 3 - 1. */
+    assert_int_equal(item.length, 999);
+    assert_int_equal(((const int64_t *)item.buffers[1])[item.offset + 0], 1);
+    assert_int_equal(tid.length, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(((const int64_t *)tid.buffers[1])[tid.offset + i], rows[i]);
+    assert_true(stats_map.length > 0);
+    v.release(&v);
+    item.release(&item);
+    tid.release(&tid);
+    stats_map.release(&stats_map);
+}
+
 /* The file closed before its stream, the stream released before its
  * batches, on a pool of the file's own: every batch stays readable. */
 static void test_lifetimes(void **state) {
@@ -587,7 +678,9 @@ int main(void) {
         cmocka_unit_test(test_same_size_other_footer_is_stale),
         cmocka_unit_test(test_scan_by_name),
         cmocka_unit_test(test_take_any_order),
+        cmocka_unit_test(test_take_no_columns),
         cmocka_unit_test(test_lifetimes),
+        cmocka_unit_test(test_moved_children_outlive),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_cancel_and_stats),
         cmocka_unit_test(test_splits),

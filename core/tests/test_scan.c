@@ -120,6 +120,19 @@ static void test_projection_range_take(void **state) {
     struct qv_error err;
     assert_int_equal(qv_scan_open(rd, &t, res, &st, &err), EINVAL);
     assert_null(st.release);
+    /* Negative counts are refused, not read as defaults. */
+    t.take = take;
+    t.n_take = -1;
+    assert_int_equal(qv_scan_open(rd, &t, res, &st, &err), EINVAL);
+    assert_null(st.release);
+    assert_int_equal(err.kind, QV_ERROR_INVALID_ARGUMENT);
+    struct qv_scan_options neg[] = {{.batch_rows = -5}, {.max_rows = -1}, {.prefetch = -2},
+                                    {.threads = -7}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(qv_scan_open(rd, &neg[i], res, &st, &err), EINVAL);
+        assert_null(st.release);
+        assert_non_null(strstr(err.message, "must not be negative"));
+    }
     struct qv_scan_options lim = {.max_rows = 7, .threads = 2};
     assert_int_equal(qv_scan_open(rd, &lim, res, &st, NULL), 0);
     assert_int_equal(drain(&st, ids, ROWS, 1), 7);
@@ -154,6 +167,57 @@ static void check_filter(const char *filter, int (*pred)(int64_t), int64_t min_p
         assert_true(ss.row_groups_pruned >= min_pruned);
         st.release(&st);
     }
+}
+
+/* Takes and filters of a list column (tags: row i holds i, i + 1, ...
+ * i % 3 of them). Rows r, r + 3, r + 4 make the list reader ask for the
+ * offsets at {r, r+1, r+3, r+4, r+4, r+5}: sorted, with a duplicate making
+ * up for a gap, which the decoder once took for a contiguous run, so row
+ * r + 3 came out with row r + 2's elements. */
+static void check_tags(struct ArrowArrayStream *st, const int64_t *want, int64_t n) {
+    int64_t seen = 0;
+    for (;;) {
+        struct ArrowArray b;
+        int rc = st->get_next(st, &b);
+        if (rc) fail_msg("get_next: %d %s", rc, st->get_last_error(st));
+        if (!b.release) break;
+        const struct ArrowArray *id = b.children[0], *tags = b.children[1];
+        const struct ArrowArray *item = tags->children[0];
+        const int32_t *off = tags->buffers[1];
+        for (int64_t i = 0; i < b.length; i++, seen++) {
+            int64_t row = ((const int64_t *)id->buffers[1])[id->offset + i];
+            assert_true(seen < n);
+            assert_int_equal(row, want[seen]);
+            int64_t lo = off[tags->offset + i], hi = off[tags->offset + i + 1];
+            assert_int_equal(hi - lo, row % 3);
+            for (int64_t k = lo; k < hi; k++)
+                assert_int_equal(((const int64_t *)item->buffers[1])[item->offset + k], row + (k - lo));
+        }
+        b.release(&b);
+    }
+    assert_int_equal(seen, n);
+}
+
+static void test_take_and_filter_lists(void **state) {
+    (void)state;
+    int32_t cols[] = {0, 4};
+    static const int64_t rows[] = {0, 3, 4, 10, 12, 13, 4095, 4096, 4099, 4100, 19990, 19993, 19994};
+    const int64_t n = (int64_t)(sizeof rows / sizeof rows[0]);
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    for (int threads = QV_SCAN_SYNC; threads <= 2; threads += 3) {
+        struct qv_scan_options t = {.columns = cols, .n_columns = 2, .take = rows, .n_take = n,
+                                    .threads = threads};
+        if (qv_scan_open(rd, &t, res, &st, &err)) fail_msg("open: %s", err.message);
+        check_tags(&st, rows, n);
+        st.release(&st);
+    }
+    static const int64_t frows[] = {0, 3, 4, 10, 12, 13};
+    struct qv_scan_options f = {.columns = cols, .n_columns = 2, .threads = QV_SCAN_SYNC,
+                                .filter = "id IN (0, 3, 4, 10, 12, 13)"};
+    if (qv_scan_open(rd, &f, res, &st, &err)) fail_msg("open: %s", err.message);
+    check_tags(&st, frows, 6);
+    st.release(&st);
 }
 
 static void test_filters_and_pruning(void **state) {
@@ -252,13 +316,26 @@ static void test_batches_outlive_stream(void **state) {
     b[0].release(&b[0]);
     assert_int_equal(col.length, first);
     col.release(&col);
+    /* So does a grandchild (the items of tags) moved out of its column:
+     * its column's reservation lives until the last node of the column is
+     * released (it was destroyed with the column, under the moved items). */
+    struct ArrowArray items = {0};
+    assert_int_equal(qv_arrow_array_move(&items, b[1].children[4]->children[0], NULL), 0);
     b[1].release(&b[1]);
+    /* The batch starts at row `first`; row i holds i % 3 items from i on,
+     * so the first item is the first row of the batch not divisible by 3. */
+    assert_true(items.length > 0);
+    int64_t row = first;
+    while (row % 3 == 0) row++;
+    assert_int_equal(((const int64_t *)items.buffers[1])[items.offset], row);
+    items.release(&items);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full_scan_all_modes),
         cmocka_unit_test(test_projection_range_take),
+        cmocka_unit_test(test_take_and_filter_lists),
         cmocka_unit_test(test_filters_and_pruning),
         cmocka_unit_test(test_splits),
         cmocka_unit_test(test_memory_limits),

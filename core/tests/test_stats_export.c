@@ -619,6 +619,77 @@ static void test_empty_file(void **state) {
     unlink(p);
 }
 
+/* A null-type field (top level and inside a struct): every slot is null,
+ * so its null count is its length, in each row group and the file, though
+ * the file records no validity for it (the export once said 0). */
+static void test_null_type(void **state) {
+    (void)state;
+    char p[512];
+    tu_path(p, sizeof p, "stats_export_null.qvr");
+    static const struct qv_field kids[] = {{.name = "n", .type = QV_TYPE_NULL, .nullable = true},
+                                           {.name = "x", .type = QV_TYPE_INT32, .nullable = true}};
+    static const struct qv_field top[] = {
+        {.name = "n", .type = QV_TYPE_NULL, .nullable = true},
+        {.name = "s", .type = QV_TYPE_STRUCT, .nullable = true, .n_children = 2, .children = kids}};
+    static const struct qv_field nroot = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 2,
+                                          .children = top};
+    struct qv_schema *s;
+    assert_int_equal(qv_schema_create(&nroot, res, &s, NULL), 0);
+    struct qv_writer_options wo = {.row_group_rows = 4};
+    struct qv_writer *w;
+    struct qv_builder *b;
+    assert_int_equal(qv_writer_open(p, s, &wo, res, &w, NULL), 0);
+    assert_int_equal(qv_builder_create(s, res, NULL, &b, NULL), 0);
+    struct qv_appender *an = qv_builder_column(b, 0), *as = qv_builder_column(b, 1);
+    for (int i = 0; i < 10; i++) { /* s is null in rows 0, 3, 6, 9 */
+        assert_int_equal(qv_append_null(an), 0);
+        if (i % 3 == 0) {
+            assert_int_equal(qv_append_null(as), 0);
+            continue;
+        }
+        assert_int_equal(qv_append_struct_begin(as), 0);
+        assert_int_equal(qv_append_null(qv_appender_child(as, 0)), 0);
+        assert_int_equal(qv_append_int32(qv_appender_child(as, 1), i), 0);
+        assert_int_equal(qv_append_struct_end(as), 0);
+    }
+    struct ArrowArray batch;
+    assert_int_equal(qv_builder_finish(b, &batch, NULL), 0);
+    assert_int_equal(qv_writer_write(w, &batch, NULL), 0);
+    batch.release(&batch);
+    assert_int_equal(qv_writer_finish(w, NULL), 0);
+    qv_writer_close(w);
+    qv_builder_destroy(b);
+    qv_schema_destroy(s);
+    struct qv_reader *r2;
+    assert_int_equal(qv_reader_open(p, NULL, res, &r2, NULL), 0);
+    static const int64_t rows[] = {4, 4, 2}, s_nulls[] = {2, 1, 1};
+    for (int64_t rg = -1; rg < 3; rg++) {
+        struct ArrowSchema sc;
+        struct ArrowArray a;
+        assert_int_equal(qv_reader_export_statistics(r2, rg, &sc, &a, NULL), 0);
+        /* Rows: the table, n, s, s.n, s.x; each has the null count first,
+         * and the null fields and s have nothing else. */
+        assert_int_equal(a.length, 5);
+        const struct ArrowArray *ent = a.children[1]->children[0];
+        const int32_t *mo = a.children[1]->buffers[1];
+        const struct ArrowArray *items = ent->children[1];
+        const int64_t *counts = items->children[0]->buffers[1];
+        const int32_t *uo = items->buffers[1];
+        int64_t n = rg < 0 ? 10 : rows[rg];
+        int64_t sn = rg < 0 ? 4 : s_nulls[rg];
+        assert_int_equal(mo[2] - mo[1], 1);
+        assert_int_equal(counts[uo[mo[1]]], n);  /* n: every slot */
+        assert_int_equal(counts[uo[mo[2]]], sn); /* s */
+        assert_int_equal(mo[4] - mo[3], 1);
+        assert_int_equal(counts[uo[mo[3]]], n);  /* s.n: every slot, under null s too */
+        assert_int_equal(counts[uo[mo[4]]], sn); /* s.x: the builder nulls it under null s */
+        a.release(&a);
+        sc.release(&sc);
+    }
+    qv_reader_close(r2);
+    unlink(p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_row_groups),
@@ -627,6 +698,7 @@ int main(void) {
         cmocka_unit_test(test_bad_arguments),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_empty_file),
+        cmocka_unit_test(test_null_type),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -575,7 +575,8 @@ QV_API void qv_builder_destroy(struct qv_builder *b);
 /* The builder's own copy of the schema; valid until qv_builder_destroy. */
 QV_API const struct qv_schema *qv_builder_schema(const struct qv_builder *b);
 QV_API int64_t qv_builder_num_columns(const struct qv_builder *b);
-/* Rows in the batch in progress (the first column's length). */
+/* Rows in the batch in progress (the first column's length; for a schema
+ * without columns, the rows appended with qv_builder_append_batch). */
 QV_API int64_t qv_builder_num_rows(const struct qv_builder *b);
 /* Appender of top-level column `k`, NULL when out of range. Resolve once and
  * keep: it stays valid for the builder's life. */

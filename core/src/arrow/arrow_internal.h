@@ -75,6 +75,13 @@ int qv__owned_tree_create(struct ArrowArray *out, const struct qv_field *field,
 /* Sets buffer i of an owned node without checks (the builder's fast export).
  * owned_size 0 = borrowed. */
 void qv__owned_set(struct ArrowArray *node, int64_t i, void *ptr, size_t owned_size);
+/* When `root` is a node of an owned tree (not yet released), makes fn(arg)
+ * run once the tree's last node is released (children moved out by a
+ * consumer included) and returns true; the previous callback goes to
+ * *prev_fn / *prev_arg (each may be NULL) so that callers can chain. False
+ * for any other array. Called before the tree is shared across threads. */
+bool qv__owned_tree_on_free(struct ArrowArray *root, void (*fn)(void *), void *arg,
+                            void (**prev_fn)(void *), void **prev_arg);
 
 /* ---- UTF-8 (validate.c) ---- */
 bool qv__utf8_valid(const uint8_t *s, int64_t n);

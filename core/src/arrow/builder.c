@@ -610,7 +610,9 @@ const struct qv_schema *qv_builder_schema(const struct qv_builder *b) { return b
 int64_t qv_builder_num_columns(const struct qv_builder *b) { return b ? b->nodes[0].n_children : 0; }
 
 int64_t qv_builder_num_rows(const struct qv_builder *b) {
-    return b && b->nodes[0].n_children ? b->nodes[0].children[0].length : 0;
+    if (!b) return 0;
+    /* A schema without columns counts its rows at the root (append_batch). */
+    return b->nodes[0].n_children ? b->nodes[0].children[0].length : b->nodes[0].length;
 }
 
 struct qv_appender *qv_builder_column(struct qv_builder *b, int64_t k) {
@@ -744,7 +746,7 @@ int qv_builder_finish(struct qv_builder *b, struct ArrowArray *out, struct qv_er
     if (b->poisoned)
         return qv_error_set(err, b->poisoned, "%s (reset the builder to continue)", b->error.message);
     struct qv_appender *root = &b->nodes[0];
-    int64_t rows = root->n_children ? root->children[0].length : 0;
+    int64_t rows = root->n_children ? root->children[0].length : root->length;
     for (int64_t c = 0; c < root->n_children; c++) {
         if (root->children[c].length != rows) {
             qv__builder_poison(b, EINVAL,

@@ -195,5 +195,8 @@ int qv_builder_append_batch(struct qv_builder *b, const struct ArrowArray *src, 
         rc = copy_range(&root->children[c], sc, sc->offset + src->offset + start, count);
     }
     if (rc) return qv_error_set(err, rc, "%s", b->error.message);
+    /* Without columns no child carries the row count: the root keeps it, so
+     * a batch of rows with no columns (a count) is not emptied. */
+    if (root->n_children == 0) root->length += count;
     return 0;
 }

@@ -18,6 +18,11 @@ struct array_block {
     struct qv_reservation *res;
     size_t size;
     _Atomic int64_t refs;
+    /* Called once the last node is released and the block freed: the
+     * owner of the reservation learns when nothing of the tree is left
+     * (qv__owned_tree_on_free). */
+    void (*on_free)(void *);
+    void *on_free_arg;
 };
 
 struct owned_node {
@@ -39,7 +44,23 @@ static void owned_release(struct ArrowArray *a) {
     if (a->dictionary && a->dictionary->release) a->dictionary->release(a->dictionary);
     a->release = NULL;
     a->private_data = NULL;
-    if (atomic_fetch_sub(&blk->refs, 1) == 1) qv_free(blk->res, blk, blk->size);
+    if (atomic_fetch_sub(&blk->refs, 1) == 1) {
+        void (*fn)(void *) = blk->on_free;
+        void *arg = blk->on_free_arg;
+        qv_free(blk->res, blk, blk->size);
+        if (fn) fn(arg);
+    }
+}
+
+bool qv__owned_tree_on_free(struct ArrowArray *root, void (*fn)(void *), void *arg,
+                            void (**prev_fn)(void *), void **prev_arg) {
+    if (!root || root->release != owned_release) return false;
+    struct array_block *blk = ((struct owned_node *)root->private_data)->block;
+    if (prev_fn) *prev_fn = blk->on_free;
+    if (prev_arg) *prev_arg = blk->on_free_arg;
+    blk->on_free = fn;
+    blk->on_free_arg = arg;
+    return true;
 }
 
 struct tree_fill {

@@ -341,7 +341,12 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
         int64_t vec = rows[i] >> QV__VEC_SHIFT, j = i + 1;
         while (j < n && (rows[j] >> QV__VEC_SHIFT) == vec) j++;
         int64_t lo = rows[i], hi = rows[j - 1] + 1, k = j - i;
+        /* Contiguous means every row once, in a run: hi - lo == k alone is
+         * also true of sorted rows where a duplicate makes up for a gap
+         * ([1, 2, 4, 5, 5, 6], as the list reader asks for the offsets of
+         * rows 1, 4, 5), which must go through the gather below. */
         int contiguous = hi - lo == k;
+        for (int64_t t = 1; contiguous && t < k; t++) contiguous = rows[i + t] != rows[i + t - 1];
         if (dc->pt == QV__PT_BIN) {
             if (contiguous) {
                 /* Decode straight into the output, continuing its offsets. */

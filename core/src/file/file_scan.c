@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrow/arrow_internal.h"
 #include "file/file_internal.h"
+#include "format/format_internal.h"
 #include "scan/scan_internal.h"
 
 struct guard {
@@ -27,7 +29,54 @@ static void guarded_release(struct ArrowArray *a) {
     qv__poolref_release(pool);
 }
 
+/* A pool reference held until the last node of an owned tree is released
+ * (after the tree's own end-of-life callback, which destroys its
+ * reservation in that pool). */
+struct pool_chain {
+    void (*prev)(void *);
+    void *prev_arg;
+    struct qv__poolref *pool;
+};
+
+static void pool_chain_end(void *arg) {
+    struct pool_chain *c = arg;
+    if (c->prev) c->prev(c->prev_arg);
+    qv__poolref_release(c->pool);
+    free(c);
+}
+
+/* Ties a pool reference to the life of the owned tree `a` belongs to;
+ * false when `a` is not an owned tree (or on ENOMEM, in err). */
+static bool chain_pool(struct ArrowArray *a, struct qv__poolref *pool, int *rc,
+                       struct qv_error *err) {
+    struct pool_chain *c = malloc(sizeof *c);
+    if (!c) {
+        *rc = qv_error_set(err, ENOMEM, "scan: out of memory guarding a batch");
+        return false;
+    }
+    c->pool = pool;
+    if (!qv__owned_tree_on_free(a, pool_chain_end, c, &c->prev, &c->prev_arg) &&
+        !qv__stats_array_on_free(a, pool_chain_end, c, &c->prev, &c->prev_arg)) {
+        free(c);
+        return false;
+    }
+    qv__poolref_retain(pool);
+    return true;
+}
+
 int qv__batch_guard(struct ArrowArray *b, struct qv__poolref *pool, struct qv_error *err) {
+    /* The pool must outlive every part of the batch, also children a
+     * consumer moved out and releases after the batch: an owned tree (or a
+     * statistics export) holds a pool reference until its last node goes
+     * (a take's batch and the statistics are one tree each; a scan's batch
+     * holds one tree per column). */
+    int rc = 0;
+    if (chain_pool(b, pool, &rc, err)) return 0;
+    for (int64_t i = 0; !rc && i < b->n_children; i++) chain_pool(b->children[i], pool, &rc, err);
+    if (rc) {
+        b->release(b);
+        return rc;
+    }
     struct guard *g = malloc(sizeof *g);
     if (!g) {
         b->release(b);

@@ -210,4 +210,12 @@ void qv__footer_free(struct qv__footer *f);
 void qv__stats_compute(const struct qv__node *node, const struct qv_values *values,
                        const uint8_t *validity, struct qv__stats_buf *out);
 
+/* When `root` is the array of qv_reader_export_statistics (not yet
+ * released), makes fn(arg) run once its last node is released (children a
+ * consumer moved out included), after its reservation is destroyed, and
+ * returns true; the previous callback goes to *prev_fn / *prev_arg so that
+ * callers can chain. False for any other array (stats_export.c). */
+bool qv__stats_array_on_free(struct ArrowArray *root, void (*fn)(void *), void *arg,
+                             void (**prev_fn)(void *), void **prev_arg);
+
 #endif

@@ -335,7 +335,9 @@ static void merge(enum vclass c, struct agg *a, const struct bound *b, bool is_m
 
 /* Adds one chunk's statistics to a node's aggregate. */
 static void add_chunk(const struct qv_field *f, const struct qv_chunk_info *ci, struct agg *a) {
-    a->null_count += ci->null_count;
+    /* A null-type field has no validity in the file (its chunks record no
+     * nulls), yet every one of its slots is null. */
+    a->null_count += f->type == QV_TYPE_NULL ? ci->length : ci->null_count;
     enum vclass c = class_of(f);
     if (c == V_NONE || ci->length - ci->null_count <= 0) return;
     bool utf8 = f->type == QV_TYPE_UTF8 || f->type == QV_TYPE_LARGE_UTF8;
@@ -493,15 +495,21 @@ struct xblock {
     int n_bufs;
     void **bufs;
     size_t *sizes;
+    /* Run after the reservation is destroyed (qv__stats_array_on_free). */
+    void (*on_free)(void *);
+    void *on_free_arg;
 };
 
 static void block_unref(struct xblock *b) {
     if (atomic_fetch_sub(&b->refs, 1) != 1) return;
     struct qv_reservation *res = b->res;
+    void (*fn)(void *) = b->on_free;
+    void *arg = b->on_free_arg;
     for (int i = 0; i < b->n_bufs; i++)
         if (b->bufs[i]) qv_free(res, b->bufs[i], b->sizes[i]);
     qv_free(res, b, b->size);
     qv_reservation_destroy(res);
+    if (fn) fn(arg);
 }
 
 static void array_release(struct ArrowArray *a) {
@@ -512,6 +520,17 @@ static void array_release(struct ArrowArray *a) {
     struct xblock *b = a->private_data;
     a->release = NULL;
     block_unref(b);
+}
+
+bool qv__stats_array_on_free(struct ArrowArray *root, void (*fn)(void *), void *arg,
+                             void (**prev_fn)(void *), void **prev_arg) {
+    if (!root || root->release != array_release) return false;
+    struct xblock *b = root->private_data;
+    if (prev_fn) *prev_fn = b->on_free;
+    if (prev_arg) *prev_arg = b->on_free_arg;
+    b->on_free = fn;
+    b->on_free_arg = arg;
+    return true;
 }
 
 static void schema_release(struct ArrowSchema *s) {

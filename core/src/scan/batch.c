@@ -6,6 +6,7 @@
  * their bytes and nothing more. */
 #include <string.h>
 
+#include "arrow/arrow_internal.h"
 #include "scan/scan_internal.h"
 
 struct adopted {
@@ -24,7 +25,16 @@ static void adopted_release(struct ArrowArray *a) {
     qv_reservation_destroy(res);
 }
 
+static void destroy_reservation(void *res) { qv_reservation_destroy(res); }
+
 int qv__column_adopt(struct ArrowArray *col, struct qv_reservation *res, struct qv_error *err) {
+    /* An owned tree destroys the reservation when its last node goes, so a
+     * child a consumer moved out of the column (at any depth, as the C Data
+     * Interface allows) stays valid after the column's release. */
+    if (qv__owned_tree_on_free(col, destroy_reservation, res, NULL, NULL)) {
+        qv_reservation_release_slack(res);
+        return 0;
+    }
     struct adopted *h = qv_alloc(res, sizeof *h, err);
     if (!h) {
         col->release(col);

@@ -591,6 +591,18 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     if (opts->threads == 0 && opts->take && opts->n_take <= QV_SCAN_SMALL_TAKE) s->nthreads = 0;
     if (s->nthreads > 64) s->nthreads = 64;
     int rc = 0;
+    /* Negative counts are caller bugs, not defaults: refused rather than
+     * read as 0 (a batch_rows of -5 gave batches of 65536 rows, a n_take of
+     * -1 an allocation of 2^64 - 8 bytes). */
+    if (opts->batch_rows < 0 || opts->max_rows < 0 || opts->prefetch < 0 ||
+        opts->threads < QV_SCAN_SYNC || opts->n_take < 0) {
+        rc = qv_error_set(err, EINVAL,
+                          "scan: batch_rows %lld, max_rows %lld, prefetch %d, threads %d, n_take "
+                          "%lld: counts must not be negative (threads: -1 = synchronous)",
+                          (long long)opts->batch_rows, (long long)opts->max_rows, opts->prefetch,
+                          opts->threads, (long long)opts->n_take);
+        goto fail;
+    }
     if (opts->validate < QV_SCAN_VALIDATE_NONE || opts->validate > QV_SCAN_VALIDATE_FULL) {
         rc = qv_error_set(err, EINVAL, "scan: validate %d is not a qv_scan_validate tier (0-2)",
                           opts->validate);
