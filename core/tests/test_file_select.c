@@ -162,6 +162,30 @@ static void test_dots_and_quotes(void **state) {
     expect_error("lead", ENOENT, "no column 'lead' (closest: ' lead')");
 }
 
+/* A name that is not UTF-8 is handed to Arrow consumers in its display
+ * form (\xNN for each stray byte), and that form selects it too. */
+static void test_display_form_of_non_utf8_names(void **state) {
+    (void)state;
+    char buf[32];
+    assert_int_equal(qv_field_name_display("\xff\xfe", buf, sizeof buf), 8);
+    assert_string_equal(buf, "\\xff\\xfe");
+    assert_int_equal(qv_field_name_display("caf\xc3\xa9", NULL, 0), 5); /* valid: unchanged */
+    assert_int_equal(qv_field_name_display("a\xff", buf, 4), 5); /* whole pieces only, counted */
+    assert_string_equal(buf, "a");
+    struct ArrowSchema sc;
+    struct qv_error err = {0};
+    if (qv_file_export_schema(file, &sc, &err)) fail_msg("%s", err.message);
+    assert_string_equal(sc.children[8]->name, "\\xff\\xfe");
+    expect_path(sc.children[8]->name, 8, 0, NULL); /* the exported name selects it */
+    for (int64_t i = 0; i < sc.n_children; i++) {
+        const char *nm = sc.children[i]->name;
+        assert_int_equal(qv_field_name_display(nm, NULL, 0), strlen(nm)); /* all UTF-8 */
+    }
+    sc.release(&sc);
+    expect_path("\"\\xff\\xfe\"", 8, 0, NULL);
+    expect_error("\\xff", ENOENT, "no column");
+}
+
 static void test_ambiguous_and_unknown(void **state) {
     (void)state;
     expect_error("dup", EINVAL, "ambiguous column name 'dup': fields 4 and 5 both have that name");
@@ -294,6 +318,7 @@ static void test_parse_directly(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dots_and_quotes),
+        cmocka_unit_test(test_display_form_of_non_utf8_names),
         cmocka_unit_test(test_ambiguous_and_unknown),
         cmocka_unit_test(test_lists_and_maps),
         cmocka_unit_test(test_filter_and_projection_agree),

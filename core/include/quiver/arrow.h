@@ -289,7 +289,8 @@ QV_API int64_t qv_field_child_index(const struct qv_field *field, const char *na
  *  - A path is names separated by dots. A name holding a dot or a double
  *    quote, or starting or ending with a space, is written in double quotes
  *    with "" for a quote inside: `"a.b".c` is field c of column "a.b".
- *    Spaces around a name are skipped (`a . b` is `a.b`). Names are bytes: UTF-8 or not, they match bytewise.
+ *    Spaces around a name are skipped (`a . b` is `a.b`). Names are bytes: UTF-8 or not, they match bytewise;
+ *    a name that is not UTF-8 also matches by its display form (below).
  *    (In a predicate an unquoted name must also be an identifier, and
  *    `backquotes` quote too; see scan.h.)
  *  - A name selects the child with exactly that name; an unquoted name with
@@ -302,6 +303,16 @@ QV_API int64_t qv_field_child_index(const struct qv_field *field, const char *na
  *    names (`m.key`, `m.value.x`: the entries struct is stepped implicitly).
  *  - An unknown name is ENOENT naming the name, where it was looked for and
  *    the closest existing field. */
+
+/* The display form of a field name: the name with every byte that is not
+ * part of valid UTF-8 written as the four characters \xNN. Arrow requires
+ * UTF-8 names, so the file layer hands Arrow consumers this form (a file
+ * written by another tool can hold any bytes), and the rule above also
+ * selects such a field by it when no name matches the bytes themselves.
+ * Writes at most cap bytes including the NUL, whole characters and escapes
+ * only (buf may be NULL when cap is 0); returns the whole form's length,
+ * which equals strlen(name) exactly when the name is valid UTF-8. */
+QV_API size_t qv_field_name_display(const char *name, char *buf, size_t cap);
 
 /* Longest path of child steps (a map's entries step counts). */
 #define QV_FIELD_PATH_MAX 64

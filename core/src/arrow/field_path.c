@@ -152,6 +152,60 @@ static int ambiguous(const struct qv_field *f, const char *name, const char *par
                         parent, how);
 }
 
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
+ * (overlongs, surrogates and code points past U+10FFFF included). */
+static size_t utf8_seq(const unsigned char *s, size_t n) {
+    if (s[0] < 0x80) return 1;
+    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
+    if (!len || len > n || s[0] > 0xF4) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
+    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
+    return len;
+}
+
+size_t qv_field_name_display(const char *name, char *buf, size_t cap) {
+    size_t n = name ? strlen(name) : 0, o = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = utf8_seq((const unsigned char *)name + i, n - i);
+        char esc[5];
+        const char *piece = name + i;
+        size_t len = k;
+        if (!k) {
+            snprintf(esc, sizeof esc, "\\x%02x", (unsigned char)name[i]);
+            piece = esc;
+            len = 4;
+            k = 1;
+        }
+        if (o + len < cap) memcpy(buf + o, piece, len);
+        else if (o < cap) cap = o + 1; /* truncated: stop writing, keep counting */
+        o += len;
+        i += k;
+    }
+    if (cap) buf[o < cap ? o : cap - 1] = '\0';
+    return o;
+}
+
+/* The display form's part of the rule: a child whose name is not valid
+ * UTF-8 is also selected by its display form (`a\xffb`), which is the name
+ * Arrow consumers are handed (they require UTF-8 names). Only tried when
+ * nothing matched the bytes themselves. -1 none, -2 several, else index. */
+static int64_t find_by_display(const struct qv_field *f, const char *name) {
+    int64_t hit = -1;
+    size_t want = strlen(name);
+    for (int64_t i = 0; i < f->n_children; i++) {
+        const char *c = f->children[i].name;
+        if (!c || qv_field_name_display(c, NULL, 0) == strlen(c)) continue; /* valid UTF-8 */
+        char buf[1024];
+        size_t len = qv_field_name_display(c, buf, sizeof buf);
+        if (len != want || len >= sizeof buf || memcmp(buf, name, len) != 0) continue;
+        if (hit >= 0) return -2;
+        hit = i;
+    }
+    return hit;
+}
+
 int qv_field_resolve_names(const struct qv_field *root, const char *const *names,
                            const bool *quoted, int32_t n, unsigned flags,
                            const struct qv_field_lookup *lookup, struct qv_field_ref *out,
@@ -187,6 +241,7 @@ int qv_field_resolve_names(const struct qv_field *root, const char *const *names
         int64_t k = lookup ? lookup->find(lookup->ctx, in, name, q, hits, &folded)
                            : qv_field_find_child(in, name, q, hits, &folded);
         if (k == -3) return err && err->code ? err->code : ENOMEM;
+        if (k == -1) k = find_by_display(in, name);
         if (k == -2) return ambiguous(in, name, i ? names[i - 1] : NULL, hits, folded, err);
         if (k < 0) {
             char near[300];

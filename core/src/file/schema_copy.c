@@ -60,8 +60,12 @@ int qv__schema_copy_malloc(struct ArrowSchema *dst, const struct ArrowSchema *sr
     if (!p->format) goto oom;
     dst->format = p->format;
     if (src->name) {
-        p->name = dup_bytes(src->name, strlen(src->name) + 1);
+        /* Arrow names are UTF-8: a name that is not is handed out in its
+         * display form, by which qv_file_select also finds it. */
+        size_t len = qv_field_name_display(src->name, NULL, 0);
+        p->name = malloc(len + 1);
         if (!p->name) goto oom;
+        qv_field_name_display(src->name, p->name, len + 1);
         dst->name = p->name;
     }
     if (src->metadata) {
