@@ -84,6 +84,32 @@ bool qv__owned_tree_on_free(struct ArrowArray *root, void (*fn)(void *), void *a
                             void (**prev_fn)(void *), void **prev_arg);
 
 /* ---- UTF-8 (validate.c) ---- */
+/* Length of the valid UTF-8 sequence that starts s[0..n) (n >= 1), 0 when
+ * it is not one: overlongs, surrogates and code points past U+10FFFF are
+ * not. One definition for validation and for the display form of names. */
+static inline int64_t qv__utf8_seq(const uint8_t *s, int64_t n) {
+    uint8_t c = s[0];
+    if (c < 0x80) return 1;
+    int64_t more;
+    uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF) more = 1;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        more = 2;
+        if (c == 0xE0) lo = 0xA0;      /* overlong */
+        else if (c == 0xED) hi = 0x9F; /* surrogates */
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        more = 3;
+        if (c == 0xF0) lo = 0x90;      /* overlong */
+        else if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
+    } else {
+        return 0;
+    }
+    if (n <= more) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (int64_t k = 2; k <= more; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    return 1 + more;
+}
 bool qv__utf8_valid(const uint8_t *s, int64_t n);
 
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "quiver/arrow.h"
+#include "arrow/arrow_internal.h"
 
 int64_t qv_field_find_child(const struct qv_field *f, const char *name, bool quoted,
                             int64_t hits[2], bool *folded) {
@@ -152,23 +152,10 @@ static int ambiguous(const struct qv_field *f, const char *name, const char *par
                         parent, how);
 }
 
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when it is not one
- * (overlongs, surrogates and code points past U+10FFFF included). */
-static size_t utf8_seq(const unsigned char *s, size_t n) {
-    if (s[0] < 0x80) return 1;
-    size_t len = s[0] >= 0xF0 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 ? 2 : 0;
-    if (!len || len > n || s[0] > 0xF4) return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (len == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0;
-    if (len == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0;
-    return len;
-}
-
 size_t qv_field_name_display(const char *name, char *buf, size_t cap) {
     size_t n = name ? strlen(name) : 0, o = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_seq((const unsigned char *)name + i, n - i);
+        size_t k = (size_t)qv__utf8_seq((const uint8_t *)name + i, (int64_t)(n - i));
         char esc[5];
         const char *piece = name + i;
         size_t len = k;

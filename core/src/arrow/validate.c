@@ -47,30 +47,9 @@ bool qv__utf8_valid(const uint8_t *s, int64_t n) {
                 continue;
             }
         }
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int more;
-        uint8_t lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
-        if (c >= 0xC2 && c <= 0xDF) more = 1;
-        else if (c >= 0xE0 && c <= 0xEF) {
-            more = 2;
-            if (c == 0xE0) lo = 0xA0;      /* overlong */
-            else if (c == 0xED) hi = 0x9F; /* surrogates */
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            more = 3;
-            if (c == 0xF0) lo = 0x90;      /* overlong */
-            else if (c == 0xF4) hi = 0x8F; /* past U+10FFFF */
-        } else {
-            return false;
-        }
-        if (n - i <= more) return false;
-        if (s[i + 1] < lo || s[i + 1] > hi) return false;
-        for (int k = 2; k <= more; k++)
-            if ((s[i + k] & 0xC0) != 0x80) return false;
-        i += 1 + more;
+        int64_t k = qv__utf8_seq(s + i, n - i);
+        if (!k) return false;
+        i += k;
     }
     return true;
 }
