@@ -107,6 +107,22 @@ QV_API const char *qv_pool_name(const struct qv_pool *pool);
  * core/src/memory/memory_testing.h. */
 QV_API uint64_t qv_pool_used(const struct qv_pool *pool);
 
+/* Gives memory back to the host now, for a host that was asked to free
+ * memory (Spark's MemoryConsumer.spill). In order, until `wanted` bytes have
+ * gone back: evicts the block cache, returns the pool's surplus host blocks
+ * (host_held beyond what reservations hold, whole blocks), then runs the
+ * spill callbacks of spillable reservations (largest first) and returns what
+ * they freed. Returns the bytes actually released to the host by this call
+ * (0 for a pool without a host: nothing is then returned anywhere, though
+ * the cache is still evicted). `wanted` of 0 means "all that can go".
+ *
+ * It may be called from any thread, including from inside this pool's own
+ * host acquire (Spark spills the requesting consumer itself last, on the
+ * thread that asked): it takes no lock across a host call and never waits
+ * for a grow in flight, so it cannot deadlock with one; what a grow in
+ * flight holds is simply not released. */
+QV_API uint64_t qv_pool_release_unused(struct qv_pool *pool, uint64_t wanted);
+
 /* ---- Reservations ---- */
 
 struct qv_reservation;
