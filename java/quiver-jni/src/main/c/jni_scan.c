@@ -38,14 +38,12 @@ static jclass thread_class;
 static jmethodID thread_current, thread_is_interrupted;
 
 int qvj_scan_onload(JNIEnv *env) {
-    jclass c = (*env)->FindClass(env, "java/lang/Thread");
-    if (!c) return -1;
-    thread_class = (*env)->NewGlobalRef(env, c);
-    (*env)->DeleteLocalRef(env, c);
+    thread_class = qvj_class(env, "java/lang/Thread");
     if (!thread_class) return -1;
-    thread_current = (*env)->GetStaticMethodID(env, thread_class, "currentThread", "()Ljava/lang/Thread;");
-    thread_is_interrupted = (*env)->GetMethodID(env, thread_class, "isInterrupted", "()Z");
-    return thread_current && thread_is_interrupted ? 0 : -1;
+    thread_current = qvj_static_method(env, thread_class, "currentThread", "()Ljava/lang/Thread;");
+    if (!thread_current) return -1;
+    thread_is_interrupted = qvj_method(env, thread_class, "isInterrupted", "()Z");
+    return thread_is_interrupted ? 0 : -1;
 }
 
 /* Whether the calling Java thread is interrupted (the flag is left set), or
@@ -62,10 +60,7 @@ static int java_interrupted(JNIEnv *env) {
 static int parse_interrupted(void *arg) { return java_interrupted(arg); }
 
 static void throw_code(JNIEnv *env, int code, const char *msg) {
-    struct qv_error e;
-    qv_error_clear(&e);
-    qv_error_set(&e, code, "%s", msg);
-    qvj_throw_error(env, &e);
+    qvj_throw(env, qv_error_kind_of(code), code, "%s", msg);
 }
 
 /* ---- arguments ---- */
@@ -114,10 +109,9 @@ static int names_get(JNIEnv *env, jobjectArray arr, struct names *nm) {
         s[len] = 0;
         nm->v[nm->n++] = s;
         if (memchr(s, 0, (size_t)len)) {
-            struct qv_error e;
-            qv_error_set(&e, EINVAL, "scan: column name %d holds a NUL byte", (int)i);
             names_free(nm);
-            qvj_throw_error(env, &e);
+            qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "scan: column name %d holds a NUL byte",
+                      (int)i);
             return -1;
         }
     }
@@ -149,7 +143,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
     JNIEnv *env, jclass cls, jlong file_handle, jobjectArray columns, jbyteArray filter,
     jlong rg_begin, jlong rg_end, jlong row_begin, jlong row_end, jlong batch_rows, jlong limit,
     jint threads, jint prefetch, jint cast, jint validate) {
-    struct qv_file *file = (struct qv_file *)(intptr_t)file_handle;
+    struct qv_file *file = qvj_ptr(file_handle);
     struct names nm;
     if (names_get(env, columns, &nm)) return 0;
     struct qvj_stream *s = stream_new(env);
@@ -204,7 +198,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
         qvj_throw_error(env, &err); /* keeps an exception the interrupt check raised */
         return 0;
     }
-    return (jlong)(intptr_t)s;
+    return qvj_handle(s);
 }
 
 JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openTake(JNIEnv *env, jclass cls,
@@ -212,7 +206,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openTake(JNIEnv *env, jclass c
                                                            jobjectArray columns, jlong batch_rows,
                                                            jint threads, jint prefetch, jint cast,
                                                            jint validate) {
-    struct qv_file *file = (struct qv_file *)(intptr_t)file_handle;
+    struct qv_file *file = qvj_ptr(file_handle);
     if (!rows) {
         throw_code(env, EINVAL, "take: no rows given");
         return 0;
@@ -249,7 +243,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openTake(JNIEnv *env, jclass c
         return 0;
     }
     atomic_fetch_add(&live_streams, 1);
-    return (jlong)(intptr_t)s;
+    return qvj_handle(s);
 }
 
 /* Throws the error record of the stream's failed call. */
@@ -265,16 +259,16 @@ static void throw_stream_error(JNIEnv *env, struct qvj_stream *s, int rc) {
 
 JNIEXPORT void JNICALL Java_io_quiver_ScanStream_getSchema(JNIEnv *env, jclass cls, jlong h,
                                                            jlong address) {
-    struct qvj_stream *s = (struct qvj_stream *)(intptr_t)h;
-    struct ArrowSchema *out = (struct ArrowSchema *)(intptr_t)address;
+    struct qvj_stream *s = qvj_ptr(h);
+    struct ArrowSchema *out = qvj_ptr(address);
     int rc = s->st.get_schema(&s->st, out);
     if (rc) throw_stream_error(env, s, rc);
 }
 
 JNIEXPORT jboolean JNICALL Java_io_quiver_ScanStream_getNext(JNIEnv *env, jclass cls, jlong h,
                                                              jlong address) {
-    struct qvj_stream *s = (struct qvj_stream *)(intptr_t)h;
-    struct ArrowArray *out = (struct ArrowArray *)(intptr_t)address;
+    struct qvj_stream *s = qvj_ptr(h);
+    struct ArrowArray *out = qvj_ptr(address);
     /* Wait in slices, so that an interrupt of the Java thread cancels a scan
      * whose workers produce nothing for long; a synchronous scan returns at
      * once (it decodes inside get_next). */
@@ -294,16 +288,16 @@ JNIEXPORT jboolean JNICALL Java_io_quiver_ScanStream_getNext(JNIEnv *env, jclass
 }
 
 JNIEXPORT void JNICALL Java_io_quiver_ScanStream_cancel(JNIEnv *env, jclass cls, jlong h) {
-    struct qvj_stream *s = (struct qvj_stream *)(intptr_t)h;
+    struct qvj_stream *s = qvj_ptr(h);
     if (s) qv_scan_cancel(&s->st);
 }
 
 JNIEXPORT void JNICALL Java_io_quiver_ScanStream_release(JNIEnv *env, jclass cls, jlong h) {
-    stream_free((struct qvj_stream *)(intptr_t)h);
+    stream_free(qvj_ptr(h));
 }
 
 JNIEXPORT jlongArray JNICALL Java_io_quiver_ScanStream_stats(JNIEnv *env, jclass cls, jlong h) {
-    struct qvj_stream *s = (struct qvj_stream *)(intptr_t)h;
+    struct qvj_stream *s = qvj_ptr(h);
     struct qv_scan_stats st;
     memset(&st, 0, sizeof st);
     int rc = qv_scan_get_stats(&s->st, &st);
@@ -318,6 +312,6 @@ JNIEXPORT jlongArray JNICALL Java_io_quiver_ScanStream_stats(JNIEnv *env, jclass
     return out;
 }
 
-JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_liveCount(JNIEnv *env, jclass cls) {
+JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_nativeLiveCount(JNIEnv *env, jclass cls) {
     return (jlong)atomic_load(&live_streams);
 }

@@ -26,11 +26,6 @@ struct qvj_writer {
 /* Writers opened and not yet closed (QuiverWriter.liveCount, for tests). */
 static atomic_llong live_writers;
 
-int qvj_writer_onload(JNIEnv *env) {
-    (void)env; /* no class or method is called back */
-    return 0;
-}
-
 static void writer_free(struct qvj_writer *q) {
     if (!q) return;
     qv_writer_close(q->w); /* aborts an unfinished file */
@@ -40,37 +35,16 @@ static void writer_free(struct qvj_writer *q) {
     free(q);
 }
 
-/* A byte[] as a NUL-terminated string (NULL with an exception pending). */
-static char *bytes_dup(JNIEnv *env, jbyteArray b, const char *what) {
-    jsize len = (*env)->GetArrayLength(env, b);
-    char *s = malloc((size_t)len + 1);
-    struct qv_error e;
-    if (!s) {
-        qv_error_set(&e, ENOMEM, "write: out of memory copying the %s", what);
-        qvj_throw_error(env, &e);
-        return NULL;
-    }
-    (*env)->GetByteArrayRegion(env, b, 0, len, (jbyte *)s);
-    s[len] = 0;
-    if (memchr(s, 0, (size_t)len)) {
-        free(s);
-        qv_error_set(&e, EINVAL, "write: the %s holds a NUL byte", what);
-        qvj_throw_error(env, &e);
-        return NULL;
-    }
-    return s;
-}
-
 /* Key-value metadata from two byte[][] of equal length (bytes, not strings:
  * qv_kv carries lengths). The arrays hold the copies. */
 struct kvs {
     struct qv_kv *kv;
-    jbyte **bufs;
-    int64_t n;
+    jbyte **bufs; /* 2 * cap slots, NULL where not copied */
+    int64_t n, cap;
 };
 
 static void kvs_free(struct kvs *k) {
-    for (int64_t i = 0; i < 2 * k->n; i++) free(k->bufs[i]);
+    for (int64_t i = 0; k->bufs && i < 2 * k->cap; i++) free(k->bufs[i]);
     free(k->bufs);
     free(k->kv);
 }
@@ -79,23 +53,19 @@ static int kvs_get(JNIEnv *env, jobjectArray keys, jobjectArray values, struct k
     memset(k, 0, sizeof *k);
     if (!keys) return 0;
     jsize n = (*env)->GetArrayLength(env, keys);
-    struct qv_error e;
     if (!values || (*env)->GetArrayLength(env, values) != n) {
-        qv_error_set(&e, EINVAL, "write: metadata keys and values differ in number");
-        qvj_throw_error(env, &e);
+        qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "write: metadata keys and values differ in number");
         return -1;
     }
     k->kv = calloc(n ? (size_t)n : 1, sizeof *k->kv);
     k->bufs = calloc(n ? 2 * (size_t)n : 1, sizeof *k->bufs);
     if (!k->kv || !k->bufs) goto oom;
+    k->cap = n;
     for (jsize i = 0; i < n; i++) {
         for (int side = 0; side < 2; side++) {
             jbyteArray b = (*env)->GetObjectArrayElement(env, side ? values : keys, i);
             if (!b) {
-                if (!(*env)->ExceptionCheck(env)) {
-                    qv_error_set(&e, EINVAL, "write: metadata entry %d is null", (int)i);
-                    qvj_throw_error(env, &e);
-                }
+                qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "write: metadata entry %d is null", (int)i);
                 kvs_free(k);
                 return -1;
             }
@@ -121,8 +91,7 @@ static int kvs_get(JNIEnv *env, jobjectArray keys, jobjectArray values, struct k
     return 0;
 oom:
     kvs_free(k);
-    qv_error_set(&e, ENOMEM, "write: out of memory copying the metadata");
-    qvj_throw_error(env, &e);
+    qvj_throw(env, QV_ERROR_OUT_OF_MEMORY, ENOMEM, "write: out of memory copying the metadata");
     return -1;
 }
 
@@ -133,11 +102,10 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
     struct qv_error err;
     qv_error_clear(&err);
     if (row_group_rows < 0 || row_group_bytes < 0 || memory_limit < 0) {
-        qv_error_set(&err, EINVAL, "write: negative row group size or memory limit");
-        qvj_throw_error(env, &err);
+        qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "write: negative row group size or memory limit");
         return 0;
     }
-    char *path = bytes_dup(env, path_bytes, "path");
+    char *path = qvj_utf8_dup(env, path_bytes);
     if (!path) return 0;
     struct kvs kv;
     if (kvs_get(env, meta_keys, meta_values, &kv)) {
@@ -159,7 +127,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
         rc = qv_reservation_create(q->pool, &ro, &q->res, &err);
     }
     if (!rc) {
-        rc = qv_schema_import((const struct ArrowSchema *)(intptr_t)schema_address, q->res,
+        rc = qv_schema_import(qvj_ptr(schema_address), q->res,
                               &q->schema, &err);
         if (rc) qv_error_wrap(&err, rc, "write '%.300s': ", path);
     }
@@ -179,15 +147,15 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
         return 0;
     }
     atomic_fetch_add(&live_writers, 1);
-    return (jlong)(intptr_t)q;
+    return qvj_handle(q);
 }
 
 /* Appends the batch at `address` and releases it, whatever the outcome
  * (the writer copies what it keeps). */
 JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeWrite(JNIEnv *env, jclass cls, jlong h,
                                                                jlong address) {
-    struct qvj_writer *q = (struct qvj_writer *)(intptr_t)h;
-    struct ArrowArray *a = (struct ArrowArray *)(intptr_t)address;
+    struct qvj_writer *q = qvj_ptr(h);
+    struct ArrowArray *a = qvj_ptr(address);
     struct qv_error err;
     qv_error_clear(&err);
     int rc = qv_writer_write(q->w, a, &err);
@@ -198,7 +166,7 @@ JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeWrite(JNIEnv *env, jcla
 /* Publishes the file; returns {rows, bytes}. */
 JNIEXPORT jlongArray JNICALL Java_io_quiver_QuiverWriter_nativeFinish(JNIEnv *env, jclass cls,
                                                                       jlong h) {
-    struct qvj_writer *q = (struct qvj_writer *)(intptr_t)h;
+    struct qvj_writer *q = qvj_ptr(h);
     struct qv_error err;
     qv_error_clear(&err);
     int rc = qv_writer_finish(q->w, &err);
@@ -213,17 +181,17 @@ JNIEXPORT jlongArray JNICALL Java_io_quiver_QuiverWriter_nativeFinish(JNIEnv *en
 }
 
 JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeAbort(JNIEnv *env, jclass cls, jlong h) {
-    struct qvj_writer *q = (struct qvj_writer *)(intptr_t)h;
+    struct qvj_writer *q = qvj_ptr(h);
     qv_writer_abort(q->w);
 }
 
 JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeClose(JNIEnv *env, jclass cls, jlong h) {
-    struct qvj_writer *q = (struct qvj_writer *)(intptr_t)h;
+    struct qvj_writer *q = qvj_ptr(h);
     if (!q) return;
     writer_free(q);
     atomic_fetch_sub(&live_writers, 1);
 }
 
-JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_liveCount(JNIEnv *env, jclass cls) {
+JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeLiveCount(JNIEnv *env, jclass cls) {
     return (jlong)atomic_load(&live_writers);
 }

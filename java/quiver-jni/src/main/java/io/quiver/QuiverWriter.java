@@ -1,7 +1,6 @@
 package io.quiver;
 
 import java.lang.ref.Cleaner;
-import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -49,27 +48,12 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * never closed.
  */
 public final class QuiverWriter implements AutoCloseable {
-    /** The native writer: the Cleaner action, referring to no QuiverWriter. */
-    private static final class Handle implements Runnable {
-        private long h;
-
-        Handle(long h) {
-            this.h = h;
-        }
-
-        @Override
-        public synchronized void run() {
-            long x = h;
-            h = 0;
-            if (x != 0) nativeClose(x); // aborts an unfinished file
-        }
-    }
+    private static final int EINVAL = 22;
 
     private final BufferAllocator allocator;
     private final Schema schema;
     private final String path;
-    private final Handle handle;
-    private final Cleaner.Cleanable cleanable;
+    private final NativeHandle handle; // frees (and so aborts unless finished) once, also by the Cleaner
     private QuiverException failure; // the first failure; the writer is poisoned
     private WriteResult result;      // set by a successful finish
     private boolean aborted, closed;
@@ -78,8 +62,7 @@ public final class QuiverWriter implements AutoCloseable {
         this.allocator = allocator;
         this.schema = schema;
         this.path = path;
-        this.handle = new Handle(h);
-        this.cleanable = QuiverCleaner.CLEANER.register(this, handle);
+        this.handle = new NativeHandle(this, h, QuiverWriter::nativeClose, "Quiver writer of " + path);
     }
 
     /**
@@ -93,6 +76,7 @@ public final class QuiverWriter implements AutoCloseable {
         Objects.requireNonNull(path, "path");
         Objects.requireNonNull(schema, "schema");
         Objects.requireNonNull(options, "options");
+        NativeLibrary.load();
         String p = path.toString();
         int n = options.metadata.size();
         byte[][] keys = new byte[n][], values = new byte[n][];
@@ -137,13 +121,15 @@ public final class QuiverWriter implements AutoCloseable {
         try {
             String diff = difference(schema.getFields(), root.getSchema().getFields(), "");
             if (diff != null)
-                throw new QuiverInvalidArgumentException(
+                throw new QuiverInvalidArgumentException(EINVAL,
                         "write '" + path + "': the batch's schema differs from the writer's: " + diff);
             ArrowArray array = ArrowArray.allocateNew(allocator);
+            long h = handle.acquire();
             try {
                 Data.exportVectorSchemaRoot(allocator, root, null, array);
-                nativeWrite(handle.h, array.memoryAddress()); // releases the batch, also on failure
+                nativeWrite(h, array.memoryAddress()); // releases the batch, also on failure
             } finally {
+                handle.release();
                 try {
                     array.release(); // a no-op unless the export failed part-way
                 } finally {
@@ -154,10 +140,11 @@ public final class QuiverWriter implements AutoCloseable {
             failure = e;
             throw e;
         } catch (RuntimeException | Error e) {
-            failure = new QuiverInvalidArgumentException("write '" + path + "': exporting the batch failed: " + e, e);
+            // Arrow's export failed (a vector it cannot export): nothing
+            // reached the file, but the writer is failed all the same.
+            failure = new QuiverInvalidArgumentException(EINVAL,
+                    "write '" + path + "': exporting the batch failed: " + e, e);
             throw e;
-        } finally {
-            Reference.reachabilityFence(this);
         }
     }
 
@@ -169,15 +156,16 @@ public final class QuiverWriter implements AutoCloseable {
     public synchronized WriteResult finish() {
         if (result != null) return result;
         checkWritable("finish");
+        long h = handle.acquire();
         try {
-            long[] r = nativeFinish(handle.h);
+            long[] r = nativeFinish(h);
             result = new WriteResult(r[0], r[1]);
             return result;
         } catch (QuiverException e) {
             failure = e;
             throw e;
         } finally {
-            Reference.reachabilityFence(this);
+            handle.release();
         }
     }
 
@@ -188,8 +176,12 @@ public final class QuiverWriter implements AutoCloseable {
             return;
         }
         aborted = true;
-        nativeAbort(handle.h);
-        Reference.reachabilityFence(this);
+        long h = handle.acquire();
+        try {
+            nativeAbort(h);
+        } finally {
+            handle.release();
+        }
     }
 
     /** Aborts unless finished, and frees the native writer. Idempotent. */
@@ -197,14 +189,16 @@ public final class QuiverWriter implements AutoCloseable {
     public synchronized void close() {
         if (closed) return;
         closed = true;
-        cleanable.clean();
+        handle.close();
     }
 
     private void checkWritable(String op) {
         if (closed) throw new IllegalStateException(op + " '" + path + "': the writer is closed");
         if (aborted) throw new IllegalStateException(op + " '" + path + "': the writer was aborted");
         if (result != null) throw new IllegalStateException(op + " '" + path + "': the file is already finished");
-        if (failure != null) throw QuiverException.failedEarlier(failure, op + " '" + path + "': the writer failed earlier: ");
+        if (failure != null)
+            throw QuiverException.create(failure.kind(), failure.errno(),
+                    op + " '" + path + "': the writer failed earlier: " + failure.getMessage(), failure);
     }
 
     /** The first difference between the writer's fields and a batch's, or null. */
@@ -233,7 +227,12 @@ public final class QuiverWriter implements AutoCloseable {
     }
 
     /** Writers opened and not yet freed, in this JVM (for tests of the Cleaner). */
-    static native long liveCount();
+    static long liveCount() {
+        NativeLibrary.load();
+        return nativeLiveCount();
+    }
+
+    private static native long nativeLiveCount();
 
     /* ---- jni_writer.c ---- */
     private static native long nativeOpen(byte[] path, long schemaAddress, long rowGroupRows, long rowGroupBytes,

@@ -105,5 +105,10 @@ final class ScanStream implements Runnable {
     static native long[] stats(long handle);
 
     /** Streams opened and not yet released, in this JVM (for tests of the Cleaner). */
-    static native long liveCount();
+    static long liveCount() {
+        NativeLibrary.load();
+        return nativeLiveCount();
+    }
+
+    private static native long nativeLiveCount();
 }

@@ -287,6 +287,49 @@ class QuiverScanTest {
         }
     }
 
+    /**
+     * Arrow Java 19 accounts imported (foreign) buffers like allocations:
+     * BaseAllocator.wrapForeignAllocation calls the allocator's listener
+     * (onPreAllocation / onAllocation, onRelease when freed) and counts the
+     * bytes against its limit; a child allocator made without a listener
+     * inherits its parent's. So the import allocator of a charged task must
+     * be a child with AllocationListener.NOOP, or every batch is charged twice.
+     */
+    @Test
+    void importedBuffersReachTheAllocatorsListener() throws Exception {
+        java.util.concurrent.atomic.AtomicLong charged = new java.util.concurrent.atomic.AtomicLong();
+        org.apache.arrow.memory.AllocationListener counting = new org.apache.arrow.memory.AllocationListener() {
+            @Override
+            public void onAllocation(long size) {
+                charged.addAndGet(size);
+            }
+
+            @Override
+            public void onRelease(long size) {
+                charged.addAndGet(-size);
+            }
+        };
+        try (BufferAllocator listened = a.newChildAllocator("listened", counting, 0, Long.MAX_VALUE);
+                BufferAllocator inherits = listened.newChildAllocator("inherits", 0, Long.MAX_VALUE);
+                BufferAllocator quiet = listened.newChildAllocator("quiet",
+                        org.apache.arrow.memory.AllocationListener.NOOP, 0, Long.MAX_VALUE);
+                QuiverFile f = QuiverFile.open(mixed)) {
+            long[] seen = new long[3];
+            BufferAllocator[] all = {listened, inherits, quiet};
+            for (int i = 0; i < 3; i++) {
+                try (QuiverScanReader r = f.scan(all[i], ScanOptions.builder().columns("id").build())) {
+                    assertTrue(r.loadNextBatch());
+                    seen[i] = charged.get();
+                    assertTrue(all[i].getAllocatedMemory() >= 8 * r.getVectorSchemaRoot().getRowCount());
+                }
+                assertEquals(0, charged.get());
+            }
+            assertTrue(seen[0] >= 8 * 1024, "listener saw " + seen[0]);
+            assertTrue(seen[1] >= 8 * 1024, "inherited listener saw " + seen[1]);
+            assertEquals(0, seen[2]);
+        }
+    }
+
     @Test
     void aBatchOutlivesTheReaderWhenTransferred() throws Exception {
         try (QuiverFile f = QuiverFile.open(mixed)) {
