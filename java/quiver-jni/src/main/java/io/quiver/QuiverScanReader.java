@@ -109,6 +109,9 @@ public final class QuiverScanReader extends ArrowReader {
 
     @Override
     public boolean loadNextBatch() throws IOException {
+        // Checked before the root is touched: resetting a closed root's
+        // vectors would allocate their offset buffers anew.
+        if (stream.isClosed()) throw new IllegalStateException("the scan is closed");
         prepareLoadNextBatch();
         if (finished) return false;
         VectorSchemaRoot root = getVectorSchemaRoot();
