@@ -23,9 +23,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p><b>Errors.</b> A failure inside the stream (corrupt bytes, a failed
  * read, a memory limit, a cancelled scan) is thrown by {@code loadNextBatch}
  * as the {@link QuiverException} subclass of its kind, with Quiver's message
- * naming the file, column and row group; later calls throw it again. A Java
- * interrupt of the reading thread while it waits for the decode workers
- * cancels the scan ({@link QuiverCancelledException}).
+ * naming the file, column and row group; later calls throw it again. A
+ * {@code loadNextBatch} on an interrupted thread (interrupted before the
+ * call, or while it waits for the decode workers) cancels the scan: it and
+ * every later call throw {@link QuiverCancelledException}; the thread's
+ * interrupt flag stays set.
  *
  * <p><b>Memory and allocators.</b> The buffers of an imported batch are
  * native memory that Quiver has already charged to the file's pool (the
