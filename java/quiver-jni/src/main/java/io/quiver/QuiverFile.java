@@ -143,11 +143,20 @@ public final class QuiverFile implements AutoCloseable {
         try (CData c = CData.create()) {
             nativeStatistics(h, rowGroup, c.address());
             CDataDictionaryProvider dictionaries = new CDataDictionaryProvider();
+            VectorSchemaRoot root = null;
             try {
-                VectorSchemaRoot root = Data.importVectorSchemaRoot(allocator, c.array(), c.schema(), dictionaries,
-                        false);
+                // In steps rather than Data.importVectorSchemaRoot, which
+                // leaves the root it created unclosed when the array's import
+                // throws. The schema's import releases the schema struct; the
+                // array's moves the array struct; CData releases what is left.
+                Schema schema = Data.importSchema(allocator, c.schema(), dictionaries, false);
+                root = VectorSchemaRoot.create(schema, allocator);
+                Data.importIntoVectorSchemaRoot(allocator, c.array(), root, dictionaries, false);
                 return new FileStatistics(root, dictionaries);
             } catch (RuntimeException | Error e) {
+                if (root != null) {
+                    root.close();
+                }
                 dictionaries.close();
                 throw e;
             }
