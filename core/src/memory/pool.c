@@ -57,12 +57,21 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
         free(p);
         return qv_error_set(err, ENOMEM, "qv_pool_create: cannot create condition");
     }
+    atomic_init(&p->refs, 1);
     *out = p;
     return 0;
 }
 
+struct qv_pool *qv_pool_retain(struct qv_pool *pool) {
+    atomic_fetch_add_explicit(&pool->refs, 1, RELAXED);
+    return pool;
+}
+
 void qv_pool_destroy(struct qv_pool *pool) {
     if (!pool) return;
+    /* Acquire-release: the last holder sees every other holder's writes
+     * (their reservations' final charges) before it tears the pool down. */
+    if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) != 1) return;
     /* The contract: every reservation is gone, and with it every charge. */
     QV_DCHECK(atomic_load(&pool->nres) == 0 && pool->head == NULL);
     QV_DCHECK(atomic_load(&pool->reserved) == 0);
@@ -75,6 +84,7 @@ void qv_pool_destroy(struct qv_pool *pool) {
     }
     qv_cond_destroy(&pool->cond);
     qv_mutex_destroy(&pool->lock);
+    if (pool->has_host && pool->host.finish) pool->host.finish(pool->host.ctx);
     free(pool);
 }
 

@@ -110,7 +110,15 @@ static uint64_t available_locked(struct qv_pool *p, uint64_t need) {
     return cap > reserved ? cap - reserved : 0;
 }
 
-static int cmp_held_desc(const void *a, const void *b) {
+uint64_t qv__spill_call(struct qv_res_impl *r, uint64_t wanted) {
+    tl_in_spill = 1;
+    uint64_t freed = r->spill(r->spill_ctx, &r->pub, wanted);
+    tl_in_spill = 0;
+    atomic_fetch_add_explicit(&r->pub.pool->spill_calls, 1, RELAXED);
+    return freed;
+}
+
+int qv__cmp_held_desc(const void *a, const void *b) {
     const struct qv_res_impl *x = *(struct qv_res_impl *const *)a;
     const struct qv_res_impl *y = *(struct qv_res_impl *const *)b;
     return (x->pub.held < y->pub.held) - (x->pub.held > y->pub.held);
@@ -140,19 +148,14 @@ static void spill_for(struct qv_pool *p, struct qv_res_impl *req, uint64_t short
     if (cand) {
         for (struct qv_res_impl *r = p->head; r && !over_fair; r = r->next)
             if (r != req && r->can_spill && r->spill && r->pub.held > 0) cand[nc++] = r;
-        qsort(cand, nc, sizeof *cand, cmp_held_desc);
+        qsort(cand, nc, sizeof *cand, qv__cmp_held_desc);
         if (req->can_spill && req->spill) cand[nc++] = req;
         for (size_t i = 0; i < nc; i++) cand[i]->pins++;
     }
     qv_mutex_unlock(&p->lock);
 
     uint64_t freed = 0;
-    for (size_t i = 0; i < nc && freed < shortfall; i++) {
-        tl_in_spill = 1;
-        freed += cand[i]->spill(cand[i]->spill_ctx, &cand[i]->pub, shortfall - freed);
-        tl_in_spill = 0;
-        atomic_fetch_add_explicit(&p->spill_calls, 1, RELAXED);
-    }
+    for (size_t i = 0; i < nc && freed < shortfall; i++) freed += qv__spill_call(cand[i], shortfall - freed);
 
     if (nc) {
         qv_mutex_lock(&p->lock);
