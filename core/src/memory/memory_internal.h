@@ -43,6 +43,9 @@ struct qv_pool {
     qv_mutex lock;
     qv_cond cond;            /* host single-flight and spill pins */
     int acquiring;           /* a thread is inside host->acquire */
+    int releasing;           /* qv_pool_release_unused calls running: the
+                                hysteresis trim waits for them, so that what
+                                their spill callbacks free is counted by them */
     struct qv_res_impl *head;
     uint64_t retired_allocs; /* allocation counts of freed reservations */
 
@@ -106,8 +109,9 @@ int qv__cache_take_charge(struct qv_pool *pool, struct qv_reservation *r, size_t
 void qv__cache_put_uncharge(struct qv_pool *pool, struct qv_reservation *r, void *ptr, size_t size);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
-/* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */
-void qv__pool_trim_host(struct qv_pool *pool);
+/* Gives pool-level surplus back to the host, with hysteresis. Call with no
+ * lock held. Returns the bytes given back. */
+uint64_t qv__pool_trim_host(struct qv_pool *pool);
 /* Runs r's spill callback (no lock held, r pinned by the caller) with
  * growing refused on this thread meanwhile; counts the call. Returns what
  * the callback says it freed. */

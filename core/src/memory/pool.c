@@ -156,14 +156,14 @@ void qv__pool_note_peak(struct qv_pool *pool, uint64_t v) {
 /* The pool keeps up to `keep` bytes acquired but unreserved, so usage that
  * oscillates near a block boundary does not call the host each time; past
  * that it returns everything above one block of slack in a single call. */
-void qv__pool_trim_host(struct qv_pool *pool) {
-    if (!pool->has_host) return;
+uint64_t qv__pool_trim_host(struct qv_pool *pool) {
+    if (!pool->has_host) return 0;
     uint64_t give = 0;
     qv_mutex_lock(&pool->lock);
     uint64_t held = atomic_load_explicit(&pool->host_held, RELAXED);
     uint64_t reserved = atomic_load_explicit(&pool->reserved, RELAXED) +
                         atomic_load_explicit(&pool->cache_bytes, RELAXED);
-    if (!pool->acquiring && held > reserved && held - reserved > pool->keep) {
+    if (!pool->acquiring && !pool->releasing && held > reserved && held - reserved > pool->keep) {
         uint64_t target = (reserved + pool->block - 1) / pool->block * pool->block + pool->block;
         if (target < held) {
             give = held - target;
@@ -176,4 +176,5 @@ void qv__pool_trim_host(struct qv_pool *pool) {
         atomic_fetch_add(&pool->host_release_calls, 1);
         atomic_fetch_add(&pool->host_bytes_released, give);
     }
+    return give;
 }

@@ -41,6 +41,9 @@ static uint64_t take_surplus_locked(struct qv_pool *p, uint64_t want) {
     return give;
 }
 
+/* The hysteresis trim (pool.c) is held off while this runs: a spill
+ * callback's free would otherwise hand its memory to the host under the
+ * trim's account, and this call could not say what it released. */
 static void to_host(struct qv_pool *p, uint64_t bytes) {
     if (!bytes) return;
     p->host.release(p->host.ctx, bytes);
@@ -62,11 +65,13 @@ uint64_t qv_pool_release_unused(struct qv_pool *p, uint64_t wanted) {
         qv_mutex_unlock(&p->lock);
         return 0;
     }
+    p->releasing++;
     /* 1. The block cache, until the surplus covers what is wanted. */
     while (p->cache_n > 0 && surplus_locked(p) < want) qv__cache_evict_one_locked(p);
     /* 2. The surplus: hysteresis blocks, and what the eviction left unused. */
     uint64_t released = take_surplus_locked(p, want);
     if (released >= want) {
+        p->releasing--;
         qv_mutex_unlock(&p->lock);
         to_host(p, released);
         return released;
@@ -93,12 +98,13 @@ uint64_t qv_pool_release_unused(struct qv_pool *p, uint64_t wanted) {
         to_host(p, give);
         released += give;
     }
-    if (nc) {
-        qv_mutex_lock(&p->lock);
-        for (size_t i = 0; i < nc; i++) cand[i]->pins--;
-        qv_cond_broadcast(&p->cond);
-        qv_mutex_unlock(&p->lock);
-    }
+    qv_mutex_lock(&p->lock);
+    for (size_t i = 0; i < nc; i++) cand[i]->pins--;
+    if (nc) qv_cond_broadcast(&p->cond);
+    p->releasing--;
+    qv_mutex_unlock(&p->lock);
     free(cand);
-    return released;
+    /* Trims skipped meanwhile (by the callbacks' frees, or other threads)
+     * happen now; what they return was released during this call too. */
+    return released + qv__pool_trim_host(p);
 }
