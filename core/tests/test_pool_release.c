@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -275,7 +276,7 @@ static void test_called_from_host_acquire(void **state) {
     (void)state;
     struct reentrant_host h = {0};
     fake_host_init(&h.fake, FAKE_FULL, 4 * MiB);
-    struct qv_pool_host host = {&h, reentrant_acquire, reentrant_release, NULL};
+    struct qv_pool_host host = {&h, reentrant_acquire, reentrant_release, NULL, NULL};
     struct qv_pool_options o = {.name = "spark", .host = &host, .block_size = 1 * MiB};
     assert_int_equal(qv_pool_create(&o, &h.pool, NULL), 0);
     struct spillable s;
@@ -316,6 +317,38 @@ static void test_called_from_host_acquire(void **state) {
     fake_host_destroy(&h.fake);
 }
 
+/* A host that refuses with a reason: the reason is in the pool's
+ * out-of-memory message. */
+static uint64_t refusing_acquire(void *ctx, uint64_t bytes) {
+    (void)ctx;
+    (void)bytes;
+    return 0;
+}
+static void refusing_release(void *ctx, uint64_t bytes) {
+    (void)ctx;
+    (void)bytes;
+}
+static void refusing_describe(void *ctx, char *buf, size_t cap) {
+    snprintf(buf, cap, "%s", (const char *)ctx);
+}
+
+static void test_host_reason_in_message(void **state) {
+    (void)state;
+    char reason[] = "IllegalStateException: budget closed";
+    struct qv_pool_host host = {reason, refusing_acquire, refusing_release, NULL, refusing_describe};
+    struct qv_pool_options o = {.name = "refused", .host = &host};
+    struct qv_pool *p;
+    assert_int_equal(qv_pool_create(&o, &p, NULL), 0);
+    struct qv_reservation *r;
+    assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
+    struct qv_error err;
+    assert_int_equal(qv_reservation_grow(r, 1000, &err), ENOMEM);
+    assert_non_null(strstr(err.message, "pool 'refused'"));
+    assert_non_null(strstr(err.message, "(host: IllegalStateException: budget closed)"));
+    qv_reservation_destroy(r);
+    qv_pool_destroy(p);
+}
+
 /* ---- References ---- */
 
 static void test_retain_outlives_destroy(void **state) {
@@ -352,6 +385,7 @@ int main(void) {
         cmocka_unit_test(test_own_limit_pool),
         cmocka_unit_test(test_called_from_host_acquire),
         cmocka_unit_test(test_retain_outlives_destroy),
+        cmocka_unit_test(test_host_reason_in_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

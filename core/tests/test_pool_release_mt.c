@@ -96,7 +96,7 @@ static void test_does_not_wait_for_grow_in_flight(void **state) {
     qv_mutex_init(&g.lock);
     qv_cond_init(&g.cond);
     g.open = 1; /* the first grow passes: surplus for the release to find */
-    struct qv_pool_host host = {&g, gated_acquire, gated_release, NULL};
+    struct qv_pool_host host = {&g, gated_acquire, gated_release, NULL, NULL};
     struct qv_pool_options o = {.name = "gated", .host = &host, .block_size = 1 * MiB};
     struct qv_pool *p;
     assert_int_equal(qv_pool_create(&o, &p, NULL), 0);

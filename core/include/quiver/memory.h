@@ -54,6 +54,12 @@ struct qv_pool_host {
     uint64_t (*acquire)(void *ctx, uint64_t bytes);
     void (*release)(void *ctx, uint64_t bytes);
     void (*finish)(void *ctx);
+    /* Optional: writes (NUL-terminated, at most cap bytes) why the host
+     * last granted less than asked, or an empty string, for the pool's
+     * out-of-memory message: a JNI host keeps the message of the exception
+     * its budget threw. Called with the pool lock held, so it may only read
+     * what ctx already holds (no call into the host's runtime). */
+    void (*describe)(void *ctx, char *buf, size_t cap);
 };
 
 struct qv_pool_options {

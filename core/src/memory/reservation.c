@@ -172,11 +172,21 @@ static int oom_locked(struct qv_pool *p, struct qv_res_impl *req, uint64_t bytes
                       uint64_t asked, uint64_t granted, struct qv_error *err) {
     atomic_fetch_add_explicit(&p->oom_count, 1, RELAXED);
     if (!err) return ENOMEM;
-    char budget[160];
-    if (p->has_host)
-        snprintf(budget, sizeof budget, "host-backed, %llu bytes acquired; host granted %llu of %llu bytes asked",
+    char budget[400];
+    if (p->has_host) {
+        /* The host's own reason (an exception its budget threw) belongs in
+         * the message: it is often the real cause. */
+        char why[200] = "";
+        if (p->host.describe) {
+            p->host.describe(p->host.ctx, why, sizeof why);
+            why[sizeof why - 1] = 0;
+        }
+        snprintf(budget, sizeof budget,
+                 "host-backed, %llu bytes acquired; host granted %llu of %llu bytes asked%s%s%s",
                  (unsigned long long)atomic_load_explicit(&p->host_held, RELAXED),
-                 (unsigned long long)granted, (unsigned long long)asked);
+                 (unsigned long long)granted, (unsigned long long)asked, why[0] ? " (host: " : "",
+                 why, why[0] ? ")" : "");
+    }
     else if (p->limit)
         snprintf(budget, sizeof budget, "limit %llu bytes", (unsigned long long)p->limit);
     else

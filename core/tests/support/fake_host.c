@@ -41,7 +41,7 @@ void fake_host_init(struct fake_host *h, enum fake_host_mode mode, uint64_t capa
     qv_mutex_init(&h->lock);
     h->mode = mode;
     h->capacity = capacity;
-    h->host = (struct qv_pool_host){h, fake_acquire, fake_release, fake_finish};
+    h->host = (struct qv_pool_host){h, fake_acquire, fake_release, fake_finish, NULL};
 }
 
 void fake_host_destroy(struct fake_host *h) { qv_mutex_destroy(&h->lock); }
