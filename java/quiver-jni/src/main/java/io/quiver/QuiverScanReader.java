@@ -1,0 +1,194 @@
+package io.quiver;
+
+import java.io.IOException;
+import java.lang.ref.Cleaner;
+import java.lang.ref.Reference;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Objects;
+import org.apache.arrow.c.ArrowArray;
+import org.apache.arrow.c.ArrowSchema;
+import org.apache.arrow.c.Data;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * The batches of a scan or a take of a {@link QuiverFile}, as an Arrow Java
+ * {@link ArrowReader}: each {@link #loadNextBatch()} imports the next batch
+ * of the native stream into {@link #getVectorSchemaRoot()} through the C
+ * Data interface, without copying.
+ *
+ * <p><b>Errors.</b> A failure inside the stream (corrupt bytes, a failed
+ * read, a memory limit, a cancelled scan) is thrown by {@code loadNextBatch}
+ * as the {@link QuiverException} subclass of its kind, with Quiver's message
+ * naming the file, column and row group; later calls throw it again. A Java
+ * interrupt of the reading thread while it waits for the decode workers
+ * cancels the scan ({@link QuiverCancelledException}).
+ *
+ * <p><b>Memory and allocators.</b> The buffers of an imported batch are
+ * native memory that Quiver has already charged to the file's pool (the
+ * {@code NativePool} the file was opened with, or its own). Arrow Java
+ * accounts an imported buffer like an allocation: {@code wrapForeignAllocation}
+ * counts its size against the allocator's limit and calls the allocator's
+ * {@code AllocationListener} ({@code onPreAllocation}, {@code onAllocation},
+ * later {@code onRelease}). So pass an allocator <em>without</em> a charging
+ * listener (in Spark, the task's import allocator, not the allocator whose
+ * listener charges the task), or every batch is charged twice. Its limit
+ * must leave room for the batches held at once. The C structs of each batch
+ * (160 bytes) are allocated from it too.
+ *
+ * <p><b>Lifetime.</b> {@link #close()} releases the root's buffers and the
+ * native stream, cancelling and joining its workers; it is idempotent, may
+ * be called from another thread while a batch is loading (that call then
+ * throws {@link QuiverCancelledException}), and a {@link Cleaner} releases
+ * the stream of a reader that was never closed. The stream holds its own
+ * reference to the file: it stays valid after its {@link QuiverFile} is
+ * closed. Batches the caller moved out of the root (by transfer) stay valid
+ * after the reader is closed.
+ */
+public final class QuiverScanReader extends ArrowReader {
+    private final ScanStream stream;
+    private final Cleaner.Cleanable cleanable;
+    private final Schema schema;
+    private boolean finished;
+    private boolean rootClosed;
+
+    private QuiverScanReader(BufferAllocator allocator, long handle) {
+        super(allocator);
+        this.stream = new ScanStream(handle);
+        this.cleanable = QuiverCleaner.CLEANER.register(this, stream);
+        try {
+            this.schema = importSchema();
+        } catch (RuntimeException | Error e) {
+            cleanable.clean();
+            throw e;
+        }
+    }
+
+    /** Opens a scan of the file behind {@code fileHandle} (a {@code struct qv_file *}). */
+    static QuiverScanReader openScan(long fileHandle, BufferAllocator allocator, ScanOptions options) {
+        Objects.requireNonNull(allocator, "allocator");
+        Objects.requireNonNull(options, "options");
+        byte[] filter = options.filter == null ? null : options.filter.getBytes(StandardCharsets.UTF_8);
+        long h = ScanStream.openScan(fileHandle, names(options.columns), filter, options.rowGroupBegin,
+                options.rowGroupEnd, options.rowBegin, options.rowEnd, options.batchRows, options.limit,
+                options.threads, options.prefetch, options.cast, options.validation.level());
+        return new QuiverScanReader(allocator, h);
+    }
+
+    /** Opens a take of {@code rows} from the file behind {@code fileHandle}. */
+    static QuiverScanReader openTake(long fileHandle, BufferAllocator allocator, long[] rows, TakeOptions options) {
+        Objects.requireNonNull(allocator, "allocator");
+        Objects.requireNonNull(rows, "rows");
+        Objects.requireNonNull(options, "options");
+        long h = ScanStream.openTake(fileHandle, rows, names(options.columns), options.batchRows,
+                options.threads, options.prefetch, options.cast, options.validation.level());
+        return new QuiverScanReader(allocator, h);
+    }
+
+    private static byte[][] names(List<String> columns) {
+        if (columns == null) return null;
+        byte[][] out = new byte[columns.size()][];
+        for (int i = 0; i < out.length; i++) out[i] = columns.get(i).getBytes(StandardCharsets.UTF_8);
+        return out;
+    }
+
+    private Schema importSchema() {
+        try (ArrowSchema c = ArrowSchema.allocateNew(allocator)) {
+            long h = stream.enter();
+            try {
+                ScanStream.getSchema(h, c.memoryAddress());
+            } finally {
+                stream.exit();
+            }
+            return Data.importSchema(allocator, c, null); // releases the struct, also on failure
+        }
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+        prepareLoadNextBatch();
+        if (finished) return false;
+        VectorSchemaRoot root = getVectorSchemaRoot();
+        long h = stream.enter(); // held through the import: a close from another thread waits
+        ArrowArray array = null;
+        try {
+            array = ArrowArray.allocateNew(allocator);
+            if (!ScanStream.getNext(h, array.memoryAddress())) {
+                finished = true;
+                return false;
+            }
+            try {
+                Data.importIntoVectorSchemaRoot(allocator, array, root, null, false);
+            } catch (RuntimeException | Error e) {
+                root.setRowCount(0);
+                throw e;
+            }
+            return true;
+        } finally {
+            stream.exit();
+            // A batch the import did not take (it failed before moving it)
+            // is still ours: release it (a no-op for a moved or absent one).
+            if (array != null) {
+                try {
+                    array.release();
+                } finally {
+                    array.close();
+                }
+            }
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /** The schema of the batches (also before the first batch). */
+    @Override
+    protected Schema readSchema() {
+        return schema;
+    }
+
+    /** Not tracked: Quiver's reads are charged to its pool, not counted here. Always 0. */
+    @Override
+    public long bytesRead() {
+        return 0;
+    }
+
+    /**
+     * Cancels the scan from any thread: a {@code loadNextBatch} in flight and
+     * every later one throw {@link QuiverCancelledException}. The reader must
+     * still be closed.
+     */
+    public void cancel() {
+        stream.cancel();
+    }
+
+    /** What the scan has done so far. Not while another thread is loading a batch. */
+    public ScanStats stats() {
+        long h = stream.enter();
+        try {
+            long[] s = ScanStream.stats(h);
+            return new ScanStats(s[0], s[1], s[2], s[3], s[4], (int) s[5], (int) s[6]);
+        } finally {
+            stream.exit();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    @Override
+    public void close(boolean closeReadSource) throws IOException {
+        // The stream first: a batch loading on another thread is cancelled
+        // and waited for before the root it imports into is closed.
+        if (closeReadSource) closeReadSource();
+        synchronized (this) {
+            if (rootClosed) return;
+            rootClosed = true;
+        }
+        super.close(false);
+    }
+
+    @Override
+    protected void closeReadSource() {
+        cleanable.clean();
+    }
+}

@@ -1,0 +1,114 @@
+package io.quiver;
+
+/**
+ * The native side of a {@link QuiverScanReader}: a scan (or take) stream of
+ * the C file layer that stays in C, behind a handle (jni_scan.c). The stream
+ * holds its own reference to the file, so it stays valid after the
+ * {@link QuiverFile} that opened it is closed.
+ *
+ * <p>Threads. One thread reads at a time ({@link #enter} refuses a second).
+ * {@link #close} may come from any thread, also while another is blocked
+ * in {@code getNext}: it cancels the stream, waits for that call to return
+ * and only then releases the stream (which joins the decode workers), since
+ * a release must never race with a running call. It is also the
+ * {@link java.lang.ref.Cleaner} action of the reader, so it refers to no
+ * reader.
+ */
+final class ScanStream implements Runnable {
+    private long handle;
+    private boolean busy;
+    private boolean closed;
+
+    ScanStream(long handle) {
+        this.handle = handle;
+    }
+
+    /** Marks the stream busy for the calling thread and returns its handle. */
+    synchronized long enter() {
+        if (closed) throw new IllegalStateException("the scan is closed");
+        if (busy)
+            throw new IllegalStateException(
+                    "the scan is being read by another thread (read a scan from one thread at a time)");
+        busy = true;
+        return handle;
+    }
+
+    synchronized void exit() {
+        busy = false;
+        notifyAll();
+    }
+
+    /** Cancels a read in flight and every later one (QuiverCancelledException); thread-safe. */
+    synchronized void cancel() {
+        if (!closed) cancel(handle);
+    }
+
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public void run() {
+        close();
+    }
+
+    /** Cancels a read in flight, waits for it, releases the stream. Idempotent. */
+    void close() {
+        long h;
+        synchronized (this) {
+            if (closed) return;
+            closed = true;
+            if (busy) {
+                cancel(handle);
+                boolean interrupted = false;
+                while (busy) {
+                    try {
+                        wait();
+                    } catch (InterruptedException e) {
+                        interrupted = true; // the release must still happen
+                    }
+                }
+                if (interrupted) Thread.currentThread().interrupt();
+            }
+            h = handle;
+            handle = 0;
+        }
+        release(h);
+    }
+
+    /* ---- jni_scan.c ---- */
+
+    /** Opens a scan; columns null = every column. Returns the handle. */
+    static native long openScan(long file, byte[][] columns, byte[] filter, long rowGroupBegin,
+            long rowGroupEnd, long rowBegin, long rowEnd, long batchRows, long limit, int threads,
+            int prefetch, int cast, int validate);
+
+    /** Opens a take of {@code rows} (any order, duplicates). */
+    static native long openTake(long file, long[] rows, byte[][] columns, long batchRows, int threads,
+            int prefetch, int cast, int validate);
+
+    /** Writes the stream's schema into the ArrowSchema at {@code address}. */
+    static native void getSchema(long handle, long address);
+
+    /**
+     * Writes the next batch into the (released) ArrowArray at {@code address};
+     * false at the end. A failure throws by its kind; a Java interrupt of the
+     * reading thread cancels a scan that is waiting for its workers.
+     */
+    static native boolean getNext(long handle, long address);
+
+    static native void cancel(long handle);
+
+    static native void release(long handle);
+
+    /** qv_scan_get_stats: total and pruned row groups, rows decoded and output, batches, max queued, threads. */
+    static native long[] stats(long handle);
+
+    /** Streams opened and not yet released, in this JVM (for tests of the Cleaner). */
+    static long liveCount() {
+        NativeLibrary.load();
+        return nativeLiveCount();
+    }
+
+    private static native long nativeLiveCount();
+}

@@ -1,0 +1,92 @@
+package io.quiver;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * How a {@link QuiverWriter} lays out its file: rows and bytes per row group,
+ * whether zstd / lz4 may win where they are smaller, the file's key-value
+ * metadata, and the memory limit of the writer's buffering. Immutable; made
+ * by {@link #builder()}.
+ */
+public final class WriterOptions {
+    private static final WriterOptions DEFAULTS = builder().build();
+
+    final long rowGroupRows, rowGroupBytes, memoryLimit;
+    final boolean compact;
+    final Map<String, String> metadata;
+
+    private WriterOptions(Builder b) {
+        this.rowGroupRows = b.rowGroupRows;
+        this.rowGroupBytes = b.rowGroupBytes;
+        this.memoryLimit = b.memoryLimit;
+        this.compact = b.compact;
+        this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
+    }
+
+    public static WriterOptions defaults() {
+        return DEFAULTS;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Map<String, String> metadata() {
+        return metadata;
+    }
+
+    public static final class Builder {
+        private long rowGroupRows, rowGroupBytes, memoryLimit;
+        private boolean compact;
+        private final Map<String, String> metadata = new LinkedHashMap<>();
+
+        private Builder() {}
+
+        /** Rows per row group, exactly (the last holds the rest); 0 = 131,072. Multiples of 1,024 compress best. */
+        public Builder rowGroupRows(long rows) {
+            if (rows < 0) throw new IllegalArgumentException("rowGroupRows " + rows + " is negative");
+            this.rowGroupRows = rows;
+            return this;
+        }
+
+        /** Ends a row group early once this many bytes are buffered; 0 = 256 MiB. */
+        public Builder rowGroupBytes(long bytes) {
+            if (bytes < 0) throw new IllegalArgumentException("rowGroupBytes " + bytes + " is negative");
+            this.rowGroupBytes = bytes;
+            return this;
+        }
+
+        /** Lets zstd / lz4 win where they are smaller than Quiver's own encodings. */
+        public Builder compact(boolean on) {
+            this.compact = on;
+            return this;
+        }
+
+        /** Adds key-value metadata to the file (UTF-8 bytes on disk). */
+        public Builder metadata(Map<String, String> kv) {
+            for (Map.Entry<String, String> e : kv.entrySet())
+                metadata.put(Objects.requireNonNull(e.getKey(), "metadata key"),
+                        Objects.requireNonNull(e.getValue(), "metadata value"));
+            return this;
+        }
+
+        public Builder metadata(String key, String value) {
+            metadata.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /** Limit of the writer's buffering (its own native pool); 0 = unlimited. */
+        public Builder memoryLimit(long bytes) {
+            if (bytes < 0) throw new IllegalArgumentException("memoryLimit " + bytes + " is negative");
+            this.memoryLimit = bytes;
+            return this;
+        }
+
+        public WriterOptions build() {
+            return new WriterOptions(this);
+        }
+    }
+}

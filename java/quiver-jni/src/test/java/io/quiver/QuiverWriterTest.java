@@ -1,0 +1,181 @@
+package io.quiver;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** QuiverWriter: publishing, and every failure path leaving nothing behind. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class QuiverWriterTest {
+    @TempDir Path dir;
+    BufferAllocator a;
+
+    static final Schema INTS = new Schema(List.of(TestTables.field("x", new ArrowType.Int(32, true), true)));
+
+    @BeforeEach
+    void open() {
+        a = new RootAllocator();
+    }
+
+    @AfterEach
+    void noLeak() {
+        a.close();
+    }
+
+    VectorSchemaRoot ints(int n) {
+        VectorSchemaRoot r = VectorSchemaRoot.create(INTS, a);
+        IntVector x = (IntVector) r.getVector(0);
+        x.allocateNew(n);
+        for (int i = 0; i < n; i++) {
+            if (i % 3 == 0) x.setNull(i);
+            else x.set(i, i);
+        }
+        r.setRowCount(n);
+        return r;
+    }
+
+    List<String> entries() throws IOException {
+        try (Stream<Path> s = Files.list(dir)) {
+            return s.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @Test
+    void publishesOnlyOnFinish() throws Exception {
+        Path p = dir.resolve("t.qvr");
+        try (VectorSchemaRoot r = ints(100);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.builder().metadata("k", "v").build())) {
+            w.write(r);
+            w.write(r);
+            assertFalse(Files.exists(p));
+            WriteResult res = w.finish();
+            assertEquals(200, res.rows());
+            assertEquals(Files.size(p), res.bytes());
+            assertEquals(res, w.finish());
+        }
+        assertEquals(List.of("t.qvr"), entries());
+        try (QuiverFile f = QuiverFile.open(p); QuiverScanReader s = f.scan(a, ScanOptions.defaults())) {
+            int rows = 0, nulls = 0;
+            while (s.loadNextBatch()) {
+                rows += s.getVectorSchemaRoot().getRowCount();
+                nulls += s.getVectorSchemaRoot().getVector(0).getNullCount();
+            }
+            assertEquals(200, rows);
+            assertEquals(68, nulls);
+        }
+    }
+
+    @Test
+    void schemaMismatchNamesTheFieldAndPoisonsTheWriter() throws Exception {
+        Path p = dir.resolve("m.qvr");
+        Schema other = new Schema(List.of(TestTables.field("x", new ArrowType.Int(64, true), true)));
+        try (VectorSchemaRoot good = ints(10);
+                VectorSchemaRoot bad = VectorSchemaRoot.create(other, a);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.defaults())) {
+            w.write(good);
+            bad.setRowCount(0);
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class, () -> w.write(bad));
+            assertTrue(e.getMessage().contains("'x'") && e.getMessage().contains("Int(64"), e.getMessage());
+            QuiverInvalidArgumentException later = assertThrows(QuiverInvalidArgumentException.class, () -> w.write(good));
+            assertTrue(later.getMessage().contains("failed earlier") && later.getMessage().contains("'x'"), later.getMessage());
+            assertThrows(QuiverInvalidArgumentException.class, w::finish);
+        }
+        assertEquals(List.of(), entries()); // no file, no temporary file
+    }
+
+    @Test
+    void nestedFieldMismatchIsNamedByPath() {
+        Schema w1 = new Schema(List.of(TestTables.field("st", ArrowType.Struct.INSTANCE, true,
+                TestTables.field("a", ArrowType.Utf8.INSTANCE, true))));
+        Schema w2 = new Schema(List.of(TestTables.field("st", ArrowType.Struct.INSTANCE, true,
+                TestTables.field("a", ArrowType.Utf8.INSTANCE, false))));
+        String d = QuiverWriter.difference(w1.getFields(), w2.getFields(), "");
+        assertEquals("field 'st.a' is not nullable, the writer's is nullable", d);
+    }
+
+    @Test
+    void finishAfterAbortAndWriteAfterClose() throws Exception {
+        Path p = dir.resolve("a.qvr");
+        try (VectorSchemaRoot r = ints(10)) {
+            QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.defaults());
+            w.write(r);
+            w.abort();
+            w.abort();
+            assertThrows(IllegalStateException.class, w::finish);
+            assertThrows(IllegalStateException.class, () -> w.write(r));
+            w.close();
+            w.close();
+            assertThrows(IllegalStateException.class, () -> w.write(r));
+        }
+        assertEquals(List.of(), entries());
+    }
+
+    @Test
+    void missingDirectoryIsNotFoundNamingIt() {
+        Path p = dir.resolve("no-such-dir").resolve("t.qvr");
+        QuiverNotFoundException e = assertThrows(QuiverNotFoundException.class,
+                () -> QuiverWriter.open(a, p, INTS, WriterOptions.defaults()));
+        assertTrue(e.getMessage().contains("no-such-dir"), e.getMessage());
+    }
+
+    @Test
+    void destinationThatIsADirectoryIsRefused() throws Exception {
+        Path p = Files.createDirectory(dir.resolve("d.qvr"));
+        QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                () -> QuiverWriter.open(a, p, INTS, WriterOptions.defaults()));
+        assertTrue(e.getMessage().contains("d.qvr"), e.getMessage());
+        assertTrue(Files.isDirectory(p));
+    }
+
+    @Test
+    void memoryLimitFailsTheWriteAndCloseCleansUp() throws Exception {
+        Path p = dir.resolve("big.qvr");
+        try (VectorSchemaRoot r = ints(200_000);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS,
+                        WriterOptions.builder().memoryLimit(64 * 1024).rowGroupRows(1 << 20).build())) {
+            QuiverOutOfMemoryException e = assertThrows(QuiverOutOfMemoryException.class, () -> {
+                for (int i = 0; i < 8; i++) w.write(r);
+            });
+            assertTrue(e.getMessage().length() > 0);
+            assertThrows(QuiverOutOfMemoryException.class, w::finish);
+        }
+        assertEquals(List.of(), entries());
+    }
+
+    @Test
+    void cleanerFreesAnUnclosedWriter() throws Exception {
+        long before = QuiverWriter.liveCount();
+        openAndDrop(dir.resolve("lost.qvr"));
+        assertEquals(before + 1, QuiverWriter.liveCount());
+        while (QuiverWriter.liveCount() != before) { // the class deadline bounds this
+            System.gc();
+            Thread.sleep(20);
+        }
+        assertEquals(List.of(), entries()); // aborted: the temporary file is gone
+    }
+
+    private void openAndDrop(Path p) throws Exception {
+        try (VectorSchemaRoot r = ints(10)) {
+            QuiverWriter.open(a, p, INTS, WriterOptions.defaults()).write(r);
+        }
+    }
+}
