@@ -23,6 +23,7 @@ static const struct {
     int (*onload)(JNIEnv *env);
 } parts[] = {
     {"errors", qvj_errors_onload},
+    {"pool", qvj_pool_onload},
 };
 
 /* Global class references taken by qvj_class; JNI_OnLoad and JNI_OnUnload

@@ -104,5 +104,6 @@ struct qv_pool *qvj_pool_get(jlong handle);
 
 /* ---- Onload functions (one per shim file; jni_onload.c calls them) ---- */
 int qvj_errors_onload(JNIEnv *env);
+int qvj_pool_onload(JNIEnv *env);
 
 #endif /* QVJ_H */
