@@ -96,6 +96,19 @@ jbyteArray qvj_bytes(JNIEnv *env, const char *s);
 /* As qvj_bytes, for `len` bytes at `s`. */
 jbyteArray qvj_bytes_n(JNIEnv *env, const char *s, size_t len);
 
+/* ---- Arrow C Data structs (jni_cdata.c) ----
+ * The block behind an io.quiver.CData: Java creates it (CData.create()),
+ * passes cdata.address() to a native call that fills one of the structs,
+ * imports it with Arrow Java and closes the CData, which releases whatever
+ * the import did not take. A native call given a block fills a struct only
+ * on success; on failure the struct stays released (release == NULL). */
+struct qvj_cdata {
+    struct ArrowSchema schema;
+    struct ArrowArray array;
+    struct ArrowArrayStream stream;
+};
+struct qvj_cdata *qvj_cdata_get(jlong handle);
+
 /* ---- Pools (jni_pool.c) ----
  * The struct qv_pool of an io.quiver.memory.NativePool, from the handle its
  * nativeHandle() returns; NULL for 0. The pool is owned by the NativePool

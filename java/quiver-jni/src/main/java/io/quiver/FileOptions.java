@@ -1,0 +1,74 @@
+package io.quiver;
+
+/**
+ * How {@link QuiverFile#open(String, FileOptions)} opens a file
+ * (struct qv_file_options). Immutable; each setter returns a copy.
+ *
+ * <ul>
+ * <li>{@code memoryLimit}: the limit of the file's own memory pool in bytes
+ * (0, the default: unlimited). Everything the file and its scans allocate is
+ * charged to it; going over fails with {@link QuiverOutOfMemoryException}.</li>
+ * <li>{@code mmap}: map the file instead of reading it with positional
+ * reads.</li>
+ * <li>{@code skipChecksums}: do not verify the column segments' checksums
+ * (the footer's always is); for trusted storage only.</li>
+ * <li>{@code expect}: the identity the file must have (recorded when it was
+ * planned); another one fails the open with
+ * {@link QuiverFileChangedException}. null: any.</li>
+ * </ul>
+ */
+public final class FileOptions {
+    private static final FileOptions DEFAULTS = new FileOptions(0, false, false, null);
+
+    private final long memoryLimit;
+    private final boolean mmap;
+    private final boolean skipChecksums;
+    private final FileIdentity expect;
+
+    private FileOptions(long memoryLimit, boolean mmap, boolean skipChecksums, FileIdentity expect) {
+        this.memoryLimit = memoryLimit;
+        this.mmap = mmap;
+        this.skipChecksums = skipChecksums;
+        this.expect = expect;
+    }
+
+    /** The defaults: a pool of the file's own without a limit, reads, checksums on, any identity. */
+    public static FileOptions defaults() {
+        return DEFAULTS;
+    }
+
+    public FileOptions memoryLimit(long bytes) {
+        if (bytes < 0) {
+            throw new QuiverInvalidArgumentException(22, "memory limit " + bytes + " is negative");
+        }
+        return new FileOptions(bytes, mmap, skipChecksums, expect);
+    }
+
+    public FileOptions mmap(boolean on) {
+        return new FileOptions(memoryLimit, on, skipChecksums, expect);
+    }
+
+    public FileOptions skipChecksums(boolean on) {
+        return new FileOptions(memoryLimit, mmap, on, expect);
+    }
+
+    public FileOptions expect(FileIdentity identity) {
+        return new FileOptions(memoryLimit, mmap, skipChecksums, identity);
+    }
+
+    public long memoryLimit() {
+        return memoryLimit;
+    }
+
+    public boolean mmap() {
+        return mmap;
+    }
+
+    public boolean skipChecksums() {
+        return skipChecksums;
+    }
+
+    public FileIdentity expect() {
+        return expect;
+    }
+}
