@@ -1,40 +1,40 @@
 package io.quiver.memory;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
-/**
- * A plain budget for tests: a byte limit, counts of calls and bytes, and a
- * switch that makes acquire throw (a failing spill elsewhere, in Spark terms).
- */
+/** A budget with a limit that counts what it grants and records the threads that call it. */
 final class CountingBudget implements MemoryBudget {
-    private final String name;
-    private final long limit;
+    final long limit;
     final AtomicLong outstanding = new AtomicLong();
     final AtomicLong acquires = new AtomicLong();
     final AtomicLong releases = new AtomicLong();
-    final AtomicLong acquiredBytes = new AtomicLong();
-    final AtomicLong releasedBytes = new AtomicLong();
-    final AtomicReference<RuntimeException> failWith = new AtomicReference<>();
+    final Set<String> threads = ConcurrentHashMap.newKeySet();
+    /** Whether each native worker that called was a daemon thread (it must be). */
+    final Set<Boolean> nativeDaemon = ConcurrentHashMap.newKeySet();
+    volatile RuntimeException toThrow;
 
-    CountingBudget(String name, long limit) {
-        this.name = name;
+    CountingBudget(long limit) {
         this.limit = limit;
     }
 
     @Override
     public long acquire(long bytes) {
         acquires.incrementAndGet();
-        RuntimeException e = failWith.get();
-        if (e != null) {
-            throw e;
+        threads.add(Thread.currentThread().getName());
+        if (Thread.currentThread().getName().equals("quiver-native")) {
+            nativeDaemon.add(Thread.currentThread().isDaemon());
         }
-        while (true) {
+        RuntimeException t = toThrow;
+        if (t != null) {
+            throw t;
+        }
+        for (;;) {
             long o = outstanding.get();
-            long grant = Math.max(0, Math.min(bytes, limit - o));
-            if (outstanding.compareAndSet(o, o + grant)) {
-                acquiredBytes.addAndGet(grant);
-                return grant;
+            long give = Math.max(0, Math.min(bytes, limit - o));
+            if (outstanding.compareAndSet(o, o + give)) {
+                return give;
             }
         }
     }
@@ -42,19 +42,13 @@ final class CountingBudget implements MemoryBudget {
     @Override
     public void release(long bytes) {
         releases.incrementAndGet();
-        releasedBytes.addAndGet(bytes);
-        long o = outstanding.addAndGet(-bytes);
-        if (o < 0) {
-            throw new IllegalStateException("budget '" + name + "' released more than it granted: " + o);
+        if (outstanding.addAndGet(-bytes) < 0) {
+            throw new AssertionError("released more than granted");
         }
-    }
-
-    long calls() {
-        return acquires.get() + releases.get();
     }
 
     @Override
     public String name() {
-        return name;
+        return "counting budget";
     }
 }
