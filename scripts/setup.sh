@@ -8,8 +8,14 @@ have_deb() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok
 # qemu-user and gcc-aarch64-linux-gnu: the portability tests (the library on
 # emulated x86-64 CPUs without SSE4.2/AVX2, and its compile for aarch64);
 # ninja-build: the Python package's build (scikit-build-core drives CMake).
+# With --java (make test, make test-java) also openjdk-17-jdk-headless and
+# maven: the Java modules (java/) and the JNI library's headers; `make demo`
+# needs no Java.
+java_debs=()
+[ "${1:-}" = "--java" ] && java_debs=(openjdk-17-jdk-headless maven)
 for pkg in build-essential cmake ninja-build pkg-config libzstd-dev liblz4-dev libxxhash-dev \
-           libcmocka-dev clang-14 libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu; do
+           libcmocka-dev clang-14 libclang-rt-14-dev qemu-user gcc-aarch64-linux-gnu \
+           "${java_debs[@]}"; do
     have_deb "$pkg" || need_deb+=("$pkg")
 done
 if [ ${#need_deb[@]} -gt 0 ]; then
