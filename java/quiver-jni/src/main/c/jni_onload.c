@@ -24,6 +24,7 @@ static const struct {
 } parts[] = {
     {"errors", qvj_errors_onload},
     {"pool", qvj_pool_onload},
+    {"scan", qvj_scan_onload},
 };
 
 /* Global class references taken by qvj_class; JNI_OnLoad and JNI_OnUnload

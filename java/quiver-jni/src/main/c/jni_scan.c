@@ -269,13 +269,18 @@ JNIEXPORT jboolean JNICALL Java_io_quiver_ScanStream_getNext(JNIEnv *env, jclass
                                                              jlong address) {
     struct qvj_stream *s = qvj_ptr(h);
     struct ArrowArray *out = qvj_ptr(address);
-    /* Wait in slices, so that an interrupt of the Java thread cancels a scan
-     * whose workers produce nothing for long; a synchronous scan returns at
-     * once (it decodes inside get_next). */
-    while (qv_scan_wait(&s->st, QVJ_SCAN_POLL_MS) == ETIMEDOUT) {
-        if (java_interrupted(env)) {
-            qv_scan_cancel(&s->st);
-            break;
+    /* An interrupted thread cancels the scan: before the call, and while it
+     * waits, in slices, for workers that produce nothing for long (a
+     * synchronous scan returns from the wait at once: it decodes inside
+     * get_next). The interrupt flag is left set for the caller. */
+    if (java_interrupted(env)) {
+        qv_scan_cancel(&s->st);
+    } else {
+        while (qv_scan_wait(&s->st, QVJ_SCAN_POLL_MS) == ETIMEDOUT) {
+            if (java_interrupted(env)) {
+                qv_scan_cancel(&s->st);
+                break;
+            }
         }
     }
     if ((*env)->ExceptionCheck(env)) return JNI_FALSE;

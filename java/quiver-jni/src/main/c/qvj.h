@@ -117,6 +117,7 @@ struct qv_pool *qvj_pool_get(jlong handle);
 
 /* ---- Onload functions (one per shim file; jni_onload.c calls them) ---- */
 int qvj_errors_onload(JNIEnv *env);
-int qvj_pool_onload(JNIEnv *env);
+int qvj_pool_onload(JNIEnv *env);   /* jni_pool.c: MemoryBudget, for pool hosts */
+int qvj_scan_onload(JNIEnv *env);   /* jni_scan.c: java.lang.Thread, for interrupts */
 
 #endif /* QVJ_H */

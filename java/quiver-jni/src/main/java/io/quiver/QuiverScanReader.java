@@ -23,9 +23,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p><b>Errors.</b> A failure inside the stream (corrupt bytes, a failed
  * read, a memory limit, a cancelled scan) is thrown by {@code loadNextBatch}
  * as the {@link QuiverException} subclass of its kind, with Quiver's message
- * naming the file, column and row group; later calls throw it again. A Java
- * interrupt of the reading thread while it waits for the decode workers
- * cancels the scan ({@link QuiverCancelledException}).
+ * naming the file, column and row group; later calls throw it again. A
+ * {@code loadNextBatch} on an interrupted thread (interrupted before the
+ * call, or while it waits for the decode workers) cancels the scan: it and
+ * every later call throw {@link QuiverCancelledException}; the thread's
+ * interrupt flag stays set.
  *
  * <p><b>Memory and allocators.</b> The buffers of an imported batch are
  * native memory that Quiver has already charged to the file's pool (the
@@ -35,9 +37,15 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * {@code AllocationListener} ({@code onPreAllocation}, {@code onAllocation},
  * later {@code onRelease}). So pass an allocator <em>without</em> a charging
  * listener (in Spark, the task's import allocator, not the allocator whose
- * listener charges the task), or every batch is charged twice. Its limit
- * must leave room for the batches held at once. The C structs of each batch
- * (160 bytes) are allocated from it too.
+ * listener charges the task), or every batch is charged twice; a child
+ * allocator made without a listener inherits its parent's, so make it with
+ * {@code AllocationListener.NOOP}. Give it no limit of its own (the native
+ * pool is the budget) and no listener that can refuse: when Arrow Java 19's
+ * {@code wrapForeignAllocation} refuses an imported buffer (limit or
+ * listener), it never drops the reference it took on the imported array, so
+ * the batch's native memory and 128 bytes of the allocator are never
+ * released (a defect in Arrow, beyond this reader's reach). The C structs of
+ * each batch (two of 80 bytes, rounded to 128) are allocated from it too.
  *
  * <p><b>Lifetime.</b> {@link #close()} releases the root's buffers and the
  * native stream, cancelling and joining its workers; it is idempotent, may
@@ -109,6 +117,9 @@ public final class QuiverScanReader extends ArrowReader {
 
     @Override
     public boolean loadNextBatch() throws IOException {
+        // Checked before the root is touched: resetting a closed root's
+        // vectors would allocate their offset buffers anew.
+        if (stream.isClosed()) throw new IllegalStateException("the scan is closed");
         prepareLoadNextBatch();
         if (finished) return false;
         VectorSchemaRoot root = getVectorSchemaRoot();

@@ -259,6 +259,25 @@ class QuiverScanTest {
     }
 
     @Test
+    void anInterruptedThreadCancelsTheScan() throws Exception {
+        for (int threads : new int[] {ScanOptions.SYNC, 2}) {
+            try (QuiverFile f = QuiverFile.open(mixed);
+                    QuiverScanReader r = f.scan(a, ScanOptions.builder().threads(threads).batchRows(256).build())) {
+                assertTrue(r.loadNextBatch());
+                Thread.currentThread().interrupt();
+                try {
+                    QuiverCancelledException e = assertThrows(QuiverCancelledException.class, r::loadNextBatch);
+                    assertTrue(Thread.currentThread().isInterrupted(), "the flag stays set");
+                    assertTrue(e.getMessage().contains("cancel"), e.getMessage());
+                } finally {
+                    Thread.interrupted();
+                }
+                assertThrows(QuiverCancelledException.class, r::loadNextBatch); // the scan stays cancelled
+            }
+        }
+    }
+
+    @Test
     void cleanerReleasesAnUnclosedReader() throws Exception {
         long before = ScanStream.liveCount();
         try (QuiverFile f = QuiverFile.open(mixed)) {
