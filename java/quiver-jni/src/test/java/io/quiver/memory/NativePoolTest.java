@@ -87,13 +87,13 @@ class NativePoolTest {
     @Test
     void badArguments() {
         assertThrows(IllegalArgumentException.class, () -> NativePool.create("x", -1));
-        assertThrows(IllegalArgumentException.class, () -> NativePool.create("x", new CountingBudget(1), -1));
+        assertThrows(IllegalArgumentException.class, () -> NativePool.create("x", new HostBudget(1), -1));
         assertThrows(NullPointerException.class, () -> NativePool.create("x", null, 0));
     }
 
     @Test
     void hostedScanIsChargedAndBalanced() throws Exception {
-        CountingBudget b = new CountingBudget(Long.MAX_VALUE);
+        HostBudget b = new HostBudget(Long.MAX_VALUE);
         try (NativePool p = NativePool.create("hosted", b, 64 << 10)) {
             assertTrue(scanAll(p, 2) > 0);
             PoolStats s = p.stats();
@@ -109,7 +109,7 @@ class NativePoolTest {
 
     @Test
     void releaseUnusedGivesBackRealBytes() throws Exception {
-        CountingBudget b = new CountingBudget(Long.MAX_VALUE);
+        HostBudget b = new HostBudget(Long.MAX_VALUE);
         try (NativePool p = NativePool.create("release", b, 64 << 10)) {
             scanAll(p, 0);
             PoolStats before = p.stats();
@@ -127,7 +127,7 @@ class NativePoolTest {
 
     @Test
     void throwingBudgetIsACleanOutOfMemory() throws Exception {
-        CountingBudget b = new CountingBudget(Long.MAX_VALUE);
+        HostBudget b = new HostBudget(Long.MAX_VALUE);
         b.toThrow = new IllegalStateException("task budget revoked: spill of consumer X failed");
         try (NativePool p = NativePool.create("throwing", b, 64 << 10)) {
             QuiverOutOfMemoryException e = assertThrows(QuiverOutOfMemoryException.class, () -> scanAll(p, 0));
@@ -142,7 +142,7 @@ class NativePoolTest {
 
     @Test
     void shortBudgetIsACleanOutOfMemory() {
-        CountingBudget b = new CountingBudget(64 << 10);
+        HostBudget b = new HostBudget(64 << 10);
         try (NativePool p = NativePool.create("short", b, 64 << 10)) {
             QuiverOutOfMemoryException e = assertThrows(QuiverOutOfMemoryException.class, () -> scanAll(p, 2));
             assertTrue(e.getMessage().contains("pool 'short'"), e.getMessage());
@@ -152,7 +152,7 @@ class NativePoolTest {
 
     @Test
     void poolClosedWhileAScanStillReads() throws Exception {
-        CountingBudget b = new CountingBudget(Long.MAX_VALUE);
+        HostBudget b = new HostBudget(Long.MAX_VALUE);
         NativePool p = NativePool.create("early", b, 64 << 10);
         long row = 0;
         try (BufferAllocator a = root.newChildAllocator("scan", 0, Long.MAX_VALUE);

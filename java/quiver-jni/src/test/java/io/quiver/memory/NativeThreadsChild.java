@@ -21,7 +21,7 @@ public final class NativeThreadsChild {
     private NativeThreadsChild() {}
 
     public static void main(String[] args) throws Exception {
-        CountingBudget b = new CountingBudget(Long.MAX_VALUE);
+        HostBudget b = new HostBudget(Long.MAX_VALUE);
         long rows = 0;
         try (BufferAllocator root = new RootAllocator();
                 NativePool p = NativePool.create("child", b, 64 << 10);
