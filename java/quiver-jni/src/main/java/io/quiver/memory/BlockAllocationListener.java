@@ -36,6 +36,9 @@ import org.apache.arrow.memory.OutOfMemoryException;
  * admitted against the same spare bytes; {@link #onAllocation}, which runs
  * after Arrow accounted for the buffer, then charges what is missing at once,
  * so the charge trails the allocator by at most the allocations in flight.
+ * An allocation waiting in the budget is counted while it waits, so that a
+ * spill giving blocks back meanwhile (Spark spills the requesting consumer
+ * too) leaves it the blocks it is being admitted against.
  *
  * <p><b>Giving back, with hysteresis.</b> Up to two whole blocks beyond what
  * the allocator holds are kept, so usage going back and forth across a block
@@ -63,6 +66,7 @@ public final class BlockAllocationListener implements AllocationListener {
     private static final VarHandle CHARGED;
     private static final VarHandle SURPLUS_SINCE;
     private static final VarHandle BUDGET_CALLS;
+    private static final VarHandle ADMITTING;
 
     static {
         try {
@@ -70,6 +74,7 @@ public final class BlockAllocationListener implements AllocationListener {
             CHARGED = lookup.findVarHandle(BlockAllocationListener.class, "charged", long.class);
             SURPLUS_SINCE = lookup.findVarHandle(BlockAllocationListener.class, "surplusSince", long.class);
             BUDGET_CALLS = lookup.findVarHandle(BlockAllocationListener.class, "budgetCalls", long.class);
+            ADMITTING = lookup.findVarHandle(BlockAllocationListener.class, "admitting", long.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -88,6 +93,12 @@ public final class BlockAllocationListener implements AllocationListener {
      */
     private volatile long surplusSince;
     private volatile long budgetCalls;
+    /**
+     * Bytes of allocations inside the slow path of admission (asking the
+     * budget), which Arrow has not accounted yet: giving back never takes
+     * the blocks they are being admitted against.
+     */
+    private volatile long admitting;
     /** The allocator whose accounting is charged; set once by {@link #bind}. */
     private volatile BufferAllocator accountant;
     /** The allocator whose closing gives everything back (see {@link #onChildRemoved}). */
@@ -300,7 +311,7 @@ public final class BlockAllocationListener implements AllocationListener {
         long target;
         while (true) {
             long c = charged;
-            target = satAdd(roundUp(a.getAllocatedMemory()), spare);
+            target = satAdd(roundUp(satAdd(a.getAllocatedMemory(), admitting)), spare);
             if (c <= target) {
                 return 0;
             }
@@ -314,7 +325,7 @@ public final class BlockAllocationListener implements AllocationListener {
         // accounted since: keep what it needs rather than give it back and ask
         // again. (One accounted after this read sees the lower charge in its
         // own onAllocation and covers itself.)
-        long needed = roundUp(a.getAllocatedMemory());
+        long needed = satAdd(roundUp(satAdd(a.getAllocatedMemory(), admitting)), spare);
         if (needed > target) {
             long keep = Math.min(give, needed - target);
             CHARGED.getAndAdd(this, keep);
@@ -349,38 +360,76 @@ public final class BlockAllocationListener implements AllocationListener {
         if (closed) {
             throw new OutOfMemoryException(describe("allocator closed", size, held, 0, 0, null));
         }
-        long need;
+        ADMITTING.getAndAdd(this, size);
         try {
-            need = Math.addExact(held, size);
-        } catch (ArithmeticException e) {
-            throw new OutOfMemoryException(describe("size out of range", size, held, 0, 0, null));
+            admitSlow(a, held, size);
+        } finally {
+            ADMITTING.getAndAdd(this, -size);
         }
-        long c = charged;
-        long want = roundUp(need) - c;
-        if (want <= 0) {
-            return; // another thread charged enough meanwhile
+    }
+
+    private void admitSlow(BufferAllocator a, long held, long size) {
+        long granted = 0;
+        // A full grant that still does not cover the buffer means blocks went
+        // back meanwhile (another thread's releaseUnused): ask again, a few
+        // rounds at most. A short grant is final.
+        for (int round = 0; ; round++) {
+            long need;
+            try {
+                need = Math.addExact(held, size);
+            } catch (ArithmeticException e) {
+                giveBack(a, granted, size);
+                throw new OutOfMemoryException(describe("size out of range", size, held, 0, 0, null));
+            }
+            long want = roundUp(need) - charged;
+            if (want <= 0) {
+                return; // charged enough, here or by another thread meanwhile
+            }
+            long got;
+            try {
+                got = acquire(want);
+            } catch (RuntimeException | OutOfMemoryError e) {
+                // Spark reports a failed spill elsewhere as SparkOutOfMemoryError:
+                // a clean Arrow error, nothing accounted, the allocator unchanged.
+                giveBack(a, granted, size);
+                throw new OutOfMemoryException(describe("the budget failed", size, held, want, 0, e), e);
+            }
+            CHARGED.getAndAdd(this, got);
+            granted += got;
+            if (closed) {
+                giveBack(a, granted, size);
+                throw new OutOfMemoryException(describe("allocator closed", size, held, want, got, null));
+            }
+            held = a.getAllocatedMemory();
+            if (size <= charged - held) {
+                return; // a grant short of whole blocks is kept when it covers the buffer
+            }
+            if (got < want || round == 2) {
+                giveBack(a, granted, size);
+                throw new OutOfMemoryException(describe("short grant", size, held, want, got, null));
+            }
         }
-        long got;
-        try {
-            got = acquire(want);
-        } catch (RuntimeException | OutOfMemoryError e) {
-            // Spark signals a failed spill elsewhere with SparkOutOfMemoryError:
-            // a clean Arrow error, nothing accounted, the allocator unchanged.
-            throw new OutOfMemoryException(describe("the budget failed", size, held, want, 0, e), e);
+    }
+
+    /**
+     * Undoes the grants of a refused admission of {@code size} bytes: gives
+     * back up to {@code granted} bytes, but never blocks that what the
+     * allocator holds or other admissions in progress need (some of the grant
+     * may have gone back already through releaseUnused).
+     */
+    private void giveBack(BufferAllocator a, long granted, long size) {
+        while (granted > 0) {
+            long c = charged;
+            long keep = roundUp(satAdd(a.getAllocatedMemory(), Math.max(0, admitting - size)));
+            long g = Math.min(granted, c - keep);
+            if (g <= 0) {
+                return;
+            }
+            if (CHARGED.compareAndSet(this, c, c - g)) {
+                release(g);
+                return;
+            }
         }
-        CHARGED.getAndAdd(this, got);
-        if (got == want) {
-            return;
-        }
-        // A short grant: enough only if another thread charged meanwhile.
-        if (size <= charged - a.getAllocatedMemory()) {
-            return;
-        }
-        CHARGED.getAndAdd(this, -got);
-        if (got > 0) {
-            release(got);
-        }
-        throw new OutOfMemoryException(describe("short grant", size, held, want, got, null));
     }
 
     /** Charges what the allocator holds beyond what is charged; never throws. */

@@ -177,6 +177,42 @@ class BlockAllocationListenerTest {
     }
 
     @Test
+    void aBudgetSpillingThisListenerWhileGrantingStillAdmits() {
+        // Spark spills the requesting consumer itself when nobody else can
+        // give memory: its spill takes back the blocks this listener kept,
+        // which the request had counted on.
+        AtomicReference<BlockAllocationListener> self = new AtomicReference<>();
+        CountingBudget inner = new CountingBudget("self-spilling", 8 * MIB);
+        MemoryBudget budget = new MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                self.get().releaseUnused();
+                return inner.acquire(bytes);
+            }
+
+            @Override
+            public void release(long bytes) {
+                inner.release(bytes);
+            }
+        };
+        BlockAllocationListener l = new BlockAllocationListener(budget, MIB, Long.MAX_VALUE);
+        self.set(l);
+        BufferAllocator a = BlockAllocationListener.newChildAllocator(root, "self", l);
+        List<ArrowBuf> bufs = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            bufs.add(a.buffer(MIB));
+        }
+        closeAll(bufs);
+        assertEquals(3 * MIB, l.charged(), "kept after the burst");
+        ArrowBuf big = a.buffer(4 * MIB); // asks for one block; the spill takes three
+        assertEquals(4 * MIB, l.charged());
+        assertEquals(4 * MIB, inner.outstanding.get());
+        big.close();
+        a.close();
+        assertEquals(0, inner.outstanding.get());
+    }
+
+    @Test
     void oscillatingAcrossABlockBoundaryMakesNoBudgetCalls() {
         CountingBudget budget = new CountingBudget("osc", Long.MAX_VALUE);
         // Retention 0: a surplus above two blocks goes back at once, so the
@@ -519,12 +555,13 @@ class BlockAllocationListenerTest {
                     Thread.sleep(1);
                 }
                 closeAll(victims); // the spill, on this thread
-                assertEquals(4 * MIB, l.releaseUnused());
+                // One block stays for the allocation being admitted.
+                assertEquals(3 * MIB, l.releaseUnused());
             }
             allocator.join();
         });
         assertEquals(MIB, l.used());
-        assertEquals(MIB, l.charged());
+        assertEquals(2 * MIB, l.charged(), "the kept block and the one granted");
         allocated.get().close();
         a.close();
         assertEquals(0, l.charged());
