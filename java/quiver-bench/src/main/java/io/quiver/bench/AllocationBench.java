@@ -1,6 +1,8 @@
 package io.quiver.bench;
 
 import io.quiver.memory.BlockAllocationListener;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.ArrowBuf;
@@ -123,19 +125,35 @@ public class AllocationBench {
         }
     }
 
-    /** The task memory manager calls made by the measured thread, per iteration. */
+    /**
+     * Per iteration: the task memory manager calls made by the measured thread,
+     * the invocations, and the thread's CPU time. On a shared machine the CPU
+     * time is the steadier figure: wall time also counts the time the thread
+     * waited for a core.
+     */
     @State(Scope.Thread)
     @AuxCounters(AuxCounters.Type.EVENTS)
     public static class Calls {
+        private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
+
         public long acquires;
         public long releases;
         public long invocations;
+        public long cpuNanos;
+        private long cpuStart;
 
         @Setup(Level.Iteration)
         public void reset() {
             acquires = 0;
             releases = 0;
             invocations = 0;
+            cpuNanos = 0;
+            cpuStart = THREADS.getCurrentThreadCpuTime();
+        }
+
+        @TearDown(Level.Iteration)
+        public void cpu() {
+            cpuNanos = THREADS.getCurrentThreadCpuTime() - cpuStart;
         }
     }
 

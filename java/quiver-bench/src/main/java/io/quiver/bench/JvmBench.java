@@ -37,6 +37,7 @@ public final class JvmBench {
     /** Figures of one case and variant, over every measured iteration of every fork. */
     private static final class Figures {
         final List<Double> nsPerBuffer = new ArrayList<>();
+        final List<Double> cpuNsPerBuffer = new ArrayList<>();
         final List<Double> acquires = new ArrayList<>();
         final List<Double> releases = new ArrayList<>();
     }
@@ -74,15 +75,15 @@ public final class JvmBench {
             // A smoke run: every case in this JVM (no forks; bench/run gives it
             // the same flags), so the figures are indicative only: the
             // listeners' call sites see all three variants.
-            opts.forks(0).warmupIterations(2).warmupTime(TimeValue.milliseconds(100))
-                    .measurementIterations(3).measurementTime(TimeValue.milliseconds(100));
+            opts.forks(0).warmupIterations(3).warmupTime(TimeValue.milliseconds(200))
+                    .measurementIterations(3).measurementTime(TimeValue.milliseconds(200));
         } else {
-            opts.forks(3).warmupIterations(5).warmupTime(TimeValue.milliseconds(300))
-                    .measurementIterations(10).measurementTime(TimeValue.milliseconds(300));
+            opts.forks(2).warmupIterations(5).warmupTime(TimeValue.milliseconds(500))
+                    .measurementIterations(8).measurementTime(TimeValue.milliseconds(500));
         }
         int runs = AllocationBench.CASES.length * AllocationBench.VARIANTS.length;
         System.out.printf(Locale.ROOT, "bench jvm: %d JMH runs (%s), Arrow Java 19.0.0 on Spark 4.2.0's TaskMemoryManager%n",
-                runs, quick ? "quick: no fork, 3 x 100 ms, indicative only" : "3 forks, 10 x 300 ms after 5 x 300 ms warm-up");
+                runs, quick ? "quick: no fork, 3 x 200 ms, indicative only" : "2 forks, 8 x 500 ms after 5 x 500 ms warm-up");
         Collection<RunResult> results = new Runner(opts.build()).run();
 
         Map<String, Map<String, Figures>> byCase = new TreeMap<>();
@@ -100,6 +101,7 @@ public final class JvmBench {
                     if (inv > 0) {
                         f.acquires.add(score(ir, "acquires") / inv);
                         f.releases.add(score(ir, "releases") / inv);
+                        f.cpuNsPerBuffer.add(score(ir, "cpuNanos") / inv / count);
                     }
                 }
             }
@@ -114,8 +116,8 @@ public final class JvmBench {
         System.out.println("                its block design made 1+1, 8+8, 8+8, 13+2 manager calls per iteration"
                 + " (acquire+release), at 1.09x on 512x128B and 1.3-1.5x contended.");
         System.out.println();
-        System.out.printf(Locale.ROOT, "%-14s %-9s %12s %12s %10s %14s %14s%n", "case", "variant",
-                "min ns/buf", "median ns/buf", "x none", "acq+rel/iter", "max acq+rel");
+        System.out.printf(Locale.ROOT, "%-13s %-9s %10s %10s %8s %10s %8s %13s %12s%n", "case", "variant",
+                "wall min", "wall med", "x none", "cpu med", "x none", "acq+rel/iter", "max acq+rel");
         for (String shape : AllocationBench.CASES) {
             Map<String, Figures> variants = byCase.get(shape);
             if (variants == null) {
@@ -123,6 +125,7 @@ public final class JvmBench {
             }
             Figures none = variants.get("none");
             double noneMedian = none == null ? Double.NaN : median(none.nsPerBuffer);
+            double noneCpu = none == null ? Double.NaN : median(none.cpuNsPerBuffer);
             for (String variant : AllocationBench.VARIANTS) {
                 Figures f = variants.get(variant);
                 if (f == null) {
@@ -131,15 +134,22 @@ public final class JvmBench {
                 double min = Collections.min(f.nsPerBuffer);
                 double med = median(f.nsPerBuffer);
                 double ratio = med / noneMedian;
+                double cpuMin = f.cpuNsPerBuffer.isEmpty() ? Double.NaN : Collections.min(f.cpuNsPerBuffer);
+                double cpu = median(f.cpuNsPerBuffer);
+                double cpuRatio = cpu / noneCpu;
                 double acqMed = median(f.acquires);
                 double relMed = median(f.releases);
                 double acqMax = f.acquires.isEmpty() ? 0 : Collections.max(f.acquires);
                 double relMax = f.releases.isEmpty() ? 0 : Collections.max(f.releases);
-                System.out.printf(Locale.ROOT, "%-14s %-9s %12.1f %12.1f %9.3fx %14s %14s%n", shape, variant,
-                        min, med, ratio, calls(acqMed) + "+" + calls(relMed), calls(acqMax) + "+" + calls(relMax));
+                System.out.printf(Locale.ROOT, "%-13s %-9s %10.1f %10.1f %7.3fx %10.1f %7.3fx %13s %12s%n", shape,
+                        variant, min, med, ratio, cpu, cpuRatio, calls(acqMed) + "+" + calls(relMed),
+                        calls(acqMax) + "+" + calls(relMax));
                 records.add(record(shape, variant, "ns_per_buffer", "min", min, "ns"));
                 records.add(record(shape, variant, "ns_per_buffer", "median", med, "ns"));
                 records.add(record(shape, variant, "ratio_to_none", "median", ratio, "x"));
+                records.add(record(shape, variant, "cpu_ns_per_buffer", "min", cpuMin, "ns"));
+                records.add(record(shape, variant, "cpu_ns_per_buffer", "median", cpu, "ns"));
+                records.add(record(shape, variant, "cpu_ratio_to_none", "median", cpuRatio, "x"));
                 records.add(record(shape, variant, "manager_acquires_per_iteration", "median", acqMed, "calls"));
                 records.add(record(shape, variant, "manager_acquires_per_iteration", "max", acqMax, "calls"));
                 records.add(record(shape, variant, "manager_releases_per_iteration", "median", relMed, "calls"));
@@ -147,8 +157,13 @@ public final class JvmBench {
             }
         }
         System.out.println();
-        System.out.println("ns/buf: one allocate and one free per buffer, per iteration over every fork; calls: per"
-                + " iteration (allocate N, free N) in measured iterations, counted by the consumer.");
+        System.out.println("ns per buffer (one allocate, one free): wall time from JMH, and the measured thread's CPU"
+                + " time (steadier on a shared machine: wall time");
+        System.out.println("also counts waiting for a core); min and median over every measured iteration of every"
+                + " fork. Calls: task memory manager");
+        System.out.println("acquires+releases per iteration (allocate N, free N), counted by the consumer, median and"
+                + " max over measured iterations.");
+        System.out.printf(Locale.ROOT, "load average when done: %s%n", loadAverage());
         if (json != null) {
             writeJson(Path.of(json), records);
             System.out.println("wrote " + records.size() + " records to " + json);
@@ -156,6 +171,14 @@ public final class JvmBench {
     }
 
     /** An auxiliary counter of one iteration (JMH's Result is a raw type in its API: hence var). */
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).trim();
+        } catch (IOException e) {
+            return "unknown (" + e.getMessage() + ")";
+        }
+    }
+
     private static List<String> jvmArgs() {
         List<String> args = new ArrayList<>(List.of(JavaModuleOptions.defaultModuleOptionArray()));
         args.add("-XX:+IgnoreUnrecognizedVMOptions");
