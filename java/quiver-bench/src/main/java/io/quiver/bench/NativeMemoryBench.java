@@ -84,14 +84,14 @@ public final class NativeMemoryBench {
 
     record Run(long batches, long hostCalls, long peakHeld, long peakReserved, double millis) {}
 
-    static void write(BufferAllocator a, Path p, int rows) {
+    static void write(BufferAllocator a, Path p, int rows, int rowGroupRows) {
         List<Field> fields = new ArrayList<>();
         for (int c = 0; c < COLUMNS; c++) {
             fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
         }
         Schema schema = new Schema(fields);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(65536).build())) {
+                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
             java.util.Random rnd = new java.util.Random(42);
             for (int start = 0; start < rows; start += 8192) {
                 int n = Math.min(8192, rows - start);
@@ -177,17 +177,59 @@ public final class NativeMemoryBench {
         Files.writeString(out, result, StandardCharsets.UTF_8);
     }
 
+    static void measure(BufferAllocator root, Path file, int rows, int rowGroupRows, int repeats) throws Exception {
+        System.out.printf(Locale.ROOT,
+                "%nNative memory through JNI: %d int64 columns x %,d rows in row groups of %,d (%.1f MiB), %,d-row batches, "
+                        + "one at a time; pool host = a Java MemoryBudget; %d repeats%n",
+                COLUMNS, rows, rowGroupRows, Files.size(file) / 1048576.0, BATCH_ROWS, repeats);
+        System.out.printf(Locale.ROOT, "%-9s %-8s %8s %14s %14s %14s %12s %12s%n", "block", "threads", "batches",
+                "calls/1k batch", "held/column", "held (task)", "scan ms min", "scan ms med");
+        scanOnce(root, file, BLOCKS[0], 0); // warm-up: JIT, page cache
+        for (long block : BLOCKS) {
+            for (int threads : THREADS) {
+                double[] calls = new double[repeats];
+                double[] held = new double[repeats];
+                double[] reserved = new double[repeats];
+                double[] ms = new double[repeats];
+                long batches = 0;
+                for (int r = 0; r < repeats; r++) {
+                    Run run = scanOnce(root, file, block, threads);
+                    batches = run.batches();
+                    calls[r] = run.hostCalls() * 1000.0 / run.batches();
+                    held[r] = run.peakHeld();
+                    reserved[r] = run.peakReserved();
+                    ms[r] = run.millis();
+                }
+                String kase = "scan16x" + (block >> 10) + "KiB/rg" + rowGroupRows;
+                String variant = threads == 0 ? "sync" : "threads" + threads;
+                System.out.printf(Locale.ROOT, "%-9s %-8s %,8d %14.1f %11.1f KiB %10.2f MiB %12.1f %12.1f%n",
+                        (block >> 10) + " KiB", variant, batches, median(calls), median(held) / COLUMNS / 1024,
+                        median(held) / 1048576, min(ms), median(ms));
+                record(kase, variant, "host_calls_per_1000_batches", "median", median(calls), "calls");
+                record(kase, variant, "host_calls_per_1000_batches", "min", min(calls), "calls");
+                record(kase, variant, "task_memory_per_column", "median", median(held) / COLUMNS, "bytes");
+                record(kase, variant, "task_memory_per_column", "min", min(held) / COLUMNS, "bytes");
+                record(kase, variant, "task_memory_held", "median", median(held), "bytes");
+                record(kase, variant, "peak_reserved", "median", median(reserved), "bytes");
+                record(kase, variant, "scan_ms", "min", min(ms), "ms");
+                record(kase, variant, "scan_ms", "median", median(ms), "ms");
+            }
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         boolean quick = false;
         Path json = null;
         Path dir = null;
+        int[] rowGroups = {65536, 8192};
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
                 case "--quick" -> quick = true;
                 case "--json" -> json = Path.of(args[++i]);
                 case "--dir" -> dir = Path.of(args[++i]);
+                case "--row-group-rows" -> rowGroups = new int[] {Integer.parseInt(args[++i])};
                 default -> {
-                    System.err.println("usage: NativeMemoryBench [--quick] [--json FILE] [--dir DIR]");
+                    System.err.println("usage: NativeMemoryBench [--quick] [--json FILE] [--dir DIR] [--row-group-rows N]");
                     System.exit(2);
                 }
             }
@@ -197,43 +239,9 @@ public final class NativeMemoryBench {
         Path tmp = dir != null ? Files.createDirectories(dir) : Files.createTempDirectory("quiver-bench-jvm");
         Path file = tmp.resolve("sixteen.qvr");
         try (BufferAllocator root = new RootAllocator()) {
-            write(root, file, rows);
-            System.out.printf(Locale.ROOT,
-                    "Native memory through JNI: %d int64 columns x %,d rows (%.1f MiB), %,d-row batches, one at a time; "
-                            + "pool host = a Java MemoryBudget; %d repeats%n",
-                    COLUMNS, rows, Files.size(file) / 1048576.0, BATCH_ROWS, repeats);
-            System.out.printf(Locale.ROOT, "%-9s %-8s %8s %14s %14s %14s %12s %12s%n", "block", "threads", "batches",
-                    "calls/1k batch", "held/column", "held (task)", "scan ms min", "scan ms med");
-            scanOnce(root, file, BLOCKS[0], 0); // warm-up: JIT, page cache
-            for (long block : BLOCKS) {
-                for (int threads : THREADS) {
-                    double[] calls = new double[repeats];
-                    double[] held = new double[repeats];
-                    double[] reserved = new double[repeats];
-                    double[] ms = new double[repeats];
-                    long batches = 0;
-                    for (int r = 0; r < repeats; r++) {
-                        Run run = scanOnce(root, file, block, threads);
-                        batches = run.batches();
-                        calls[r] = run.hostCalls() * 1000.0 / run.batches();
-                        held[r] = run.peakHeld();
-                        reserved[r] = run.peakReserved();
-                        ms[r] = run.millis();
-                    }
-                    String kase = "scan16x" + (block >> 10) + "KiB";
-                    String variant = threads == 0 ? "sync" : "threads" + threads;
-                    System.out.printf(Locale.ROOT, "%-9s %-8s %,8d %14.1f %11.1f KiB %10.2f MiB %12.1f %12.1f%n",
-                            (block >> 10) + " KiB", variant, batches, median(calls), median(held) / COLUMNS / 1024,
-                            median(held) / 1048576, min(ms), median(ms));
-                    record(kase, variant, "host_calls_per_1000_batches", "median", median(calls), "calls");
-                    record(kase, variant, "host_calls_per_1000_batches", "min", min(calls), "calls");
-                    record(kase, variant, "task_memory_per_column", "median", median(held) / COLUMNS, "bytes");
-                    record(kase, variant, "task_memory_per_column", "min", min(held) / COLUMNS, "bytes");
-                    record(kase, variant, "task_memory_held", "median", median(held), "bytes");
-                    record(kase, variant, "peak_reserved", "median", median(reserved), "bytes");
-                    record(kase, variant, "scan_ms", "min", min(ms), "ms");
-                    record(kase, variant, "scan_ms", "median", median(ms), "ms");
-                }
+            for (int rowGroupRows : rowGroups) {
+                write(root, file, rows, rowGroupRows);
+                measure(root, file, rows, rowGroupRows, repeats);
             }
         } finally {
             if (dir == null) {
