@@ -143,11 +143,20 @@ public final class QuiverFile implements AutoCloseable {
         try (CData c = CData.create()) {
             nativeStatistics(h, rowGroup, c.address());
             CDataDictionaryProvider dictionaries = new CDataDictionaryProvider();
+            VectorSchemaRoot root = null;
             try {
-                VectorSchemaRoot root = Data.importVectorSchemaRoot(allocator, c.array(), c.schema(), dictionaries,
-                        false);
+                // In steps rather than Data.importVectorSchemaRoot, which
+                // leaves the root it created unclosed when the array's import
+                // throws. The schema's import releases the schema struct; the
+                // array's moves the array struct; CData releases what is left.
+                Schema schema = Data.importSchema(allocator, c.schema(), dictionaries, false);
+                root = VectorSchemaRoot.create(schema, allocator);
+                Data.importIntoVectorSchemaRoot(allocator, c.array(), root, dictionaries, false);
                 return new FileStatistics(root, dictionaries);
             } catch (RuntimeException | Error e) {
+                if (root != null) {
+                    root.close();
+                }
                 dictionaries.close();
                 throw e;
             }
@@ -179,6 +188,46 @@ public final class QuiverFile implements AutoCloseable {
         } finally {
             handle.release();
         }
+    }
+
+    /**
+     * Opens a scan of this file: the columns, rows and filter of
+     * {@code options}, as an {@link org.apache.arrow.vector.ipc.ArrowReader}
+     * whose batches are imported into {@code allocator} (see
+     * {@link QuiverScanReader} for which allocator to pass). The scan stays
+     * valid after this file is closed. An unknown column is
+     * {@link QuiverNotFoundException}; a bad filter
+     * {@link QuiverInvalidArgumentException}.
+     */
+    public QuiverScanReader scan(BufferAllocator allocator, ScanOptions options) {
+        long h = handle.acquire();
+        try {
+            return QuiverScanReader.openScan(h, allocator, options == null ? ScanOptions.defaults() : options);
+        } finally {
+            handle.release();
+        }
+    }
+
+    /**
+     * Reads rows by global index, in the order given (duplicates allowed).
+     * A negative or out-of-range index is {@link QuiverInvalidArgumentException}
+     * naming it and its position. Unless the rows are increasing, the
+     * distinct rows asked for are held until the first batch is handed out:
+     * a take is meant for few rows.
+     */
+    public QuiverScanReader take(BufferAllocator allocator, long[] rows, TakeOptions options) {
+        long h = handle.acquire();
+        try {
+            return QuiverScanReader.openTake(h, allocator, rows, options == null ? TakeOptions.defaults() : options);
+        } finally {
+            handle.release();
+        }
+    }
+
+    /** {@link #take(BufferAllocator, long[], TakeOptions)} of some columns (null: every column). */
+    public QuiverScanReader take(BufferAllocator allocator, long[] rows, List<String> columns) {
+        return take(allocator, rows,
+                columns == null ? TakeOptions.defaults() : TakeOptions.builder().columns(columns).build());
     }
 
     /** Whether {@link #close()} was called. */

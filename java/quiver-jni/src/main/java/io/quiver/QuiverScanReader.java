@@ -5,9 +5,7 @@ import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Objects;
 import org.apache.arrow.c.ArrowArray;
-import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -44,8 +42,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * {@code wrapForeignAllocation} refuses an imported buffer (limit or
  * listener), it never drops the reference it took on the imported array, so
  * the batch's native memory and 128 bytes of the allocator are never
- * released (a defect in Arrow, beyond this reader's reach). The C structs of
- * each batch (two of 80 bytes, rounded to 128) are allocated from it too.
+ * released (a defect in Arrow, beyond this reader's reach). Arrow's importer
+ * also allocates one C struct per batch (80 bytes, rounded to 128) from it.
  *
  * <p><b>Lifetime.</b> {@link #close()} releases the root's buffers and the
  * native stream, cancelling and joining its workers; it is idempotent, may
@@ -57,6 +55,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * after the reader is closed.
  */
 public final class QuiverScanReader extends ArrowReader {
+    private static final int EINVAL = 22;
+
     private final ScanStream stream;
     private final Cleaner.Cleanable cleanable;
     private final Schema schema;
@@ -77,8 +77,8 @@ public final class QuiverScanReader extends ArrowReader {
 
     /** Opens a scan of the file behind {@code fileHandle} (a {@code struct qv_file *}). */
     static QuiverScanReader openScan(long fileHandle, BufferAllocator allocator, ScanOptions options) {
-        Objects.requireNonNull(allocator, "allocator");
-        Objects.requireNonNull(options, "options");
+        if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no allocator given (null)");
+        if (options == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no options given (null)");
         byte[] filter = options.filter == null ? null : options.filter.getBytes(StandardCharsets.UTF_8);
         long h = ScanStream.openScan(fileHandle, names(options.columns), filter, options.rowGroupBegin,
                 options.rowGroupEnd, options.rowBegin, options.rowEnd, options.batchRows, options.limit,
@@ -88,9 +88,9 @@ public final class QuiverScanReader extends ArrowReader {
 
     /** Opens a take of {@code rows} from the file behind {@code fileHandle}. */
     static QuiverScanReader openTake(long fileHandle, BufferAllocator allocator, long[] rows, TakeOptions options) {
-        Objects.requireNonNull(allocator, "allocator");
-        Objects.requireNonNull(rows, "rows");
-        Objects.requireNonNull(options, "options");
+        if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no allocator given (null)");
+        if (rows == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no rows given (null)");
+        if (options == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no options given (null)");
         long h = ScanStream.openTake(fileHandle, rows, names(options.columns), options.batchRows,
                 options.threads, options.prefetch, options.cast, options.validation.level());
         return new QuiverScanReader(allocator, h);
@@ -104,14 +104,14 @@ public final class QuiverScanReader extends ArrowReader {
     }
 
     private Schema importSchema() {
-        try (ArrowSchema c = ArrowSchema.allocateNew(allocator)) {
+        try (CData c = CData.create()) {
             long h = stream.enter();
             try {
-                ScanStream.getSchema(h, c.memoryAddress());
+                ScanStream.getSchema(h, c.schema().memoryAddress());
             } finally {
                 stream.exit();
             }
-            return Data.importSchema(allocator, c, null); // releases the struct, also on failure
+            return Data.importSchema(allocator, c.schema(), null, false);
         }
     }
 
@@ -124,9 +124,11 @@ public final class QuiverScanReader extends ArrowReader {
         if (finished) return false;
         VectorSchemaRoot root = getVectorSchemaRoot();
         long h = stream.enter(); // held through the import: a close from another thread waits
-        ArrowArray array = null;
-        try {
-            array = ArrowArray.allocateNew(allocator);
+        // The C struct lives in native memory (CData), not in the allocator;
+        // closing it releases a batch the import did not take (one that
+        // failed before Arrow moved it) and is a no-op for a moved one.
+        try (CData c = CData.create()) {
+            ArrowArray array = c.array();
             if (!ScanStream.getNext(h, array.memoryAddress())) {
                 finished = true;
                 return false;
@@ -140,15 +142,6 @@ public final class QuiverScanReader extends ArrowReader {
             return true;
         } finally {
             stream.exit();
-            // A batch the import did not take (it failed before moving it)
-            // is still ours: release it (a no-op for a moved or absent one).
-            if (array != null) {
-                try {
-                    array.release();
-                } finally {
-                    array.close();
-                }
-            }
             Reference.reachabilityFence(this);
         }
     }

@@ -6,8 +6,6 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import org.apache.arrow.c.ArrowArray;
-import org.apache.arrow.c.ArrowSchema;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -72,10 +70,10 @@ public final class QuiverWriter implements AutoCloseable {
      * types) is refused now, before any batch.
      */
     public static QuiverWriter open(BufferAllocator allocator, Path path, Schema schema, WriterOptions options) {
-        Objects.requireNonNull(allocator, "allocator");
-        Objects.requireNonNull(path, "path");
-        Objects.requireNonNull(schema, "schema");
-        Objects.requireNonNull(options, "options");
+        if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "write: no allocator given (null)");
+        if (path == null) throw new QuiverInvalidArgumentException(EINVAL, "write: no path given (null)");
+        if (schema == null) throw new QuiverInvalidArgumentException(EINVAL, "write '" + path + "': no schema given (null)");
+        if (options == null) options = WriterOptions.defaults();
         NativeLibrary.load();
         String p = path.toString();
         int n = options.metadata.size();
@@ -86,14 +84,10 @@ public final class QuiverWriter implements AutoCloseable {
             values[i++] = e.getValue().getBytes(StandardCharsets.UTF_8);
         }
         long h;
-        try (ArrowSchema c = ArrowSchema.allocateNew(allocator)) {
-            try {
-                Data.exportSchema(allocator, schema, null, c);
-                h = nativeOpen(p.getBytes(StandardCharsets.UTF_8), c.memoryAddress(), options.rowGroupRows,
-                        options.rowGroupBytes, options.compact, keys, values, options.memoryLimit);
-            } finally {
-                c.release(); // the native side only read it
-            }
+        try (CData c = CData.create()) { // releases the exported schema: the native side only reads it
+            Data.exportSchema(allocator, schema, null, c.schema());
+            h = nativeOpen(p.getBytes(StandardCharsets.UTF_8), c.schema().memoryAddress(), options.rowGroupRows,
+                    options.rowGroupBytes, options.compact, keys, values, options.memoryLimit);
         }
         try {
             return new QuiverWriter(allocator, schema, p, h);
@@ -116,25 +110,19 @@ public final class QuiverWriter implements AutoCloseable {
      * {@link QuiverInvalidArgumentException} naming the field.
      */
     public synchronized void write(VectorSchemaRoot root) {
-        Objects.requireNonNull(root, "root");
+        if (root == null) throw new QuiverInvalidArgumentException(EINVAL, "write '" + path + "': no root given (null)");
         checkWritable("write");
         try {
             String diff = difference(schema.getFields(), root.getSchema().getFields(), "");
             if (diff != null)
                 throw new QuiverInvalidArgumentException(EINVAL,
                         "write '" + path + "': the batch's schema differs from the writer's: " + diff);
-            ArrowArray array = ArrowArray.allocateNew(allocator);
             long h = handle.acquire();
-            try {
-                Data.exportVectorSchemaRoot(allocator, root, null, array);
-                nativeWrite(h, array.memoryAddress()); // releases the batch, also on failure
+            try (CData c = CData.create()) { // releases a batch the export left half-made
+                Data.exportVectorSchemaRoot(allocator, root, null, c.array());
+                nativeWrite(h, c.array().memoryAddress()); // releases the batch, also on failure
             } finally {
                 handle.release();
-                try {
-                    array.release(); // a no-op unless the export failed part-way
-                } finally {
-                    array.close();
-                }
             }
         } catch (QuiverException e) {
             failure = e;

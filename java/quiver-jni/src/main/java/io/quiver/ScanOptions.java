@@ -21,6 +21,8 @@ import java.util.Set;
  * a {@link QuiverNotFoundException} naming it and the closest field.
  */
 public final class ScanOptions {
+    private static final int EINVAL = 22;
+
     /** {@link Builder#threads(int)}: decode on the reading thread, no workers. */
     public static final int SYNC = -1;
 
@@ -112,7 +114,7 @@ public final class ScanOptions {
         /** Only row groups {@code [begin, end)} (a split); end 0 = to the last. */
         public Builder rowGroups(long begin, long end) {
             if (begin < 0 || end < 0 || (end != 0 && end < begin))
-                throw new IllegalArgumentException("row groups [" + begin + ", " + end + ") is not a range");
+                throw new QuiverInvalidArgumentException(EINVAL, "row groups [" + begin + ", " + end + ") is not a range");
             this.rowGroupBegin = begin;
             this.rowGroupEnd = end;
             return this;
@@ -121,7 +123,7 @@ public final class ScanOptions {
         /** Only global rows {@code [begin, end)}; end 0 = to the end. */
         public Builder rows(long begin, long end) {
             if (begin < 0 || end < 0 || (end != 0 && end < begin))
-                throw new IllegalArgumentException("rows [" + begin + ", " + end + ") is not a range");
+                throw new QuiverInvalidArgumentException(EINVAL, "rows [" + begin + ", " + end + ") is not a range");
             this.rowBegin = begin;
             this.rowEnd = end;
             return this;
@@ -129,14 +131,14 @@ public final class ScanOptions {
 
         /** Rows per batch before filtering; 0 = 65,536. */
         public Builder batchRows(long rows) {
-            if (rows < 0) throw new IllegalArgumentException("batchRows " + rows + " is negative");
+            if (rows < 0) throw new QuiverInvalidArgumentException(EINVAL, "batchRows " + rows + " is negative");
             this.batchRows = rows;
             return this;
         }
 
         /** Stops after this many output rows; 0 = no limit. */
         public Builder limit(long rows) {
-            if (rows < 0) throw new IllegalArgumentException("limit " + rows + " is negative");
+            if (rows < 0) throw new QuiverInvalidArgumentException(EINVAL, "limit " + rows + " is negative");
             this.limit = rows;
             return this;
         }
@@ -146,14 +148,14 @@ public final class ScanOptions {
          * (decode on the thread that calls {@code loadNextBatch}).
          */
         public Builder threads(int n) {
-            if (n < SYNC) throw new IllegalArgumentException("threads " + n + " is below SYNC (-1)");
+            if (n < SYNC) throw new QuiverInvalidArgumentException(EINVAL, "threads " + n + " is below SYNC (-1)");
             this.threads = n;
             return this;
         }
 
         /** Completed batches waiting at most (with workers); 0 = 1. */
         public Builder prefetch(int batches) {
-            if (batches < 0) throw new IllegalArgumentException("prefetch " + batches + " is negative");
+            if (batches < 0) throw new QuiverInvalidArgumentException(EINVAL, "prefetch " + batches + " is negative");
             this.prefetch = batches;
             return this;
         }

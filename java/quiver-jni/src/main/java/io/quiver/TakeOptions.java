@@ -14,6 +14,8 @@ import java.util.Set;
  * given. Immutable; made by {@link #builder()}.
  */
 public final class TakeOptions {
+    private static final int EINVAL = 22;
+
     private static final TakeOptions DEFAULTS = builder().build();
 
     final List<String> columns;
@@ -63,20 +65,20 @@ public final class TakeOptions {
 
         /** Rows per output batch; 0 = 65,536. */
         public Builder batchRows(long rows) {
-            if (rows < 0) throw new IllegalArgumentException("batchRows " + rows + " is negative");
+            if (rows < 0) throw new QuiverInvalidArgumentException(EINVAL, "batchRows " + rows + " is negative");
             this.batchRows = rows;
             return this;
         }
 
         /** Decode workers, as in {@link ScanOptions.Builder#threads(int)}. */
         public Builder threads(int n) {
-            if (n < ScanOptions.SYNC) throw new IllegalArgumentException("threads " + n + " is below SYNC (-1)");
+            if (n < ScanOptions.SYNC) throw new QuiverInvalidArgumentException(EINVAL, "threads " + n + " is below SYNC (-1)");
             this.threads = n;
             return this;
         }
 
         public Builder prefetch(int batches) {
-            if (batches < 0) throw new IllegalArgumentException("prefetch " + batches + " is negative");
+            if (batches < 0) throw new QuiverInvalidArgumentException(EINVAL, "prefetch " + batches + " is negative");
             this.prefetch = batches;
             return this;
         }

@@ -12,6 +12,8 @@ import java.util.Objects;
  * by {@link #builder()}.
  */
 public final class WriterOptions {
+    private static final int EINVAL = 22;
+
     private static final WriterOptions DEFAULTS = builder().build();
 
     final long rowGroupRows, rowGroupBytes, memoryLimit;
@@ -47,14 +49,14 @@ public final class WriterOptions {
 
         /** Rows per row group, exactly (the last holds the rest); 0 = 131,072. Multiples of 1,024 compress best. */
         public Builder rowGroupRows(long rows) {
-            if (rows < 0) throw new IllegalArgumentException("rowGroupRows " + rows + " is negative");
+            if (rows < 0) throw new QuiverInvalidArgumentException(EINVAL, "rowGroupRows " + rows + " is negative");
             this.rowGroupRows = rows;
             return this;
         }
 
         /** Ends a row group early once this many bytes are buffered; 0 = 256 MiB. */
         public Builder rowGroupBytes(long bytes) {
-            if (bytes < 0) throw new IllegalArgumentException("rowGroupBytes " + bytes + " is negative");
+            if (bytes < 0) throw new QuiverInvalidArgumentException(EINVAL, "rowGroupBytes " + bytes + " is negative");
             this.rowGroupBytes = bytes;
             return this;
         }
@@ -80,7 +82,7 @@ public final class WriterOptions {
 
         /** Limit of the writer's buffering (its own native pool); 0 = unlimited. */
         public Builder memoryLimit(long bytes) {
-            if (bytes < 0) throw new IllegalArgumentException("memoryLimit " + bytes + " is negative");
+            if (bytes < 0) throw new QuiverInvalidArgumentException(EINVAL, "memoryLimit " + bytes + " is negative");
             this.memoryLimit = bytes;
             return this;
         }
