@@ -88,6 +88,23 @@ public final class NativePool implements AutoCloseable {
     }
 
     /**
+     * Calls {@code f} with the native pool's address, valid until {@code f}
+     * returns even if another thread closes the pool meanwhile (the close
+     * takes effect afterwards); IllegalStateException once closed. How the
+     * Java API hands the pool to a native call that retains it (opening a
+     * file).
+     */
+    public long withAddress(java.util.function.LongUnaryOperator f) {
+        long a = handle.acquire();
+        try {
+            return f.applyAsLong(a);
+        } finally {
+            handle.release();
+            Reference.reachabilityFence(this);
+        }
+    }
+
+    /**
      * Gives memory back to the host now: evicts the pool's block cache,
      * returns host blocks it keeps beyond what its reservations hold, then
      * asks spillable consumers to spill, largest first, until {@code wanted}
