@@ -63,11 +63,12 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
      * The native pool's default block: 1 MiB. Measured (docs/memory.md,
      * io.quiver.bench.NativeMemoryBench): since reservations share the
      * pool's blocks, the block only sets the pool's hysteresis band (up to
-     * about three blocks beyond what is reserved), so a 16-column scan held
-     * 3.1 MiB of task memory with 64 KiB blocks and 4.0 MiB with 1 MiB, while
-     * it called the task's memory manager about 14,600 times per 1,000
-     * batches with 64 KiB blocks and 40 to 100 times with 1 MiB. The band is
-     * not lost to Spark: {@link #spill} gives it back on demand.
+     * about three blocks beyond what is reserved): a 16-column scan held
+     * 3.8 MiB of task memory with 64 KiB blocks and 4.0 MiB with 1 MiB (7.2
+     * and 8.0 MiB with 65,536-row row groups), while it called the task's
+     * memory manager about 14,400 times per 1,000 batches with 64 KiB
+     * blocks and 10 to 20 times with 1 MiB. The band is not lost to Spark:
+     * {@link #spill} gives it back on demand.
      */
     public static final long DEFAULT_NATIVE_BLOCK_SIZE = 1L << 20;
 
