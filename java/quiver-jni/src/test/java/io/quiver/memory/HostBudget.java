@@ -5,7 +5,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /** A budget with a limit that counts what it grants and records the threads that call it. */
-final class HostBudget implements MemoryBudget {
+class HostBudget implements MemoryBudget {
     final long limit;
     final AtomicLong outstanding = new AtomicLong();
     final AtomicLong acquires = new AtomicLong();

@@ -150,6 +150,40 @@ class NativePoolTest {
         assertEquals(0, b.outstanding.get());
     }
 
+    /**
+     * A budget that, on every acquire, first asks the very pool that is
+     * asking it to give back all it can, as Spark does when it spills the
+     * requesting consumer: releaseUnused runs inside the pool's own host
+     * call, on native workers as well as on this thread, and must neither
+     * deadlock (the class timeout) nor leave the books wrong.
+     */
+    @Test
+    void releaseUnusedFromInsideTheHostsAcquire() throws Exception {
+        NativePool[] self = new NativePool[1];
+        java.util.concurrent.atomic.AtomicLong inside = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicLong freed = new java.util.concurrent.atomic.AtomicLong();
+        HostBudget b = new HostBudget(Long.MAX_VALUE) {
+            @Override
+            public long acquire(long bytes) {
+                inside.incrementAndGet();
+                freed.addAndGet(self[0].releaseUnused(0));
+                return super.acquire(bytes);
+            }
+        };
+        try (NativePool p = NativePool.create("self-spilling", b, 64 << 10)) {
+            self[0] = p;
+            for (int i = 0; i < 3; i++) {
+                assertTrue(scanAll(p, i == 0 ? 0 : 2) > 0);
+            }
+            PoolStats s = p.stats();
+            assertEquals(b.outstanding.get(), s.hostHeld());
+            assertEquals(s.hostBytesAcquired() - s.hostBytesReleased(), s.hostHeld());
+        }
+        assertTrue(inside.get() > 0);
+        assertTrue(freed.get() > 0, "releaseUnused from inside acquire gave cached or surplus memory back");
+        assertEquals(0, b.outstanding.get());
+    }
+
     @Test
     void poolClosedWhileAScanStillReads() throws Exception {
         HostBudget b = new HostBudget(Long.MAX_VALUE);
