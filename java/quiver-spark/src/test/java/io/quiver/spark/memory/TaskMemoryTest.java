@@ -1,9 +1,16 @@
 package io.quiver.spark.memory;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.quiver.FileOptions;
+import io.quiver.QuiverFile;
 import io.quiver.memory.PoolStats;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 import java.nio.file.Path;
 import java.util.List;
@@ -93,6 +100,35 @@ class TaskMemoryTest {
             assertEquals(0, after[2], "the consumer holds nothing");
         }
         assertEquals(0, TaskMemory.liveCount());
+    }
+
+    /** Files a task left open (closed by the test afterwards). */
+    static final List<QuiverFile> LEAKED = new CopyOnWriteArrayList<>();
+
+    @Test
+    void aLeakIsReportedNotDropped() {
+        String f = file;
+        Exception e = assertThrows(Exception.class, () -> jsc.parallelize(List.of(0), 1).map(i -> {
+            TaskMemory m = TaskMemory.get(TaskContext.get());
+            // Opened with the task's pool and never closed: its reader's
+            // memory is still charged when the task completes.
+            LEAKED.add(QuiverFile.open(Path.of(f), FileOptions.defaults().pool(m.pool())));
+            return 1;
+        }).collect());
+        StringWriter w = new StringWriter();
+        e.printStackTrace(new PrintWriter(w));
+        String all = w.toString();
+        assertTrue(all.contains("leaked at task completion"), all);
+        assertTrue(all.contains("the native pool still holds"), all);
+        assertEquals(1, LEAKED.size());
+        // The file outlives its task; closing it now gives the memory back to a
+        // TaskMemory that settled its books already (nothing reaches Spark twice).
+        for (QuiverFile q : LEAKED) {
+            q.close();
+        }
+        assertEquals(0, TaskMemory.liveCount());
+        // Spark carries on.
+        assertEquals(2, jsc.parallelize(List.of(1, 2), 2).count());
     }
 
     /** Another consumer of the same task: asking for most of the off-heap memory makes Spark spill ours. */
