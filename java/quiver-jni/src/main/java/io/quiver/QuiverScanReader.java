@@ -117,29 +117,32 @@ public final class QuiverScanReader extends ArrowReader {
 
     @Override
     public boolean loadNextBatch() throws IOException {
-        // Checked before the root is touched: resetting a closed root's
-        // vectors would allocate their offset buffers anew.
-        if (stream.isClosed()) throw new IllegalStateException("the scan is closed");
-        prepareLoadNextBatch();
-        if (finished) return false;
-        VectorSchemaRoot root = getVectorSchemaRoot();
-        long h = stream.enter(); // held through the import: a close from another thread waits
-        // The C struct lives in native memory (CData), not in the allocator;
-        // closing it releases a batch the import did not take (one that
-        // failed before Arrow moved it) and is a no-op for a moved one.
-        try (CData c = CData.create()) {
-            ArrowArray array = c.array();
-            if (!ScanStream.getNext(h, array.memoryAddress())) {
-                finished = true;
-                return false;
+        // Busy from here to the end, root included: a close from another
+        // thread cancels, waits for this call, and only then closes the
+        // root (resetting a closed root's vectors would allocate their
+        // offset buffers anew). A closed reader refuses here.
+        long h = stream.enter();
+        try {
+            prepareLoadNextBatch();
+            if (finished) return false;
+            VectorSchemaRoot root = getVectorSchemaRoot();
+            // The C struct lives in native memory (CData), not in the
+            // allocator; closing it releases a batch the import did not take
+            // (one that failed before Arrow moved it), a no-op for a moved one.
+            try (CData c = CData.create()) {
+                ArrowArray array = c.array();
+                if (!ScanStream.getNext(h, array.memoryAddress())) {
+                    finished = true;
+                    return false;
+                }
+                try {
+                    Data.importIntoVectorSchemaRoot(allocator, array, root, null, false);
+                } catch (RuntimeException | Error e) {
+                    root.setRowCount(0);
+                    throw e;
+                }
+                return true;
             }
-            try {
-                Data.importIntoVectorSchemaRoot(allocator, array, root, null, false);
-            } catch (RuntimeException | Error e) {
-                root.setRowCount(0);
-                throw e;
-            }
-            return true;
         } finally {
             stream.exit();
             Reference.reachabilityFence(this);

@@ -43,10 +43,6 @@ final class ScanStream implements Runnable {
         if (!closed) cancel(handle);
     }
 
-    synchronized boolean isClosed() {
-        return closed;
-    }
-
     @Override
     public void run() {
         close();

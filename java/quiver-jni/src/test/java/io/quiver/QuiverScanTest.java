@@ -78,6 +78,37 @@ class QuiverScanTest {
                 QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(700).build())) {
             assertEquals(TestTables.mixedSchema().getFields(), r.getVectorSchemaRoot().getSchema().getFields());
             assertEquals(written, readAll(r));
+            assertEquals(4, f.numRowGroups()); // rowGroupRows 1024 over 3510 rows
+            assertEquals(ROWS, f.numRows());
+        }
+    }
+
+    @Test
+    void unsignedColumnsWidenUnderTheCast() throws Exception {
+        Path p = dir.resolve("u32.qvr");
+        Schema s = new Schema(List.of(TestTables.field("u", new org.apache.arrow.vector.types.pojo.ArrowType.Int(32, false), false)));
+        try (VectorSchemaRoot rt = VectorSchemaRoot.create(s, a);
+                QuiverWriter w = QuiverWriter.open(a, p, s, WriterOptions.defaults())) {
+            org.apache.arrow.vector.UInt4Vector u = (org.apache.arrow.vector.UInt4Vector) rt.getVector(0);
+            u.allocateNew(3);
+            u.set(0, 0);
+            u.set(1, 7);
+            u.set(2, (int) 4_000_000_000L); // above int32's range: stored as its bits
+            rt.setRowCount(3);
+            w.write(rt);
+            w.finish();
+        }
+        try (QuiverFile f = QuiverFile.open(p)) {
+            try (QuiverScanReader r = f.scan(a, ScanOptions.defaults())) {
+                assertTrue(r.loadNextBatch());
+                assertEquals(4_000_000_000L,
+                        ((org.apache.arrow.vector.UInt4Vector) r.getVectorSchemaRoot().getVector(0)).getValueAsLong(2));
+            }
+            try (QuiverScanReader r = f.scan(a, ScanOptions.builder().cast(Cast.UNSIGNED_WIDEN).build())) {
+                assertTrue(r.loadNextBatch());
+                BigIntVector v = (BigIntVector) r.getVectorSchemaRoot().getVector(0);
+                assertEquals(List.of(0L, 7L, 4_000_000_000L), List.of(v.get(0), v.get(1), v.get(2)));
+            }
         }
     }
 
