@@ -116,8 +116,8 @@ public final class JvmBench {
         System.out.println("                its block design made 1+1, 8+8, 8+8, 13+2 manager calls per iteration"
                 + " (acquire+release), at 1.09x on 512x128B and 1.3-1.5x contended.");
         System.out.println();
-        System.out.printf(Locale.ROOT, "%-13s %-9s %10s %10s %8s %10s %8s %13s %12s%n", "case", "variant",
-                "wall min", "wall med", "x none", "cpu med", "x none", "acq+rel/iter", "max acq+rel");
+        System.out.printf(Locale.ROOT, "%-13s %-9s %9s %9s %8s %9s %8s %9s %13s %12s%n", "case", "variant",
+                "wall min", "wall med", "x none", "cpu min", "x none", "cpu med", "acq+rel/iter", "max acq+rel");
         for (String shape : AllocationBench.CASES) {
             Map<String, Figures> variants = byCase.get(shape);
             if (variants == null) {
@@ -125,7 +125,8 @@ public final class JvmBench {
             }
             Figures none = variants.get("none");
             double noneMedian = none == null ? Double.NaN : median(none.nsPerBuffer);
-            double noneCpu = none == null ? Double.NaN : median(none.cpuNsPerBuffer);
+            double noneCpu = none == null || none.cpuNsPerBuffer.isEmpty() ? Double.NaN
+                    : Collections.min(none.cpuNsPerBuffer);
             for (String variant : AllocationBench.VARIANTS) {
                 Figures f = variants.get(variant);
                 if (f == null) {
@@ -136,20 +137,20 @@ public final class JvmBench {
                 double ratio = med / noneMedian;
                 double cpuMin = f.cpuNsPerBuffer.isEmpty() ? Double.NaN : Collections.min(f.cpuNsPerBuffer);
                 double cpu = median(f.cpuNsPerBuffer);
-                double cpuRatio = cpu / noneCpu;
+                double cpuRatio = cpuMin / noneCpu;
                 double acqMed = median(f.acquires);
                 double relMed = median(f.releases);
                 double acqMax = f.acquires.isEmpty() ? 0 : Collections.max(f.acquires);
                 double relMax = f.releases.isEmpty() ? 0 : Collections.max(f.releases);
-                System.out.printf(Locale.ROOT, "%-13s %-9s %10.1f %10.1f %7.3fx %10.1f %7.3fx %13s %12s%n", shape,
-                        variant, min, med, ratio, cpu, cpuRatio, calls(acqMed) + "+" + calls(relMed),
-                        calls(acqMax) + "+" + calls(relMax));
+                System.out.printf(Locale.ROOT, "%-13s %-9s %9.1f %9.1f %7.3fx %9.1f %7.3fx %9.1f %13s %12s%n",
+                        shape, variant, min, med, ratio, cpuMin, cpuRatio, cpu,
+                        calls(acqMed) + "+" + calls(relMed), calls(acqMax) + "+" + calls(relMax));
                 records.add(record(shape, variant, "ns_per_buffer", "min", min, "ns"));
                 records.add(record(shape, variant, "ns_per_buffer", "median", med, "ns"));
                 records.add(record(shape, variant, "ratio_to_none", "median", ratio, "x"));
                 records.add(record(shape, variant, "cpu_ns_per_buffer", "min", cpuMin, "ns"));
                 records.add(record(shape, variant, "cpu_ns_per_buffer", "median", cpu, "ns"));
-                records.add(record(shape, variant, "cpu_ratio_to_none", "median", cpuRatio, "x"));
+                records.add(record(shape, variant, "cpu_ratio_to_none", "min", cpuRatio, "x"));
                 records.add(record(shape, variant, "manager_acquires_per_iteration", "median", acqMed, "calls"));
                 records.add(record(shape, variant, "manager_acquires_per_iteration", "max", acqMax, "calls"));
                 records.add(record(shape, variant, "manager_releases_per_iteration", "median", relMed, "calls"));
@@ -160,7 +161,8 @@ public final class JvmBench {
         System.out.println("ns per buffer (one allocate, one free): wall time from JMH, and the measured thread's CPU"
                 + " time (steadier on a shared machine: wall time");
         System.out.println("also counts waiting for a core); min and median over every measured iteration of every"
-                + " fork. Calls: task memory manager");
+                + " fork; x none: ratio of wall medians and of CPU minimums.");
+        System.out.println("Calls: task memory manager");
         System.out.println("acquires+releases per iteration (allocate N, free N), counted by the consumer, median and"
                 + " max over measured iterations.");
         System.out.printf(Locale.ROOT, "load average when done: %s%n", loadAverage());

@@ -60,6 +60,8 @@ import org.apache.arrow.memory.OutOfMemoryException;
 public final class BlockAllocationListener implements AllocationListener {
     /** The default block: 1 MiB, the granularity of budget calls. */
     public static final long DEFAULT_BLOCK_SIZE = 1L << 20;
+    /** The largest block: 1 TiB, so that sums of a few blocks cannot overflow. */
+    public static final long MAX_BLOCK_SIZE = 1L << 40;
     /** The default time a surplus above two blocks is kept unused: 1 s. */
     public static final long DEFAULT_RETENTION_NANOS = 1_000_000_000L;
 
@@ -125,9 +127,9 @@ public final class BlockAllocationListener implements AllocationListener {
         if (budget == null) {
             throw new IllegalArgumentException("BlockAllocationListener: the budget is null");
         }
-        if (blockSize <= 0) {
+        if (blockSize <= 0 || blockSize > MAX_BLOCK_SIZE) {
             throw new IllegalArgumentException("BlockAllocationListener: block size " + blockSize
-                    + " is not positive");
+                    + " is not between 1 and " + MAX_BLOCK_SIZE + " bytes");
         }
         if (retentionNanos < 0) {
             throw new IllegalArgumentException("BlockAllocationListener: retention " + retentionNanos

@@ -104,6 +104,8 @@ class BlockAllocationListenerTest {
         a.close();
         assertEquals(0, budget.outstanding.get());
         assertThrows(IllegalArgumentException.class, () -> new BlockAllocationListener(budget, 0));
+        assertThrows(IllegalArgumentException.class, () -> new BlockAllocationListener(budget, Long.MAX_VALUE));
+        assertThrows(IllegalArgumentException.class, () -> new BlockAllocationListener(budget, MIB, -1));
         assertThrows(IllegalArgumentException.class, () -> new BlockAllocationListener(null, MIB));
     }
 
