@@ -44,7 +44,7 @@ static void host_release(void *ctx, uint64_t bytes) {
 }
 
 static struct host g_host;
-static struct qv_pool_host g_pool_host = {&g_host, host_acquire, host_release};
+static struct qv_pool_host g_pool_host = {&g_host, host_acquire, host_release, NULL, NULL};
 
 static void die(const char *what, struct qv_error *err) {
     fprintf(stderr, "bench memory: %s: %s\n", what, err ? err->message : "");
@@ -370,7 +370,7 @@ struct acc_result {
 static struct acc_result acc_scan(const char *path, int64_t batch_rows, int hold) {
     struct host h = {0};
     qv_mutex_init(&h.lock);
-    struct qv_pool_host ph = {&h, host_acquire, host_release};
+    struct qv_pool_host ph = {&h, host_acquire, host_release, NULL, NULL};
     struct qv_pool_options po = {.name = "task", .host = &ph};
     struct qv_pool *p;
     struct qv_error err;

@@ -15,6 +15,7 @@
 
 #include "quiver/quiver.h"
 #include "memory/memory_testing.h"
+#include "fake_host.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
@@ -422,6 +423,41 @@ static void test_lifetimes(void **state) {
     }
 }
 
+/* A caller's pool (a front end's: Java's NativePool) is retained by the
+ * file: its creator may drop it while a batch of a closed file lives on
+ * (Arrow Java holds imported batches as long as it likes); the pool, and
+ * the host behind it, go with the batch. */
+static void test_caller_pool_outlives_its_creator(void **state) {
+    (void)state;
+    struct fake_host h;
+    fake_host_init(&h, FAKE_FULL, 0);
+    struct qv_pool_options po = {.name = "java", .host = &h.host, .block_size = 64 << 10};
+    struct qv_pool *p;
+    assert_int_equal(qv_pool_create(&po, &p, NULL), 0);
+    struct qv_file_options fo = {.pool = p};
+    struct qv_file *f = open_ok(path, &fo);
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    struct qv_file_scan_options o = {.scan = {.threads = 2, .batch_rows = 3000}};
+    if (qv_file_scan(f, &o, &st, &err)) fail_msg("%s", err.message);
+    qv_file_close(f);
+    struct ArrowArray b;
+    assert_int_equal(st.get_next(&st, &b), 0);
+    assert_non_null(b.release);
+    st.release(&st);
+    qv_pool_destroy(p); /* the creator's reference */
+    assert_int_equal(h.finishes, 0);
+    assert_true(fake_host_granted(&h) > 0);
+    const struct ArrowArray *id = b.children[0];
+    for (int64_t k = 0; k < b.length; k++)
+        assert_int_equal(((const int64_t *)id->buffers[1])[id->offset + k], k);
+    b.release(&b);
+    /* The batch was the last user: host memory returned, host finished. */
+    assert_int_equal(fake_host_granted(&h), 0);
+    assert_int_equal(h.finishes, 1);
+    fake_host_destroy(&h);
+}
+
 static void test_memory_limit(void **state) {
     (void)state;
     struct qv_file_options fo = {.memory_limit = 48 * 1024};
@@ -681,6 +717,7 @@ int main(void) {
         cmocka_unit_test(test_take_no_columns),
         cmocka_unit_test(test_lifetimes),
         cmocka_unit_test(test_moved_children_outlive),
+        cmocka_unit_test(test_caller_pool_outlives_its_creator),
         cmocka_unit_test(test_memory_limit),
         cmocka_unit_test(test_cancel_and_stats),
         cmocka_unit_test(test_splits),

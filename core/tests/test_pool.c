@@ -41,7 +41,7 @@ static void test_create_rejects_bad_options(void **state) {
     (void)state;
     struct qv_pool *p = (struct qv_pool *)1;
     struct qv_error err;
-    struct qv_pool_host bad = {NULL, NULL, NULL};
+    struct qv_pool_host bad = {NULL, NULL, NULL, NULL, NULL};
     struct qv_pool_options o = {.name = "bad", .host = &bad};
     assert_int_equal(qv_pool_create(&o, &p, &err), EINVAL);
     assert_null(p);

@@ -11,7 +11,10 @@
  * own, so a stream may outlive the handle that made it. Every batch handed
  * out by such a stream keeps the file's pool alive until the batch is
  * released, so consumers (pyarrow, Arrow Java, DuckDB) may hold batches as
- * long as they like. Schemas handed out are self-contained (malloc'd).
+ * long as they like. That holds for a caller's pool (qv_file_options.pool)
+ * too: the file retains it (qv_pool_retain), so the caller may drop its own
+ * reference with qv_pool_destroy while batches live; the pool goes with
+ * the last of them. Schemas handed out are self-contained (malloc'd).
  *
  * Threads. A qv_file may be used from several threads at once (opening
  * scans, reading its metadata). A stream is read by one thread at a time;
@@ -40,7 +43,9 @@ struct qv_file_identity {
 };
 
 struct qv_file_options {
-    struct qv_pool *pool;      /* the budget to charge; NULL = a pool of the file's own */
+    struct qv_pool *pool;      /* the budget to charge, retained until the file's
+                                  last stream and batch are gone; NULL = a pool
+                                  of the file's own */
     uint64_t memory_limit;     /* limit of the file's own pool; 0 = unlimited */
     bool mmap;                 /* map the file instead of positional reads (format.h) */
     bool skip_checksums;       /* do not verify segment checksums (the footer's always is);

@@ -43,11 +43,23 @@ extern "C" {
 /* A host budget: the pool asks it for bytes in whole pool blocks.
  * `acquire` returns how many of `bytes` it grants, 0..bytes; it may block.
  * `release` gives bytes back. Both are called with no Quiver lock held, from
- * whichever thread needs the memory. */
+ * whichever thread needs the memory. `finish`, optional, is called once when
+ * the pool is destroyed, after its last `release` and on the thread that
+ * dropped the last reference: the host may free `ctx` then. A pool outlives
+ * the call that destroys it while others hold references (qv_pool_retain),
+ * so `finish` is how a host whose ctx must stay valid until then (a JNI
+ * global reference) learns when it may let go. */
 struct qv_pool_host {
     void *ctx;
     uint64_t (*acquire)(void *ctx, uint64_t bytes);
     void (*release)(void *ctx, uint64_t bytes);
+    void (*finish)(void *ctx);
+    /* Optional: writes (NUL-terminated, at most cap bytes) why the host
+     * last granted less than asked, or an empty string, for the pool's
+     * out-of-memory message: a JNI host keeps the message of the exception
+     * its budget threw. Called with the pool lock held, so it may only read
+     * what ctx already holds (no call into the host's runtime). */
+    void (*describe)(void *ctx, char *buf, size_t cap);
 };
 
 struct qv_pool_options {
@@ -70,11 +82,19 @@ struct qv_pool_options {
 
 struct qv_pool;
 
-/* Creates a pool. On success *out owns it; release with qv_pool_destroy. */
+/* Creates a pool. On success *out holds its one reference; release with
+ * qv_pool_destroy. */
 QV_API int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
                    struct qv_error *err);
-/* Destroys a pool. Every reservation must have been freed; remaining host
- * bytes are released to the host. NULL-safe. */
+/* Takes another reference to the pool, for a user whose life is not bounded
+ * by its creator's: the file layer retains a caller's pool for as long as a
+ * file, stream or batch of it charges the pool, so a front end may drop its
+ * own pool (Java's NativePool.close) while batches it handed out live on.
+ * Thread-safe; returns `pool`. */
+QV_API struct qv_pool *qv_pool_retain(struct qv_pool *pool);
+/* Drops a reference (NULL-safe); the last one destroys the pool: every
+ * reservation must have been freed by then, remaining host bytes are
+ * released to the host, and the host's `finish` is called. */
 QV_API void qv_pool_destroy(struct qv_pool *pool);
 
 struct qv_pool_stats {

@@ -14,7 +14,7 @@ struct qv__poolref *qv__poolref_retain(struct qv__poolref *p) {
 
 void qv__poolref_release(struct qv__poolref *p) {
     if (!p || __atomic_sub_fetch(&p->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
-    if (p->owned) qv_pool_destroy(p->pool);
+    qv_pool_destroy(p->pool); /* its own, or its reference to the caller's */
     free(p);
 }
 
@@ -24,7 +24,7 @@ static int poolref_for(const char *name, const struct qv_file_options *o, struct
     if (!p) return qv_error_set(err, ENOMEM, "file '%.300s': out of memory", name);
     p->refs = 1;
     if (o && o->pool) {
-        p->pool = o->pool;
+        p->pool = qv_pool_retain(o->pool);
     } else {
         char pname[128];
         snprintf(pname, sizeof pname, "file %.100s", name);
@@ -34,7 +34,6 @@ static int poolref_for(const char *name, const struct qv_file_options *o, struct
             free(p);
             return rc;
         }
-        p->owned = 1;
     }
     *out = p;
     return 0;

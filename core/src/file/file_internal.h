@@ -8,11 +8,12 @@
 #include "quiver/file.h"
 
 /* A pool and a count of its users: the file, each of its streams and each
- * batch they handed out. The last one destroys the pool when the file made
- * it (owned); a caller's pool is never destroyed here. */
+ * batch they handed out. The last one drops the layer's pool reference:
+ * the file's own pool is destroyed then; a caller's pool was retained at
+ * open (qv_pool_retain), so it is destroyed only if its caller has dropped
+ * it already. */
 struct qv__poolref {
     struct qv_pool *pool;
-    int owned;
     long refs; /* atomic */
 };
 struct qv__poolref *qv__poolref_retain(struct qv__poolref *p);

@@ -107,6 +107,16 @@ void qv__cache_evict_locked(struct qv_pool *p, uint64_t need) {
     }
 }
 
+uint64_t qv__cache_evict_one_locked(struct qv_pool *p) {
+    if (p->cache_n == 0) return 0;
+    p->cache_n--;
+    uint64_t size = p->cache_size[p->cache_n];
+    free(p->cache_ptr[p->cache_n]);
+    atomic_store_explicit(&p->cache_bytes, atomic_load_explicit(&p->cache_bytes, RELAXED) - size,
+                          RELAXED);
+    return size;
+}
+
 void qv__cache_clear(struct qv_pool *p) {
     qv_mutex_lock(&p->lock);
     qv__cache_evict_locked(p, UINT64_MAX);

@@ -37,9 +37,15 @@ struct qv_pool {
      * eighth of its use more, between grain_min and grain_max. */
     uint64_t res_slack, grain_min, grain_max;
 
+    /* References (qv_pool_retain); the last qv_pool_destroy destroys. */
+    _Atomic long refs;
+
     qv_mutex lock;
     qv_cond cond;            /* host single-flight and spill pins */
     int acquiring;           /* a thread is inside host->acquire */
+    int releasing;           /* qv_pool_release_unused calls running: the
+                                hysteresis trim waits for them, so that what
+                                their spill callbacks free is counted by them */
     struct qv_res_impl *head;
     uint64_t retired_allocs; /* allocation counts of freed reservations */
 
@@ -103,8 +109,18 @@ int qv__cache_take_charge(struct qv_pool *pool, struct qv_reservation *r, size_t
 void qv__cache_put_uncharge(struct qv_pool *pool, struct qv_reservation *r, void *ptr, size_t size);
 /* Calls the host (no lock held); applies acquire injection; returns granted. */
 uint64_t qv__pool_host_acquire(struct qv_pool *pool, uint64_t bytes);
-/* Gives pool-level surplus back to the host, with hysteresis. Call with no lock held. */
-void qv__pool_trim_host(struct qv_pool *pool);
+/* Gives pool-level surplus back to the host, with hysteresis. Call with no
+ * lock held. Returns the bytes given back. */
+uint64_t qv__pool_trim_host(struct qv_pool *pool);
+/* Runs r's spill callback (no lock held, r pinned by the caller) with
+ * growing refused on this thread meanwhile; counts the call. Returns what
+ * the callback says it freed. */
+uint64_t qv__spill_call(struct qv_res_impl *r, uint64_t wanted);
+/* qsort order of reservation pointers: the most held first. */
+int qv__cmp_held_desc(const void *a, const void *b);
+/* Frees the most recently cached block (lock held); returns its size, 0
+ * when the cache is empty. */
+uint64_t qv__cache_evict_one_locked(struct qv_pool *pool);
 /* Raises peak_reserved to at least v (lock held). */
 void qv__pool_note_peak(struct qv_pool *pool, uint64_t v);
 

@@ -57,12 +57,21 @@ int qv_pool_create(const struct qv_pool_options *opts, struct qv_pool **out,
         free(p);
         return qv_error_set(err, ENOMEM, "qv_pool_create: cannot create condition");
     }
+    atomic_init(&p->refs, 1);
     *out = p;
     return 0;
 }
 
+struct qv_pool *qv_pool_retain(struct qv_pool *pool) {
+    atomic_fetch_add_explicit(&pool->refs, 1, RELAXED);
+    return pool;
+}
+
 void qv_pool_destroy(struct qv_pool *pool) {
     if (!pool) return;
+    /* Acquire-release: the last holder sees every other holder's writes
+     * (their reservations' final charges) before it tears the pool down. */
+    if (atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) != 1) return;
     /* The contract: every reservation is gone, and with it every charge. */
     QV_DCHECK(atomic_load(&pool->nres) == 0 && pool->head == NULL);
     QV_DCHECK(atomic_load(&pool->reserved) == 0);
@@ -75,6 +84,7 @@ void qv_pool_destroy(struct qv_pool *pool) {
     }
     qv_cond_destroy(&pool->cond);
     qv_mutex_destroy(&pool->lock);
+    if (pool->has_host && pool->host.finish) pool->host.finish(pool->host.ctx);
     free(pool);
 }
 
@@ -146,14 +156,14 @@ void qv__pool_note_peak(struct qv_pool *pool, uint64_t v) {
 /* The pool keeps up to `keep` bytes acquired but unreserved, so usage that
  * oscillates near a block boundary does not call the host each time; past
  * that it returns everything above one block of slack in a single call. */
-void qv__pool_trim_host(struct qv_pool *pool) {
-    if (!pool->has_host) return;
+uint64_t qv__pool_trim_host(struct qv_pool *pool) {
+    if (!pool->has_host) return 0;
     uint64_t give = 0;
     qv_mutex_lock(&pool->lock);
     uint64_t held = atomic_load_explicit(&pool->host_held, RELAXED);
     uint64_t reserved = atomic_load_explicit(&pool->reserved, RELAXED) +
                         atomic_load_explicit(&pool->cache_bytes, RELAXED);
-    if (!pool->acquiring && held > reserved && held - reserved > pool->keep) {
+    if (!pool->acquiring && !pool->releasing && held > reserved && held - reserved > pool->keep) {
         uint64_t target = (reserved + pool->block - 1) / pool->block * pool->block + pool->block;
         if (target < held) {
             give = held - target;
@@ -166,4 +176,5 @@ void qv__pool_trim_host(struct qv_pool *pool) {
         atomic_fetch_add(&pool->host_release_calls, 1);
         atomic_fetch_add(&pool->host_bytes_released, give);
     }
+    return give;
 }

@@ -110,7 +110,15 @@ static uint64_t available_locked(struct qv_pool *p, uint64_t need) {
     return cap > reserved ? cap - reserved : 0;
 }
 
-static int cmp_held_desc(const void *a, const void *b) {
+uint64_t qv__spill_call(struct qv_res_impl *r, uint64_t wanted) {
+    tl_in_spill = 1;
+    uint64_t freed = r->spill(r->spill_ctx, &r->pub, wanted);
+    tl_in_spill = 0;
+    atomic_fetch_add_explicit(&r->pub.pool->spill_calls, 1, RELAXED);
+    return freed;
+}
+
+int qv__cmp_held_desc(const void *a, const void *b) {
     const struct qv_res_impl *x = *(struct qv_res_impl *const *)a;
     const struct qv_res_impl *y = *(struct qv_res_impl *const *)b;
     return (x->pub.held < y->pub.held) - (x->pub.held > y->pub.held);
@@ -140,19 +148,14 @@ static void spill_for(struct qv_pool *p, struct qv_res_impl *req, uint64_t short
     if (cand) {
         for (struct qv_res_impl *r = p->head; r && !over_fair; r = r->next)
             if (r != req && r->can_spill && r->spill && r->pub.held > 0) cand[nc++] = r;
-        qsort(cand, nc, sizeof *cand, cmp_held_desc);
+        qsort(cand, nc, sizeof *cand, qv__cmp_held_desc);
         if (req->can_spill && req->spill) cand[nc++] = req;
         for (size_t i = 0; i < nc; i++) cand[i]->pins++;
     }
     qv_mutex_unlock(&p->lock);
 
     uint64_t freed = 0;
-    for (size_t i = 0; i < nc && freed < shortfall; i++) {
-        tl_in_spill = 1;
-        freed += cand[i]->spill(cand[i]->spill_ctx, &cand[i]->pub, shortfall - freed);
-        tl_in_spill = 0;
-        atomic_fetch_add_explicit(&p->spill_calls, 1, RELAXED);
-    }
+    for (size_t i = 0; i < nc && freed < shortfall; i++) freed += qv__spill_call(cand[i], shortfall - freed);
 
     if (nc) {
         qv_mutex_lock(&p->lock);
@@ -169,11 +172,21 @@ static int oom_locked(struct qv_pool *p, struct qv_res_impl *req, uint64_t bytes
                       uint64_t asked, uint64_t granted, struct qv_error *err) {
     atomic_fetch_add_explicit(&p->oom_count, 1, RELAXED);
     if (!err) return ENOMEM;
-    char budget[160];
-    if (p->has_host)
-        snprintf(budget, sizeof budget, "host-backed, %llu bytes acquired; host granted %llu of %llu bytes asked",
+    char budget[400];
+    if (p->has_host) {
+        /* The host's own reason (an exception its budget threw) belongs in
+         * the message: it is often the real cause. */
+        char why[200] = "";
+        if (p->host.describe) {
+            p->host.describe(p->host.ctx, why, sizeof why);
+            why[sizeof why - 1] = 0;
+        }
+        snprintf(budget, sizeof budget,
+                 "host-backed, %llu bytes acquired; host granted %llu of %llu bytes asked%s%s%s",
                  (unsigned long long)atomic_load_explicit(&p->host_held, RELAXED),
-                 (unsigned long long)granted, (unsigned long long)asked);
+                 (unsigned long long)granted, (unsigned long long)asked, why[0] ? " (host: " : "",
+                 why, why[0] ? ")" : "");
+    }
     else if (p->limit)
         snprintf(budget, sizeof budget, "limit %llu bytes", (unsigned long long)p->limit);
     else

@@ -29,12 +29,19 @@ static void fake_release(void *ctx, uint64_t bytes) {
     qv_mutex_unlock(&h->lock);
 }
 
+static void fake_finish(void *ctx) {
+    struct fake_host *h = ctx;
+    qv_mutex_lock(&h->lock);
+    h->finishes++;
+    qv_mutex_unlock(&h->lock);
+}
+
 void fake_host_init(struct fake_host *h, enum fake_host_mode mode, uint64_t capacity) {
     *h = (struct fake_host){0};
     qv_mutex_init(&h->lock);
     h->mode = mode;
     h->capacity = capacity;
-    h->host = (struct qv_pool_host){h, fake_acquire, fake_release};
+    h->host = (struct qv_pool_host){h, fake_acquire, fake_release, fake_finish, NULL};
 }
 
 void fake_host_destroy(struct fake_host *h) { qv_mutex_destroy(&h->lock); }

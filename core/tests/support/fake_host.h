@@ -17,6 +17,7 @@ struct fake_host {
     uint64_t granted;   /* currently granted to all pools */
     uint64_t peak;
     uint64_t acquires, releases;
+    int finishes;       /* pools destroyed (qv_pool_host.finish) */
     int delay_ms;       /* each acquire sleeps this long (a blocking host) */
     struct qv_pool_host host;
 };

@@ -16,7 +16,7 @@ static int64_t live_files;
 JNIEXPORT jlong JNICALL Java_io_quiver_QuiverFile_nativeOpen(JNIEnv *env, jclass cls, jbyteArray path_bytes,
                                                              jlong memory_limit, jboolean mmap,
                                                              jboolean skip_checksums, jboolean has_expect,
-                                                             jlong expect_size, jlong expect_checksum) {
+                                                             jlong expect_size, jlong expect_checksum, jlong pool) {
     if (memory_limit < 0) {
         qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "open: memory limit %lld is negative",
                   (long long)memory_limit);
@@ -26,7 +26,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverFile_nativeOpen(JNIEnv *env, jclass
     if (!path) return 0;
     struct qv_file_identity expect = {.size = (uint64_t)expect_size,
                                       .footer_checksum = (uint64_t)expect_checksum};
-    struct qv_file_options opts = {.memory_limit = (uint64_t)memory_limit,
+    struct qv_file_options opts = {.pool = qvj_pool_get(pool), .memory_limit = (uint64_t)memory_limit,
                                    .mmap = mmap == JNI_TRUE,
                                    .skip_checksums = skip_checksums == JNI_TRUE,
                                    .expect = has_expect ? &expect : NULL};

@@ -23,6 +23,7 @@ static const struct {
     int (*onload)(JNIEnv *env);
 } parts[] = {
     {"errors", qvj_errors_onload},
+    {"pool", qvj_pool_onload},
     {"scan", qvj_scan_onload},
 };
 

@@ -111,12 +111,16 @@ struct qvj_cdata *qvj_cdata_get(jlong handle);
 
 /* ---- Pools (jni_pool.c) ----
  * The struct qv_pool of an io.quiver.memory.NativePool, from the handle its
- * nativeHandle() returns; NULL for 0. The pool is owned by the NativePool
- * (the caller keeps it open for as long as the pool is used). */
+ * nativeHandle() / withAddress() gives; NULL for 0. The NativePool holds
+ * one reference to the pool; a native object that outlives the call must
+ * take its own (qv_file_open does: a file retains its pool until its last
+ * stream and batch are gone), and the Java caller keeps the address valid
+ * during the call (NativePool.withAddress). */
 struct qv_pool *qvj_pool_get(jlong handle);
 
 /* ---- Onload functions (one per shim file; jni_onload.c calls them) ---- */
 int qvj_errors_onload(JNIEnv *env);
+int qvj_pool_onload(JNIEnv *env);   /* jni_pool.c: MemoryBudget, for pool hosts */
 int qvj_scan_onload(JNIEnv *env);   /* jni_scan.c: java.lang.Thread, for interrupts */
 
 #endif /* QVJ_H */

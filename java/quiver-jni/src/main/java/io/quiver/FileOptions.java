@@ -12,20 +12,25 @@ package io.quiver;
  * reads.</li>
  * <li>{@code skipChecksums}: do not verify the column segments' checksums
  * (the footer's always is); for trusted storage only.</li>
+ * <li>{@code pool}: a {@link io.quiver.memory.NativePool} to charge
+ * instead of the file's own pool (a Spark task's); null: the file's own.</li>
  * <li>{@code expect}: the identity the file must have (recorded when it was
  * planned); another one fails the open with
  * {@link QuiverFileChangedException}. null: any.</li>
  * </ul>
  */
 public final class FileOptions {
-    private static final FileOptions DEFAULTS = new FileOptions(0, false, false, null);
+    private static final FileOptions DEFAULTS = new FileOptions(0, false, false, null, null);
 
     private final long memoryLimit;
     private final boolean mmap;
     private final boolean skipChecksums;
     private final FileIdentity expect;
+    private final io.quiver.memory.NativePool pool;
 
-    private FileOptions(long memoryLimit, boolean mmap, boolean skipChecksums, FileIdentity expect) {
+    private FileOptions(long memoryLimit, boolean mmap, boolean skipChecksums, FileIdentity expect,
+            io.quiver.memory.NativePool pool) {
+        this.pool = pool;
         this.memoryLimit = memoryLimit;
         this.mmap = mmap;
         this.skipChecksums = skipChecksums;
@@ -41,19 +46,34 @@ public final class FileOptions {
         if (bytes < 0) {
             throw new QuiverInvalidArgumentException(22, "memory limit " + bytes + " is negative");
         }
-        return new FileOptions(bytes, mmap, skipChecksums, expect);
+        return new FileOptions(bytes, mmap, skipChecksums, expect, pool);
     }
 
     public FileOptions mmap(boolean on) {
-        return new FileOptions(memoryLimit, on, skipChecksums, expect);
+        return new FileOptions(memoryLimit, on, skipChecksums, expect, pool);
     }
 
     public FileOptions skipChecksums(boolean on) {
-        return new FileOptions(memoryLimit, mmap, on, expect);
+        return new FileOptions(memoryLimit, mmap, on, expect, pool);
     }
 
     public FileOptions expect(FileIdentity identity) {
-        return new FileOptions(memoryLimit, mmap, skipChecksums, identity);
+        return new FileOptions(memoryLimit, mmap, skipChecksums, identity, pool);
+    }
+
+    /**
+     * Charges the file, its scans and their batches to {@code p} instead of a
+     * pool of the file's own (memoryLimit is then ignored); null: a pool of
+     * its own. The file retains the pool natively until its last scan and
+     * batch are gone, so {@code p} may be closed before them.
+     */
+    public FileOptions pool(io.quiver.memory.NativePool p) {
+        return new FileOptions(memoryLimit, mmap, skipChecksums, expect, p);
+    }
+
+    /** The pool given with {@link #pool(io.quiver.memory.NativePool)}, or null. */
+    public io.quiver.memory.NativePool pool() {
+        return pool;
     }
 
     public long memoryLimit() {

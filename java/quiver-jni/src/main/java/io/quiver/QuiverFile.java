@@ -70,9 +70,13 @@ public final class QuiverFile implements AutoCloseable {
         FileOptions o = options == null ? FileOptions.defaults() : options;
         NativeLibrary.load();
         FileIdentity expect = o.expect();
-        long address = nativeOpen(path.getBytes(StandardCharsets.UTF_8), o.memoryLimit(), o.mmap(),
+        byte[] bytes = path.getBytes(StandardCharsets.UTF_8);
+        java.util.function.LongUnaryOperator open = pool -> nativeOpen(bytes, o.memoryLimit(), o.mmap(),
                 o.skipChecksums(), expect != null, expect == null ? 0 : expect.size(),
-                expect == null ? 0 : expect.footerChecksum());
+                expect == null ? 0 : expect.footerChecksum(), pool);
+        // A caller's pool stays valid during the open (a close meanwhile
+        // takes effect after it); the file then holds the pool natively.
+        long address = o.pool() == null ? open.applyAsLong(0) : o.pool().withAddress(open);
         return new QuiverFile(path, address);
     }
 
@@ -262,7 +266,7 @@ public final class QuiverFile implements AutoCloseable {
     }
 
     private static native long nativeOpen(byte[] path, long memoryLimit, boolean mmap, boolean skipChecksums,
-            boolean hasExpect, long expectSize, long expectChecksum);
+            boolean hasExpect, long expectSize, long expectChecksum, long pool);
 
     private static native void nativeClose(long handle);
 
