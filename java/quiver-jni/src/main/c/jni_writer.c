@@ -17,7 +17,7 @@
 #include "quiver/file.h"
 
 struct qvj_writer {
-    struct qv_pool *pool;        /* the writer's own budget */
+    struct qv_pool *pool;        /* one reference: the caller's pool, or the writer's own */
     struct qv_reservation *res;  /* its buffering and schema */
     struct qv_schema *schema;
     struct qv_writer *w;
@@ -98,7 +98,7 @@ oom:
 JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
     JNIEnv *env, jclass cls, jbyteArray path_bytes, jlong schema_address, jlong row_group_rows,
     jlong row_group_bytes, jboolean compact, jobjectArray meta_keys, jobjectArray meta_values,
-    jlong memory_limit) {
+    jlong memory_limit, jlong pool_handle) {
     struct qv_error err;
     qv_error_clear(&err);
     if (row_group_rows < 0 || row_group_bytes < 0 || memory_limit < 0) {
@@ -116,6 +116,10 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
     int rc = 0;
     if (!q) {
         rc = qv_error_set(&err, ENOMEM, "write '%.300s': out of memory", path);
+    } else if (pool_handle) {
+        /* A caller's pool (a Spark task's): the writer holds a reference
+         * until it is closed, so closing the Java NativePool first is safe. */
+        q->pool = qv_pool_retain(qvj_pool_get(pool_handle));
     } else {
         char pname[160];
         snprintf(pname, sizeof pname, "write %.140s", path);

@@ -86,8 +86,11 @@ public final class QuiverWriter implements AutoCloseable {
         long h;
         try (CData c = CData.create()) { // releases the exported schema: the native side only reads it
             Data.exportSchema(allocator, schema, null, c.schema());
-            h = nativeOpen(p.getBytes(StandardCharsets.UTF_8), c.schema().memoryAddress(), options.rowGroupRows,
-                    options.rowGroupBytes, options.compact, keys, values, options.memoryLimit);
+            final WriterOptions o = options;
+            java.util.function.LongUnaryOperator open = pool -> nativeOpen(p.getBytes(StandardCharsets.UTF_8),
+                    c.schema().memoryAddress(), o.rowGroupRows, o.rowGroupBytes, o.compact, keys, values,
+                    o.memoryLimit, pool);
+            h = o.pool == null ? open.applyAsLong(0) : o.pool.withAddress(open);
         }
         try {
             return new QuiverWriter(allocator, schema, p, h);
@@ -224,7 +227,7 @@ public final class QuiverWriter implements AutoCloseable {
 
     /* ---- jni_writer.c ---- */
     private static native long nativeOpen(byte[] path, long schemaAddress, long rowGroupRows, long rowGroupBytes,
-            boolean compact, byte[][] metaKeys, byte[][] metaValues, long memoryLimit);
+            boolean compact, byte[][] metaKeys, byte[][] metaValues, long memoryLimit, long pool);
 
     private static native void nativeWrite(long h, long arrayAddress);
 

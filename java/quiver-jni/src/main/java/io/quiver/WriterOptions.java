@@ -19,6 +19,7 @@ public final class WriterOptions {
     final long rowGroupRows, rowGroupBytes, memoryLimit;
     final boolean compact;
     final Map<String, String> metadata;
+    final io.quiver.memory.NativePool pool;
 
     private WriterOptions(Builder b) {
         this.rowGroupRows = b.rowGroupRows;
@@ -26,6 +27,7 @@ public final class WriterOptions {
         this.memoryLimit = b.memoryLimit;
         this.compact = b.compact;
         this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
+        this.pool = b.pool;
     }
 
     public static WriterOptions defaults() {
@@ -44,6 +46,7 @@ public final class WriterOptions {
         private long rowGroupRows, rowGroupBytes, memoryLimit;
         private boolean compact;
         private final Map<String, String> metadata = new LinkedHashMap<>();
+        private io.quiver.memory.NativePool pool;
 
         private Builder() {}
 
@@ -84,6 +87,17 @@ public final class WriterOptions {
         public Builder memoryLimit(long bytes) {
             if (bytes < 0) throw new QuiverInvalidArgumentException(EINVAL, "memoryLimit " + bytes + " is negative");
             this.memoryLimit = bytes;
+            return this;
+        }
+
+        /**
+         * Charges the writer's buffering to {@code pool} (a Spark task's
+         * {@code TaskMemory.pool()}) instead of a pool of its own; the
+         * writer keeps the native pool alive until it is closed.
+         * {@code memoryLimit} is then ignored: the pool's budget applies.
+         */
+        public Builder pool(io.quiver.memory.NativePool pool) {
+            this.pool = pool;
             return this;
         }
 

@@ -162,6 +162,31 @@ class QuiverWriterTest {
     }
 
     @Test
+    void aCallersPoolIsChargedAndOutlivedByTheWriter() throws Exception {
+        Path p = dir.resolve("pooled.qvr");
+        io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("task", 0);
+        try (VectorSchemaRoot r = ints(50_000);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.builder().pool(pool).build())) {
+            w.write(r);
+            long charged = pool.stats().reserved();
+            assertTrue(charged >= 50_000 * 4, "the writer's buffering is charged to the pool: " + charged);
+            pool.close(); // the writer holds its own reference to the native pool
+            w.write(r);
+            assertEquals(100_000, w.finish().rows());
+        }
+        assertEquals(List.of("pooled.qvr"), entries());
+        io.quiver.memory.NativePool small = io.quiver.memory.NativePool.create("small", 64 * 1024);
+        try (VectorSchemaRoot r = ints(200_000);
+                QuiverWriter w = QuiverWriter.open(a, dir.resolve("over.qvr"), INTS,
+                        WriterOptions.builder().pool(small).rowGroupRows(1 << 20).build())) {
+            QuiverOutOfMemoryException e = assertThrows(QuiverOutOfMemoryException.class, () -> w.write(r));
+            assertTrue(e.getMessage().contains("small"), e.getMessage());
+        } finally {
+            small.close();
+        }
+    }
+
+    @Test
     void cleanerFreesAnUnclosedWriter() throws Exception {
         long before = QuiverWriter.liveCount();
         openAndDrop(dir.resolve("lost.qvr"));
