@@ -182,6 +182,14 @@ static uint64_t host_acquire(void *ctx, uint64_t bytes) {
         keep_exception(env, h, "acquire");
     } else {
         granted = got <= 0 ? 0 : (uint64_t)got > bytes ? bytes : (uint64_t)got;
+        if (got > 0 && (uint64_t)got > bytes) {
+            /* The budget counts all it returned as granted, but the pool
+             * takes only what it asked for and will only ever release that:
+             * the excess goes back now, or the budget's books would keep it
+             * charged forever (a Spark task's leak check would fail). */
+            (*env)->CallVoidMethod(env, h->budget, budget_release, (jlong)((uint64_t)got - bytes));
+            if ((*env)->ExceptionCheck(env)) keep_exception(env, h, "release");
+        }
         if (granted == bytes) set_why(h, "", 0);
         else {
             char msg[96];
