@@ -3,7 +3,6 @@ package io.quiver;
 import java.io.IOException;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.Data;
@@ -79,7 +78,7 @@ public final class QuiverScanReader extends ArrowReader {
     static QuiverScanReader openScan(long fileHandle, BufferAllocator allocator, ScanOptions options) {
         if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no allocator given (null)");
         if (options == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no options given (null)");
-        byte[] filter = options.filter == null ? null : options.filter.getBytes(StandardCharsets.UTF_8);
+        byte[] filter = options.filter == null ? null : Utf8.encode(options.filter, "scan: filter");
         long h = ScanStream.openScan(fileHandle, names(options.columns), filter, options.rowGroupBegin,
                 options.rowGroupEnd, options.rowBegin, options.rowEnd, options.batchRows, options.limit,
                 options.threads, options.prefetch, options.cast, options.validation.level());
@@ -99,7 +98,7 @@ public final class QuiverScanReader extends ArrowReader {
     private static byte[][] names(List<String> columns) {
         if (columns == null) return null;
         byte[][] out = new byte[columns.size()][];
-        for (int i = 0; i < out.length; i++) out[i] = columns.get(i).getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < out.length; i++) out[i] = Utf8.encode(columns.get(i), "column name");
         return out;
     }
 

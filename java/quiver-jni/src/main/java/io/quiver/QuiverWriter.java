@@ -80,8 +80,8 @@ public final class QuiverWriter implements AutoCloseable {
         byte[][] keys = new byte[n][], values = new byte[n][];
         int i = 0;
         for (Map.Entry<String, String> e : options.metadata.entrySet()) {
-            keys[i] = e.getKey().getBytes(StandardCharsets.UTF_8);
-            values[i++] = e.getValue().getBytes(StandardCharsets.UTF_8);
+            keys[i] = Utf8.encode(e.getKey(), "write '" + path + "': metadata key");
+            values[i++] = Utf8.encode(e.getValue(), "write '" + path + "': metadata value of '" + e.getKey() + "'");
         }
         long h;
         try (CData c = CData.create()) { // releases the exported schema: the native side only reads it

@@ -400,4 +400,31 @@ class QuiverScanTest {
             }
         }
     }
+    /**
+     * Filters and column names with an unpaired surrogate are refused: the
+     * '?' that String.getBytes puts in its place would compare against
+     * another value (silently other rows) or find another column.
+     */
+    @Test
+    void unpairedSurrogatesInFiltersAndNamesAreRefused() throws Exception {
+        try (QuiverFile f = QuiverFile.open(mixed)) {
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.scan(a, ScanOptions.builder().filter("s = 'a\uDC00'").build()).close());
+            assertTrue(e.getMessage().contains("scan: filter"), e.getMessage());
+            assertTrue(e.getMessage().contains("U+DC00"), e.getMessage());
+            e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.scan(a, ScanOptions.builder().columns("id", "s\uD800").build()).close());
+            assertTrue(e.getMessage().contains("column name"), e.getMessage());
+            e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.take(a, new long[] {1}, List.of("\uDFFFid")).close());
+            assertTrue(e.getMessage().contains("at index 0"), e.getMessage());
+        }
+        try (VectorSchemaRoot r = VectorSchemaRoot.create(TestTables.mixedSchema(), a)) {
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> QuiverWriter.open(a, dir.resolve("meta.qvr"), r.getSchema(),
+                            WriterOptions.builder().metadata("origin", "a\uD800b").build()).close());
+            assertTrue(e.getMessage().contains("metadata value of 'origin'"), e.getMessage());
+        }
+        assertFalse(java.nio.file.Files.exists(dir.resolve("meta.qvr")));
+    }
 }
