@@ -61,6 +61,7 @@ public final class QuiverScanReader extends ArrowReader {
     private final Schema schema;
     private boolean finished;
     private boolean rootClosed;
+    private boolean rootCloseDeferred; // close() ran inside loadNextBatch, on its thread
 
     private QuiverScanReader(BufferAllocator allocator, long handle) {
         super(allocator);
@@ -143,7 +144,10 @@ public final class QuiverScanReader extends ArrowReader {
                 return true;
             }
         } finally {
-            stream.exit();
+            // A close from inside this call, on this thread (a MemoryBudget
+            // the scan called), left the stream and the root to be released
+            // here, now that nothing uses them.
+            if (stream.exit() || rootCloseDeferred) closeRoot();
             Reference.reachabilityFence(this);
         }
     }
@@ -185,7 +189,16 @@ public final class QuiverScanReader extends ArrowReader {
     public void close(boolean closeReadSource) throws IOException {
         // The stream first: a batch loading on another thread is cancelled
         // and waited for before the root it imports into is closed.
+        boolean inside = stream.isReadingThread();
         if (closeReadSource) closeReadSource();
+        if (inside) {
+            rootCloseDeferred = true; // the loadNextBatch in flight on this thread closes it at its end
+            return;
+        }
+        closeRoot();
+    }
+
+    private void closeRoot() throws IOException {
         synchronized (this) {
             if (rootClosed) return;
             rootClosed = true;

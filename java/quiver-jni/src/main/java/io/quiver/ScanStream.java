@@ -18,6 +18,8 @@ final class ScanStream implements Runnable {
     private long handle;
     private boolean busy;
     private boolean closed;
+    private Thread reader;         // the thread between enter and exit
+    private boolean releaseAtExit; // closed by that thread from inside its own call
 
     ScanStream(long handle) {
         this.handle = handle;
@@ -30,12 +32,36 @@ final class ScanStream implements Runnable {
             throw new IllegalStateException(
                     "the scan is being read by another thread (read a scan from one thread at a time)");
         busy = true;
+        reader = Thread.currentThread();
         return handle;
     }
 
-    synchronized void exit() {
-        busy = false;
-        notifyAll();
+    /**
+     * Ends the call started by {@link #enter}. Returns true when the stream
+     * was closed from inside the call by its own thread (a MemoryBudget that
+     * the scan called on this thread closed the reader); the stream is
+     * released here then, and the caller finishes that close.
+     */
+    boolean exit() {
+        long h = 0;
+        synchronized (this) {
+            busy = false;
+            reader = null;
+            if (releaseAtExit) {
+                releaseAtExit = false;
+                h = handle;
+                handle = 0;
+            }
+            notifyAll();
+        }
+        if (h == 0) return false;
+        release(h);
+        return true;
+    }
+
+    /** Whether the calling thread is inside a call on this stream (between enter and exit). */
+    synchronized boolean isReadingThread() {
+        return busy && reader == Thread.currentThread();
     }
 
     /** Cancels a read in flight and every later one (QuiverCancelledException); thread-safe. */
@@ -56,6 +82,14 @@ final class ScanStream implements Runnable {
             closed = true;
             if (busy) {
                 cancel(handle);
+                if (reader == Thread.currentThread()) {
+                    // Closed from inside the call in flight, on its own
+                    // thread (a budget the scan called closing the reader):
+                    // waiting would wait for this very thread. The call
+                    // releases the stream when it returns (exit).
+                    releaseAtExit = true;
+                    return;
+                }
                 boolean interrupted = false;
                 while (busy) {
                     try {

@@ -401,6 +401,55 @@ class QuiverScanTest {
         }
     }
     /**
+     * A MemoryBudget that closes the reader from inside its acquire, which a
+     * synchronous scan calls on the thread inside loadNextBatch: close must
+     * not wait for the call in flight (that is this thread: it hung), and
+     * the stream and the root are released when that call returns.
+     */
+    @Test
+    void aBudgetClosingTheReaderFromInsideLoadNextBatchDoesNotHang() {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.atomic.AtomicReference<QuiverScanReader> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong outstanding = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
+        io.quiver.memory.MemoryBudget closing = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                QuiverScanReader r = reader.get();
+                if (r != null) {
+                    closes.incrementAndGet();
+                    try {
+                        r.close();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+                outstanding.addAndGet(bytes);
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {
+                outstanding.addAndGet(-bytes);
+            }
+        };
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("closing", closing, 64 << 10);
+                    QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool));
+                    QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(700).threads(ScanOptions.SYNC).build())) {
+                reader.set(r);
+                // The first batch asks the budget, which closes the reader.
+                QuiverException e = assertThrows(QuiverException.class, r::loadNextBatch);
+                assertTrue(closes.get() > 0, "the budget was called");
+                assertTrue(e instanceof QuiverCancelledException || e instanceof QuiverOutOfMemoryException, e.toString());
+                assertEquals(before, ScanStream.liveCount(), "the stream was released when the call returned");
+                assertThrows(IllegalStateException.class, r::loadNextBatch);
+                reader.set(null);
+            }
+        });
+        assertEquals(0, outstanding.get());
+    }
+    /**
      * Filters and column names with an unpaired surrogate are refused: the
      * '?' that String.getBytes puts in its place would compare against
      * another value (silently other rows) or find another column.
