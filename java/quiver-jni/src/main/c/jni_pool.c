@@ -64,6 +64,10 @@ static void detach_at_exit(void *value) {
 
 static void make_key(void) { attached_key_ok = pthread_key_create(&attached_key, detach_at_exit) == 0; }
 
+int qvj_thread_attached_here(void) {
+    return attached_key_ok && pthread_getspecific(attached_key) != NULL;
+}
+
 int qvj_pool_onload(JNIEnv *env) {
     pthread_once(&attached_once, make_key);
     if (!attached_key_ok) {

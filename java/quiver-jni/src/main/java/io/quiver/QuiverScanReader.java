@@ -189,6 +189,23 @@ public final class QuiverScanReader extends ArrowReader {
     public void close(boolean closeReadSource) throws IOException {
         // The stream first: a batch loading on another thread is cancelled
         // and waited for before the root it imports into is closed.
+        if (ScanStream.onNativeWorker()) {
+            // A scan's native worker (a MemoryBudget it called closing this
+            // reader): releasing the stream joins the scan's workers, maybe
+            // this very thread. Cancel now; a thread of its own does the rest.
+            stream.cancel();
+            Thread t = new Thread(() -> {
+                try {
+                    close(closeReadSource);
+                } catch (IOException e) {
+                    // Nobody waits for this thread: its uncaught handler reports.
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, "quiver-scan-close");
+            t.setDaemon(true);
+            t.start();
+            return;
+        }
         boolean inside = stream.isReadingThread();
         if (closeReadSource) closeReadSource();
         if (inside) {

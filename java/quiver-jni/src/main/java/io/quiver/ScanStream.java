@@ -129,6 +129,13 @@ final class ScanStream implements Runnable {
 
     static native void cancel(long handle);
 
+    /**
+     * Whether the calling thread is a native worker the library attached to
+     * the JVM (one calling a pool's MemoryBudget). Such a thread must not
+     * release a stream: the release joins the scan's workers, maybe itself.
+     */
+    static native boolean onNativeWorker();
+
     static native void release(long handle);
 
     /** qv_scan_get_stats: total and pruned row groups, rows decoded and output, batches, max queued, threads. */

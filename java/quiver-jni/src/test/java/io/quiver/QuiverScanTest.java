@@ -450,6 +450,54 @@ class QuiverScanTest {
         assertEquals(0, outstanding.get());
     }
     /**
+     * The same from a native scan worker, which calls the budget with two
+     * workers: releasing the stream there would join the scan's workers, the
+     * calling one among them (a self-join, then the scan freed under the
+     * running worker). The close is handed to a thread of its own; the
+     * reader ends cancelled and everything is released.
+     */
+    @Test
+    void aBudgetClosingTheReaderFromANativeWorkerIsHandedOff() throws Exception {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.atomic.AtomicReference<QuiverScanReader> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong outstanding = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
+        io.quiver.memory.MemoryBudget closing = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                QuiverScanReader r = reader.get();
+                if (r != null && Thread.currentThread().getName().equals("quiver-native")) {
+                    closes.incrementAndGet();
+                    try {
+                        r.close();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+                outstanding.addAndGet(bytes);
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {
+                outstanding.addAndGet(-bytes);
+            }
+        };
+        try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("closing", closing, 64 << 10);
+                QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool));
+                QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(100).threads(2).build())) {
+            reader.set(r);
+            RuntimeException e = assertThrows(RuntimeException.class, () -> {
+                while (r.loadNextBatch()) { /* until the close lands */ }
+            });
+            assertTrue(e instanceof QuiverCancelledException || e instanceof IllegalStateException, e.toString());
+            assertTrue(closes.get() > 0, "a worker called the budget");
+        }
+        while (ScanStream.liveCount() != before || a.getAllocatedMemory() != 0 || outstanding.get() != 0) {
+            Thread.sleep(10); // the class deadline bounds this
+        }
+    }
+    /**
      * Filters and column names with an unpaired surrogate are refused: the
      * '?' that String.getBytes puts in its place would compare against
      * another value (silently other rows) or find another column.
