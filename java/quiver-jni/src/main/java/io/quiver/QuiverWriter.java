@@ -131,11 +131,16 @@ public final class QuiverWriter implements AutoCloseable {
             failure = e;
             throw e;
         } catch (RuntimeException | Error e) {
-            // Arrow's export failed (a vector it cannot export): nothing
-            // reached the file, but the writer is failed all the same.
-            failure = new QuiverInvalidArgumentException(EINVAL,
-                    "write '" + path + "': exporting the batch failed: " + e, e);
-            throw e;
+            // Arrow's export failed (a vector it cannot export, a root of
+            // another root allocator): nothing reached the file, but the
+            // writer is failed all the same. Thrown as the Quiver exception
+            // naming the file, Arrow's as its cause (an Error stays itself).
+            failure = QuiverException.create(
+                    e instanceof org.apache.arrow.memory.OutOfMemoryException ? ErrorKind.OUT_OF_MEMORY
+                            : ErrorKind.INVALID_ARGUMENT,
+                    EINVAL, "write '" + path + "': exporting the batch failed: " + e, e);
+            if (e instanceof Error) throw e;
+            throw failure;
         }
     }
 

@@ -102,6 +102,29 @@ class QuiverWriterTest {
         assertEquals(List.of(), entries()); // no file, no temporary file
     }
 
+    /**
+     * A root whose buffers belong to another root allocator cannot be
+     * exported through the writer's allocator; Arrow's IllegalArgumentException
+     * escaped raw, naming neither the writer nor its file. It is now the
+     * writer's QuiverInvalidArgumentException, with Arrow's as the cause.
+     */
+    @Test
+    void aRootOfAnotherRootAllocatorIsAQuiverErrorNamingTheFile() throws Exception {
+        Path p = dir.resolve("other-root.qvr");
+        try (BufferAllocator other = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(INTS, other);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.defaults())) {
+            ((IntVector) root.getVector(0)).allocateNew(4);
+            ((IntVector) root.getVector(0)).set(0, 1);
+            root.setRowCount(4);
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class, () -> w.write(root));
+            assertTrue(e.getMessage().contains("write '" + p + "': exporting the batch failed"), e.getMessage());
+            assertTrue(e.getCause() instanceof IllegalArgumentException, String.valueOf(e.getCause()));
+            assertThrows(QuiverInvalidArgumentException.class, w::finish); // the writer is failed
+        }
+        assertEquals(List.of(), entries());
+    }
+
     @Test
     void nestedFieldMismatchIsNamedByPath() {
         Schema w1 = new Schema(List.of(TestTables.field("st", ArrowType.Struct.INSTANCE, true,
