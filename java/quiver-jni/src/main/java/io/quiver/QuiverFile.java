@@ -44,11 +44,11 @@ public final class QuiverFile implements AutoCloseable {
 
     /** Opens {@code path} with the default options. */
     public static QuiverFile open(Path path) {
-        return open(path.toString(), FileOptions.defaults());
+        return open(path == null ? null : path.toString(), FileOptions.defaults());
     }
 
     public static QuiverFile open(Path path, FileOptions options) {
-        return open(path.toString(), options);
+        return open(path == null ? null : path.toString(), options);
     }
 
     public static QuiverFile open(String path) {

@@ -190,6 +190,8 @@ class QuiverFileTest {
     @Test
     void badArgumentsAreInvalidArguments() {
         fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((String) null));
+        fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((Path) null)); // was a bare NullPointerException
+        fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((Path) null, FileOptions.defaults()));
         QuiverInvalidArgumentException nul = fails(QuiverInvalidArgumentException.class,
                 () -> QuiverFile.open(dir + "/a\0b.qvr"));
         assertTrue(nul.getMessage().contains("NUL byte"), nul.getMessage());
