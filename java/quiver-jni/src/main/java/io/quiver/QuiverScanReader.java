@@ -215,16 +215,21 @@ public final class QuiverScanReader extends ArrowReader {
         closeRoot();
     }
 
-    private void closeRoot() throws IOException {
-        synchronized (this) {
-            if (rootClosed) return;
-            rootClosed = true;
-        }
+    // Synchronized throughout: a second close waits until the root's
+    // buffers are released, rather than returning while the first is still
+    // closing it (its caller would then find the allocator still holding them).
+    private synchronized void closeRoot() throws IOException {
+        if (rootClosed) return;
+        rootClosed = true;
         super.close(false);
     }
 
     @Override
     protected void closeReadSource() {
         cleanable.clean();
+        // Cleanable.clean runs the close once and returns at once on later
+        // calls, also while the first is still waiting for a call in flight:
+        // the stream's own close waits until the stream is released.
+        stream.close();
     }
 }

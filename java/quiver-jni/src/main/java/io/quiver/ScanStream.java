@@ -20,6 +20,7 @@ final class ScanStream implements Runnable {
     private boolean closed;
     private Thread reader;         // the thread between enter and exit
     private boolean releaseAtExit; // closed by that thread from inside its own call
+    private boolean released;      // the native stream is gone
 
     ScanStream(long handle) {
         this.handle = handle;
@@ -56,7 +57,26 @@ final class ScanStream implements Runnable {
         }
         if (h == 0) return false;
         release(h);
+        markReleased();
         return true;
+    }
+
+    private synchronized void markReleased() {
+        released = true;
+        notifyAll();
+    }
+
+    /** Waits (lock held) until {@code done}; an interrupt meanwhile is kept for later. */
+    private void awaitLocked(java.util.function.BooleanSupplier done) {
+        boolean interrupted = false;
+        while (!done.getAsBoolean()) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the release must still happen
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
     }
 
     /** Whether the calling thread is inside a call on this stream (between enter and exit). */
@@ -74,11 +94,20 @@ final class ScanStream implements Runnable {
         close();
     }
 
-    /** Cancels a read in flight, waits for it, releases the stream. Idempotent. */
+    /**
+     * Cancels a read in flight, waits for it, releases the stream.
+     * Idempotent; a close while another thread is closing waits until the
+     * stream is released, so every close returns with the native stream
+     * (and the memory it charges) gone, except one called from inside the
+     * call in flight on its own thread, which leaves the release to it.
+     */
     void close() {
         long h;
         synchronized (this) {
-            if (closed) return;
+            if (closed) {
+                if (!(busy && reader == Thread.currentThread())) awaitLocked(() -> released);
+                return;
+            }
             closed = true;
             if (busy) {
                 cancel(handle);
@@ -90,20 +119,13 @@ final class ScanStream implements Runnable {
                     releaseAtExit = true;
                     return;
                 }
-                boolean interrupted = false;
-                while (busy) {
-                    try {
-                        wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true; // the release must still happen
-                    }
-                }
-                if (interrupted) Thread.currentThread().interrupt();
+                awaitLocked(() -> !busy);
             }
             h = handle;
             handle = 0;
         }
         release(h);
+        markReleased();
     }
 
     /* ---- jni_scan.c ---- */

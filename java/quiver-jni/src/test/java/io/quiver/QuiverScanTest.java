@@ -524,4 +524,73 @@ class QuiverScanTest {
         }
         assertFalse(java.nio.file.Files.exists(dir.resolve("meta.qvr")));
     }
+    /**
+     * Two threads closing one reader while a third is inside loadNextBatch:
+     * the first close waits for that call; the second returned at once,
+     * with the stream and its memory still there, so a caller that then
+     * checked or closed its allocator saw a leak. Every close now returns
+     * with the stream released.
+     */
+    @Test
+    void aSecondConcurrentCloseReturnsOnlyOnceTheStreamIsReleased() throws Exception {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch proceed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        io.quiver.memory.MemoryBudget blocking = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                if (armed.getAndSet(false)) {
+                    entered.countDown();
+                    try {
+                        proceed.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {}
+        };
+        try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("blocking", blocking, 64);
+                QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool))) {
+            QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(700).threads(ScanOptions.SYNC).build());
+            assertTrue(r.loadNextBatch());
+            armed.set(true);
+            Thread loader = new Thread(() -> {
+                try {
+                    while (r.loadNextBatch()) { /* until cancelled */ }
+                } catch (Exception expected) {
+                    // cancelled by the close
+                }
+            });
+            loader.start();
+            assertTrue(entered.await(60, TimeUnit.SECONDS), "the loader reached the budget");
+            Thread first = new Thread(() -> {
+                try {
+                    r.close();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            first.start();
+            while (first.getState() != Thread.State.WAITING) Thread.sleep(1); // it waits for the loader
+            Thread main = Thread.currentThread();
+            Thread unblock = new Thread(() -> {
+                // Lets the loader go once this thread waits in its own close.
+                while (main.getState() != Thread.State.WAITING && main.getState() != Thread.State.BLOCKED) Thread.onSpinWait();
+                proceed.countDown();
+            });
+            unblock.start();
+            r.close(); // the second close
+            assertEquals(before, ScanStream.liveCount(), "the stream is released when close returns");
+            assertEquals(0, a.getAllocatedMemory(), "the root's buffers are released when close returns");
+            proceed.countDown();
+            first.join();
+            loader.join();
+            unblock.join();
+        }
+    }
 }
