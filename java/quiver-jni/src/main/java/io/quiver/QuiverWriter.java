@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -120,6 +121,20 @@ public final class QuiverWriter implements AutoCloseable {
             if (diff != null)
                 throw new QuiverInvalidArgumentException(EINVAL,
                         "write '" + path + "': the batch's schema differs from the writer's: " + diff);
+            // The C Data interface carries no buffer sizes: the native writer
+            // reads what offsets and lengths claim, so a root whose offsets
+            // point past its data buffer (a bug or a hostile caller) would
+            // make it read beyond the buffer and take the JVM down. Java
+            // knows the capacities: Arrow's own check of them, O(1) per
+            // vector, refuses such a root first.
+            for (FieldVector v : root.getFieldVectors()) {
+                try {
+                    v.validate();
+                } catch (RuntimeException e) {
+                    throw new QuiverInvalidArgumentException(EINVAL, "write '" + path + "': column '" + v.getName()
+                            + "' does not hold what its lengths and offsets claim: " + e.getMessage(), e);
+                }
+            }
             long h = handle.acquire();
             try (CData c = CData.create()) { // releases a batch the export left half-made
                 Data.exportVectorSchemaRoot(allocator, root, null, c.array());
