@@ -64,6 +64,10 @@ static void detach_at_exit(void *value) {
 
 static void make_key(void) { attached_key_ok = pthread_key_create(&attached_key, detach_at_exit) == 0; }
 
+int qvj_thread_attached_here(void) {
+    return attached_key_ok && pthread_getspecific(attached_key) != NULL;
+}
+
 int qvj_pool_onload(JNIEnv *env) {
     pthread_once(&attached_once, make_key);
     if (!attached_key_ok) {
@@ -182,6 +186,14 @@ static uint64_t host_acquire(void *ctx, uint64_t bytes) {
         keep_exception(env, h, "acquire");
     } else {
         granted = got <= 0 ? 0 : (uint64_t)got > bytes ? bytes : (uint64_t)got;
+        if (got > 0 && (uint64_t)got > bytes) {
+            /* The budget counts all it returned as granted, but the pool
+             * takes only what it asked for and will only ever release that:
+             * the excess goes back now, or the budget's books would keep it
+             * charged forever (a Spark task's leak check would fail). */
+            (*env)->CallVoidMethod(env, h->budget, budget_release, (jlong)((uint64_t)got - bytes));
+            if ((*env)->ExceptionCheck(env)) keep_exception(env, h, "release");
+        }
         if (granted == bytes) set_why(h, "", 0);
         else {
             char msg[96];

@@ -317,6 +317,10 @@ JNIEXPORT jlongArray JNICALL Java_io_quiver_ScanStream_stats(JNIEnv *env, jclass
     return out;
 }
 
+JNIEXPORT jboolean JNICALL Java_io_quiver_ScanStream_onNativeWorker(JNIEnv *env, jclass cls) {
+    return qvj_thread_attached_here() ? JNI_TRUE : JNI_FALSE;
+}
+
 JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_nativeLiveCount(JNIEnv *env, jclass cls) {
     return (jlong)atomic_load(&live_streams);
 }

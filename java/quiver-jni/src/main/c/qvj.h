@@ -117,6 +117,10 @@ struct qvj_cdata *qvj_cdata_get(jlong handle);
  * stream and batch are gone), and the Java caller keeps the address valid
  * during the call (NativePool.withAddress). */
 struct qv_pool *qvj_pool_get(jlong handle);
+/* Whether the calling thread is one the library attached to the JVM (a
+ * native scan worker calling a pool's host). Such a thread must not release
+ * a scan: the release joins the scan's workers, this thread among them. */
+int qvj_thread_attached_here(void);
 
 /* ---- Onload functions (one per shim file; jni_onload.c calls them) ---- */
 int qvj_errors_onload(JNIEnv *env);

@@ -9,7 +9,14 @@ package io.quiver;
  * (0, the default: unlimited). Everything the file and its scans allocate is
  * charged to it; going over fails with {@link QuiverOutOfMemoryException}.</li>
  * <li>{@code mmap}: map the file instead of reading it with positional
- * reads.</li>
+ * reads. <b>Only for files nobody truncates or rewrites while they are
+ * open:</b> a mapped file cut short by another process kills the whole JVM
+ * (SIGBUS in native code, which no Java handler can catch; checked: a scan
+ * of a file truncated under it aborts the JVM), and bytes changed in place
+ * after their checksum was verified are decoded as they are. Without it a
+ * truncated file fails the read with a {@link QuiverException}. Off by
+ * default; never turn it on for files of a shared or mutable store (a Spark
+ * job's input).</li>
  * <li>{@code skipChecksums}: do not verify the column segments' checksums
  * (the footer's always is); for trusted storage only.</li>
  * <li>{@code pool}: a {@link io.quiver.memory.NativePool} to charge

@@ -8,7 +8,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.LinkOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -140,7 +145,7 @@ public final class NativeLibrary {
                         + System.getProperty("java.library.path") + ") has no "
                         + System.mapLibraryName(NAME), fromPath);
             }
-            Path dir = extractionDir();
+            Path dir = extractionDir(tmpDir());
             cleanStaleCopies(dir);
             long pid = ProcessHandle.current().pid();
             Path copy = Files.createTempFile(dir, "lib" + NAME + "-" + pid + "-", ".so");
@@ -181,19 +186,61 @@ public final class NativeLibrary {
         return Paths.get(System.getProperty("java.io.tmpdir", "/tmp"));
     }
 
-    /** {@code <tmpdir>/quiver-jni-<user>}, created private to the user. */
-    private static Path extractionDir() throws IOException {
+    /**
+     * {@code <tmp>/quiver-jni-<user>}, created private to the user. When that
+     * name is already taken by something that is not a private folder of
+     * this user (a symbolic link, a folder of another user, or one others
+     * may write to: anyone can create the name first in a shared /tmp),
+     * another user could swap the library between its copy and its load and
+     * run code in this JVM; a new private folder with a random name is used
+     * instead.
+     */
+    static Path extractionDir(Path tmp) throws IOException {
         String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
-        Path dir = tmpDir().resolve("quiver-jni-" + user);
-        if (!Files.isDirectory(dir)) {
+        Path dir = tmp.resolve("quiver-jni-" + user);
+        if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
             try {
                 Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(
                         PosixFilePermissions.fromString("rwx------")));
             } catch (UnsupportedOperationException e) {
                 Files.createDirectories(dir);
+            } catch (FileAlreadyExistsException e) {
+                // made meanwhile, by another JVM or someone else: checked below
             }
         }
-        return dir;
+        if (isPrivateFolder(dir)) {
+            return dir;
+        }
+        try {
+            return Files.createTempDirectory(tmp, "quiver-jni-", PosixFilePermissions.asFileAttribute(
+                    PosixFilePermissions.fromString("rwx------")));
+        } catch (UnsupportedOperationException e) {
+            return Files.createTempDirectory(tmp, "quiver-jni-");
+        }
+    }
+
+    /** A real folder (not a link) owned by this process's user, writable by nobody else. */
+    private static boolean isPrivateFolder(Path dir) throws IOException {
+        PosixFileAttributes a;
+        try {
+            a = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (UnsupportedOperationException e) {
+            return Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS); // not a POSIX file system
+        }
+        if (!a.isDirectory()) {
+            return false;
+        }
+        Set<PosixFilePermission> p = a.permissions();
+        if (p.contains(PosixFilePermission.GROUP_WRITE) || p.contains(PosixFilePermission.OTHERS_WRITE)) {
+            return false;
+        }
+        // The owner of a file this process creates is its user, whatever user.name says.
+        Path probe = Files.createTempFile(dir.getParent(), ".quiver-jni-owner-", "");
+        try {
+            return Files.getOwner(probe, LinkOption.NOFOLLOW_LINKS).equals(a.owner());
+        } finally {
+            Files.deleteIfExists(probe);
+        }
     }
 
     /**

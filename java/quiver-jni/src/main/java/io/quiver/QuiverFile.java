@@ -1,6 +1,5 @@
 package io.quiver;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -45,11 +44,11 @@ public final class QuiverFile implements AutoCloseable {
 
     /** Opens {@code path} with the default options. */
     public static QuiverFile open(Path path) {
-        return open(path.toString(), FileOptions.defaults());
+        return open(path == null ? null : path.toString(), FileOptions.defaults());
     }
 
     public static QuiverFile open(Path path, FileOptions options) {
-        return open(path.toString(), options);
+        return open(path == null ? null : path.toString(), options);
     }
 
     public static QuiverFile open(String path) {
@@ -70,7 +69,7 @@ public final class QuiverFile implements AutoCloseable {
         FileOptions o = options == null ? FileOptions.defaults() : options;
         NativeLibrary.load();
         FileIdentity expect = o.expect();
-        byte[] bytes = path.getBytes(StandardCharsets.UTF_8);
+        byte[] bytes = Utf8.encode(path, "open: path");
         java.util.function.LongUnaryOperator open = pool -> nativeOpen(bytes, o.memoryLimit(), o.mmap(),
                 o.skipChecksums(), expect != null, expect == null ? 0 : expect.size(),
                 expect == null ? 0 : expect.footerChecksum(), pool);

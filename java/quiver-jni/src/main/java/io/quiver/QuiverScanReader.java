@@ -3,7 +3,6 @@ package io.quiver;
 import java.io.IOException;
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.apache.arrow.c.ArrowArray;
 import org.apache.arrow.c.Data;
@@ -62,6 +61,7 @@ public final class QuiverScanReader extends ArrowReader {
     private final Schema schema;
     private boolean finished;
     private boolean rootClosed;
+    private boolean rootCloseDeferred; // close() ran inside loadNextBatch, on its thread
 
     private QuiverScanReader(BufferAllocator allocator, long handle) {
         super(allocator);
@@ -79,7 +79,7 @@ public final class QuiverScanReader extends ArrowReader {
     static QuiverScanReader openScan(long fileHandle, BufferAllocator allocator, ScanOptions options) {
         if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no allocator given (null)");
         if (options == null) throw new QuiverInvalidArgumentException(EINVAL, "scan: no options given (null)");
-        byte[] filter = options.filter == null ? null : options.filter.getBytes(StandardCharsets.UTF_8);
+        byte[] filter = options.filter == null ? null : Utf8.encode(options.filter, "scan: filter");
         long h = ScanStream.openScan(fileHandle, names(options.columns), filter, options.rowGroupBegin,
                 options.rowGroupEnd, options.rowBegin, options.rowEnd, options.batchRows, options.limit,
                 options.threads, options.prefetch, options.cast, options.validation.level());
@@ -99,7 +99,7 @@ public final class QuiverScanReader extends ArrowReader {
     private static byte[][] names(List<String> columns) {
         if (columns == null) return null;
         byte[][] out = new byte[columns.size()][];
-        for (int i = 0; i < out.length; i++) out[i] = columns.get(i).getBytes(StandardCharsets.UTF_8);
+        for (int i = 0; i < out.length; i++) out[i] = Utf8.encode(columns.get(i), "column name");
         return out;
     }
 
@@ -144,7 +144,10 @@ public final class QuiverScanReader extends ArrowReader {
                 return true;
             }
         } finally {
-            stream.exit();
+            // A close from inside this call, on this thread (a MemoryBudget
+            // the scan called), left the stream and the root to be released
+            // here, now that nothing uses them.
+            if (stream.exit() || rootCloseDeferred) closeRoot();
             Reference.reachabilityFence(this);
         }
     }
@@ -186,16 +189,47 @@ public final class QuiverScanReader extends ArrowReader {
     public void close(boolean closeReadSource) throws IOException {
         // The stream first: a batch loading on another thread is cancelled
         // and waited for before the root it imports into is closed.
-        if (closeReadSource) closeReadSource();
-        synchronized (this) {
-            if (rootClosed) return;
-            rootClosed = true;
+        if (ScanStream.onNativeWorker()) {
+            // A scan's native worker (a MemoryBudget it called closing this
+            // reader): releasing the stream joins the scan's workers, maybe
+            // this very thread. Cancel now; a thread of its own does the rest.
+            stream.cancel();
+            Thread t = new Thread(() -> {
+                try {
+                    close(closeReadSource);
+                } catch (IOException e) {
+                    // Nobody waits for this thread: its uncaught handler reports.
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, "quiver-scan-close");
+            t.setDaemon(true);
+            t.start();
+            return;
         }
+        boolean inside = stream.isReadingThread();
+        if (closeReadSource) closeReadSource();
+        if (inside) {
+            rootCloseDeferred = true; // the loadNextBatch in flight on this thread closes it at its end
+            return;
+        }
+        closeRoot();
+    }
+
+    // Synchronized throughout: a second close waits until the root's
+    // buffers are released, rather than returning while the first is still
+    // closing it (its caller would then find the allocator still holding them).
+    private synchronized void closeRoot() throws IOException {
+        if (rootClosed) return;
+        rootClosed = true;
         super.close(false);
     }
 
     @Override
     protected void closeReadSource() {
         cleanable.clean();
+        // Cleanable.clean runs the close once and returns at once on later
+        // calls, also while the first is still waiting for a call in flight:
+        // the stream's own close waits until the stream is released.
+        stream.close();
     }
 }

@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -80,8 +81,8 @@ public final class QuiverWriter implements AutoCloseable {
         byte[][] keys = new byte[n][], values = new byte[n][];
         int i = 0;
         for (Map.Entry<String, String> e : options.metadata.entrySet()) {
-            keys[i] = e.getKey().getBytes(StandardCharsets.UTF_8);
-            values[i++] = e.getValue().getBytes(StandardCharsets.UTF_8);
+            keys[i] = Utf8.encode(e.getKey(), "write '" + path + "': metadata key");
+            values[i++] = Utf8.encode(e.getValue(), "write '" + path + "': metadata value of '" + e.getKey() + "'");
         }
         long h;
         try (CData c = CData.create()) { // releases the exported schema: the native side only reads it
@@ -120,6 +121,20 @@ public final class QuiverWriter implements AutoCloseable {
             if (diff != null)
                 throw new QuiverInvalidArgumentException(EINVAL,
                         "write '" + path + "': the batch's schema differs from the writer's: " + diff);
+            // The C Data interface carries no buffer sizes: the native writer
+            // reads what offsets and lengths claim, so a root whose offsets
+            // point past its data buffer (a bug or a hostile caller) would
+            // make it read beyond the buffer and take the JVM down. Java
+            // knows the capacities: Arrow's own check of them, O(1) per
+            // vector, refuses such a root first.
+            for (FieldVector v : root.getFieldVectors()) {
+                try {
+                    v.validate();
+                } catch (RuntimeException e) {
+                    throw new QuiverInvalidArgumentException(EINVAL, "write '" + path + "': column '" + v.getName()
+                            + "' does not hold what its lengths and offsets claim: " + e.getMessage(), e);
+                }
+            }
             long h = handle.acquire();
             try (CData c = CData.create()) { // releases a batch the export left half-made
                 Data.exportVectorSchemaRoot(allocator, root, null, c.array());
@@ -131,11 +146,16 @@ public final class QuiverWriter implements AutoCloseable {
             failure = e;
             throw e;
         } catch (RuntimeException | Error e) {
-            // Arrow's export failed (a vector it cannot export): nothing
-            // reached the file, but the writer is failed all the same.
-            failure = new QuiverInvalidArgumentException(EINVAL,
-                    "write '" + path + "': exporting the batch failed: " + e, e);
-            throw e;
+            // Arrow's export failed (a vector it cannot export, a root of
+            // another root allocator): nothing reached the file, but the
+            // writer is failed all the same. Thrown as the Quiver exception
+            // naming the file, Arrow's as its cause (an Error stays itself).
+            failure = QuiverException.create(
+                    e instanceof org.apache.arrow.memory.OutOfMemoryException ? ErrorKind.OUT_OF_MEMORY
+                            : ErrorKind.INVALID_ARGUMENT,
+                    EINVAL, "write '" + path + "': exporting the batch failed: " + e, e);
+            if (e instanceof Error) throw e;
+            throw failure;
         }
     }
 

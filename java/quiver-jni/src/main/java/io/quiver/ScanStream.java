@@ -18,6 +18,9 @@ final class ScanStream implements Runnable {
     private long handle;
     private boolean busy;
     private boolean closed;
+    private Thread reader;         // the thread between enter and exit
+    private boolean releaseAtExit; // closed by that thread from inside its own call
+    private boolean released;      // the native stream is gone
 
     ScanStream(long handle) {
         this.handle = handle;
@@ -30,12 +33,55 @@ final class ScanStream implements Runnable {
             throw new IllegalStateException(
                     "the scan is being read by another thread (read a scan from one thread at a time)");
         busy = true;
+        reader = Thread.currentThread();
         return handle;
     }
 
-    synchronized void exit() {
-        busy = false;
+    /**
+     * Ends the call started by {@link #enter}. Returns true when the stream
+     * was closed from inside the call by its own thread (a MemoryBudget that
+     * the scan called on this thread closed the reader); the stream is
+     * released here then, and the caller finishes that close.
+     */
+    boolean exit() {
+        long h = 0;
+        synchronized (this) {
+            busy = false;
+            reader = null;
+            if (releaseAtExit) {
+                releaseAtExit = false;
+                h = handle;
+                handle = 0;
+            }
+            notifyAll();
+        }
+        if (h == 0) return false;
+        release(h);
+        markReleased();
+        return true;
+    }
+
+    private synchronized void markReleased() {
+        released = true;
         notifyAll();
+    }
+
+    /** Waits (lock held) until {@code done}; an interrupt meanwhile is kept for later. */
+    private void awaitLocked(java.util.function.BooleanSupplier done) {
+        boolean interrupted = false;
+        while (!done.getAsBoolean()) {
+            try {
+                wait();
+            } catch (InterruptedException e) {
+                interrupted = true; // the release must still happen
+            }
+        }
+        if (interrupted) Thread.currentThread().interrupt();
+    }
+
+    /** Whether the calling thread is inside a call on this stream (between enter and exit). */
+    synchronized boolean isReadingThread() {
+        return busy && reader == Thread.currentThread();
     }
 
     /** Cancels a read in flight and every later one (QuiverCancelledException); thread-safe. */
@@ -48,28 +94,38 @@ final class ScanStream implements Runnable {
         close();
     }
 
-    /** Cancels a read in flight, waits for it, releases the stream. Idempotent. */
+    /**
+     * Cancels a read in flight, waits for it, releases the stream.
+     * Idempotent; a close while another thread is closing waits until the
+     * stream is released, so every close returns with the native stream
+     * (and the memory it charges) gone, except one called from inside the
+     * call in flight on its own thread, which leaves the release to it.
+     */
     void close() {
         long h;
         synchronized (this) {
-            if (closed) return;
+            if (closed) {
+                if (!(busy && reader == Thread.currentThread())) awaitLocked(() -> released);
+                return;
+            }
             closed = true;
             if (busy) {
                 cancel(handle);
-                boolean interrupted = false;
-                while (busy) {
-                    try {
-                        wait();
-                    } catch (InterruptedException e) {
-                        interrupted = true; // the release must still happen
-                    }
+                if (reader == Thread.currentThread()) {
+                    // Closed from inside the call in flight, on its own
+                    // thread (a budget the scan called closing the reader):
+                    // waiting would wait for this very thread. The call
+                    // releases the stream when it returns (exit).
+                    releaseAtExit = true;
+                    return;
                 }
-                if (interrupted) Thread.currentThread().interrupt();
+                awaitLocked(() -> !busy);
             }
             h = handle;
             handle = 0;
         }
         release(h);
+        markReleased();
     }
 
     /* ---- jni_scan.c ---- */
@@ -94,6 +150,13 @@ final class ScanStream implements Runnable {
     static native boolean getNext(long handle, long address);
 
     static native void cancel(long handle);
+
+    /**
+     * Whether the calling thread is a native worker the library attached to
+     * the JVM (one calling a pool's MemoryBudget). Such a thread must not
+     * release a stream: the release joins the scan's workers, maybe itself.
+     */
+    static native boolean onNativeWorker();
 
     static native void release(long handle);
 

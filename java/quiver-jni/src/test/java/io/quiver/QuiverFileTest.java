@@ -190,6 +190,8 @@ class QuiverFileTest {
     @Test
     void badArgumentsAreInvalidArguments() {
         fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((String) null));
+        fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((Path) null)); // was a bare NullPointerException
+        fails(QuiverInvalidArgumentException.class, () -> QuiverFile.open((Path) null, FileOptions.defaults()));
         QuiverInvalidArgumentException nul = fails(QuiverInvalidArgumentException.class,
                 () -> QuiverFile.open(dir + "/a\0b.qvr"));
         assertTrue(nul.getMessage().contains("NUL byte"), nul.getMessage());
@@ -241,5 +243,23 @@ class QuiverFileTest {
         assertThrows(IllegalStateException.class, () -> f.planSplits(0));
         assertThrows(IllegalStateException.class, f::identity);
         assertFalse(f.toString().isEmpty());
+    }
+    /**
+     * A Java string with an unpaired surrogate has no UTF-8 form;
+     * String.getBytes(UTF_8) turns it into '?', which named another file
+     * ("x\uD800.qvr" opened "x?.qvr"). It is refused instead.
+     */
+    @Test
+    void aPathWithAnUnpairedSurrogateIsRefusedNotOpenedAsAnotherFile() throws Exception {
+        Path other = dir.resolve("surrogate?.qvr");
+        Files.copy(lineitem, other, StandardCopyOption.REPLACE_EXISTING);
+        String path = dir.resolve("surrogate").toString() + "\uD800.qvr";
+        QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class, () -> QuiverFile.open(path).close());
+        assertTrue(e.getMessage().contains("unpaired surrogate (U+D800) at index " + (path.length() - 5)), e.getMessage());
+        assertTrue(e.getMessage().contains("open: path"), e.getMessage());
+        // A correct pair (U+1F600) is text like any other: not found, by its real name.
+        QuiverNotFoundException nf = assertThrows(QuiverNotFoundException.class,
+                () -> QuiverFile.open(dir.resolve("x\uD83D\uDE00.qvr").toString()).close());
+        assertTrue(nf.getMessage().contains("x\uD83D\uDE00.qvr"), nf.getMessage());
     }
 }

@@ -400,4 +400,197 @@ class QuiverScanTest {
             }
         }
     }
+    /**
+     * A MemoryBudget that closes the reader from inside its acquire, which a
+     * synchronous scan calls on the thread inside loadNextBatch: close must
+     * not wait for the call in flight (that is this thread: it hung), and
+     * the stream and the root are released when that call returns.
+     */
+    @Test
+    void aBudgetClosingTheReaderFromInsideLoadNextBatchDoesNotHang() {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.atomic.AtomicReference<QuiverScanReader> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong outstanding = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
+        io.quiver.memory.MemoryBudget closing = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                QuiverScanReader r = reader.get();
+                if (r != null) {
+                    closes.incrementAndGet();
+                    try {
+                        r.close();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+                outstanding.addAndGet(bytes);
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {
+                outstanding.addAndGet(-bytes);
+            }
+        };
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(60), () -> {
+            try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("closing", closing, 64 << 10);
+                    QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool));
+                    QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(700).threads(ScanOptions.SYNC).build())) {
+                reader.set(r);
+                // The first batch asks the budget, which closes the reader.
+                QuiverException e = assertThrows(QuiverException.class, r::loadNextBatch);
+                assertTrue(closes.get() > 0, "the budget was called");
+                assertTrue(e instanceof QuiverCancelledException || e instanceof QuiverOutOfMemoryException, e.toString());
+                assertEquals(before, ScanStream.liveCount(), "the stream was released when the call returned");
+                assertThrows(IllegalStateException.class, r::loadNextBatch);
+                reader.set(null);
+            }
+        });
+        assertEquals(0, outstanding.get());
+    }
+    /**
+     * The same from a native scan worker, which calls the budget with two
+     * workers: releasing the stream there would join the scan's workers, the
+     * calling one among them (a self-join, then the scan freed under the
+     * running worker). The close is handed to a thread of its own; the
+     * reader ends cancelled and everything is released.
+     */
+    @Test
+    void aBudgetClosingTheReaderFromANativeWorkerIsHandedOff() throws Exception {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.atomic.AtomicReference<QuiverScanReader> reader = new java.util.concurrent.atomic.AtomicReference<>();
+        java.util.concurrent.atomic.AtomicLong outstanding = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicInteger closes = new java.util.concurrent.atomic.AtomicInteger();
+        io.quiver.memory.MemoryBudget closing = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                QuiverScanReader r = reader.get();
+                if (r != null && Thread.currentThread().getName().equals("quiver-native")) {
+                    closes.incrementAndGet();
+                    try {
+                        r.close();
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
+                outstanding.addAndGet(bytes);
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {
+                outstanding.addAndGet(-bytes);
+            }
+        };
+        try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("closing", closing, 64 << 10);
+                QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool));
+                QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(100).threads(2).build())) {
+            reader.set(r);
+            RuntimeException e = assertThrows(RuntimeException.class, () -> {
+                while (r.loadNextBatch()) { /* until the close lands */ }
+            });
+            assertTrue(e instanceof QuiverCancelledException || e instanceof IllegalStateException, e.toString());
+            assertTrue(closes.get() > 0, "a worker called the budget");
+        }
+        while (ScanStream.liveCount() != before || a.getAllocatedMemory() != 0 || outstanding.get() != 0) {
+            Thread.sleep(10); // the class deadline bounds this
+        }
+    }
+    /**
+     * Filters and column names with an unpaired surrogate are refused: the
+     * '?' that String.getBytes puts in its place would compare against
+     * another value (silently other rows) or find another column.
+     */
+    @Test
+    void unpairedSurrogatesInFiltersAndNamesAreRefused() throws Exception {
+        try (QuiverFile f = QuiverFile.open(mixed)) {
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.scan(a, ScanOptions.builder().filter("s = 'a\uDC00'").build()).close());
+            assertTrue(e.getMessage().contains("scan: filter"), e.getMessage());
+            assertTrue(e.getMessage().contains("U+DC00"), e.getMessage());
+            e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.scan(a, ScanOptions.builder().columns("id", "s\uD800").build()).close());
+            assertTrue(e.getMessage().contains("column name"), e.getMessage());
+            e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> f.take(a, new long[] {1}, List.of("\uDFFFid")).close());
+            assertTrue(e.getMessage().contains("at index 0"), e.getMessage());
+        }
+        try (VectorSchemaRoot r = VectorSchemaRoot.create(TestTables.mixedSchema(), a)) {
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                    () -> QuiverWriter.open(a, dir.resolve("meta.qvr"), r.getSchema(),
+                            WriterOptions.builder().metadata("origin", "a\uD800b").build()).close());
+            assertTrue(e.getMessage().contains("metadata value of 'origin'"), e.getMessage());
+        }
+        assertFalse(java.nio.file.Files.exists(dir.resolve("meta.qvr")));
+    }
+    /**
+     * Two threads closing one reader while a third is inside loadNextBatch:
+     * the first close waits for that call; the second returned at once,
+     * with the stream and its memory still there, so a caller that then
+     * checked or closed its allocator saw a leak. Every close now returns
+     * with the stream released.
+     */
+    @Test
+    void aSecondConcurrentCloseReturnsOnlyOnceTheStreamIsReleased() throws Exception {
+        long before = ScanStream.liveCount();
+        java.util.concurrent.CountDownLatch entered = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch proceed = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        io.quiver.memory.MemoryBudget blocking = new io.quiver.memory.MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                if (armed.getAndSet(false)) {
+                    entered.countDown();
+                    try {
+                        proceed.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return bytes;
+            }
+
+            @Override
+            public void release(long bytes) {}
+        };
+        try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("blocking", blocking, 64);
+                QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool))) {
+            QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(700).threads(ScanOptions.SYNC).build());
+            assertTrue(r.loadNextBatch());
+            armed.set(true);
+            Thread loader = new Thread(() -> {
+                try {
+                    while (r.loadNextBatch()) { /* until cancelled */ }
+                } catch (Exception expected) {
+                    // cancelled by the close
+                }
+            });
+            loader.start();
+            assertTrue(entered.await(60, TimeUnit.SECONDS), "the loader reached the budget");
+            Thread first = new Thread(() -> {
+                try {
+                    r.close();
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            });
+            first.start();
+            while (first.getState() != Thread.State.WAITING) Thread.sleep(1); // it waits for the loader
+            Thread main = Thread.currentThread();
+            Thread unblock = new Thread(() -> {
+                // Lets the loader go once this thread waits in its own close.
+                while (main.getState() != Thread.State.WAITING && main.getState() != Thread.State.BLOCKED) Thread.onSpinWait();
+                proceed.countDown();
+            });
+            unblock.start();
+            r.close(); // the second close
+            assertEquals(before, ScanStream.liveCount(), "the stream is released when close returns");
+            assertEquals(0, a.getAllocatedMemory(), "the root's buffers are released when close returns");
+            proceed.countDown();
+            first.join();
+            loader.join();
+            unblock.join();
+        }
+    }
 }

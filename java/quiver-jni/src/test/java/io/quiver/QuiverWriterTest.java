@@ -14,6 +14,7 @@ import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -100,6 +101,53 @@ class QuiverWriterTest {
             assertThrows(QuiverInvalidArgumentException.class, w::finish);
         }
         assertEquals(List.of(), entries()); // no file, no temporary file
+    }
+
+    /**
+     * A root whose buffers belong to another root allocator cannot be
+     * exported through the writer's allocator; Arrow's IllegalArgumentException
+     * escaped raw, naming neither the writer nor its file. It is now the
+     * writer's QuiverInvalidArgumentException, with Arrow's as the cause.
+     */
+    @Test
+    void aRootOfAnotherRootAllocatorIsAQuiverErrorNamingTheFile() throws Exception {
+        Path p = dir.resolve("other-root.qvr");
+        try (BufferAllocator other = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(INTS, other);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.defaults())) {
+            ((IntVector) root.getVector(0)).allocateNew(4);
+            ((IntVector) root.getVector(0)).set(0, 1);
+            root.setRowCount(4);
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class, () -> w.write(root));
+            assertTrue(e.getMessage().contains("write '" + p + "': exporting the batch failed"), e.getMessage());
+            assertTrue(e.getCause() instanceof IllegalArgumentException, String.valueOf(e.getCause()));
+            assertThrows(QuiverInvalidArgumentException.class, w::finish); // the writer is failed
+        }
+        assertEquals(List.of(), entries());
+    }
+
+    /**
+     * A root whose string offsets point past its data buffer: the C Data
+     * interface carries no buffer sizes, so the native writer copied what
+     * the offsets claimed and the JVM died (SIGSEGV in memcpy under
+     * nativeWrite). Java knows the capacities and refuses the root first.
+     */
+    @Test
+    void aRootWhoseOffsetsPointPastItsDataIsRefusedNotACrash() throws Exception {
+        Schema strings = new Schema(List.of(TestTables.field("s", ArrowType.Utf8.INSTANCE, true)));
+        Path p = dir.resolve("offsets.qvr");
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(strings, a);
+                QuiverWriter w = QuiverWriter.open(a, p, strings, WriterOptions.defaults())) {
+            VarCharVector s = (VarCharVector) root.getVector(0);
+            s.allocateNew();
+            for (int i = 0; i < 10; i++) s.setSafe(i, ("x" + i).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            root.setRowCount(10);
+            s.getOffsetBuffer().setInt(4L * 10, 1 << 30); // the end offset: 1 GiB into a small buffer
+            QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class, () -> w.write(root));
+            assertTrue(e.getMessage().contains("write '" + p + "': column 's'"), e.getMessage());
+            assertThrows(QuiverInvalidArgumentException.class, w::finish); // the writer is failed
+        }
+        assertEquals(List.of(), entries());
     }
 
     @Test

@@ -458,7 +458,14 @@ public final class BlockAllocationListener implements AllocationListener {
         if (got < 0) {
             return 0;
         }
-        return Math.min(got, bytes);
+        if (got > bytes) {
+            // The budget counts all it returned as granted, but only what was
+            // asked is charged here and ever released: the excess goes back
+            // now, or the budget would keep it charged forever.
+            release(got - bytes);
+            return bytes;
+        }
+        return got;
     }
 
     private void release(long bytes) {

@@ -19,7 +19,8 @@ public interface MemoryBudget {
      * {@code bytes}. A short grant is not an error here: the caller fails the
      * allocation that needed it with an out-of-memory error naming the budget.
      * An exception thrown here is treated as a grant of 0 and its message is
-     * kept in that error.
+     * kept in that error. A return above {@code bytes} grants {@code bytes}
+     * and the excess is released back at once; a negative return grants 0.
      */
     long acquire(long bytes);
 

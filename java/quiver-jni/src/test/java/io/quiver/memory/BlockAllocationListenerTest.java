@@ -178,6 +178,36 @@ class BlockAllocationListenerTest {
         assertEquals(0, budget.outstanding.get());
     }
 
+    /**
+     * A budget that returns more than it was asked for counts all of it as
+     * granted; the listener charges only what it asked, so the excess must
+     * go back at once, or the budget stays charged after the allocator
+     * closed (a leak in a Spark task's books).
+     */
+    @Test
+    void aBudgetGrantingMoreThanAskedGetsTheExcessBackAtOnce() {
+        CountingBudget counting = new CountingBudget("greedy", Long.MAX_VALUE);
+        MemoryBudget greedy = new MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                return counting.acquire(3 * bytes);
+            }
+
+            @Override
+            public void release(long bytes) {
+                counting.release(bytes);
+            }
+        };
+        BufferAllocator a = BlockAllocationListener.newChildAllocator(root, "reader", greedy, MIB);
+        BlockAllocationListener l = listenerOf(a);
+        ArrowBuf b = a.buffer(1500 * KIB);
+        assertEquals(2 * MIB, l.charged());
+        assertEquals(2 * MIB, counting.outstanding.get(), "the budget holds what the listener charged, no more");
+        b.close();
+        a.close();
+        assertEquals(0, counting.outstanding.get());
+    }
+
     @Test
     void aBudgetSpillingThisListenerWhileGrantingStillAdmits() {
         // Spark spills the requesting consumer itself when nobody else can

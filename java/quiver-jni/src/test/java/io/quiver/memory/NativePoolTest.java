@@ -140,6 +140,49 @@ class NativePoolTest {
         assertEquals(0, b.outstanding.get());
     }
 
+    /**
+     * A budget returning more than asked (or a negative value) is not an
+     * error, but the pool takes only what it asked for and releases only
+     * that: the excess must go back to the budget at once, or the budget
+     * stays charged after the pool is gone.
+     */
+    @Test
+    void aBudgetGrantingMoreThanAskedGetsTheExcessBack() throws Exception {
+        HostBudget counting = new HostBudget(Long.MAX_VALUE);
+        MemoryBudget greedy = new MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                return counting.acquire(2 * bytes + 7);
+            }
+
+            @Override
+            public void release(long bytes) {
+                counting.release(bytes);
+            }
+        };
+        try (NativePool p = NativePool.create("greedy", greedy, 64 << 10)) {
+            assertTrue(scanAll(p, 0) > 0);
+            assertTrue(scanAll(p, 2) > 0);
+            assertEquals(p.stats().hostHeld(), counting.outstanding.get(), "the budget holds what the pool holds");
+        }
+        assertEquals(0, counting.outstanding.get());
+        MemoryBudget negative = new MemoryBudget() {
+            @Override
+            public long acquire(long bytes) {
+                return -bytes;
+            }
+
+            @Override
+            public void release(long bytes) {
+                throw new AssertionError("nothing was granted, nothing may be released");
+            }
+        };
+        try (NativePool p = NativePool.create("negative", negative, 64 << 10)) {
+            QuiverOutOfMemoryException e = assertThrows(QuiverOutOfMemoryException.class, () -> scanAll(p, 0));
+            assertTrue(e.getMessage().contains("MemoryBudget.acquire returned -"), e.getMessage());
+        }
+    }
+
     @Test
     void shortBudgetIsACleanOutOfMemory() {
         HostBudget b = new HostBudget(64 << 10);
