@@ -86,8 +86,17 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
     private final AtomicLong released = new AtomicLong();
     private final AtomicLong spilled = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** Set once close settled the books: later releases (a batch that outlived the task) are not Spark's any more. */
-    private volatile boolean settled;
+    /**
+     * Bytes Spark counts for this consumer by Quiver's books (acquired minus
+     * released), or SETTLED once close freed what was left: later releases (a
+     * batch that outlived the task) are not Spark's any more. One atomic
+     * instead of a lock, because a lock held across freeMemory would take
+     * Spark's TaskMemoryManager monitor inside it, while a spill holding that
+     * monitor calls release: a release and close racing each free their own
+     * share exactly once.
+     */
+    private final AtomicLong outstanding = new AtomicLong();
+    private static final long SETTLED = Long.MIN_VALUE;
     private final AtomicLong lateReleased = new AtomicLong();
 
     /**
@@ -229,7 +238,16 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
         }
         long got = acquireMemory(bytes);
         acquired.addAndGet(got);
-        return got;
+        for (long cur = outstanding.get(); ; cur = outstanding.get()) {
+            if (cur == SETTLED) { // closed while Spark was granting: give it straight back
+                released.addAndGet(got);
+                freeMemory(got);
+                throw new IllegalStateException(name + ": TaskMemory is closed (the task completed)");
+            }
+            if (outstanding.compareAndSet(cur, cur + got)) {
+                return got;
+            }
+        }
     }
 
     @Override
@@ -237,10 +255,15 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
         if (bytes <= 0) {
             return;
         }
-        if (settled) {
-            // What close found still held was freed to Spark then.
-            lateReleased.addAndGet(bytes);
-            return;
+        for (long cur = outstanding.get(); ; cur = outstanding.get()) {
+            if (cur == SETTLED) {
+                // What close found still held was freed to Spark then.
+                lateReleased.addAndGet(bytes);
+                return;
+            }
+            if (outstanding.compareAndSet(cur, cur - bytes)) {
+                break;
+            }
         }
         released.addAndGet(bytes);
         freeMemory(bytes);
@@ -291,8 +314,8 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
         close(writeAllocator, leaks);
         PoolStats st = pool.stats();
         pool.close();
-        long held = getUsed();
-        if (held != 0 || acquired.get() != released.get()) {
+        long held = outstanding.getAndSet(SETTLED);
+        if (held != 0) {
             leaks.add("the native pool still holds " + st.hostHeld() + " bytes of the task's memory (" + st.used()
                     + " in use by " + st.reservations() + " reservations: files, scans or batches not closed)");
             leaks.add("the consumer acquired " + acquired.get() + " bytes and released " + released.get()
@@ -301,7 +324,6 @@ public final class TaskMemory extends MemoryConsumer implements MemoryBudget, Au
                 freeMemory(held);
             }
         }
-        settled = true;
         if (!leaks.isEmpty()) {
             throw new IllegalStateException("Quiver memory of " + name + " leaked at task completion: "
                     + String.join("; ", leaks));
