@@ -407,6 +407,12 @@ enum qv_cast {
     QV_CAST_SPARK = 0xF
 };
 
+/* The most completed batches a scan lets wait (qv_scan_options.prefetch).
+ * Prefetch bounds memory: each waiting batch holds a whole batch, and the
+ * queue's slots are allocated up front, so a larger depth is refused by name
+ * rather than failing as an allocation of the queue. */
+#define QV_SCAN_MAX_PREFETCH 1024
+
 struct qv_scan_options {
     const int32_t *columns;   /* projected top-level columns; NULL = all */
     int32_t n_columns;
@@ -431,7 +437,8 @@ struct qv_scan_options {
     int64_t max_rows;         /* stop after this many output rows; 0 = no limit */
     int threads;              /* 0 = cores, at most 4 (a take of at most 4096 rows: none);
                                  QV_SCAN_SYNC = no threads */
-    int prefetch;             /* completed batches waiting at most; 0 = 1 */
+    int prefetch;             /* completed batches waiting at most; 0 = 1; at most
+                                 QV_SCAN_MAX_PREFETCH (EINVAL above) */
     int validate;             /* enum qv_scan_validate: check each output column before
                                  it is queued; 0 = none */
 };

@@ -603,6 +603,12 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
                           opts->threads, (long long)opts->n_take);
         goto fail;
     }
+    if (opts->prefetch > QV_SCAN_MAX_PREFETCH) {
+        rc = qv_error_set(err, EINVAL,
+                          "scan: prefetch %d exceeds the maximum of %d completed batches waiting",
+                          opts->prefetch, QV_SCAN_MAX_PREFETCH);
+        goto fail;
+    }
     if (opts->validate < QV_SCAN_VALIDATE_NONE || opts->validate > QV_SCAN_VALIDATE_FULL) {
         rc = qv_error_set(err, EINVAL, "scan: validate %d is not a qv_scan_validate tier (0-2)",
                           opts->validate);
