@@ -153,7 +153,7 @@ public final class ScanOptions {
             return this;
         }
 
-        /** Completed batches waiting at most (with workers); 0 = 1. */
+        /** Completed batches waiting at most (with workers); 0 = 1; at most 1,024 (more is QuiverInvalidArgumentException from the scan). */
         public Builder prefetch(int batches) {
             if (batches < 0) throw new QuiverInvalidArgumentException(EINVAL, "prefetch " + batches + " is negative");
             this.prefetch = batches;
