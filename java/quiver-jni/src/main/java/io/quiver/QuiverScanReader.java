@@ -91,8 +91,9 @@ public final class QuiverScanReader extends ArrowReader {
         if (allocator == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no allocator given (null)");
         if (rows == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no rows given (null)");
         if (options == null) throw new QuiverInvalidArgumentException(EINVAL, "take: no options given (null)");
-        long h = ScanStream.openTake(fileHandle, rows, names(options.columns), options.batchRows,
-                options.threads, options.prefetch, options.cast, options.validation.level());
+        ScanOptions o = options.read;
+        long h = ScanStream.openTake(fileHandle, rows, names(o.columns), o.batchRows,
+                o.threads, o.prefetch, o.cast, o.validation.level());
         return new QuiverScanReader(allocator, h);
     }
 
