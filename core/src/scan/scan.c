@@ -614,6 +614,11 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
                           opts->validate);
         goto fail;
     }
+    if (opts->nan_order != QV_NAN_IEEE && opts->nan_order != QV_NAN_LARGEST) {
+        rc = qv_error_set(err, EINVAL, "scan: nan_order %d is not a qv_nan_order (0 or 1)",
+                          opts->nan_order);
+        goto fail;
+    }
     if (opts->cast & ~(unsigned)QV_CAST_SPARK) {
         rc = qv_error_set(err, EINVAL, "scan: unknown cast flags 0x%x", opts->cast & ~(unsigned)QV_CAST_SPARK);
         goto fail;
@@ -627,7 +632,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         if (rc) goto fail;
     }
     if (s->filter) {
-        rc = qv_expr_bind(s->filter, schema, err);
+        rc = qv_expr_bind_ex(s->filter, schema, opts->nan_order, err);
         if (rc) goto fail;
     }
     s->cols = qv_calloc(r, 2 * nc * sizeof *s->cols, err);
