@@ -511,6 +511,17 @@ struct qv_scan_stats {
     int64_t batches;
     int32_t max_queued;     /* most completed batches ever waiting */
     int32_t threads;
+    /* Rows the filter evaluated to FALSE or NULL. With a filter and no
+     * max_rows, rows_filtered + rows_output == rows_decoded once the scan
+     * has ended (max_rows cuts output rows after the filter). */
+    int64_t rows_filtered;
+    /* Encoded bytes of the column segments this scan loaded: each column
+     * reader counts the segments of the fields it reads, once per row group
+     * it enters (a column read both for the filter and, in part, for a
+     * nested projection counts twice: it is loaded twice). Row groups pruned
+     * by statistics, and projected columns of row groups whose rows the
+     * filter all rejected, are never loaded and count nothing. */
+    int64_t bytes_read;
 };
 /* Statistics of a scan stream opened by qv_scan_open (EINVAL otherwise). */
 QV_API int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out);
