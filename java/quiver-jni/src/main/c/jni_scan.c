@@ -142,7 +142,7 @@ static const char *const no_names[1] = {NULL};
 JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
     JNIEnv *env, jclass cls, jlong file_handle, jobjectArray columns, jbyteArray filter,
     jlong rg_begin, jlong rg_end, jlong row_begin, jlong row_end, jlong batch_rows, jlong limit,
-    jint threads, jint prefetch, jint cast, jint validate) {
+    jint threads, jint prefetch, jint cast, jint validate, jint nan_order) {
     struct qv_file *file = qvj_ptr(file_handle);
     struct names nm;
     if (names_get(env, columns, &nm)) return 0;
@@ -187,7 +187,8 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
                      .threads = threads,
                      .prefetch = prefetch,
                      .cast = (unsigned)cast,
-                     .validate = validate},
+                     .validate = validate,
+                     .nan_order = nan_order},
         };
         rc = qv_file_scan(file, &fo, &s->st, &err);
         if (!rc) atomic_fetch_add(&live_streams, 1);
@@ -310,10 +311,10 @@ JNIEXPORT jlongArray JNICALL Java_io_quiver_ScanStream_stats(JNIEnv *env, jclass
         throw_code(env, rc, "scan: no statistics for this stream");
         return NULL;
     }
-    jlong v[7] = {st.row_groups_total, st.row_groups_pruned, st.rows_decoded, st.rows_output,
-                  st.batches, st.max_queued, st.threads};
-    jlongArray out = (*env)->NewLongArray(env, 7);
-    if (out) (*env)->SetLongArrayRegion(env, out, 0, 7, v);
+    jlong v[9] = {st.row_groups_total, st.row_groups_pruned, st.rows_decoded, st.rows_output,
+                  st.batches, st.max_queued, st.threads, st.rows_filtered, st.bytes_read};
+    jlongArray out = (*env)->NewLongArray(env, 9);
+    if (out) (*env)->SetLongArrayRegion(env, out, 0, 9, v);
     return out;
 }
 
