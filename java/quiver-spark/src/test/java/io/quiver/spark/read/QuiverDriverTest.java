@@ -395,4 +395,25 @@ class QuiverDriverTest {
         assertEquals(List.of(1, 1, 2, 2), rows.stream().map(r -> r.getInt(1)).toList());
         assertEquals(5, df.limit(5).collectAsList().size());
     }
+
+    @Test
+    void structFieldsArePrunedAndNanosecondTimestampsAreNotPushed() throws IOException {
+        QuiverTestFiles.writeNested(dir.resolve("n/a.qvr"), 20);
+        Dataset<Row> df = spark.read().format("quiver").load(dir.resolve("n").toString());
+        assertEquals(new StructType().add("id", DataTypes.LongType)
+                .add("s", new StructType().add("a", DataTypes.LongType).add("b", DataTypes.StringType))
+                .add("ts", DataTypes.TimestampNTZType), df.schema());
+        QuiverScan s = scanOf(df.select("s.a"));
+        assertEquals(List.of("\"s\".\"a\""), s.readConfig().columns());
+        assertEquals(new StructType().add("s", new StructType().add("a", DataTypes.LongType)), s.readSchema());
+        assertEquals(List.of(0L, 10L, 190L), List.of(df.selectExpr("min(s.a)").first().getLong(0),
+                df.filter("id = 1").select("s.a").first().getLong(0), df.selectExpr("max(s.a)").first().getLong(0)));
+
+        QuiverScanBuilder b = builder(dir.resolve("n").toString(), Map.of());
+        Predicate onTs = new Predicate("IS_NOT_NULL", new Expression[] {Expressions.column("ts")});
+        Predicate onId = cmp(">", "id", 3L, DataTypes.LongType);
+        Predicate[] back = b.pushPredicates(new Predicate[] {onTs, onId});
+        assertEquals(List.of(onTs), Arrays.asList(back), "a nanosecond column's values are not what Spark sees");
+        assertEquals(List.of(onId), Arrays.asList(b.pushedPredicates()));
+    }
 }
