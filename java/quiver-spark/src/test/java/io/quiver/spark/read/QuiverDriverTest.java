@@ -416,4 +416,22 @@ class QuiverDriverTest {
         assertEquals(List.of(onTs), Arrays.asList(back), "a nanosecond column's values are not what Spark sees");
         assertEquals(List.of(onId), Arrays.asList(b.pushedPredicates()));
     }
+
+    @Test
+    void corruptFilesAreSkippedOnTheDriverOnlyWhenSparkSaysSo() throws IOException {
+        QuiverTestFiles.write(dir.resolve("x/a.qvr"), ID_X, 0, 10, 1000);
+        Files.write(dir.resolve("x/b.qvr"), "not a quiver file at all, just some bytes".getBytes(
+                java.nio.charset.StandardCharsets.UTF_8));
+        String root = dir.resolve("x").toString();
+        Exception e = assertThrows(Exception.class, () -> spark.read().format("quiver").load(root).schema());
+        assertTrue(e.getMessage().contains("b.qvr"), e.getMessage());
+        spark.conf().set("spark.sql.files.ignoreCorruptFiles", "true");
+        try {
+            Dataset<Row> df = spark.read().format("quiver").load(root);
+            assertEquals(List.of("a.qvr"), fileNames(scanOf(df)));
+            assertEquals(10, df.count());
+        } finally {
+            spark.conf().unset("spark.sql.files.ignoreCorruptFiles");
+        }
+    }
 }
