@@ -224,6 +224,17 @@ class QuiverDriverTest {
         String m = conflict.getMessage();
         assertTrue(m.contains("a.qvr") && m.contains("b.qvr") && m.contains("'id'"), m);
 
+        // The conflict names the file the merged column came from.
+        QuiverTestFiles.write(dir.resolve("m3/a.qvr"), List.of(QuiverTestFiles.ID), 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("m3/b.qvr"), List.of(QuiverTestFiles.ID, QuiverTestFiles.NAME), 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("m3/c.qvr"), List.of(new org.apache.arrow.vector.types.pojo.Field("name",
+                org.apache.arrow.vector.types.pojo.FieldType.nullable(
+                        new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)), null)), 0, 10, 1000);
+        String m3 = assertThrows(IllegalArgumentException.class,
+                () -> spark.read().format("quiver").option("mergeSchema", "true")
+                        .load(dir.resolve("m3").toString()).schema()).getMessage();
+        assertTrue(m3.contains("b.qvr") && m3.contains("c.qvr") && !m3.contains("a.qvr") && m3.contains("'name'"), m3);
+
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> spark.read().format("quiver").option("mergeSchema", "yes").load(root).schema());
         assertTrue(bad.getMessage().contains("mergeSchema"), bad.getMessage());
