@@ -261,6 +261,36 @@ final class ReadTestFiles {
         item.setValueCount(items);
     }
 
+    /** `columns` int64 columns c0.. of `rows` rows; c_k of row r holds r * (k + 1). */
+    static FileIdentity writeLongs(Path p, int columns, int rows, long rowGroupRows) {
+        List<Field> fields = new ArrayList<>();
+        for (int c = 0; c < columns; c++) {
+            fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
+        }
+        Schema schema = new Schema(fields);
+        try (BufferAllocator a = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
+                QuiverWriter w = QuiverWriter.open(a, p, schema,
+                        WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
+            for (int start = 0; start < rows; start += 65536) {
+                int n = Math.min(65536, rows - start);
+                root.allocateNew();
+                for (int c = 0; c < columns; c++) {
+                    BigIntVector v = (BigIntVector) root.getVector(c);
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, (long) (start + i) * (c + 1));
+                    }
+                }
+                root.setRowCount(n);
+                w.write(root);
+            }
+            w.finish();
+        }
+        try (QuiverFile f = QuiverFile.open(p)) {
+            return f.identity();
+        }
+    }
+
     static ReadConfig config(StructType data, StructType partitions, List<String> columns, String filter, long limit) {
         return new ReadConfig(data, partitions, columns, filter, limit, 512, 2, 2, false, false);
     }
