@@ -235,7 +235,13 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
      */
     private void fail(QuiverException e, boolean atOpen) {
         String path = slice.path();
+        // Built before the slice is closed: the pool's figures then still
+        // show what the scan held when it ran out.
+        OutOfMemoryError oom = e instanceof QuiverOutOfMemoryException ? outOfMemory(e) : null;
         closeSlice();
+        if (oom != null) {
+            throw oom;
+        }
         if (e instanceof QuiverCancelledException) {
             context.killTaskIfInterrupted();
             throw e;
@@ -248,9 +254,6 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
             FileNotFoundException fnf = new FileNotFoundException(e.getMessage());
             fnf.initCause(e);
             throw sneaky(org.apache.spark.sql.errors.QueryExecutionErrors.fileNotExistError(path, fnf));
-        }
-        if (e instanceof QuiverOutOfMemoryException) {
-            throw outOfMemory(e);
         }
         boolean fileFault = e instanceof QuiverCorruptException || e instanceof QuiverFileChangedException
                 || e instanceof QuiverIOException;
