@@ -445,4 +445,18 @@ class QuiverDriverTest {
             spark.conf().unset("spark.sql.files.ignoreCorruptFiles");
         }
     }
+
+    @Test
+    void aUserSchemaIsTakenAsGivenAndTypesThePartitionColumns() throws IOException {
+        QuiverTestFiles.write(dir.resolve("u/k=1/a.qvr"), ID_X, 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("u/k=2/b.qvr"), ID_X, 10, 10, 1000);
+        Dataset<Row> df = spark.read().format("quiver").schema("id long, k string")
+                .load(dir.resolve("u").toString());
+        assertEquals(new StructType().add("id", DataTypes.LongType).add("k", DataTypes.StringType), df.schema());
+        QuiverScan s = scanOf(df.filter("k = '2'"));
+        assertEquals(List.of("b.qvr"), fileNames(s));
+        assertEquals(List.of("\"id\""), s.readConfig().columns());
+        assertEquals(List.of(10L, 19L), List.of(df.filter("k = '2'").selectExpr("min(id)").first().getLong(0),
+                df.filter("k = '2'").selectExpr("max(id)").first().getLong(0)));
+    }
 }
