@@ -20,11 +20,14 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.SparkSession;
 
-/** What the TaskMemory tests share: a session on loopback, files of int64 columns, a scan inside a task. */
-final class SparkTestFiles {
+/**
+ * What the Spark tests share: a session on loopback (also the end-to-end tests', io.quiver.spark), files of
+ * int64 columns, a scan inside a task.
+ */
+public final class SparkTestFiles {
     private SparkTestFiles() {}
 
-    static SparkSession session(String app, boolean offHeap) {
+    public static SparkSession session(String app, boolean offHeap) {
         SparkSession.Builder b = SparkSession.builder()
                 .master("local[2]")
                 .appName(app)
