@@ -113,7 +113,7 @@ public final class SparkQuiverData {
      */
     public static void writeQuiver(Dataset<Row> df, Path dir, int files, long rowGroupRows) throws Exception {
         Files.createDirectories(dir);
-        InternalRow[] rows = (InternalRow[]) df.queryExecution().executedPlan().executeCollect();
+        InternalRow[] rows = df.queryExecution().executedPlan().executeCollect();
         String zone = df.sparkSession().sessionState().conf().sessionLocalTimeZone();
         Schema schema = ArrowUtils.toArrowSchema(df.schema(), zone, true, false);
         int per = (rows.length + files - 1) / Math.max(files, 1);

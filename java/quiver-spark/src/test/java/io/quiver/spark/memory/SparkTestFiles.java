@@ -43,14 +43,19 @@ public final class SparkTestFiles {
     }
 
     /** `columns` int64 columns c0.. of `rows` rows; c_k of row r holds r * (k + 1). */
-    static void writeLongs(BufferAllocator a, Path p, int columns, int rows) {
+    public static void writeLongs(BufferAllocator a, Path p, int columns, int rows) {
+        writeLongs(a, p, columns, rows, 16384);
+    }
+
+    /** The same with row groups of `groupRows` rows. */
+    public static void writeLongs(BufferAllocator a, Path p, int columns, int rows, long groupRows) {
         List<Field> fields = new ArrayList<>();
         for (int c = 0; c < columns; c++) {
             fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
         }
         Schema schema = new Schema(fields);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(16384).build())) {
+                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(groupRows).build())) {
             for (int start = 0; start < rows; start += 8192) {
                 int n = Math.min(8192, rows - start);
                 root.allocateNew();
