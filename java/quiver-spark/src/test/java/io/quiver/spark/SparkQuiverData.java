@@ -68,7 +68,8 @@ public final class SparkQuiverData {
                   CASE id % 9 WHEN 0 THEN NULL
                        WHEN 1 THEN CAST('9999999999999999999999999999.9999999999' AS DECIMAL(38,10))
                        WHEN 2 THEN CAST('-9999999999999999999999999999.9999999999' AS DECIMAL(38,10))
-                       ELSE CAST(id * 12345678901234567 AS DECIMAL(38,10)) / 1000 END AS dec38,
+                       ELSE CAST(concat(IF(id % 2 = 0, '-', ''), CAST(id * 1234567 AS STRING), lpad(CAST(id AS STRING), 12, '7'),
+                                 '.', lpad(CAST(id * 7 % 10000000000 AS STRING), 10, '0')) AS DECIMAL(38,10)) END AS dec38,
                   CASE id % 10 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN concat(repeat('long', 1500), id)
                        WHEN 3 THEN concat('ünïcødé ✓ ', id) ELSE concat('s', id % 37) END AS str,
                   CASE WHEN id % 8 = 0 THEN NULL ELSE CAST(concat('b', id % 5) AS BINARY) END AS bin,
