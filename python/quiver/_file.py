@@ -82,6 +82,18 @@ def _make_importer(capsule):
     return schema, importer
 
 
+_NAN_ORDERS = {"ieee": 0, "largest": 1}
+
+
+def _nan_order(value):
+    """The qv_nan_order code of a nan_order argument ("ieee" or "largest")."""
+    if value is None:
+        return 0
+    if not isinstance(value, str) or value.lower() not in _NAN_ORDERS:
+        raise ValueError(f"nan_order must be 'ieee' or 'largest', not {value!r}")
+    return _NAN_ORDERS[value.lower()]
+
+
 def _filter_bytes(text):
     """A filter as the bytes the C parser reads: str as UTF-8 (lone
     surrogates from os.fsdecode-style names back to their original bytes),
@@ -258,7 +270,8 @@ class File:
         return out
 
     def _open_scan(self, columns=None, filter=None, take=None, batch_rows=None, threads=None,
-                   prefetch=1, limit=None, row_groups=None, cast=None, rows=False):
+                   prefetch=1, limit=None, row_groups=None, cast=None, rows=False,
+                   nan_order=None):
         rd = self._reader()
         batch_rows = _count("batch_rows", batch_rows, minimum=1, default=0)
         threads = _threads(threads)
@@ -267,6 +280,7 @@ class File:
             raise InvalidArgumentError(f"prefetch is too large: {prefetch}")
         limit = _count("limit", limit, minimum=0)
         filter = _filter_bytes(filter)
+        nan_order = _nan_order(nan_order)
         cast = _cast(cast)
         if limit == 0:
             # No rows, as in pyarrow and DuckDB (the C option's 0 means "no
@@ -279,10 +293,11 @@ class File:
         return rd.scan(_make_importer, columns=self._column_names(columns), filter=filter,
                        take=take, rows=rows, batch_rows=batch_rows, threads=threads,
                        prefetch=prefetch, max_rows=limit or 0, row_group_begin=rg_begin,
-                       row_group_end=rg_end, validate=self._validate, cast=cast)
+                       row_group_end=rg_end, validate=self._validate, cast=cast,
+                       nan_order=nan_order)
 
     def scan(self, columns=None, filter=None, batch_rows=None, threads=None, prefetch=1,
-             limit=None, cast=None):
+             limit=None, cast=None, nan_order=None):
         """Scans the file as a pyarrow.RecordBatchReader (which also exposes
         __arrow_c_stream__, so DuckDB, Polars and pyarrow consume it without
         copies).
@@ -297,6 +312,10 @@ class File:
                     "l_shipdate >= DATE '1994-01-01' AND l_discount BETWEEN 0.05
                     AND 0.07"; row groups are pruned with statistics and only
                     rows where it is TRUE are returned.
+        nan_order:  how the filter orders float NaN: "ieee" (None, the
+                    default: NaN equals nothing and is unordered) or
+                    "largest" (Spark SQL: NaN above +Infinity, NaN = NaN,
+                    -0.0 = 0.0); row-group pruning follows the same order.
         batch_rows: rows per batch before filtering (None: 65536).
         threads:    decode workers; None or 0: min(cores, 4);
                     quiver.SCAN_SYNC (-1): decode on the consuming thread.
@@ -311,22 +330,23 @@ class File:
         Errors surface as quiver.QuiverError subclasses from the reader's
         methods; Ctrl-C cancels the scan at the next batch."""
         scan = self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
-                               cast=cast)
+                               cast=cast, nan_order=nan_order)
         return pa.RecordBatchReader.from_batches(scan.schema, scan)
 
     def scan_batches(self, columns=None, filter=None, batch_rows=None, threads=None,
-                     prefetch=1, limit=None, cast=None):
+                     prefetch=1, limit=None, cast=None, nan_order=None):
         """Like scan(), but returns the native scan object: an iterator of
         pyarrow.RecordBatch with schema, close(), stats() (row groups pruned,
         rows decoded, ...) and __arrow_c_stream__ (moves the native stream
         out, so a consumer reads it with no Python in the loop)."""
         return self._open_scan(columns, filter, None, batch_rows, threads, prefetch, limit,
-                               cast=cast)
+                               cast=cast, nan_order=nan_order)
 
-    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None):
+    def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None,
+                 nan_order=None):
         """Reads the file (projected, filtered) into a pyarrow.Table."""
         return self.scan(columns=columns, filter=filter, threads=threads,
-                         batch_rows=batch_rows, cast=cast).read_all()
+                         batch_rows=batch_rows, cast=cast, nan_order=nan_order).read_all()
 
     read = to_arrow
 
@@ -405,7 +425,8 @@ def open(path, *, memory_limit=None, verify_checksums=True, validate=True,  # no
                 validate=validate, mmap=mmap)
 
 
-def read_table(path, columns=None, filter=None, threads=None, cast=None):
-    """Reads a .qvr file into a pyarrow.Table."""
+def read_table(path, columns=None, filter=None, threads=None, cast=None, nan_order=None):
+    """Reads a .qvr file into a pyarrow.Table (nan_order: as in File.scan)."""
     with open(path) as f:
-        return f.to_arrow(columns=columns, filter=filter, threads=threads, cast=cast)
+        return f.to_arrow(columns=columns, filter=filter, threads=threads, cast=cast,
+                          nan_order=nan_order)

@@ -391,12 +391,13 @@ static PyObject *Scan_stats(ScanObject *self, PyObject *Py_UNUSED(ignored)) {
      * get_next: while one is, report them as of its last batch. */
     if (self->busy && !self->threaded) s = self->last_stats;
     else if (qv_scan_get_stats(self->inner, &s)) Py_RETURN_NONE;
-    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i}", "row_groups_total",
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L,s:i,s:i,s:L,s:L}", "row_groups_total",
                          (long long)s.row_groups_total, "row_groups_pruned",
                          (long long)s.row_groups_pruned, "rows_decoded",
                          (long long)s.rows_decoded, "rows_output", (long long)s.rows_output,
                          "batches", (long long)s.batches, "max_queued", s.max_queued,
-                         "threads", s.threads);
+                         "threads", s.threads, "rows_filtered", (long long)s.rows_filtered,
+                         "bytes_read", (long long)s.bytes_read);
 }
 
 /* The schema of the batches, also after the scan ended or was consumed
@@ -639,15 +640,15 @@ static int parse_names(PyObject *obj, const char ***out, int32_t *n) {
 static PyObject *file_scan(struct qv_file *file, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"make_importer", "columns", "filter", "take", "rows", "batch_rows",
                          "threads", "prefetch", "max_rows", "row_group_begin",
-                         "row_group_end", "validate", "cast", NULL};
+                         "row_group_end", "validate", "cast", "nan_order", NULL};
     PyObject *make_importer, *cols_obj = Py_None, *take_obj = Py_None, *filter_obj = Py_None;
     long long batch_rows = 0, max_rows = 0, rg_begin = 0, rg_end = 0;
-    int threads = 0, prefetch = 0, validate = 1, by_rows = 0;
+    int threads = 0, prefetch = 0, validate = 1, by_rows = 0, nan_order = QV_NAN_IEEE;
     unsigned int cast = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpLiiLLLpI", kw, &make_importer,
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOpLiiLLLpIi", kw, &make_importer,
                                      &cols_obj, &filter_obj, &take_obj, &by_rows, &batch_rows,
                                      &threads, &prefetch, &max_rows, &rg_begin, &rg_end,
-                                     &validate, &cast))
+                                     &validate, &cast, &nan_order))
         return NULL;
     /* Counts are validated (with the argument's name) by quiver._file; here
      * only what would otherwise change meaning in C: negative values mean
@@ -735,6 +736,7 @@ static PyObject *file_scan(struct qv_file *file, PyObject *args, PyObject *kwarg
                 .threads = threads,
                 .prefetch = prefetch,
                 .cast = cast,
+                .nan_order = nan_order, /* checked by the scan */
                 /* Checksums prove the bytes are the ones written, not that
                  * they decode to valid Arrow (a crafted file can hold
                  * decimals beyond their precision or invalid UTF-8 under

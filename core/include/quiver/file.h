@@ -141,6 +141,21 @@ struct qv_file_split {
  * *out is malloc'd (free()), *n its length (0 for a file without rows). */
 QV_API int qv_file_plan_splits(const struct qv_file *file, uint64_t target_bytes,
                                struct qv_file_split **out, int64_t *n, struct qv_error *err);
+/* Splits weighed by the projected columns only: a row group weighs the
+ * encoded bytes of exactly the column chunks a scan of `columns` (names as
+ * in qv_file_scan, resolved by qv_file_select's rule) loads: a whole
+ * column, or for a nested name (`s.a`) the chunks of that field, its
+ * enclosing structs and its subtree (both sides of a map), and `bytes` of a
+ * split is that projected weight (what qv_scan_stats.bytes_read counts when
+ * the split is scanned unfiltered). `columns` NULL is qv_file_plan_splits
+ * (every column, the row groups' whole lengths). `columns` non-NULL with
+ * n_columns 0 projects no column: `bytes` is 0 and row groups are weighed
+ * by their rows instead (one byte per row), so `target_bytes` rows make a
+ * split. Name errors are those of qv_file_select (ENOENT, EINVAL). */
+QV_API int qv_file_plan_splits_columns(const struct qv_file *file, const char *const *columns,
+                                       int32_t n_columns, uint64_t target_bytes,
+                                       struct qv_file_split **out, int64_t *n,
+                                       struct qv_error *err);
 
 /* ---- Writes ---- */
 

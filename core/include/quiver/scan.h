@@ -66,12 +66,22 @@ extern "C" {
  *    qv_expr_literal_double value is taken as the shortest decimal that
  *    reads back as the same double (0.1, not 0.1000000000000000055...) when
  *    compared with integers or decimals.
- *  - Floats follow IEEE 754 comparisons: NaN compares FALSE to everything
- *    with = < <= > >= (itself included) and TRUE with != ; -0.0 = 0.0. NOT
- *    only flips TRUE and FALSE, so NOT (f < 1) is TRUE for a NaN f. Float
- *    columns compare against the literal rounded to the nearest double
- *    (float32 and float16 values are widened to double first). Pruning uses
- *    exactly the same rules.
+ *  - Floats follow IEEE 754 comparisons by default (QV_NAN_IEEE): NaN
+ *    compares FALSE to everything with = < <= > >= (itself included) and
+ *    TRUE with != ; -0.0 = 0.0. NOT only flips TRUE and FALSE, so NOT (f < 1)
+ *    is TRUE for a NaN f. Float columns compare against the literal rounded
+ *    to the nearest double (float32 and float16 values are widened to double
+ *    first). Pruning uses exactly the same rules.
+ *  - Bound with QV_NAN_LARGEST (qv_expr_bind_ex, qv_scan_options.nan_order),
+ *    floats follow the total order of Spark SQL instead: -Infinity < ... <
+ *    -0.0 = 0.0 < ... < +Infinity < NaN, and NaN = NaN (every NaN payload is
+ *    the same NaN). This applies to every comparison of a float column: the
+ *    six operators, IN / NOT IN (a listed NaN matches NaN), BETWEEN,
+ *    column-to-column comparisons, and a NaN literal against an integer or
+ *    decimal column (NaN is above every number). NULL stays NULL. Pruning
+ *    follows the same order: a zone that may hold NaN may match `f > 5`
+ *    whatever its max, and `f = NaN` skips a zone only when it is known to
+ *    hold no NaN.
  *  - Strings and binaries compare bytewise (memcmp order, a proper prefix
  *    first). STARTS WITH is a bytewise prefix test.
  *  - Booleans order FALSE < TRUE. A bare bool column is `col = TRUE`.
@@ -237,6 +247,18 @@ QV_API size_t qv_expr_to_string(const struct qv_expr *e, char *buf, size_t cap);
  * `schema` must outlive the binding (fields are referenced, not copied).
  * Binding memory comes from the tree's reservation. */
 QV_API int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_error *err);
+
+/* How float comparisons order NaN (see Semantics above). */
+enum qv_nan_order {
+    QV_NAN_IEEE = 0,   /* IEEE 754: NaN is unordered and equals nothing */
+    QV_NAN_LARGEST = 1 /* Spark SQL: NaN above +Infinity, NaN = NaN */
+};
+
+/* qv_expr_bind with the float order `nan_order` (enum qv_nan_order; EINVAL
+ * for another value). qv_expr_bind is qv_expr_bind_ex with QV_NAN_IEEE. The
+ * order is part of the binding: evaluation and pruning both follow it. */
+QV_API int qv_expr_bind_ex(struct qv_expr *e, const struct qv_schema *schema, int nan_order,
+                           struct qv_error *err);
 QV_API bool qv_expr_is_bound(const struct qv_expr *e);
 
 /* Distinct top-level columns a bound tree reads, ascending. Writes at most
@@ -289,9 +311,14 @@ struct qv_zone_stats {
      * the field and its enclosing structs. */
     int has_null_count;
     int64_t null_count_min, null_count_max;
-    /* Floats: an upper bound on the NaN values. */
+    /* Floats: an upper bound on the NaN values. With nan_count_exact set
+     * (and has_null_count), nan_count is the exact number of NaN values and
+     * null_count_min the exact number of nulls, so a zone whose rows are all
+     * NULL or NaN is known to hold no other value (qv_expr_prune_row_group
+     * sets it for top-level columns, whose file statistics are exact). */
     int has_nan_count;
     int64_t nan_count;
+    int nan_count_exact;
     /* Bounds on the non-null (and non-NaN) values, encoded as in the file
      * format's statistics (docs/format.md section 4): 8-byte little-endian
      * int64 (uint64 for unsigned types) for integers, dates, timestamps and
@@ -441,6 +468,7 @@ struct qv_scan_options {
                                  QV_SCAN_MAX_PREFETCH (EINVAL above) */
     int validate;             /* enum qv_scan_validate: check each output column before
                                  it is queued; 0 = none */
+    int nan_order;            /* enum qv_nan_order the filter is bound with; 0 = IEEE */
 };
 
 /* Opens a scan. On success `out` owns it (release it when done). On failure
@@ -483,6 +511,17 @@ struct qv_scan_stats {
     int64_t batches;
     int32_t max_queued;     /* most completed batches ever waiting */
     int32_t threads;
+    /* Rows the filter evaluated to FALSE or NULL. With a filter and no
+     * max_rows, rows_filtered + rows_output == rows_decoded once the scan
+     * has ended (max_rows cuts output rows after the filter). */
+    int64_t rows_filtered;
+    /* Encoded bytes of the column segments this scan loaded: each column
+     * reader counts the segments of the fields it reads, once per row group
+     * it enters (a column read both for the filter and, in part, for a
+     * nested projection counts twice: it is loaded twice). Row groups pruned
+     * by statistics, and projected columns of row groups whose rows the
+     * filter all rejected, are never loaded and count nothing. */
+    int64_t bytes_read;
 };
 /* Statistics of a scan stream opened by qv_scan_open (EINVAL otherwise). */
 QV_API int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out);

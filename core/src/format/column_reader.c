@@ -164,7 +164,7 @@ static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
         }
     }
     if (!rc && run_len) rc = read_run(cr, run_off, run_len, cr->owned + run_pos, err);
-    cr->bytes_size = total;
+    cr->bytes_size = rc ? 0 : total;
     for (int32_t k = first; !rc && k < cr->end; k++) {
         for (int role = 0; role < 3 && !rc; role++) {
             const struct qv__segment *sg = cr->nd[k - first].seg[role];
@@ -179,6 +179,10 @@ static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
         }
     }
     return rc;
+}
+
+uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr) {
+    return cr ? (uint64_t)cr->bytes_size : 0;
 }
 
 /* A node subset must be closed upwards (a kept node's parent is kept), the

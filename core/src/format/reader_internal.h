@@ -21,6 +21,10 @@ struct qv_reader {
 };
 
 const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg, int32_t node);
+/* Encoded bytes of the segments a column reader loaded for its current row
+ * group (the kept fields' segments; 0 after a failed load). The scan counts
+ * them as the bytes it read. */
+uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr);
 /* EIO of kind QV_ERROR_CORRUPT naming column, row group and offset when the
  * checksum does not match. */
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,

@@ -422,6 +422,7 @@ static int resolve(struct binder *B, const struct qv_expr *col, int32_t *out) {
     }
     r->field = fields[depth];
     classify(r);
+    r->ftotal = r->mode == QV__LM_FLOAT && b->nan_order == QV_NAN_LARGEST;
     int32_t id = b->n_refs++;
     *out = id;
     rc = ht_add(B, &B->paths, ph, NULL, id);
@@ -653,7 +654,11 @@ static struct qv__xplan *cmp_lit(struct binder *B, int32_t ref, int op, const st
         qv__xi128 fl = 0;
         bool exact = false, nan;
         if (lit_to_int(B, r, lit, pos, &fl, &exact, &nan)) return NULL;
-        /* IEEE: NaN is unequal to everything and unordered. */
+        /* IEEE: NaN is unequal to everything and unordered. In the total
+         * order it is above every number. */
+        if (nan && B->b->nan_order == QV_NAN_LARGEST)
+            return pnnconst(B, ref, (op == QV_CMP_NE || op == QV_CMP_LT || op == QV_CMP_LE)
+                                        ? QV__TV_T : QV__TV_F);
         if (nan) return pnnconst(B, ref, op == QV_CMP_NE ? QV__TV_T : QV__TV_F);
         return int_cmp(B, ref, op, fl, exact);
     }
@@ -673,7 +678,13 @@ static struct qv__xplan *cmp_lit(struct binder *B, int32_t ref, int op, const st
         p->ref = ref;
         p->op = op;
         p->kf = qv__lit_num_double(lit);
-        p->fn = qv__kernel_cmp(r->vt, op);
+        if (r->ftotal) {
+            p->ki = qv__fkey(p->kf);
+            p->kq = p->ki; /* the pruner's bound in key space */
+            p->fn = qv__kernel_cmp_total(r->vt, op);
+        } else {
+            p->fn = qv__kernel_cmp(r->vt, op);
+        }
         return p;
     }
     case QV__LM_BYTES: {
@@ -754,6 +765,10 @@ static size_t set_elem_size(int vt) {
     }
 }
 
+/* The element type an IN set of reference r is sorted as: keys (int64) for
+ * a float in the total order. */
+static int set_vt(const struct qv__xref *r) { return r->ftotal ? QV__VT_I64 : r->vt; }
+
 static struct qv__xplan *bind_in(struct binder *B, const struct qv_expr *e) {
     char pb[32], tb[96];
     const struct qv_expr *x = e->kids[0];
@@ -811,7 +826,12 @@ static struct qv__xplan *bind_in(struct binder *B, const struct qv_expr *e) {
                 return NULL;
             }
             double d = qv__lit_num_double(lit);
-            if (!isnan(d)) rc = set_push(B, p, elem, &cap, &d);
+            if (r->ftotal) {
+                int64_t key = qv__fkey(d); /* NaN is a value like any other */
+                rc = set_push(B, p, elem, &cap, &key);
+            } else if (!isnan(d)) {
+                rc = set_push(B, p, elem, &cap, &d);
+            }
         } else {
             if (lit->kind != QV__LIT_STR) {
                 mismatch(B, r, lit, vpos, "be compared with");
@@ -829,8 +849,8 @@ static struct qv__xplan *bind_in(struct binder *B, const struct qv_expr *e) {
     if (r->vt == QV__VT_NULL) return pconst(B, QV__TV_N);
     bool empty = r->vt == QV__VT_BOOL ? !(p->t0 || p->t1) : p->n_set == 0;
     if (empty) return p->set_null ? pconst(B, QV__TV_N) : pnnconst(B, ref, QV__TV_F);
-    if (r->vt != QV__VT_BOOL) p->n_set = qv__set_sort(r->vt, p->set, p->n_set);
-    p->fn = qv__kernel_in(r->vt);
+    if (r->vt != QV__VT_BOOL) p->n_set = qv__set_sort(set_vt(r), p->set, p->n_set);
+    p->fn = r->ftotal ? qv__kernel_in_total(r->vt) : qv__kernel_in(r->vt);
     return p;
 }
 
@@ -855,6 +875,10 @@ static void set_add(const struct binder *B, struct qv__xplan *in, const struct q
     }
     switch (B->b->refs[k->ref].mode) {
     case QV__LM_FLOAT:
+        if (B->b->refs[k->ref].ftotal) {
+            memcpy(slot, &k->ki, elem); /* a key, NaN included */
+            break;
+        }
         if (isnan(k->kf)) return; /* equals nothing, as in bind_in */
         memcpy(slot, &k->kf, elem);
         break;
@@ -936,7 +960,7 @@ static struct qv__xplan *merge_junction(struct binder *B, struct qv__xplan *p) {
                 break;
             }
             in->ref = k->ref;
-            in->fn = qv__kernel_in(r->vt);
+            in->fn = r->ftotal ? qv__kernel_in_total(r->vt) : qv__kernel_in(r->vt);
             rs->in = in;
             set_add(B, in, k);
             k = is_and ? pnot(B, in) : in;
@@ -952,7 +976,7 @@ static struct qv__xplan *merge_junction(struct binder *B, struct qv__xplan *p) {
     for (uint32_t i = 0; res && i < cap; i++) {
         struct qv__xplan *in = t[i].in;
         if (in && B->b->refs[in->ref].vt != QV__VT_BOOL)
-            in->n_set = qv__set_sort(B->b->refs[in->ref].vt, in->set, in->n_set);
+            in->n_set = qv__set_sort(set_vt(&B->b->refs[in->ref]), in->set, in->n_set);
     }
     qv_free(B->r, t, cap * sizeof *t);
     if (!res) return NULL;
@@ -1081,11 +1105,19 @@ static int cmp_i32(const void *a, const void *b) {
 }
 
 int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_error *err) {
+    return qv_expr_bind_ex(e, schema, QV_NAN_IEEE, err);
+}
+
+int qv_expr_bind_ex(struct qv_expr *e, const struct qv_schema *schema, int nan_order,
+                    struct qv_error *err) {
     if (!e || !schema) return qv_error_set(err, EINVAL, "filter: bind needs a filter and a schema");
     if (e->binding) {
         qv__binding_free(e->binding);
         e->binding = NULL;
     }
+    if (nan_order != QV_NAN_IEEE && nan_order != QV_NAN_LARGEST)
+        return qv_error_set(err, EINVAL, "filter: nan order %d is not a qv_nan_order (0 or 1)",
+                            nan_order);
     if (schema->root.type != QV_TYPE_STRUCT)
         return qv_error_set(err, EINVAL, "filter: the schema's root must be a struct, not %s",
                             qv_type_name(schema->root.type));
@@ -1097,6 +1129,7 @@ int qv_expr_bind(struct qv_expr *e, const struct qv_schema *schema, struct qv_er
     if (!b) return ENOMEM;
     b->r = e->r;
     b->schema = schema;
+    b->nan_order = nan_order;
     struct binder B = {.b = b, .err = err, .r = e->r};
     b->plan = bind_node(&B, e);
     binder_free(&B);

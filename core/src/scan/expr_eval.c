@@ -191,6 +191,10 @@ static inline uint64_t pack_bytes(const uint8_t *r) {
 GEN_SIMD_CMPS(, )
 GEN_CMP(k_f16, uint16_t, 1, double, p->kf, qv__half_to_double(v[i]), , )
 GEN_CMP(k_d128, uint8_t, 16, qv__xi128, p->kq, ld_d128(v, i), , )
+/* QV_NAN_LARGEST: values compared as qv__fkey keys against the constant's key. */
+GEN_CMP(k_t16, uint16_t, 1, int64_t, p->ki, qv__fkey(qv__half_to_double(v[i])), , )
+GEN_CMP(k_t32, float, 1, int64_t, p->ki, qv__fkey((double)v[i]), , )
+GEN_CMP(k_t64, double, 1, int64_t, p->ki, qv__fkey(v[i]), , )
 #if QV__X86_DISPATCH
 GEN_SIMD_CMPS(_sse42, QV__TARGET_SSE42)
 GEN_SIMD_CMPS(_avx2, QV__TARGET_AVX2)
@@ -305,6 +309,17 @@ qv__xkernel qv__kernel_cmp(int vt, int op) {
     return cmp_table_generic[vt][op];
 }
 
+qv__xkernel qv__kernel_cmp_total(int vt, int op) {
+    static const qv__xkernel t16[6] = ROW6(k_t16, ), t32[6] = ROW6(k_t32, ), t64[6] = ROW6(k_t64, );
+    if (op < 0 || op > QV_CMP_GE) return NULL;
+    switch (vt) {
+    case QV__VT_F16: return t16[op];
+    case QV__VT_F32: return t32[op];
+    case QV__VT_F64: return t64[op];
+    default: return NULL;
+    }
+}
+
 qv__xkernel qv__kernel_starts(int vt) {
     switch (vt) {
     case QV__VT_BIN32: return k_bin32_starts;
@@ -367,6 +382,9 @@ GEN_IN(in_f16, uint16_t, 1, double, find_f64, qv__half_to_double(v[i]))
 GEN_IN(in_f32, float, 1, double, find_f64, v[i])
 GEN_IN(in_f64, double, 1, double, find_f64, v[i])
 GEN_IN(in_d64, uint8_t, 16, int64_t, find_i64, ld_d64(v, i))
+GEN_IN(in_t16, uint16_t, 1, int64_t, find_i64, qv__fkey(qv__half_to_double(v[i])))
+GEN_IN(in_t32, float, 1, int64_t, find_i64, qv__fkey((double)v[i]))
+GEN_IN(in_t64, double, 1, int64_t, find_i64, qv__fkey(v[i]))
 GEN_IN(in_d128, uint8_t, 16, qv__xi128, find_i128, ld_d128(v, i))
 
 static inline bool var_in(const uint8_t *d, const void *o, bool wide, int64_t i, int64_t first,
@@ -398,6 +416,15 @@ qv__xkernel qv__kernel_in(int vt) {
     case QV__VT_BIN32: return in_bin32;
     case QV__VT_BIN64: return in_bin64;
     case QV__VT_FIXBIN: return in_fix;
+    default: return NULL;
+    }
+}
+
+qv__xkernel qv__kernel_in_total(int vt) {
+    switch (vt) {
+    case QV__VT_F16: return in_t16;
+    case QV__VT_F32: return in_t32;
+    case QV__VT_F64: return in_t64;
     default: return NULL;
     }
 }
@@ -561,7 +588,14 @@ void qv__cmpcol_eval(const struct qv__xplan *p, const struct qv__xref *ra,
         case QV__LM_FLOAT:
             block_f(ra->vt, a, sa + base, m, blk.f[0]);
             block_f(rb->vt, b, sb + base, m, blk.f[1]);
-            for (int j = 0; j < m; j++) word |= (uint64_t)fcmp(blk.f[0][j], p->op, blk.f[1][j]) << j;
+            if (ra->ftotal)
+                for (int j = 0; j < m; j++) {
+                    int64_t x = qv__fkey(blk.f[0][j]), y = qv__fkey(blk.f[1][j]);
+                    word |= (uint64_t)op_holds((x > y) - (x < y), p->op) << j;
+                }
+            else
+                for (int j = 0; j < m; j++)
+                    word |= (uint64_t)fcmp(blk.f[0][j], p->op, blk.f[1][j]) << j;
             break;
         case QV__LM_BYTES:
             block_b(ra->vt, ra->field->byte_width, a, sa + base, m, blk.s[0]);

@@ -189,6 +189,9 @@ struct qv__xref {
     int32_t scale;                 /* LM_NUM */
     qv__xi128 ns_per_unit;         /* LM_TIME */
     qv__xi128 dmin, dmax;          /* int-like value domain */
+    /* A float compared in the total order of QV_NAN_LARGEST: kernels,
+     * sets and pruning work on qv__fkey keys (int64) instead of doubles. */
+    bool ftotal;
 };
 
 enum qv__pkind {
@@ -253,14 +256,31 @@ struct qv__xbinding {
     int32_t n_columns;
     struct qv__xplan *plan;
     int32_t levels;   /* plan depth */
+    int nan_order;    /* enum qv_nan_order */
 };
 
 void *qv__xalloc(struct qv__xbinding *b, size_t size, struct qv_error *err);
 void qv__binding_free(struct qv__xbinding *b);
 
+/* The key of a double in the total order of QV_NAN_LARGEST: -Infinity <
+ * ... < -0.0 = 0.0 < ... < +Infinity < NaN, every NaN one value. The bits of
+ * a double order non-negative values as integers; flipping all but the sign
+ * bit of a negative one reverses its magnitude's order, so signed integer
+ * comparison of the keys is the total order. */
+static inline int64_t qv__fkey(double d) {
+    if (d != d) return INT64_MAX;
+    if (d == 0) return 0; /* -0.0 too */
+    int64_t bits;
+    memcpy(&bits, &d, 8);
+    return bits >= 0 ? bits : bits ^ INT64_MAX;
+}
+
 /* Kernels, chosen once per plan node at bind time (NULL: unsupported). */
 qv__xkernel qv__kernel_cmp(int vt, int op);
 qv__xkernel qv__kernel_in(int vt);
+/* Float kernels comparing qv__fkey keys (p->ki, an int64 set). */
+qv__xkernel qv__kernel_cmp_total(int vt, int op);
+qv__xkernel qv__kernel_in_total(int vt);
 qv__xkernel qv__kernel_starts(int vt);
 /* Comparison of the values of two references, one block at a time. */
 bool qv__cmpcol_supported(const struct qv__xref *a, const struct qv__xref *b);

@@ -7,7 +7,8 @@
  * pairwise. Each set is a superset of what really occurs (correlations
  * between operands are ignored), so "TRUE is not in the root's set" proves
  * that no row is selected, and only then is a zone skipped. Comparisons use
- * the evaluator's exact rules (IEEE for floats, bytewise for strings). */
+ * the evaluator's exact rules (IEEE for floats, or the total order of
+ * QV_NAN_LARGEST on qv__fkey keys; bytewise for strings). */
 #include <math.h>
 #include <string.h>
 
@@ -31,6 +32,8 @@ struct bnd {
 enum { C_INT, C_FLOAT, C_BYTES, C_NONE };
 
 static int cls_of(const struct qv__xref *r) {
+    /* A float in the total order is bounded by its keys, as an integer. */
+    if (r->ftotal) return C_INT;
     switch (r->mode) {
     case QV__LM_NUM: case QV__LM_TIME: case QV__LM_BOOL: return C_INT;
     case QV__LM_FLOAT: return C_FLOAT;
@@ -69,6 +72,7 @@ static int bcmp_(int cls, const struct bnd *a, const struct bnd *b) {
 /* What a zone's statistics say about one reference. */
 struct zone {
     bool null_possible, value_possible, nan_possible;
+    bool other_possible;   /* ftotal: a non-NaN value may occur */
     bool bounded;          /* lo and hi hold */
     bool lo_exact, hi_exact; /* lo / hi are values that occur (not truncated) */
     struct bnd lo, hi;
@@ -80,10 +84,59 @@ static int64_t rd_i64(const uint8_t *p) {
     return (int64_t)v;
 }
 
+/* A float zone in the total order of QV_NAN_LARGEST, in key space (class
+ * C_INT): the bounds are the keys of the non-NaN values (other_possible says
+ * whether there may be any), and nan_possible whether the NaN key may
+ * occur. ftotal_parts splits such a zone into its two parts, which the
+ * leaves evaluate separately. */
+static void ftotal_zone(const struct qv_zone_stats *st, int64_t rows, struct zone *z) {
+    z->nan_possible = !st->has_nan_count || st->nan_count > 0;
+    /* Only exact counts prove that every row is NULL or NaN. */
+    z->other_possible = !(st->nan_count_exact && st->has_nan_count && st->has_null_count &&
+                          rows >= 0 && st->nan_count >= rows - st->null_count_min);
+    if (!z->nan_possible && !z->other_possible) {
+        z->value_possible = false;
+        return;
+    }
+    if (!z->other_possible || !st->has_min_max || !st->min || !st->max || st->min_len != 8 ||
+        st->max_len != 8)
+        return;
+    double lo, hi;
+    uint64_t a = (uint64_t)rd_i64(st->min), b = (uint64_t)rd_i64(st->max);
+    memcpy(&lo, &a, 8);
+    memcpy(&hi, &b, 8);
+    if (isnan(lo) || isnan(hi) || lo > hi) return; /* inconsistent: ignore */
+    z->lo.q = qv__fkey(lo);
+    z->hi.q = qv__fkey(hi);
+    z->lo_exact = z->hi_exact = true;
+    z->bounded = true;
+}
+
+/* The parts of an ftotal zone, each holding values only (no NULL): the
+ * non-NaN values and the NaN point. Returns how many there are. */
+static int ftotal_parts(const struct zone *z, struct zone part[2]) {
+    int n = 0;
+    if (!z->value_possible) return 0;
+    if (z->other_possible) {
+        part[n] = *z;
+        part[n].nan_possible = false;
+        part[n].null_possible = false;
+        part[n].value_possible = true;
+        n++;
+    }
+    if (z->nan_possible) {
+        memset(&part[n], 0, sizeof part[n]);
+        part[n].value_possible = part[n].lo_exact = part[n].hi_exact = part[n].bounded = true;
+        part[n].lo.q = part[n].hi.q = INT64_MAX; /* qv__fkey(NaN) */
+        n++;
+    }
+    return n;
+}
+
 static void zone_of(const struct qv__xref *r, const struct qv_zone_stats *st, int64_t rows,
                     struct zone *z) {
     memset(z, 0, sizeof *z);
-    z->null_possible = z->value_possible = z->nan_possible = true;
+    z->null_possible = z->value_possible = z->nan_possible = z->other_possible = true;
     if (r->vt == QV__VT_NULL) {
         z->value_possible = false;
         return;
@@ -94,6 +147,10 @@ static void zone_of(const struct qv__xref *r, const struct qv_zone_stats *st, in
         z->value_possible = rows < 0 || st->null_count_min < rows;
     }
     int cls = cls_of(r);
+    if (r->ftotal) {
+        ftotal_zone(st, rows, z);
+        return;
+    }
     if (cls == C_FLOAT && st->has_nan_count) z->nan_possible = st->nan_count > 0;
     if (cls != C_FLOAT) z->nan_possible = false;
     if (!st->has_min_max || !st->min || !st->max) return;
@@ -330,17 +387,34 @@ static unsigned prune_node(const struct qv__xbinding *b, const struct qv__xplan 
         return p->negate ? not3(v) : v;
     }
     case QV__P_CMP:
-        zone_of(&b->refs[p->ref], st ? &st[p->ref] : NULL, rows, &z);
-        return prune_cmp(&b->refs[p->ref], &z, p);
-    case QV__P_IN:
-        zone_of(&b->refs[p->ref], st ? &st[p->ref] : NULL, rows, &z);
-        return prune_in(&b->refs[p->ref], &z, p);
+    case QV__P_IN: {
+        const struct qv__xref *r = &b->refs[p->ref];
+        zone_of(r, st ? &st[p->ref] : NULL, rows, &z);
+        unsigned (*leaf)(const struct qv__xref *, const struct zone *, const struct qv__xplan *) =
+            p->kind == QV__P_CMP ? prune_cmp : prune_in;
+        if (!r->ftotal) return leaf(r, &z, p);
+        /* The non-NaN values and NaN, separately: a range up to NaN's key
+         * would take in every value above the max. */
+        struct zone part[2];
+        int np = ftotal_parts(&z, part);
+        unsigned v = 0;
+        for (int i = 0; i < np; i++) v |= leaf(r, &part[i], p);
+        return with_nulls(&z, v);
+    }
     case QV__P_STARTS:
         zone_of(&b->refs[p->ref], st ? &st[p->ref] : NULL, rows, &z);
         return prune_starts(&z, p);
     case QV__P_CMPCOL:
         zone_of(&b->refs[p->ref], st ? &st[p->ref] : NULL, rows, &z);
         zone_of(&b->refs[p->ref2], st ? &st[p->ref2] : NULL, rows, &z2);
+        if (b->refs[p->ref].ftotal) {
+            struct zone px[2], py[2];
+            int nx = ftotal_parts(&z, px), ny = ftotal_parts(&z2, py);
+            unsigned v = 0;
+            for (int i = 0; i < nx; i++)
+                for (int j = 0; j < ny; j++) v |= prune_cmpcol(&b->refs[p->ref], &px[i], &py[j], p->op);
+            return v | ((z.null_possible || z2.null_possible) ? N : 0);
+        }
         return prune_cmpcol(&b->refs[p->ref], &z, &z2, p->op);
     case QV__P_NOT: return not3(prune_node(b, p->kids[0], st, rows));
     case QV__P_AND:
@@ -427,6 +501,10 @@ int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *rea
                 st[i].max_truncated = ci.max_truncated;
                 st[i].has_nan_count = ci.has_nan_count;
                 st[i].nan_count = ci.nan_count;
+                /* The file's counts are exact, but a nested field's NaNs may
+                 * sit under null structs, so only a column's count is exact
+                 * with respect to the reference's nulls. */
+                st[i].nan_count_exact = r->depth == 0;
                 break;
             }
             int32_t k = r->path[level];

@@ -16,6 +16,7 @@
 #include "base/corrupt.h"
 #include "base/dcheck.h"
 #include "base/thread.h"
+#include "format/reader_internal.h"
 #include "scan/scan_internal.h"
 
 #define QV_SCAN_SMALL_TAKE 4096
@@ -83,6 +84,9 @@ struct qv_scan {
     struct qv_error prod_err;
     struct qv_scan_stats stats;  /* published under mu (threads) */
     struct qv_scan_stats pstats; /* the producer's own counts */
+    /* Segment bytes loaded by column readers, counted by whichever thread
+     * (producer or helper) loads them: atomic, read without the lock. */
+    int64_t bytes_read;
 
     struct qv__scan_hooks hooks; /* of a front-end layer (qv__scan_open_hooked) */
 
@@ -97,6 +101,9 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
     c->rg = rc ? -1 : rg;
+    if (!rc)
+        __atomic_fetch_add(&s->bytes_read, (int64_t)qv__column_reader_loaded_bytes(c->cr),
+                           __ATOMIC_RELAXED);
     return rc;
 }
 
@@ -266,6 +273,7 @@ static int apply_filter(struct qv_scan *s, struct qv_error *err) {
     int64_t k = 0;
     for (int64_t i = 0; i < s->cur_n; i++)
         if (qv_bit_get(s->bits, i)) s->sel[k++] = s->cur_rows ? s->cur_rows[i] : s->cur_lo + i;
+    s->pstats.rows_filtered += s->cur_n - k;
     if (k < s->cur_n) {
         s->cur_rows = s->sel;
         s->cur_n = k;
@@ -330,6 +338,7 @@ static void *producer_main(void *arg) {
         s->stats.rows_decoded = s->pstats.rows_decoded;
         s->stats.rows_output = s->pstats.rows_output;
         s->stats.batches = s->pstats.batches;
+        s->stats.rows_filtered = s->pstats.rows_filtered;
         if (rc || !b.release) {
             s->prod_rc = rc;
             s->prod_err = e;
@@ -614,6 +623,11 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
                           opts->validate);
         goto fail;
     }
+    if (opts->nan_order != QV_NAN_IEEE && opts->nan_order != QV_NAN_LARGEST) {
+        rc = qv_error_set(err, EINVAL, "scan: nan_order %d is not a qv_nan_order (0 or 1)",
+                          opts->nan_order);
+        goto fail;
+    }
     if (opts->cast & ~(unsigned)QV_CAST_SPARK) {
         rc = qv_error_set(err, EINVAL, "scan: unknown cast flags 0x%x", opts->cast & ~(unsigned)QV_CAST_SPARK);
         goto fail;
@@ -627,7 +641,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         if (rc) goto fail;
     }
     if (s->filter) {
-        rc = qv_expr_bind(s->filter, schema, err);
+        rc = qv_expr_bind_ex(s->filter, schema, opts->nan_order, err);
         if (rc) goto fail;
     }
     s->cols = qv_calloc(r, 2 * nc * sizeof *s->cols, err);
@@ -797,10 +811,13 @@ int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stat
         out->rows_decoded = s->pstats.rows_decoded;
         out->rows_output = s->pstats.rows_output;
         out->batches = s->pstats.batches;
+        out->rows_filtered = s->pstats.rows_filtered;
+        out->bytes_read = __atomic_load_n(&s->bytes_read, __ATOMIC_RELAXED);
         return 0;
     }
     qv_mutex_lock(&s->mu);
     *out = s->stats;
     qv_mutex_unlock(&s->mu);
+    out->bytes_read = __atomic_load_n(&s->bytes_read, __ATOMIC_RELAXED);
     return 0;
 }

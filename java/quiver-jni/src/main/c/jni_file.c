@@ -86,18 +86,29 @@ JNIEXPORT void JNICALL Java_io_quiver_QuiverFile_nativeStatistics(JNIEnv *env, j
         qvj_throw_error(env, &err);
 }
 
-/* The splits as a long[5 * n]: row group begin, end, row begin, end, bytes. */
+/* The splits as a long[5 * n]: row group begin, end, row begin, end, bytes.
+ * `columns` (UTF-8 names) weighs only those columns; null weighs them all. */
 JNIEXPORT jlongArray JNICALL Java_io_quiver_QuiverFile_nativePlanSplits(JNIEnv *env, jclass cls, jlong handle,
-                                                                        jlong target_bytes) {
+                                                                        jlong target_bytes,
+                                                                        jobjectArray columns) {
     if (target_bytes < 0) {
         qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "file '%s': splits: target size %lld is negative",
                   qv_reader_path(qv_file_reader(qvj_ptr(handle))), (long long)target_bytes);
         return NULL;
     }
+    struct qvj_names nm;
+    if (qvj_names_get(env, columns, &nm)) return NULL;
+    /* Present but empty is "no column", told from "every column" by a
+     * non-NULL pointer. */
+    static const char *const no_names[1] = {NULL};
+    const char *const *names = columns ? (nm.n ? (const char *const *)nm.v : no_names) : NULL;
     struct qv_file_split *splits = NULL;
     int64_t n = 0;
     struct qv_error err = {0};
-    if (qv_file_plan_splits(qvj_ptr(handle), (uint64_t)target_bytes, &splits, &n, &err)) {
+    int rc = qv_file_plan_splits_columns(qvj_ptr(handle), names, nm.n, (uint64_t)target_bytes,
+                                         &splits, &n, &err);
+    qvj_names_free(&nm);
+    if (rc) {
         qvj_throw_error(env, &err);
         return NULL;
     }

@@ -65,21 +65,15 @@ static void throw_code(JNIEnv *env, int code, const char *msg) {
 
 /* ---- arguments ---- */
 
-struct names {
-    char **v;
-    int32_t n;
-};
-
-static void names_free(struct names *nm) {
+void qvj_names_free(struct qvj_names *nm) {
     for (int32_t i = 0; i < nm->n; i++) free(nm->v[i]);
     free(nm->v);
     nm->v = NULL;
     nm->n = 0;
 }
 
-/* Copies a byte[][] of UTF-8 names into NUL-terminated strings. Returns 0,
- * or -1 with a Java exception pending. A null array leaves *nm empty. */
-static int names_get(JNIEnv *env, jobjectArray arr, struct names *nm) {
+/* Copies a byte[][] of UTF-8 names into NUL-terminated strings (qvj.h). */
+int qvj_names_get(JNIEnv *env, jobjectArray arr, struct qvj_names *nm) {
     nm->v = NULL;
     nm->n = 0;
     if (!arr) return 0;
@@ -93,14 +87,14 @@ static int names_get(JNIEnv *env, jobjectArray arr, struct names *nm) {
         jbyteArray b = (*env)->GetObjectArrayElement(env, arr, i);
         if (!b) {
             if (!(*env)->ExceptionCheck(env)) throw_code(env, EINVAL, "scan: a column name is null");
-            names_free(nm);
+            qvj_names_free(nm);
             return -1;
         }
         jsize len = (*env)->GetArrayLength(env, b);
         char *s = malloc((size_t)len + 1);
         if (!s) {
             (*env)->DeleteLocalRef(env, b);
-            names_free(nm);
+            qvj_names_free(nm);
             throw_code(env, ENOMEM, "scan: out of memory copying column names");
             return -1;
         }
@@ -109,7 +103,7 @@ static int names_get(JNIEnv *env, jobjectArray arr, struct names *nm) {
         s[len] = 0;
         nm->v[nm->n++] = s;
         if (memchr(s, 0, (size_t)len)) {
-            names_free(nm);
+            qvj_names_free(nm);
             qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "scan: column name %d holds a NUL byte",
                       (int)i);
             return -1;
@@ -142,13 +136,13 @@ static const char *const no_names[1] = {NULL};
 JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
     JNIEnv *env, jclass cls, jlong file_handle, jobjectArray columns, jbyteArray filter,
     jlong rg_begin, jlong rg_end, jlong row_begin, jlong row_end, jlong batch_rows, jlong limit,
-    jint threads, jint prefetch, jint cast, jint validate) {
+    jint threads, jint prefetch, jint cast, jint validate, jint nan_order) {
     struct qv_file *file = qvj_ptr(file_handle);
-    struct names nm;
-    if (names_get(env, columns, &nm)) return 0;
+    struct qvj_names nm;
+    if (qvj_names_get(env, columns, &nm)) return 0;
     struct qvj_stream *s = stream_new(env);
     if (!s) {
-        names_free(&nm);
+        qvj_names_free(&nm);
         return 0;
     }
     struct qv_error err;
@@ -187,12 +181,13 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openScan(
                      .threads = threads,
                      .prefetch = prefetch,
                      .cast = (unsigned)cast,
-                     .validate = validate},
+                     .validate = validate,
+                     .nan_order = nan_order},
         };
         rc = qv_file_scan(file, &fo, &s->st, &err);
         if (!rc) atomic_fetch_add(&live_streams, 1);
     }
-    names_free(&nm);
+    qvj_names_free(&nm);
     if (rc) {
         stream_free(s);
         qvj_throw_error(env, &err); /* keeps an exception the interrupt check raised */
@@ -211,15 +206,15 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openTake(JNIEnv *env, jclass c
         throw_code(env, EINVAL, "take: no rows given");
         return 0;
     }
-    struct names nm;
-    if (names_get(env, columns, &nm)) return 0;
+    struct qvj_names nm;
+    if (qvj_names_get(env, columns, &nm)) return 0;
     struct qvj_stream *s = stream_new(env);
     jsize n = (*env)->GetArrayLength(env, rows);
     int64_t *r = s ? malloc(n ? (size_t)n * sizeof *r : 1) : NULL;
     if (!r) {
         if (s) throw_code(env, ENOMEM, "take: out of memory copying the rows");
         free(s);
-        names_free(&nm);
+        qvj_names_free(&nm);
         return 0;
     }
     (*env)->GetLongArrayRegion(env, rows, 0, n, (jlong *)r);
@@ -236,7 +231,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_ScanStream_openTake(JNIEnv *env, jclass c
     };
     int rc = qv_file_take(file, r, (int64_t)n, &fo, &s->st, &err); /* copies the rows */
     free(r);
-    names_free(&nm);
+    qvj_names_free(&nm);
     if (rc) {
         stream_free(s);
         qvj_throw_error(env, &err);
@@ -310,10 +305,10 @@ JNIEXPORT jlongArray JNICALL Java_io_quiver_ScanStream_stats(JNIEnv *env, jclass
         throw_code(env, rc, "scan: no statistics for this stream");
         return NULL;
     }
-    jlong v[7] = {st.row_groups_total, st.row_groups_pruned, st.rows_decoded, st.rows_output,
-                  st.batches, st.max_queued, st.threads};
-    jlongArray out = (*env)->NewLongArray(env, 7);
-    if (out) (*env)->SetLongArrayRegion(env, out, 0, 7, v);
+    jlong v[9] = {st.row_groups_total, st.row_groups_pruned, st.rows_decoded, st.rows_output,
+                  st.batches, st.max_queued, st.threads, st.rows_filtered, st.bytes_read};
+    jlongArray out = (*env)->NewLongArray(env, 9);
+    if (out) (*env)->SetLongArrayRegion(env, out, 0, 9, v);
     return out;
 }
 

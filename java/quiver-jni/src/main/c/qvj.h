@@ -122,6 +122,18 @@ struct qv_pool *qvj_pool_get(jlong handle);
  * a scan: the release joins the scan's workers, this thread among them. */
 int qvj_thread_attached_here(void);
 
+/* ---- Column names (jni_scan.c) ----
+ * A Java byte[][] of UTF-8 column names copied into NUL-terminated strings
+ * (scans and split planning take names as qv_file_scan does). */
+struct qvj_names {
+    char **v;
+    int32_t n;
+};
+/* Returns 0, or -1 with a Java exception pending. A null array leaves *nm
+ * empty (n 0, v NULL). */
+int qvj_names_get(JNIEnv *env, jobjectArray arr, struct qvj_names *nm);
+void qvj_names_free(struct qvj_names *nm);
+
 /* ---- Onload functions (one per shim file; jni_onload.c calls them) ---- */
 int qvj_errors_onload(JNIEnv *env);
 int qvj_pool_onload(JNIEnv *env);   /* jni_pool.c: MemoryBudget, for pool hosts */

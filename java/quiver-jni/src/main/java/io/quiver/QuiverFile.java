@@ -4,6 +4,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.Objects;
 import org.apache.arrow.c.CDataDictionaryProvider;
 import org.apache.arrow.c.Data;
 import org.apache.arrow.memory.BufferAllocator;
@@ -174,13 +175,27 @@ public final class QuiverFile implements AutoCloseable {
      * carries this file's path and identity.
      */
     public List<Split> planSplits(long targetBytes) {
+        return planSplits(targetBytes, null);
+    }
+
+    /**
+     * As {@link #planSplits(long)}, weighing only the columns a scan of
+     * {@code columns} reads (names as in {@link ScanOptions.Builder#columns(List)};
+     * a nested name weighs only that field's chunks): a row group weighs the
+     * encoded bytes of those column chunks, and {@link Split#bytes()} is
+     * that projected size, the bytes a scan of the split with those columns
+     * reads. Null weighs every column; an empty list (no column, rows only)
+     * weighs each row group by its rows (one byte per row) with bytes 0. An
+     * unknown name is a {@link QuiverNotFoundException}.
+     */
+    public List<Split> planSplits(long targetBytes, List<String> columns) {
         if (targetBytes < 0) {
             throw new QuiverInvalidArgumentException(22, "splits of " + handle.what() + ": target size "
                     + targetBytes + " is negative");
         }
         long h = handle.acquire();
         try {
-            long[] v = nativePlanSplits(h, targetBytes);
+            long[] v = nativePlanSplits(h, targetBytes, names(columns));
             long[] id = nativeIdentity(h);
             FileIdentity identity = new FileIdentity(id[0], id[1]);
             List<Split> out = new ArrayList<>(v.length / 5);
@@ -281,5 +296,14 @@ public final class QuiverFile implements AutoCloseable {
 
     private static native void nativeStatistics(long handle, long rowGroup, long cdata);
 
-    private static native long[] nativePlanSplits(long handle, long targetBytes);
+    private static native long[] nativePlanSplits(long handle, long targetBytes, byte[][] columns);
+
+    private static byte[][] names(List<String> columns) {
+        if (columns == null) return null;
+        byte[][] out = new byte[columns.size()][];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = Utf8.encode(Objects.requireNonNull(columns.get(i), "a column name is null"), "column name");
+        }
+        return out;
+    }
 }

@@ -82,7 +82,8 @@ public final class QuiverScanReader extends ArrowReader {
         byte[] filter = options.filter == null ? null : Utf8.encode(options.filter, "scan: filter");
         long h = ScanStream.openScan(fileHandle, names(options.columns), filter, options.rowGroupBegin,
                 options.rowGroupEnd, options.rowBegin, options.rowEnd, options.batchRows, options.limit,
-                options.threads, options.prefetch, options.cast, options.validation.level());
+                options.threads, options.prefetch, options.cast, options.validation.level(),
+                options.nanOrder.code());
         return new QuiverScanReader(allocator, h);
     }
 
@@ -179,7 +180,7 @@ public final class QuiverScanReader extends ArrowReader {
         long h = stream.enter();
         try {
             long[] s = ScanStream.stats(h);
-            return new ScanStats(s[0], s[1], s[2], s[3], s[4], (int) s[5], (int) s[6]);
+            return new ScanStats(s[0], s[1], s[2], s[3], s[4], (int) s[5], (int) s[6], s[7], s[8]);
         } finally {
             stream.exit();
             Reference.reachabilityFence(this);

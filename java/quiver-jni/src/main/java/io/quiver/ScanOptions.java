@@ -34,6 +34,7 @@ public final class ScanOptions {
     final long batchRows, limit;
     final int threads, prefetch, cast;
     final Validation validation;
+    final NanOrder nanOrder;
 
     private ScanOptions(Builder b) {
         this.columns = b.columns == null ? null : Collections.unmodifiableList(new ArrayList<>(b.columns));
@@ -50,6 +51,7 @@ public final class ScanOptions {
         for (Cast c : b.casts) flags |= c.flags();
         this.cast = flags;
         this.validation = b.validation;
+        this.nanOrder = b.nanOrder;
     }
 
     /** Every column, every row, the default settings. */
@@ -71,6 +73,11 @@ public final class ScanOptions {
         return filter;
     }
 
+    /** How the filter orders float NaN. */
+    public NanOrder nanOrder() {
+        return nanOrder;
+    }
+
     /** Builds {@link ScanOptions}; each setter checks its argument at once. */
     public static final class Builder {
         private List<String> columns;
@@ -80,6 +87,7 @@ public final class ScanOptions {
         private int threads, prefetch;
         private final Set<Cast> casts = EnumSet.noneOf(Cast.class);
         private Validation validation = Validation.FULL;
+        private NanOrder nanOrder = NanOrder.IEEE;
 
         private Builder() {}
 
@@ -169,6 +177,16 @@ public final class ScanOptions {
         /** How each output column is checked; {@link Validation#FULL} by default. */
         public Builder validation(Validation v) {
             this.validation = Objects.requireNonNull(v, "validation");
+            return this;
+        }
+
+        /**
+         * How the filter's float comparisons order NaN: {@link NanOrder#IEEE}
+         * by default; {@link NanOrder#LARGEST} for Spark's semantics (NaN
+         * above every number, NaN = NaN), which row-group skipping follows too.
+         */
+        public Builder nanOrder(NanOrder order) {
+            this.nanOrder = Objects.requireNonNull(order, "nanOrder");
             return this;
         }
 

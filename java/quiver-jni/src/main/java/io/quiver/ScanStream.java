@@ -133,7 +133,7 @@ final class ScanStream implements Runnable {
     /** Opens a scan; columns null = every column. Returns the handle. */
     static native long openScan(long file, byte[][] columns, byte[] filter, long rowGroupBegin,
             long rowGroupEnd, long rowBegin, long rowEnd, long batchRows, long limit, int threads,
-            int prefetch, int cast, int validate);
+            int prefetch, int cast, int validate, int nanOrder);
 
     /** Opens a take of {@code rows} (any order, duplicates). */
     static native long openTake(long file, long[] rows, byte[][] columns, long batchRows, int threads,
@@ -160,7 +160,7 @@ final class ScanStream implements Runnable {
 
     static native void release(long handle);
 
-    /** qv_scan_get_stats: total and pruned row groups, rows decoded and output, batches, max queued, threads. */
+    /** qv_scan_get_stats: total and pruned row groups, rows decoded and output, batches, max queued, threads, rows filtered, bytes read. */
     static native long[] stats(long handle);
 
     /** Streams opened and not yet released, in this JVM (for tests of the Cleaner). */

@@ -1,0 +1,107 @@
+package io.quiver.spark.read;
+
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The read options of {@code spark.read.format("quiver")}, parsed in one
+ * place. Keys are case-insensitive as Spark's own options are; a value that
+ * does not parse, or is out of range, is refused with an
+ * {@link IllegalArgumentException} naming the option and the value, before
+ * any file is opened.
+ *
+ * <ul>
+ * <li>{@code threads}: native decode workers per task; {@code -1} decodes on
+ *     the task thread (the default: Spark already runs one task per core).</li>
+ * <li>{@code prefetch}: decoded batches that may wait per task (default 2).</li>
+ * <li>{@code batchRows}: rows per Arrow batch (default 4096, as Spark's
+ *     columnar batch size).</li>
+ * <li>{@code mergeSchema}: {@code true} merges files of different schemas by
+ *     name; {@code false} (the default) refuses them.</li>
+ * </ul>
+ */
+public final class QuiverReadOptions {
+    public static final String THREADS = "threads";
+    public static final String PREFETCH = "prefetch";
+    public static final String BATCH_ROWS = "batchRows";
+    public static final String MERGE_SCHEMA = "mergeSchema";
+
+    /** The file layer refuses deeper prefetch queues (QV_SCAN_MAX_PREFETCH). */
+    private static final int MAX_PREFETCH = 1024;
+    /** A batch of more rows than an int holds could not be a Spark batch. */
+    private static final long MAX_BATCH_ROWS = Integer.MAX_VALUE;
+
+    private final int threads;
+    private final int prefetch;
+    private final long batchRows;
+    private final boolean mergeSchema;
+
+    private QuiverReadOptions(int threads, int prefetch, long batchRows, boolean mergeSchema) {
+        this.threads = threads;
+        this.prefetch = prefetch;
+        this.batchRows = batchRows;
+        this.mergeSchema = mergeSchema;
+    }
+
+    /** Parses {@code options} (a Spark options map; lookups ignore case). */
+    public static QuiverReadOptions parse(Map<String, String> options) {
+        CaseInsensitiveStringMap o = options instanceof CaseInsensitiveStringMap c ? c
+                : new CaseInsensitiveStringMap(options == null ? Map.of() : options);
+        int threads = (int) longOption(o, THREADS, -1, -1, 1024);
+        int prefetch = (int) longOption(o, PREFETCH, 2, 1, MAX_PREFETCH);
+        long batchRows = longOption(o, BATCH_ROWS, 4096, 1, MAX_BATCH_ROWS);
+        boolean merge = booleanOption(o, MERGE_SCHEMA, false);
+        return new QuiverReadOptions(threads, prefetch, batchRows, merge);
+    }
+
+    private static long longOption(CaseInsensitiveStringMap o, String key, long dflt, long min, long max) {
+        String v = o.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("quiver option '" + key + "': '" + v + "' is not an integer", e);
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("quiver option '" + key + "': " + n + " is out of range ["
+                    + min + ", " + max + "]");
+        }
+        return n;
+    }
+
+    private static boolean booleanOption(CaseInsensitiveStringMap o, String key, boolean dflt) {
+        String v = o.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException("quiver option '" + key + "': '" + v
+                        + "' is not a boolean (true or false)");
+        }
+    }
+
+    public int threads() {
+        return threads;
+    }
+
+    public int prefetch() {
+        return prefetch;
+    }
+
+    public long batchRows() {
+        return batchRows;
+    }
+
+    public boolean mergeSchema() {
+        return mergeSchema;
+    }
+}
