@@ -114,8 +114,8 @@ class QuiverSplitsAndLimitTest {
         assertEquals(ROWS, read, "rows the scan tasks handed to Spark");
 
         // The same through an aggregate computed by the tasks.
-        Row agg = spark.sql("SELECT count(*), count(DISTINCT c0), sum(c1), min(c0), max(c0) FROM quiver.`"
-                + file + "`").first();
+        df.createOrReplaceTempView("splits");
+        Row agg = spark.sql("SELECT count(*), count(DISTINCT c0), sum(c1), min(c0), max(c0) FROM splits").first();
         assertEquals(ROWS, agg.getLong(0));
         assertEquals(ROWS, agg.getLong(1));
         assertEquals((long) ROWS * (ROWS - 1), agg.getLong(2));
@@ -128,6 +128,7 @@ class QuiverSplitsAndLimitTest {
         Dataset<Row> df = spark.read().format("quiver").option("batchRows", "1000").load(file.toString());
         AtomicReference<List<Row>> got = new AtomicReference<>();
         long read = recordsReadBy(() -> got.set(df.limit(10).collectAsList()));
+        System.out.println("QuiverSplitsAndLimitTest: LIMIT 10 handed Spark " + read + " of " + ROWS + " rows");
         assertEquals(10, got.get().size());
         for (Row r : got.get()) {
             assertEquals(2 * r.getLong(0), r.getLong(1));
