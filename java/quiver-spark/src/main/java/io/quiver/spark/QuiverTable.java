@@ -149,7 +149,7 @@ public class QuiverTable implements SupportsRead {
         return dataSchema;
     }
 
-    /** The footers of every listed file, read once (bounded parallelism), in listing order. */
+    /** The footers of every listed file, read once (bounded parallelism), in path order. */
     public synchronized List<FileFooter> footers() {
         if (footers == null) {
             List<String> paths = new ArrayList<>();

@@ -494,9 +494,10 @@ public final class FilterTranslator {
         if (d == Double.POSITIVE_INFINITY) return "Infinity";
         if (d == Double.NEGATIVE_INFINITY) return "-Infinity";
         if (d == 0) return (Double.doubleToRawLongBits(d) < 0) ? "-0.0" : "0.0";
-        // BigDecimal(double) is the exact binary value; toString keeps every
-        // digit, with an exponent when that is shorter (1E+300, not 301 digits).
-        return new BigDecimal(d).toString();
+        // BigDecimal(double) is the exact binary value; without its trailing
+        // zeros, toString keeps every other digit and writes an exponent
+        // where that is shorter (1.5E+10), which Quiver's parser reads exactly.
+        return new BigDecimal(d).stripTrailingZeros().toString();
     }
 
     private static byte[] stringBytes(Object v) {

@@ -13,6 +13,7 @@ import io.quiver.QuiverScanReader;
 import io.quiver.ScanOptions;
 import io.quiver.ScanStats;
 import io.quiver.Cast;
+import io.quiver.NanOrder;
 import io.quiver.spark.memory.TaskMemory;
 
 import java.io.FileNotFoundException;
@@ -178,14 +179,12 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
                     .rowGroups(s.rowGroupBegin(), s.rowGroupEnd())
                     .columns(present)
                     .filter(config.filter())
+                    // Spark's float order: NaN above every number, NaN = NaN.
+                    .nanOrder(NanOrder.LARGEST)
                     .cast(Cast.SPARK)
                     .threads(config.threads())
                     .prefetch(config.prefetch())
                     .batchRows(config.batchRows());
-            // TODO(h/native): evaluate the filter with NaN ordered as Spark
-            // orders it (ScanOptions.Builder.nanOrder(NanOrder.LARGEST)) once
-            // the native helper's branch lands; until then the driver must not
-            // push filters on float columns.
             if (config.limit() > 0) {
                 b.limit(config.limit() - rowsOut);
             }
@@ -236,7 +235,13 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
      */
     private void fail(QuiverException e, boolean atOpen) {
         String path = slice.path();
+        // Built before the slice is closed: the pool's figures then still
+        // show what the scan held when it ran out.
+        OutOfMemoryError oom = e instanceof QuiverOutOfMemoryException ? outOfMemory(e) : null;
         closeSlice();
+        if (oom != null) {
+            throw oom;
+        }
         if (e instanceof QuiverCancelledException) {
             context.killTaskIfInterrupted();
             throw e;
@@ -249,9 +254,6 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
             FileNotFoundException fnf = new FileNotFoundException(e.getMessage());
             fnf.initCause(e);
             throw sneaky(org.apache.spark.sql.errors.QueryExecutionErrors.fileNotExistError(path, fnf));
-        }
-        if (e instanceof QuiverOutOfMemoryException) {
-            throw outOfMemory(e);
         }
         boolean fileFault = e instanceof QuiverCorruptException || e instanceof QuiverFileChangedException
                 || e instanceof QuiverIOException;
@@ -321,7 +323,8 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
             try {
                 ScanStats st = r.stats();
                 rowGroupsPruned += st.rowGroupsPruned();
-                rowsFiltered += filteredRows(st);
+                rowsFiltered += st.rowsFiltered();
+                bytesRead += st.bytesRead();
             } catch (RuntimeException ignored) {
                 // A stream that failed still reports; one that cannot adds nothing.
             }
@@ -339,14 +342,6 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
         batch = null;
     }
 
-    /** Rows the native filter dropped: rows decoded minus rows output, when a filter ran. */
-    private long filteredRows(ScanStats st) {
-        // TODO(h/native): ScanStats.rowsFiltered() and bytesRead() once the
-        // native helper adds them; rows decoded minus rows output is the same
-        // figure while no limit cut the scan short.
-        return config.filter() == null ? 0 : Math.max(0, st.rowsDecoded() - st.rowsOutput());
-    }
-
     @Override
     public CustomTaskMetric[] currentMetricsValues() {
         long pruned = rowGroupsPruned;
@@ -357,7 +352,8 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
             try {
                 ScanStats st = r.stats();
                 pruned += st.rowGroupsPruned();
-                filtered += filteredRows(st);
+                filtered += st.rowsFiltered();
+                bytes += st.bytesRead();
             } catch (RuntimeException ignored) {
                 // closed under us (a kill): the closed slices' figures stand
             }

@@ -106,7 +106,9 @@ public final class QuiverFileListing {
 
     /**
      * The files of the partitions {@code partitionFilters} (catalyst
-     * predicates over partition columns; empty: all) keeps, in listing order.
+     * predicates over partition columns; empty: all) keeps, ordered by
+     * path: the file system lists in no particular order, and the merged
+     * schema's column order and the plan must not depend on it.
      */
     public List<ListedFile> files(List<Expression> partitionFilters) {
         scala.collection.immutable.Seq<PartitionDirectory> dirs = index.listFiles(
@@ -120,6 +122,7 @@ public final class QuiverFileListing {
                 out.add(new ListedFile(localPath(s.getPath()), s.getPath().toString(), s.getLen(), values));
             }
         }
+        out.sort(java.util.Comparator.comparing(ListedFile::uri));
         return out;
     }
 

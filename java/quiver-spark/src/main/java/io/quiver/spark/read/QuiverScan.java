@@ -181,13 +181,24 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
         }
         long maxSplitBytes = SplitPacking.maxSplitBytes(conf.filesMaxPartitionBytes(), openCost, minPartitions, lengths);
         int[] partitionColumns = partitionColumnIndexes();
-        List<FilePlan> filePlans = ParallelFiles.map(files, f -> planFile(f, maxSplitBytes, partitionColumns));
+        boolean ignoreMissing = conf.ignoreMissingFiles();
+        boolean ignoreCorrupt = conf.ignoreCorruptFiles();
+        // A file skipped here (missing or corrupt under Spark's ignore
+        // settings) is simply not planned: it would give no rows anyway.
+        List<FilePlan> filePlans = ParallelFiles.map(files, f -> {
+            FilePlan fp = FileFooter.skippable(ignoreMissing, ignoreCorrupt,
+                    () -> planFile(f, maxSplitBytes, partitionColumns));
+            return fp == null ? new FilePlan(List.of(), 0, null) : fp;
+        });
         List<FileSlice> slices = new ArrayList<>();
         long rows = 0;
         long bytes = 0;
         List<String> names = new ArrayList<>();
         for (int i = 0; i < files.size(); i++) {
             FilePlan fp = filePlans.get(i);
+            if (fp.stats() == null) {
+                continue;
+            }
             slices.addAll(fp.slices());
             rows += fp.rows();
             for (FileSlice s : fp.slices()) {
@@ -196,7 +207,13 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
             names.add(files.get(i).uri());
         }
         List<QuiverInputPartition> partitions = SplitPacking.pack(slices, maxSplitBytes, openCost);
-        return new Plan(partitions, names, rows, bytes, columnStats(filePlans));
+        List<FilePlan> planned = new ArrayList<>();
+        for (FilePlan fp : filePlans) {
+            if (fp.stats() != null) {
+                planned.add(fp);
+            }
+        }
+        return new Plan(partitions, names, rows, bytes, columnStats(planned));
     }
 
     /** Positions of the scan's partition columns in the table's partition schema. */
@@ -373,7 +390,7 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
         return ((Comparable) a).compareTo(b);
     }
 
-    /** One file's share of the plan. */
+    /** One file's share of the plan; stats null: the file was skipped. */
     record FilePlan(List<FileSlice> slices, long rows, Map<String, ColumnStat> stats) {}
 
     /** One column's statistics in one file, as the file layer reports them. */

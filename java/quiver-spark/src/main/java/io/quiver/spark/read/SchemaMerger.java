@@ -1,6 +1,7 @@
 package io.quiver.spark.read;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -33,10 +34,22 @@ public final class SchemaMerger {
     public static StructType combine(List<FileFooter> footers, boolean merge, boolean caseSensitive) {
         StructType out = footers.get(0).sparkSchema();
         String outFile = footers.get(0).path();
+        // Which file brought each column (path), so a conflict names the
+        // file the merged type came from.
+        Map<String, String> origin = new HashMap<>();
+        record(origin, out, "", outFile, caseSensitive);
         for (int i = 1; i < footers.size(); i++) {
             FileFooter f = footers.get(i);
             if (merge) {
-                out = mergeStructs(out, f.sparkSchema(), "", outFile, f.path(), caseSensitive, true);
+                try {
+                    out = mergeStructs(out, f.sparkSchema(), "", outFile, f.path(), caseSensitive, true);
+                } catch (Conflict c) {
+                    String from = origin.getOrDefault(key(c.path, caseSensitive), outFile);
+                    throw new IllegalArgumentException("quiver: cannot merge the schemas of '" + from + "' and '"
+                            + f.path() + "': column '" + c.path + "' is " + c.a.simpleString() + " in one and "
+                            + c.b.simpleString() + " in the other");
+                }
+                record(origin, f.sparkSchema(), "", f.path(), caseSensitive);
             } else {
                 if (!sameIgnoringNullability(out, f.sparkSchema())) {
                     throw new IllegalArgumentException("quiver: files '" + outFile + "' and '" + f.path()
@@ -105,8 +118,39 @@ public final class SchemaMerger {
         if (merge && b instanceof NullType) {
             return a;
         }
-        throw new IllegalArgumentException("quiver: cannot merge the schemas of '" + fileA + "' and '" + fileB
-                + "': column '" + path + "' is " + a.simpleString() + " in one and " + b.simpleString()
-                + " in the other");
+        throw new Conflict(path, a, b);
+    }
+
+    private static void record(Map<String, String> origin, DataType t, String path, String file,
+            boolean caseSensitive) {
+        if (!path.isEmpty()) {
+            origin.putIfAbsent(key(path, caseSensitive), file);
+        }
+        if (t instanceof StructType st) {
+            for (StructField f : st.fields()) {
+                record(origin, f.dataType(), path.isEmpty() ? f.name() : path + "." + f.name(), file,
+                        caseSensitive);
+            }
+        } else if (t instanceof ArrayType at) {
+            record(origin, at.elementType(), path + ".element", file, caseSensitive);
+        } else if (t instanceof MapType mt) {
+            record(origin, mt.keyType(), path + ".key", file, caseSensitive);
+            record(origin, mt.valueType(), path + ".value", file, caseSensitive);
+        }
+    }
+
+    /** Two types that do not merge, at {@code path}. */
+    private static final class Conflict extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        final String path;
+        final transient DataType a;
+        final transient DataType b;
+
+        Conflict(String path, DataType a, DataType b) {
+            super(path, null, false, false);
+            this.path = path;
+            this.a = a;
+            this.b = b;
+        }
     }
 }

@@ -224,6 +224,17 @@ class QuiverDriverTest {
         String m = conflict.getMessage();
         assertTrue(m.contains("a.qvr") && m.contains("b.qvr") && m.contains("'id'"), m);
 
+        // The conflict names the file the merged column came from.
+        QuiverTestFiles.write(dir.resolve("m3/a.qvr"), List.of(QuiverTestFiles.ID), 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("m3/b.qvr"), List.of(QuiverTestFiles.ID, QuiverTestFiles.NAME), 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("m3/c.qvr"), List.of(new org.apache.arrow.vector.types.pojo.Field("name",
+                org.apache.arrow.vector.types.pojo.FieldType.nullable(
+                        new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)), null)), 0, 10, 1000);
+        String m3 = assertThrows(IllegalArgumentException.class,
+                () -> spark.read().format("quiver").option("mergeSchema", "true")
+                        .load(dir.resolve("m3").toString()).schema()).getMessage();
+        assertTrue(m3.contains("b.qvr") && m3.contains("c.qvr") && !m3.contains("a.qvr") && m3.contains("'name'"), m3);
+
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> spark.read().format("quiver").option("mergeSchema", "yes").load(root).schema());
         assertTrue(bad.getMessage().contains("mergeSchema"), bad.getMessage());
@@ -394,5 +405,58 @@ class QuiverDriverTest {
         assertEquals(List.of(98L, 99L, 100L, 101L), rows.stream().map(r -> r.getLong(0)).toList());
         assertEquals(List.of(1, 1, 2, 2), rows.stream().map(r -> r.getInt(1)).toList());
         assertEquals(5, df.limit(5).collectAsList().size());
+    }
+
+    @Test
+    void structFieldsArePrunedAndNanosecondTimestampsAreNotPushed() throws IOException {
+        QuiverTestFiles.writeNested(dir.resolve("n/a.qvr"), 20);
+        Dataset<Row> df = spark.read().format("quiver").load(dir.resolve("n").toString());
+        assertEquals(new StructType().add("id", DataTypes.LongType)
+                .add("s", new StructType().add("a", DataTypes.LongType).add("b", DataTypes.StringType))
+                .add("ts", DataTypes.TimestampNTZType), df.schema());
+        QuiverScan s = scanOf(df.select("s.a"));
+        assertEquals(List.of("\"s\".\"a\""), s.readConfig().columns());
+        assertEquals(new StructType().add("s", new StructType().add("a", DataTypes.LongType)), s.readSchema());
+        assertEquals(List.of(0L, 10L, 190L), List.of(df.selectExpr("min(s.a)").first().getLong(0),
+                df.filter("id = 1").select("s.a").first().getLong(0), df.selectExpr("max(s.a)").first().getLong(0)));
+
+        QuiverScanBuilder b = builder(dir.resolve("n").toString(), Map.of());
+        Predicate onTs = new Predicate("IS_NOT_NULL", new Expression[] {Expressions.column("ts")});
+        Predicate onId = cmp(">", "id", 3L, DataTypes.LongType);
+        Predicate[] back = b.pushPredicates(new Predicate[] {onTs, onId});
+        assertEquals(List.of(onTs), Arrays.asList(back), "a nanosecond column's values are not what Spark sees");
+        assertEquals(List.of(onId), Arrays.asList(b.pushedPredicates()));
+    }
+
+    @Test
+    void corruptFilesAreSkippedOnTheDriverOnlyWhenSparkSaysSo() throws IOException {
+        QuiverTestFiles.write(dir.resolve("x/a.qvr"), ID_X, 0, 10, 1000);
+        Files.write(dir.resolve("x/b.qvr"), "not a quiver file at all, just some bytes".getBytes(
+                java.nio.charset.StandardCharsets.UTF_8));
+        String root = dir.resolve("x").toString();
+        Exception e = assertThrows(Exception.class, () -> spark.read().format("quiver").load(root).schema());
+        assertTrue(e.getMessage().contains("b.qvr"), e.getMessage());
+        spark.conf().set("spark.sql.files.ignoreCorruptFiles", "true");
+        try {
+            Dataset<Row> df = spark.read().format("quiver").load(root);
+            assertEquals(List.of("a.qvr"), fileNames(scanOf(df)));
+            assertEquals(10, df.count());
+        } finally {
+            spark.conf().unset("spark.sql.files.ignoreCorruptFiles");
+        }
+    }
+
+    @Test
+    void aUserSchemaIsTakenAsGivenAndTypesThePartitionColumns() throws IOException {
+        QuiverTestFiles.write(dir.resolve("u/k=1/a.qvr"), ID_X, 0, 10, 1000);
+        QuiverTestFiles.write(dir.resolve("u/k=2/b.qvr"), ID_X, 10, 10, 1000);
+        Dataset<Row> df = spark.read().format("quiver").schema("id long, k string")
+                .load(dir.resolve("u").toString());
+        assertEquals(new StructType().add("id", DataTypes.LongType).add("k", DataTypes.StringType), df.schema());
+        QuiverScan s = scanOf(df.filter("k = '2'"));
+        assertEquals(List.of("b.qvr"), fileNames(s));
+        assertEquals(List.of("\"id\""), s.readConfig().columns());
+        assertEquals(List.of(10L, 19L), List.of(df.filter("k = '2'").selectExpr("min(id)").first().getLong(0),
+                df.filter("k = '2'").selectExpr("max(id)").first().getLong(0)));
     }
 }

@@ -82,4 +82,42 @@ final class QuiverTestFiles {
         }
         return path;
     }
+
+    /**
+     * {@code rows} rows of id int64 (= r), s struct{a int64 (= 10 r), b utf8
+     * ("b" + r)} and ts timestamp[ns] without zone (r seconds + 1 ns), in
+     * one row group.
+     */
+    static Path writeNested(Path path, int rows) throws IOException {
+        Files.createDirectories(path.getParent());
+        Field a = new Field("a", FieldType.nullable(new ArrowType.Int(64, true)), null);
+        Field b = new Field("b", FieldType.nullable(new ArrowType.Utf8()), null);
+        Field st = new Field("s", FieldType.nullable(ArrowType.Struct.INSTANCE), List.of(a, b));
+        Field ts = new Field("ts", FieldType.nullable(
+                new ArrowType.Timestamp(org.apache.arrow.vector.types.TimeUnit.NANOSECOND, null)), null);
+        Schema schema = new Schema(List.of(ID, st, ts));
+        try (BufferAllocator al = new RootAllocator(Long.MAX_VALUE);
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, al);
+                QuiverWriter w = QuiverWriter.open(al, path, schema, WriterOptions.defaults())) {
+            root.allocateNew();
+            BigIntVector id = (BigIntVector) root.getVector("id");
+            org.apache.arrow.vector.complex.StructVector sv =
+                    (org.apache.arrow.vector.complex.StructVector) root.getVector("s");
+            BigIntVector av = (BigIntVector) sv.getChild("a");
+            VarCharVector bv = (VarCharVector) sv.getChild("b");
+            org.apache.arrow.vector.TimeStampNanoVector tv =
+                    (org.apache.arrow.vector.TimeStampNanoVector) root.getVector("ts");
+            for (int r = 0; r < rows; r++) {
+                id.setSafe(r, r);
+                sv.setIndexDefined(r);
+                av.setSafe(r, 10L * r);
+                bv.setSafe(r, ("b" + r).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                tv.setSafe(r, r * 1_000_000_000L + 1);
+            }
+            root.setRowCount(rows);
+            w.write(root);
+            w.finish();
+        }
+        return path;
+    }
 }

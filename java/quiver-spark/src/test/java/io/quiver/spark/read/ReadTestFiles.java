@@ -128,10 +128,15 @@ final class ReadTestFiles {
     }
 
     static Schema typesSchema() {
+        return typesSchema(true);
+    }
+
+    /** The typed columns; without the struct and list columns when !nested. */
+    static Schema typesSchema(boolean nested) {
         FieldType i32 = FieldType.nullable(new ArrowType.Int(32, true));
         FieldType i64 = FieldType.nullable(new ArrowType.Int(64, true));
         FieldType utf8 = FieldType.nullable(ArrowType.Utf8.INSTANCE);
-        return new Schema(List.of(
+        List<Field> all = List.of(
                 new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null),
                 new Field("i32", i32, null),
                 new Field("flag", FieldType.nullable(ArrowType.Bool.INSTANCE), null),
@@ -144,7 +149,8 @@ final class ReadTestFiles {
                 new Field("ts_ns_utc", FieldType.nullable(new ArrowType.Timestamp(TimeUnit.NANOSECOND, "UTC")), null),
                 new Field("st", FieldType.nullable(ArrowType.Struct.INSTANCE),
                         List.of(new Field("a", i32, null), new Field("b", utf8, null))),
-                new Field("l", FieldType.nullable(ArrowType.List.INSTANCE), List.of(new Field("item", i64, null)))));
+                new Field("l", FieldType.nullable(ArrowType.List.INSTANCE), List.of(new Field("item", i64, null))));
+        return new Schema(nested ? all : all.subList(0, all.size() - 2));
         // No map column: QuiverWriter.write's Arrow validation
         // (ValueVector.validate) refuses every MapVector in Arrow Java 19
         // ("Incorrect arrow type for class MapVector: Map(false)"), so
@@ -170,7 +176,11 @@ final class ReadTestFiles {
 
     /** Writes rows [first, first + rows) of the typed columns. */
     static FileIdentity writeTypes(Path p, long first, int rows, long rowGroupRows) {
-        Schema schema = typesSchema();
+        return writeTypes(p, first, rows, rowGroupRows, true);
+    }
+
+    static FileIdentity writeTypes(Path p, long first, int rows, long rowGroupRows, boolean nested) {
+        Schema schema = typesSchema(nested);
         try (BufferAllocator a = new RootAllocator();
                 VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
                 QuiverWriter w = QuiverWriter.open(a, p, schema,
@@ -201,10 +211,11 @@ final class ReadTestFiles {
         TimeStampNanoVector tsNs = (TimeStampNanoVector) root.getVector("ts_ns");
         TimeStampNanoTZVector tsNsUtc = (TimeStampNanoTZVector) root.getVector("ts_ns_utc");
         StructVector st = (StructVector) root.getVector("st");
-        IntVector stA = st.getChild("a", IntVector.class);
-        VarCharVector stB = st.getChild("b", VarCharVector.class);
         ListVector l = (ListVector) root.getVector("l");
-        BigIntVector item = (BigIntVector) l.getDataVector();
+        boolean nested = st != null;
+        IntVector stA = nested ? st.getChild("a", IntVector.class) : null;
+        VarCharVector stB = nested ? st.getChild("b", VarCharVector.class) : null;
+        BigIntVector item = nested ? (BigIntVector) l.getDataVector() : null;
         int items = 0;
         for (int i = 0; i < n; i++) {
             long r = first + i;
@@ -234,6 +245,9 @@ final class ReadTestFiles {
             } else {
                 tsNsUtc.setSafe(i, tsNsUtc(r));
             }
+            if (!nested) {
+                continue;
+            }
             if (stNull(r)) {
                 st.setNull(i);
                 stA.setNull(i);
@@ -258,7 +272,39 @@ final class ReadTestFiles {
                 l.endValue(i, lv.size());
             }
         }
-        item.setValueCount(items);
+        if (nested) {
+            item.setValueCount(items);
+        }
+    }
+
+    /** `columns` int64 columns c0.. of `rows` rows; c_k of row r holds r * (k + 1). */
+    static FileIdentity writeLongs(Path p, int columns, int rows, long rowGroupRows) {
+        List<Field> fields = new ArrayList<>();
+        for (int c = 0; c < columns; c++) {
+            fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
+        }
+        Schema schema = new Schema(fields);
+        try (BufferAllocator a = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
+                QuiverWriter w = QuiverWriter.open(a, p, schema,
+                        WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
+            for (int start = 0; start < rows; start += 65536) {
+                int n = Math.min(65536, rows - start);
+                root.allocateNew();
+                for (int c = 0; c < columns; c++) {
+                    BigIntVector v = (BigIntVector) root.getVector(c);
+                    for (int i = 0; i < n; i++) {
+                        v.setSafe(i, (long) (start + i) * (c + 1));
+                    }
+                }
+                root.setRowCount(n);
+                w.write(root);
+            }
+            w.finish();
+        }
+        try (QuiverFile f = QuiverFile.open(p)) {
+            return f.identity();
+        }
     }
 
     static ReadConfig config(StructType data, StructType partitions, List<String> columns, String filter, long limit) {
