@@ -42,6 +42,19 @@ for spec in sys.argv[1:]:
         print(spec)
 PY
 )
+# With --java also pyspark: its package folder is the Spark distribution (bin/,
+# sbin/spark-daemon.sh, jars/) that quiver-spark's standalone-cluster test
+# (ClusterIT) launches. Pinned to the Spark version java/pom.xml builds against.
+if [ "${1:-}" = "--java" ]; then
+    py_need+=($(python3 - <<'PY'
+from importlib import metadata
+try:
+    metadata.version("pyspark")
+except metadata.PackageNotFoundError:
+    print("pyspark==4.2.0")
+PY
+))
+fi
 if [ ${#py_need[@]} -gt 0 ]; then
     echo "setup: installing Python packages: ${py_need[*]}"
     python3 -m pip install -q --disable-pip-version-check "${py_need[@]}"

@@ -20,11 +20,14 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.SparkSession;
 
-/** What the TaskMemory tests share: a session on loopback, files of int64 columns, a scan inside a task. */
-final class SparkTestFiles {
+/**
+ * What the Spark tests share: a session on loopback (also the end-to-end tests', io.quiver.spark), files of
+ * int64 columns, a scan inside a task.
+ */
+public final class SparkTestFiles {
     private SparkTestFiles() {}
 
-    static SparkSession session(String app, boolean offHeap) {
+    public static SparkSession session(String app, boolean offHeap) {
         SparkSession.Builder b = SparkSession.builder()
                 .master("local[2]")
                 .appName(app)
@@ -40,14 +43,19 @@ final class SparkTestFiles {
     }
 
     /** `columns` int64 columns c0.. of `rows` rows; c_k of row r holds r * (k + 1). */
-    static void writeLongs(BufferAllocator a, Path p, int columns, int rows) {
+    public static void writeLongs(BufferAllocator a, Path p, int columns, int rows) {
+        writeLongs(a, p, columns, rows, 16384);
+    }
+
+    /** The same with row groups of `groupRows` rows. */
+    public static void writeLongs(BufferAllocator a, Path p, int columns, int rows, long groupRows) {
         List<Field> fields = new ArrayList<>();
         for (int c = 0; c < columns; c++) {
             fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
         }
         Schema schema = new Schema(fields);
         try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(16384).build())) {
+                QuiverWriter w = QuiverWriter.open(a, p, schema, WriterOptions.builder().rowGroupRows(groupRows).build())) {
             for (int start = 0; start < rows; start += 8192) {
                 int n = Math.min(8192, rows - start);
                 root.allocateNew();

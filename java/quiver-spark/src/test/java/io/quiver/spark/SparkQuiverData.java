@@ -1,0 +1,228 @@
+package io.quiver.spark;
+
+import io.quiver.QuiverWriter;
+import io.quiver.WriterOptions;
+
+import java.math.BigDecimal;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.util.ArrowUtils;
+
+import scala.collection.Iterator;
+
+/**
+ * What the end-to-end tests share: one DataFrame written twice, as Parquet by
+ * Spark and as Quiver from the same rows (Spark's own ArrowWriter fills Arrow
+ * vectors from the InternalRows, {@link QuiverWriter} writes them), and a
+ * digest of a query's rows that does not depend on row order, so a query over
+ * format("quiver") and the same query over the Parquet copy can be compared
+ * row for row. The session itself is the memory tests' one
+ * ({@link io.quiver.spark.memory.SparkTestFiles#session}).
+ */
+public final class SparkQuiverData {
+    private SparkQuiverData() {}
+
+    /**
+     * {@code rows} rows of every Spark type Arrow and Quiver carry, with nulls
+     * at every level and the values filters trip on: NaN, -0.0 and 0.0, ±inf,
+     * empty and long strings, the integer extremes, decimal(38,10) near its
+     * limit, timestamps with and without zone before 1970 and far after,
+     * nested structs, arrays and maps. {@code id} is unique (0 .. rows-1).
+     */
+    public static Dataset<Row> everyType(SparkSession spark, long rows) {
+        return spark.sql("""
+                SELECT
+                  id,
+                  CASE WHEN id % 11 = 0 THEN NULL ELSE id % 2 = 0 END AS bool,
+                  CAST(CASE WHEN id % 13 = 0 THEN NULL ELSE id % 256 - 128 END AS TINYINT) AS i8,
+                  CAST(CASE WHEN id % 13 = 1 THEN NULL ELSE (id * 7) % 65536 - 32768 END AS SMALLINT) AS i16,
+                  CAST(CASE id % 19 WHEN 0 THEN NULL WHEN 1 THEN -2147483648 WHEN 2 THEN 2147483647
+                       ELSE (id * 104729) % 4000000 - 2000000 END AS INT) AS i32,
+                  CASE id % 23 WHEN 0 THEN NULL WHEN 1 THEN -9223372036854775808L WHEN 2 THEN 9223372036854775807L
+                       ELSE id * 1000003 - 500000000 END AS i64,
+                  CAST(CASE id % 17 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '-0.0' WHEN 3 THEN '0.0'
+                       WHEN 4 THEN 'Infinity' WHEN 5 THEN '-Infinity' ELSE CAST((id % 1000 - 500) / 8.0 AS STRING) END
+                       AS FLOAT) AS f32,
+                  CAST(CASE id % 16 WHEN 0 THEN NULL WHEN 1 THEN 'NaN' WHEN 2 THEN '-0.0' WHEN 3 THEN '0.0'
+                       WHEN 4 THEN 'Infinity' WHEN 5 THEN '-Infinity' ELSE CAST((id % 977 - 400) / 3.0 AS STRING) END
+                       AS DOUBLE) AS f64,
+                  CAST(CASE WHEN id % 7 = 0 THEN NULL ELSE (id % 2000 - 1000) / 100.0 END AS DECIMAL(9,2)) AS dec9,
+                  CAST(CASE WHEN id % 7 = 1 THEN NULL ELSE (id * 31 - 99999) / 10000.0 END AS DECIMAL(18,4)) AS dec18,
+                  CASE id % 9 WHEN 0 THEN NULL
+                       WHEN 1 THEN CAST('9999999999999999999999999999.9999999999' AS DECIMAL(38,10))
+                       WHEN 2 THEN CAST('-9999999999999999999999999999.9999999999' AS DECIMAL(38,10))
+                       ELSE CAST(concat(IF(id % 2 = 0, '-', ''), CAST(id * 1234567 AS STRING), lpad(CAST(id AS STRING), 12, '7'),
+                                 '.', lpad(CAST(id * 7 % 10000000000 AS STRING), 10, '0')) AS DECIMAL(38,10)) END AS dec38,
+                  CASE id % 10 WHEN 0 THEN NULL WHEN 1 THEN '' WHEN 2 THEN concat(repeat('long', 1500), id)
+                       WHEN 3 THEN concat('ünïcødé ✓ ', id) ELSE concat('s', id % 37) END AS str,
+                  CASE WHEN id % 8 = 0 THEN NULL ELSE CAST(concat('b', id % 5) AS BINARY) END AS bin,
+                  CASE WHEN id % 12 = 0 THEN NULL ELSE date_add(DATE'1970-01-01', CAST((id * 37) % 80000 - 40000 AS INT))
+                       END AS day,
+                  CASE WHEN id % 14 = 0 THEN NULL ELSE timestamp_micros(id * 86400123457 - 4000000000000000) END AS ts,
+                  CASE WHEN id % 15 = 0 THEN NULL
+                       ELSE CAST(timestamp_micros(id * 3600000001 - 1000000000000000) AS TIMESTAMP_NTZ) END AS ts_ntz,
+                  CASE WHEN id % 10 = 5 THEN NULL
+                       ELSE named_struct(
+                         'a', CASE WHEN id % 3 = 0 THEN NULL ELSE id * 2 END,
+                         'b', CASE WHEN id % 4 = 0 THEN NULL ELSE concat('n', id % 6) END,
+                         'c', CASE WHEN id % 5 = 0 THEN NULL
+                                   ELSE named_struct('x', CAST(id % 9 AS DOUBLE) / 2, 'y',
+                                        CASE WHEN id % 6 = 0 THEN NULL ELSE array(id, NULL, -id) END) END)
+                       END AS st,
+                  CASE id % 8 WHEN 0 THEN NULL WHEN 1 THEN array()
+                       ELSE array(CAST(id % 100 AS INT), NULL, CAST(id % 7 AS INT)) END AS arr,
+                  CASE WHEN id % 9 = 3 THEN NULL
+                       ELSE array(named_struct('k', concat('k', id % 3), 'v', CASE WHEN id % 2 = 0 THEN NULL
+                                                                              ELSE CAST(id / 4.0 AS DECIMAL(21,2)) END),
+                                  CAST(NULL AS STRUCT<k: STRING, v: DECIMAL(21,2)>)) END AS arr_st,
+                  CASE id % 6 WHEN 0 THEN NULL WHEN 1 THEN map()
+                       ELSE map(concat('k', id % 5), id, 'z', CAST(NULL AS BIGINT)) END AS m,
+                  CASE WHEN id % 7 = 2 THEN NULL
+                       ELSE map(CAST(id % 4 AS INT), array(concat('v', id), NULL)) END AS m_arr
+                FROM range(0, $ROWS)
+                """.replace("$ROWS", Long.toString(rows)));
+    }
+
+    /** Writes `df` as Parquet into `dir` (overwriting) with `files` files. */
+    public static void writeParquet(Dataset<Row> df, Path dir, int files) {
+        df.repartition(files).write().mode("overwrite").parquet(dir.toString());
+    }
+
+    /**
+     * Writes the rows of `df` as Quiver files part-0.qvr .. part-(files-1).qvr
+     * in `dir` (rows dealt out in order), row groups of `rowGroupRows` rows.
+     * The Arrow schema is Spark's mapping of df's schema (ArrowUtils), the
+     * vectors are filled by Spark's ArrowWriter: the same conversion Spark
+     * uses for Arrow itself, nothing of Quiver's.
+     */
+    public static void writeQuiver(Dataset<Row> df, Path dir, int files, long rowGroupRows) throws Exception {
+        Files.createDirectories(dir);
+        InternalRow[] rows = df.queryExecution().executedPlan().executeCollect();
+        String zone = df.sparkSession().sessionState().conf().sessionLocalTimeZone();
+        Schema schema = ArrowUtils.toArrowSchema(df.schema(), zone, true, false);
+        int per = (rows.length + files - 1) / Math.max(files, 1);
+        try (BufferAllocator a = new RootAllocator()) {
+            for (int f = 0; f < files; f++) {
+                int from = Math.min(rows.length, f * per);
+                int to = Math.min(rows.length, from + per);
+                try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
+                        QuiverWriter w = QuiverWriter.open(a, dir.resolve("part-" + f + ".qvr"), schema,
+                                WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
+                    // Batches of at most 4096 rows (one empty batch for a file without rows).
+                    ArrowWriter writer = ArrowWriter.create(root);
+                    int start = from;
+                    do {
+                        int end = Math.min(to, start + 4096);
+                        for (int i = start; i < end; i++) {
+                            writer.write(rows[i]);
+                        }
+                        writer.finish();
+                        w.write(root);
+                        writer.reset();
+                        start = end;
+                    } while (start < to);
+                    w.finish();
+                }
+            }
+        }
+    }
+
+    /** Rows of `df`, each in a canonical text form, sorted: equal lists mean equal multisets of rows. */
+    public static List<String> canonicalRows(Dataset<Row> df) {
+        List<String> out = new ArrayList<>();
+        for (Row r : df.collectAsList()) {
+            out.add(canonical(r));
+        }
+        out.sort(null);
+        return out;
+    }
+
+    /** SHA-256 over canonicalRows, for messages. */
+    public static String digest(List<String> rows) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            for (String r : rows) {
+                md.update(r.getBytes(StandardCharsets.UTF_8));
+                md.update((byte) '\n');
+            }
+            return HexFormat.of().formatHex(md.digest());
+        } catch (NoSuchAlgorithmException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * A value as text that tells apart everything Spark does: -0.0 from 0.0,
+     * NaN, a null from an empty string or array, the scale of a decimal,
+     * bytes as hex, map entries in their order.
+     */
+    static String canonical(Object v) {
+        if (v == null) {
+            return "null";
+        }
+        if (v instanceof Row r) {
+            StringBuilder sb = new StringBuilder("{");
+            for (int i = 0; i < r.length(); i++) {
+                sb.append(i == 0 ? "" : ",").append(canonical(r.get(i)));
+            }
+            return sb.append('}').toString();
+        }
+        if (v instanceof byte[] b) {
+            return "0x" + HexFormat.of().formatHex(b);
+        }
+        if (v instanceof String s) {
+            return '"' + s + '"';
+        }
+        if (v instanceof BigDecimal d) {
+            return d.toPlainString() + "m";
+        }
+        if (v instanceof Double d) {
+            return Double.isNaN(d) ? "NaN" : d + "d";
+        }
+        if (v instanceof Float f) {
+            return Float.isNaN(f) ? "NaNf" : f + "f";
+        }
+        if (v instanceof scala.collection.Map<?, ?> m) {
+            StringBuilder sb = new StringBuilder("map(");
+            Iterator<?> it = m.iterator();
+            boolean first = true;
+            while (it.hasNext()) {
+                scala.Tuple2<?, ?> e = (scala.Tuple2<?, ?>) it.next();
+                sb.append(first ? "" : ",").append(canonical(e._1())).append("->").append(canonical(e._2()));
+                first = false;
+            }
+            return sb.append(')').toString();
+        }
+        if (v instanceof scala.collection.Iterable<?> s) {
+            StringBuilder sb = new StringBuilder("[");
+            Iterator<?> it = s.iterator();
+            boolean first = true;
+            while (it.hasNext()) {
+                sb.append(first ? "" : ",").append(canonical(it.next()));
+                first = false;
+            }
+            return sb.append(']').toString();
+        }
+        if (v instanceof Map<?, ?> || v instanceof List<?>) {
+            throw new IllegalArgumentException("unexpected Java collection from Spark: " + v.getClass());
+        }
+        return v.getClass().getSimpleName() + ":" + v;
+    }
+}
