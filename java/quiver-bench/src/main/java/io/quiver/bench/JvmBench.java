@@ -107,7 +107,7 @@ public final class JvmBench {
             }
         }
 
-        List<String> records = new ArrayList<>();
+        BenchRecords records = new BenchRecords("jvm");
         System.out.println();
         System.out.println("Targets: block <= 1.05x none on 512x128B, <= 1.10x on 8x1MiB+rival, 0 manager calls per"
                 + " iteration when warm.");
@@ -124,7 +124,7 @@ public final class JvmBench {
                 continue;
             }
             Figures none = variants.get("none");
-            double noneMedian = none == null ? Double.NaN : median(none.nsPerBuffer);
+            double noneMedian = none == null ? Double.NaN : BenchRecords.median(none.nsPerBuffer);
             double noneCpu = none == null || none.cpuNsPerBuffer.isEmpty() ? Double.NaN
                     : Collections.min(none.cpuNsPerBuffer);
             for (String variant : AllocationBench.VARIANTS) {
@@ -133,28 +133,28 @@ public final class JvmBench {
                     continue;
                 }
                 double min = Collections.min(f.nsPerBuffer);
-                double med = median(f.nsPerBuffer);
+                double med = BenchRecords.median(f.nsPerBuffer);
                 double ratio = med / noneMedian;
                 double cpuMin = f.cpuNsPerBuffer.isEmpty() ? Double.NaN : Collections.min(f.cpuNsPerBuffer);
-                double cpu = median(f.cpuNsPerBuffer);
+                double cpu = BenchRecords.median(f.cpuNsPerBuffer);
                 double cpuRatio = cpuMin / noneCpu;
-                double acqMed = median(f.acquires);
-                double relMed = median(f.releases);
+                double acqMed = BenchRecords.median(f.acquires);
+                double relMed = BenchRecords.median(f.releases);
                 double acqMax = f.acquires.isEmpty() ? 0 : Collections.max(f.acquires);
                 double relMax = f.releases.isEmpty() ? 0 : Collections.max(f.releases);
                 System.out.printf(Locale.ROOT, "%-13s %-9s %9.1f %9.1f %7.3fx %9.1f %7.3fx %9.1f %13s %12s%n",
                         shape, variant, min, med, ratio, cpuMin, cpuRatio, cpu,
                         calls(acqMed) + "+" + calls(relMed), calls(acqMax) + "+" + calls(relMax));
-                records.add(record(shape, variant, "ns_per_buffer", "min", min, "ns"));
-                records.add(record(shape, variant, "ns_per_buffer", "median", med, "ns"));
-                records.add(record(shape, variant, "ratio_to_none", "median", ratio, "x"));
-                records.add(record(shape, variant, "cpu_ns_per_buffer", "min", cpuMin, "ns"));
-                records.add(record(shape, variant, "cpu_ns_per_buffer", "median", cpu, "ns"));
-                records.add(record(shape, variant, "cpu_ratio_to_none", "min", cpuRatio, "x"));
-                records.add(record(shape, variant, "manager_acquires_per_iteration", "median", acqMed, "calls"));
-                records.add(record(shape, variant, "manager_acquires_per_iteration", "max", acqMax, "calls"));
-                records.add(record(shape, variant, "manager_releases_per_iteration", "median", relMed, "calls"));
-                records.add(record(shape, variant, "manager_releases_per_iteration", "max", relMax, "calls"));
+                records.add(shape, variant, "ns_per_buffer", "min", min, "ns");
+                records.add(shape, variant, "ns_per_buffer", "median", med, "ns");
+                records.add(shape, variant, "ratio_to_none", "median", ratio, "x");
+                records.add(shape, variant, "cpu_ns_per_buffer", "min", cpuMin, "ns");
+                records.add(shape, variant, "cpu_ns_per_buffer", "median", cpu, "ns");
+                records.add(shape, variant, "cpu_ratio_to_none", "min", cpuRatio, "x");
+                records.add(shape, variant, "manager_acquires_per_iteration", "median", acqMed, "calls");
+                records.add(shape, variant, "manager_acquires_per_iteration", "max", acqMax, "calls");
+                records.add(shape, variant, "manager_releases_per_iteration", "median", relMed, "calls");
+                records.add(shape, variant, "manager_releases_per_iteration", "max", relMax, "calls");
             }
         }
         System.out.println();
@@ -165,19 +165,10 @@ public final class JvmBench {
         System.out.println("Calls: task memory manager");
         System.out.println("acquires+releases per iteration (allocate N, free N), counted by the consumer, median and"
                 + " max over measured iterations.");
-        System.out.printf(Locale.ROOT, "load average when done: %s%n", loadAverage());
+        System.out.printf(Locale.ROOT, "load average when done: %s%n", BenchRecords.loadAverage());
         if (json != null) {
-            writeJson(Path.of(json), records);
+            records.write(Path.of(json));
             System.out.println("wrote " + records.size() + " records to " + json);
-        }
-    }
-
-    /** An auxiliary counter of one iteration (JMH's Result is a raw type in its API: hence var). */
-    private static String loadAverage() {
-        try {
-            return Files.readString(Path.of("/proc/loadavg")).trim();
-        } catch (IOException e) {
-            return "unknown (" + e.getMessage() + ")";
         }
     }
 
@@ -192,41 +183,11 @@ public final class JvmBench {
         return r == null ? 0 : r.getScore();
     }
 
-    private static double median(List<Double> xs) {
-        if (xs.isEmpty()) {
-            return Double.NaN;
-        }
-        List<Double> s = new ArrayList<>(xs);
-        Collections.sort(s);
-        int n = s.size();
-        return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
-    }
-
     private static String calls(double x) {
         if (Double.isNaN(x)) {
             return "-";
         }
         return x == Math.rint(x) ? Long.toString((long) x) : String.format(Locale.ROOT, "%.2f", x);
-    }
-
-    private static String record(String shape, String variant, String metric, String stat, double value,
-                                 String unit) {
-        return String.format(Locale.ROOT,
-                "{\"bench\": \"jvm\", \"case\": \"%s\", \"variant\": \"%s\", \"metric\": \"%s\", \"stat\": \"%s\","
-                        + " \"value\": %s, \"unit\": \"%s\"}",
-                shape, variant, metric, stat, Double.isFinite(value) ? Double.toString(value) : "null", unit);
-    }
-
-    private static void writeJson(Path path, List<String> records) throws IOException {
-        try (Writer w = Files.newBufferedWriter(path, StandardCharsets.UTF_8)) {
-            w.write("[\n");
-            for (int i = 0; i < records.size(); i++) {
-                w.write("  ");
-                w.write(records.get(i));
-                w.write(i + 1 < records.size() ? ",\n" : "\n");
-            }
-            w.write("]\n");
-        }
     }
 
     private static void usage(String why) {

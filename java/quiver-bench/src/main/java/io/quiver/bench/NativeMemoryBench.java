@@ -142,39 +142,18 @@ public final class NativeMemoryBench {
                 (t1 - t0) / 1e6);
     }
 
+    static final BenchRecords RECORDS = new BenchRecords("jvm");
+
     static double median(double[] v) {
-        double[] c = v.clone();
-        Arrays.sort(c);
-        return c.length % 2 == 1 ? c[c.length / 2] : (c[c.length / 2 - 1] + c[c.length / 2]) / 2;
+        return BenchRecords.median(v);
     }
 
     static double min(double[] v) {
-        return Arrays.stream(v).min().orElse(Double.NaN);
+        return BenchRecords.min(v);
     }
-
-    static final List<String> RECORDS = new ArrayList<>();
 
     static void record(String kase, String variant, String metric, String stat, double value, String unit) {
-        RECORDS.add(String.format(Locale.ROOT,
-                "{\"bench\": \"jvm\", \"case\": \"%s\", \"variant\": \"%s\", \"metric\": \"%s\", \"stat\": \"%s\", "
-                        + "\"value\": %s, \"unit\": \"%s\"}",
-                kase, variant, metric, stat, Double.isFinite(value) ? String.format(Locale.ROOT, "%.6g", value) : "null",
-                unit));
-    }
-
-    /** Appends RECORDS to the JSON array in `out` (created when missing or empty). */
-    static void appendJson(Path out) throws IOException {
-        String body = String.join(",\n  ", RECORDS);
-        String text = Files.exists(out) ? Files.readString(out, StandardCharsets.UTF_8).strip() : "";
-        String result;
-        if (text.isEmpty() || text.equals("[]")) {
-            result = "[\n  " + body + "\n]\n";
-        } else if (text.startsWith("[") && text.endsWith("]")) {
-            result = text.substring(0, text.length() - 1).stripTrailing() + ",\n  " + body + "\n]\n";
-        } else {
-            throw new IOException(out + " does not hold a JSON array; not appending to it");
-        }
-        Files.writeString(out, result, StandardCharsets.UTF_8);
+        RECORDS.add(kase, variant, metric, stat, value, unit);
     }
 
     static void measure(BufferAllocator root, Path file, int rows, int rowGroupRows, int repeats) throws Exception {
@@ -250,7 +229,7 @@ public final class NativeMemoryBench {
             }
         }
         if (json != null) {
-            appendJson(json);
+            RECORDS.append(json);
             System.out.println("appended " + RECORDS.size() + " records to " + json);
         }
     }
