@@ -547,8 +547,20 @@ static void schema_release(struct ArrowSchema *s) {
  * items, the key dictionary, then one per union member. */
 enum { N_ROOT, N_COLUMN, N_STATS, N_ENTRIES, N_KEY, N_ITEMS, N_DICT, N_FIXED_ };
 
-static const char *type_member_name(const struct qv_field *t) {
-    return qv_type_name(t->type);
+/* Union members are named by their type. Arrow Java keys a union's children
+ * by name, so a later member of a type already present (another timestamp
+ * unit or zone, another decimal precision) gets its type code appended
+ * ("timestamp_3"); otherwise the importer merges them and finds fewer
+ * children than the array has. */
+#define MEMBER_NAME_CAP 48
+static void member_name(const struct sx *x, int t, char buf[MEMBER_NAME_CAP]) {
+    const char *base = qv_type_name(x->types[t].f.type);
+    for (int u = 0; u < t; u++)
+        if (x->types[u].f.type == x->types[t].f.type) {
+            snprintf(buf, MEMBER_NAME_CAP, "%s_%d", base, t);
+            return;
+        }
+    snprintf(buf, MEMBER_NAME_CAP, "%s", base);
 }
 
 static int new_res(const struct qv_reader *rd, const char *name, struct qv_reservation **out,
@@ -570,9 +582,11 @@ static int export_schema(const struct qv_reader *rd, struct sx *x, struct ArrowS
     /* Strings first, to size the block. */
     size_t strings = 0;
     for (int i = 0; i < N_FIXED_; i++) strings += strlen(names[i]) + strlen(fmts[i]) + 2;
-    for (int t = 0; t < x->n_types; t++)
-        strings += strlen(type_member_name(&x->types[t].f)) + 1 +
-                   qv_arrow_format_emit(&x->types[t].f, NULL, 0) + 1;
+    char member[MEMBER_NAME_CAP];
+    for (int t = 0; t < x->n_types; t++) {
+        member_name(x, t, member);
+        strings += strlen(member) + 1 + qv_arrow_format_emit(&x->types[t].f, NULL, 0) + 1;
+    }
     size_t size = sizeof(struct xblock) + (size_t)n * (sizeof(struct ArrowSchema) +
                                                        sizeof(struct ArrowSchema *)) + strings;
     struct qv_reservation *res;
@@ -592,7 +606,8 @@ static int export_schema(const struct qv_reader *rd, struct sx *x, struct ArrowS
     for (int i = 0; i < n; i++) {
         ptrs[i] = &s[i];
         const struct qv_field *t = i < N_FIXED_ ? NULL : &x->types[i - N_FIXED_].f;
-        const char *name = t ? type_member_name(t) : names[i];
+        if (t) member_name(x, i - N_FIXED_, member);
+        const char *name = t ? member : names[i];
         size_t ln = strlen(name) + 1;
         memcpy(str, name, ln);
         s[i].name = str;

@@ -17,6 +17,11 @@ import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.TimeStampMicroTZVector;
+import org.apache.arrow.vector.TimeStampNanoVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -127,6 +132,48 @@ class QuiverFileTest {
                 }
             }
             assertEquals(f.numRows(), rows);
+        }
+        assertEquals(0, allocator.getAllocatedMemory());
+    }
+
+    /**
+     * Statistics of a file of many types, two timestamp kinds and two decimal
+     * precisions among them: the union's members have distinct names (Arrow
+     * Java merges members of one name, and the import failed with "ArrowArray
+     * struct has 9 children (expected 7)").
+     */
+    @Test
+    void statisticsOfEveryKindOfColumn() throws Exception {
+        Path p = dir.resolve("kinds.qvr");
+        TestTables.writeMixed(allocator, p, 3000, 1000, WriterOptions.builder().rowGroupRows(1000).build());
+        Path q = dir.resolve("units.qvr");
+        Schema schema = new Schema(List.of(
+                TestTables.field("us", new ArrowType.Timestamp(TimeUnit.MICROSECOND, "UTC"), true),
+                TestTables.field("ns", new ArrowType.Timestamp(TimeUnit.NANOSECOND, null), true),
+                TestTables.field("d1", new ArrowType.Decimal(10, 2, 128), true),
+                TestTables.field("d2", new ArrowType.Decimal(38, 10, 128), true)));
+        try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
+                QuiverWriter w = QuiverWriter.open(allocator, q, schema, WriterOptions.defaults())) {
+            root.allocateNew();
+            for (int i = 0; i < 10; i++) {
+                ((TimeStampMicroTZVector) root.getVector(0)).setSafe(i, 1000L * i);
+                ((TimeStampNanoVector) root.getVector(1)).setSafe(i, 7L * i);
+                ((DecimalVector) root.getVector(2)).setSafe(i, java.math.BigDecimal.valueOf(i, 2));
+                ((DecimalVector) root.getVector(3)).setSafe(i, java.math.BigDecimal.valueOf(i, 10));
+            }
+            root.setRowCount(10);
+            w.write(root);
+            w.finish();
+        }
+        try (QuiverFile f = QuiverFile.open(p); FileStatistics all = f.statistics(allocator)) {
+            assertEquals(3000L, all.of(-1).get("ARROW:row_count:exact"));
+            assertEquals(0L, all.of(0).get("ARROW:min_value:exact"));
+        }
+        try (QuiverFile f = QuiverFile.open(q); FileStatistics all = f.statistics(allocator)) {
+            assertEquals(java.time.LocalDateTime.of(1970, 1, 1, 0, 0, 0, 63), all.of(1).get("ARROW:max_value:exact"));
+            assertEquals(new java.math.BigDecimal("0.0000000009"), all.of(3).get("ARROW:max_value:exact"));
+            assertEquals(9000L, all.of(0).get("ARROW:max_value:exact"));
+            assertEquals(0L, all.of(3).get("ARROW:null_count:exact"));
         }
         assertEquals(0, allocator.getAllocatedMemory());
     }
