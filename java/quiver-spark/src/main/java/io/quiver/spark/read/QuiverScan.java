@@ -40,6 +40,8 @@ import org.apache.spark.sql.types.LongType;
 import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One planned read of a {@link QuiverTable}: the scan Spark runs once
@@ -52,6 +54,8 @@ import org.apache.spark.sql.types.StructType;
  * carry the identity of the file actually planned.
  */
 public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
+    private static final Logger LOG = LoggerFactory.getLogger(QuiverScan.class);
+
     private final QuiverTable table;
     private final QuiverReadOptions options;
     private final ColumnProjection projection;
@@ -248,18 +252,28 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
                 slices.add(new FileSlice(f.path(), s.identity(), s.rowGroupBegin(), s.rowGroupEnd(), s.rows(),
                         s.bytes(), partitionValues));
             }
-            Map<String, ColumnStat> stats = new HashMap<>();
-            try (FileStatistics fs = qf.statistics(allocator)) {
-                List<Field> fields = schema.getFields();
-                int preorder = 0;
-                for (Field field : fields) {
-                    Map<String, Object> s = fs.of(preorder);
-                    stats.put(field.getName(), ColumnStat.of(s));
-                    preorder += 1 + descendants(field);
-                }
-            }
-            return new FilePlan(slices, qf.numRows(), stats);
+            return new FilePlan(slices, qf.numRows(), columnStats(qf, schema, allocator));
         }
+    }
+
+    /**
+     * The file's column statistics for Spark's optimizer. They only inform
+     * plans, so a file whose statistics cannot be read (an Arrow Java import
+     * refusing a type it does not know, say) is planned without them.
+     */
+    private static Map<String, ColumnStat> columnStats(QuiverFile qf, Schema schema, BufferAllocator allocator) {
+        Map<String, ColumnStat> stats = new HashMap<>();
+        try (FileStatistics fs = qf.statistics(allocator)) {
+            int preorder = 0;
+            for (Field field : schema.getFields()) {
+                stats.put(field.getName(), ColumnStat.of(fs.of(preorder)));
+                preorder += 1 + descendants(field);
+            }
+        } catch (RuntimeException e) {
+            LOG.warn("planning " + qf.path() + " without column statistics: " + e.getMessage());
+            return Map.of();
+        }
+        return stats;
     }
 
     /**
