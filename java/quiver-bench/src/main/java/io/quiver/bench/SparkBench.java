@@ -179,17 +179,18 @@ public final class SparkBench {
         }
     }
 
-    /** Q6 and the projected scan under other native settings. */
+    /** Q6 and the projected scan under other native settings: the measurement behind the defaults. */
     private void sweep(String quiverDir, int runs) throws Exception {
-        String[][] settings = {{"-1", "1"}, {"1", "1"}, {"2", "1"}, {"2", "2"}, {"2", "4"}};
-        System.out.printf(Locale.ROOT, "%nQuiver alone by options threads / prefetch (-1: decode on the task"
-                + " thread); ms min / median of %d runs after a warm-up%n", runs);
-        System.out.printf(Locale.ROOT, "%-16s %18s %18s %18s%n", "threads/prefetch", "q6", "project_2col",
+        String[][] settings = {{"-1", "1", "4096"}, {"-1", "1", "16384"}, {"-1", "1", "65536"},
+            {"1", "1", "4096"}, {"2", "1", "4096"}, {"2", "2", "4096"}, {"2", "1", "16384"}};
+        System.out.printf(Locale.ROOT, "%nQuiver alone by options threads / prefetch / batchRows (threads -1:"
+                + " decode on the task thread); ms min / median of %d runs after a warm-up%n", runs);
+        System.out.printf(Locale.ROOT, "%-22s %18s %18s %16s%n", "threads/prefetch/rows", "q6", "project_2col",
                 "task mem peak");
         for (String[] s : settings) {
-            spark.read().format("quiver").option("threads", s[0]).option("prefetch", s[1]).load(quiverDir)
-                    .createOrReplaceTempView("lineitem_sweep");
-            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-16s", s[0] + " / " + s[1]));
+            spark.read().format("quiver").option("threads", s[0]).option("prefetch", s[1])
+                    .option("batchRows", s[2]).load(quiverDir).createOrReplaceTempView("lineitem_sweep");
+            StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%-22s", String.join(" / ", s)));
             long mem = 0;
             for (String[] q : new String[][] {{"q6", Q6}, {"project_2col", PROJECT}}) {
                 time(q[1], "lineitem_sweep");
@@ -200,11 +201,13 @@ public final class SparkBench {
                     mem = Math.max(mem, drainPeak());
                 }
                 line.append(String.format(Locale.ROOT, " %8.1f / %7.1f", min(t), median(t)));
-                String variant = "quiver_threads" + s[0] + "_prefetch" + s[1];
+                String variant = "quiver_threads" + s[0] + "_prefetch" + s[1] + "_rows" + s[2];
                 records.add(q[0], variant, "time", "min", min(t), "ms");
                 records.add(q[0], variant, "time", "median", median(t), "ms");
             }
-            line.append(String.format(Locale.ROOT, " %13.1f MiB", mem / 1048576.0));
+            line.append(String.format(Locale.ROOT, " %11.1f MiB", mem / 1048576.0));
+            records.add("sweep", "quiver_threads" + s[0] + "_prefetch" + s[1] + "_rows" + s[2],
+                    "peak_task_memory", "max", mem, "bytes");
             System.out.println(line);
         }
     }
