@@ -118,7 +118,7 @@ public final class SparkBench {
     }
 
     static SparkSession session() {
-        return SparkSession.builder().master("local[2]").appName("quiver-bench-spark")
+        SparkSession spark = SparkSession.builder().master("local[2]").appName("quiver-bench-spark")
                 .config("spark.ui.enabled", "false")
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
@@ -126,6 +126,9 @@ public final class SparkBench {
                 .config("spark.memory.offHeap.size", "2g")
                 .config("spark.sql.shuffle.partitions", "2")
                 .getOrCreate();
+        // Spark's INFO lines (pushdown, codegen) would bury the table.
+        spark.sparkContext().setLogLevel("WARN");
+        return spark;
     }
 
     private void run(String quiverDir, String parquetDir, int runs, boolean quick) throws Exception {
@@ -181,8 +184,9 @@ public final class SparkBench {
 
     /** Q6 and the projected scan under other native settings: the measurement behind the defaults. */
     private void sweep(String quiverDir, int runs) throws Exception {
-        String[][] settings = {{"-1", "1", "4096"}, {"-1", "1", "16384"}, {"-1", "1", "65536"},
-            {"1", "1", "4096"}, {"2", "1", "4096"}, {"2", "2", "4096"}, {"2", "1", "16384"}};
+        String[][] settings = {{"-1", "1", "4096"}, {"-1", "1", "32768"}, {"-1", "1", "65536"},
+            {"1", "1", "4096"}, {"1", "1", "32768"}, {"1", "1", "65536"}, {"1", "2", "65536"},
+            {"2", "1", "65536"}};
         System.out.printf(Locale.ROOT, "%nQuiver alone by options threads / prefetch / batchRows (threads -1:"
                 + " decode on the task thread); ms min / median of %d runs after a warm-up%n", runs);
         System.out.printf(Locale.ROOT, "%-22s %18s %18s %16s%n", "threads/prefetch/rows", "q6", "project_2col",
