@@ -117,6 +117,113 @@ class QuiverReadAttackTest {
         assertEquals(sorted(local.filter(cond)), sorted(quiver.filter(cond)), cond);
     }
 
+    /** s struct<a, b> in one file and s struct<b, a> in the other: merged by name, values must not swap. */
+    @Test
+    void mergedStructFieldsInAnotherOrder() throws Exception {
+        Path t = dir.resolve("structOrder");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("id"), struct("s", i64("a"), i64("b")))), 3, root -> {
+            BigIntVector id = (BigIntVector) root.getVector("id");
+            StructVector s = (StructVector) root.getVector("s");
+            for (int r = 0; r < 3; r++) {
+                id.setSafe(r, r);
+                s.setIndexDefined(r);
+                ((BigIntVector) s.getChild("a")).setSafe(r, 10 + r);
+                ((BigIntVector) s.getChild("b")).setSafe(r, 20 + r);
+            }
+        });
+        write(t.resolve("2.qvr"), new Schema(List.of(i64("id"), struct("s", i64("b"), i64("a")))), 3, root -> {
+            BigIntVector id = (BigIntVector) root.getVector("id");
+            StructVector s = (StructVector) root.getVector("s");
+            for (int r = 0; r < 3; r++) {
+                id.setSafe(r, 100 + r);
+                s.setIndexDefined(r);
+                ((BigIntVector) s.getChild("a")).setSafe(r, 110 + r);
+                ((BigIntVector) s.getChild("b")).setSafe(r, 120 + r);
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").option("mergeSchema", "true").load(t.toString());
+        List<Row> rows = df.select("id", "s.a", "s.b").orderBy("id").collectAsList();
+        assertEquals(6, rows.size());
+        for (Row r : rows) {
+            long id = r.getLong(0);
+            assertEquals(id + 10, r.getLong(1), "s.a of id " + id);
+            assertEquals(id + 20, r.getLong(2), "s.b of id " + id);
+        }
+        List<Row> whole = df.select("id", "s").orderBy("id").collectAsList();
+        for (Row r : whole) {
+            long id = r.getLong(0);
+            Row s = r.getStruct(1);
+            assertEquals(id + 10, s.getLong(s.fieldIndex("a")), "s.a of id " + id);
+            assertEquals(id + 20, s.getLong(s.fieldIndex("b")), "s.b of id " + id);
+        }
+    }
+
+    /** s struct<a, b> in one file and s struct<a> in the other: s.b is null there. */
+    @Test
+    void mergedStructFieldMissingFromOneFile() throws Exception {
+        Path t = dir.resolve("structMissing");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("id"), struct("s", i64("a"), i64("b")))), 2, root -> {
+            StructVector s = (StructVector) root.getVector("s");
+            for (int r = 0; r < 2; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                s.setIndexDefined(r);
+                ((BigIntVector) s.getChild("a")).setSafe(r, 10 + r);
+                ((BigIntVector) s.getChild("b")).setSafe(r, 20 + r);
+            }
+        });
+        write(t.resolve("2.qvr"), new Schema(List.of(i64("id"), struct("s", i64("a")))), 2, root -> {
+            StructVector s = (StructVector) root.getVector("s");
+            for (int r = 0; r < 2; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, 100 + r);
+                s.setIndexDefined(r);
+                ((BigIntVector) s.getChild("a")).setSafe(r, 110 + r);
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").option("mergeSchema", "true").load(t.toString());
+        List<Row> rows = df.select("id", "s.a", "s.b").orderBy("id").collectAsList();
+        assertEquals(4, rows.size());
+        for (Row r : rows) {
+            long id = r.getLong(0);
+            assertEquals(id + 10, r.getLong(1));
+            if (id < 100) {
+                assertEquals(id + 20, r.getLong(2));
+            } else {
+                assertTrue(r.isNullAt(2), "s.b of id " + id);
+            }
+        }
+        assertEquals(2, df.filter("s.b IS NULL").count());
+        sameAsSpark(df.select("id", "s"), "s.b IS NULL OR s.a > 110");
+    }
+
+    /** A user schema whose type differs from the file's: an error naming the column, not a crash or wrong values. */
+    @Test
+    void userSchemaOfAnotherType() throws Exception {
+        Path t = dir.resolve("userType");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("id"))), 3, root -> {
+            for (int r = 0; r < 3; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").schema("id INT").load(t.toString());
+        Throwable e = assertThrows(Throwable.class, df::collectAsList);
+        String s = trace(e);
+        assertTrue(s.contains("id") && s.contains("1.qvr"), s);
+    }
+
+    /** A user schema with a column no file has: nulls, also under a filter on it. */
+    @Test
+    void userSchemaWithAColumnNoFileHas() throws Exception {
+        Path t = dir.resolve("userMissing");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("id"))), 3, root -> {
+            for (int r = 0; r < 3; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").schema("id BIGINT, extra BIGINT").load(t.toString());
+        assertEquals(3, df.filter("extra IS NULL").count());
+        assertEquals(0, df.filter("extra = 1").count());
+    }
+
     /** Column names with dots, quotes, spaces and another case. */
     @Test
     void oddColumnNames() throws Exception {
@@ -141,6 +248,29 @@ class QuiverReadAttackTest {
             sameAsSpark(df, c);
         }
         assertEquals(List.of("[2,42]"), sorted(df.filter("`a.b` = 2").select("`a.b`", "a.b")));
+    }
+
+    /** One file spells the column "ID", the other "id": merged ignoring case, read and filtered in both. */
+    @Test
+    void columnSpelledDifferentlyInTwoFiles() throws Exception {
+        Path t = dir.resolve("caseMerge");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("ID"), i64("v"))), 3, root -> {
+            for (int r = 0; r < 3; r++) {
+                ((BigIntVector) root.getVector("ID")).setSafe(r, r);
+                ((BigIntVector) root.getVector("v")).setSafe(r, r);
+            }
+        });
+        write(t.resolve("2.qvr"), new Schema(List.of(i64("id"), i64("v"))), 3, root -> {
+            for (int r = 0; r < 3; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, 10 + r);
+                ((BigIntVector) root.getVector("v")).setSafe(r, 10 + r);
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").option("mergeSchema", "true").load(t.toString());
+        assertEquals(6, df.filter("id = v").count());
+        assertEquals(List.of("[1,1]", "[11,11]"), sorted(df.filter("id IN (1, 11)").select("id", "v")));
+        Dataset<Row> user = spark.read().format("quiver").schema("Id BIGINT, V BIGINT").load(t.toString());
+        assertEquals(List.of("[2,2]"), sorted(user.filter("id = 2")));
     }
 
 }
