@@ -117,6 +117,8 @@ class QuiverReadAttackTest {
         assertEquals(sorted(local.filter(cond)), sorted(quiver.filter(cond)), cond);
     }
 
+    // ---- schemas ----
+
     /** s struct<a, b> in one file and s struct<b, a> in the other: merged by name, values must not swap. */
     @Test
     void mergedStructFieldsInAnotherOrder() throws Exception {
@@ -224,6 +226,72 @@ class QuiverReadAttackTest {
         assertEquals(0, df.filter("extra = 1").count());
     }
 
+    // ---- filters ----
+
+    /** Float and double columns with NaN, ±0.0, ±Infinity, nulls under comparisons with casts. */
+    @Test
+    void floatsAgainstSpark() throws Exception {
+        Path t = dir.resolve("floats");
+        float[] fs = {Float.NaN, -0.0f, 0.0f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 0.1f, 1.0f, -1.5f,
+            Float.MAX_VALUE, Float.MIN_VALUE, 16777217f, 3.4e38f};
+        Schema schema = new Schema(List.of(i64("id"),
+                new Field("f", FieldType.nullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)), null),
+                new Field("d", FieldType.nullable(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)), null)));
+        int n = fs.length + 1;
+        write(t.resolve("1.qvr"), schema, n, root -> {
+            for (int r = 0; r < n; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                if (r == fs.length) {
+                    ((Float4Vector) root.getVector("f")).setNull(r);
+                    ((Float8Vector) root.getVector("d")).setNull(r);
+                } else {
+                    ((Float4Vector) root.getVector("f")).setSafe(r, fs[r]);
+                    ((Float8Vector) root.getVector("d")).setSafe(r, fs[r]);
+                }
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+        String[] conds = {"f = 0.1", "f = 0.1f", "f > 0.1", "f < 0.1", "d = 0.1", "f = d", "f <=> d",
+            "f = 'NaN'", "f > 'Infinity'", "d >= double('NaN')", "f = -0.0", "d = 0.0", "f < 0",
+            "f IN (0.1, 1.0, double('NaN'))", "f IN (NULL, 1.0)", "NOT (f IN (NULL, 1.0))", "NOT (f > 0)",
+            "f <=> NULL", "f <=> 1.0", "d IN (cast('NaN' as double))", "f = 16777216", "f = 16777217",
+            "try_cast(f as int) = 0", "f > 1e39", "d > 3.4e38", "f = 3.4e38", "d = cast(3.4e38 as float)",
+            "f != 'NaN'", "isnan(f)", "f BETWEEN -1 AND 1", "try_cast(f as decimal(10,2)) = 0.10"};
+        for (String c : conds) {
+            sameAsSpark(df, c);
+        }
+    }
+
+    /** Strings: non-ASCII, long values past statistics truncation, prefixes. */
+    @Test
+    void stringsAgainstSpark() throws Exception {
+        Path t = dir.resolve("strings");
+        String longA = "a".repeat(100);
+        String[] ss = {"", "a", longA, longA + "b", longA.substring(0, 64) + "\u00ff", "\u00e9t\u00e9", "\uD83D\uDE00",
+            "zzz", "\uFFFF", "A", "a\u0000b", "aa"};
+        Schema schema = new Schema(List.of(i64("id"), new Field("s", FieldType.nullable(new ArrowType.Utf8()), null)));
+        int n = ss.length + 1;
+        write(t.resolve("1.qvr"), schema, n, root -> {
+            for (int r = 0; r < n; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                if (r == ss.length) {
+                    ((VarCharVector) root.getVector("s")).setNull(r);
+                } else {
+                    ((VarCharVector) root.getVector("s")).setSafe(r,
+                            ss[r].getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                }
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+        String[] conds = {"s > '" + longA + "'", "s >= '" + longA + "'", "s < 'b'", "s > '\u00e9'",
+            "s LIKE 'a%'", "s LIKE '" + longA + "%'", "s > '\uD83D'", "s = ''", "s < ''", "s IN ('a', NULL)",
+            "NOT s IN ('a', NULL)", "s <=> NULL", "s > 'zz'", "s >= '\uFFFF'", "startswith(s, 'a')",
+            "s > 'a'", "s = 'a\u0000b'"};
+        for (String c : conds) {
+            sameAsSpark(df, c);
+        }
+    }
+
     /** Column names with dots, quotes, spaces and another case. */
     @Test
     void oddColumnNames() throws Exception {
@@ -250,6 +318,54 @@ class QuiverReadAttackTest {
         assertEquals(List.of("[2,42]"), sorted(df.filter("`a.b` = 2").select("`a.b`", "a.b")));
     }
 
+    // ---- planning ----
+
+    @Test
+    void emptyDirectoriesAndFiles() throws Exception {
+        Path empty = dir.resolve("emptyDir");
+        Files.createDirectories(empty);
+        Throwable e = assertThrows(Throwable.class, () -> spark.read().format("quiver").load(empty.toString())
+                .collectAsList());
+        assertTrue(trace(e).contains("emptyDir"), trace(e));
+
+        Path zero = dir.resolve("zeroRows");
+        write(zero.resolve("0.qvr"), new Schema(List.of(i64("id"))), 0, root -> { });
+        write(zero.resolve("1.qvr"), new Schema(List.of(i64("id"))), 2, root -> {
+            ((BigIntVector) root.getVector("id")).setSafe(0, 7);
+            ((BigIntVector) root.getVector("id")).setSafe(1, 8);
+        });
+        Dataset<Row> df = spark.read().format("quiver").load(zero.toString());
+        assertEquals(2, df.count());
+        assertEquals(1, df.filter("id > 7").count());
+
+        Path other = dir.resolve("notQuiver");
+        write(other.resolve("1.qvr"), new Schema(List.of(i64("id"))), 1, root ->
+                ((BigIntVector) root.getVector("id")).setSafe(0, 1));
+        Files.writeString(other.resolve("README.txt"), "not a quiver file");
+        Throwable bad = assertThrows(Throwable.class, () -> spark.read().format("quiver").load(other.toString())
+                .collectAsList());
+        assertTrue(trace(bad).contains("README.txt"), trace(bad));
+    }
+
+    @Test
+    void extremeOptions() throws Exception {
+        Path t = dir.resolve("opts");
+        Files.createDirectories(t);
+        ReadTestFiles.writeLongs(t.resolve("1.qvr"), 2, 5000, 1000);
+        for (String[] o : new String[][] {{"threads", "0"}, {"threads", "1024"}, {"batchRows", "1"},
+                {"prefetch", "1"}, {"prefetch", "1024"}, {"batchRows", "2147483647"}}) {
+            Dataset<Row> df = spark.read().format("quiver").option(o[0], o[1]).load(t.toString());
+            assertEquals(5000, df.count(), o[0] + "=" + o[1]);
+            assertEquals(1000, df.filter("c0 >= 4000").collectAsList().size(), o[0] + "=" + o[1]);
+        }
+        for (String[] o : new String[][] {{"threads", "-2"}, {"threads", "1025"}, {"prefetch", "0"},
+                {"prefetch", "-1"}, {"batchRows", "0"}, {"threads", "abc"}}) {
+            Throwable e = assertThrows(Throwable.class, () -> spark.read().format("quiver").option(o[0], o[1])
+                    .load(t.toString()).collectAsList());
+            assertTrue(trace(e).contains(o[0]), trace(e));
+        }
+    }
+
     /** One file spells the column "ID", the other "id": merged ignoring case, read and filtered in both. */
     @Test
     void columnSpelledDifferentlyInTwoFiles() throws Exception {
@@ -273,4 +389,21 @@ class QuiverReadAttackTest {
         assertEquals(List.of("[2,2]"), sorted(user.filter("id = 2")));
     }
 
+    /** LIMIT above pushed filters, count(*) with a pushed filter on an unprojected column. */
+    @Test
+    void limitAndCountWithFilters() throws Exception {
+        Path t = dir.resolve("limit");
+        Files.createDirectories(t);
+        ReadTestFiles.writeLongs(t.resolve("1.qvr"), 2, 5000, 1000);
+        ReadTestFiles.writeLongs(t.resolve("2.qvr"), 2, 5000, 1000);
+        Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+        List<Row> rows = df.filter("c0 >= 4990").limit(7).collectAsList();
+        assertEquals(7, rows.size());
+        for (Row r : rows) {
+            assertTrue(r.getLong(0) >= 4990, r.toString());
+        }
+        assertEquals(20, df.filter("c0 >= 4990").count());
+        assertEquals(20, df.filter("c1 >= 9980").selectExpr("count(*)").first().getLong(0));
+        assertEquals(0, df.filter("c0 > 10000").limit(3).count());
+    }
 }
