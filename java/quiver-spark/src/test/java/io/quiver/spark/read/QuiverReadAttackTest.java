@@ -406,4 +406,159 @@ class QuiverReadAttackTest {
         assertEquals(20, df.filter("c1 >= 9980").selectExpr("count(*)").first().getLong(0));
         assertEquals(0, df.filter("c0 > 10000").limit(3).count());
     }
+
+    // ---- more filters ----
+
+    /** Timestamps with and without zone, dates, near the epoch and far from it, in a non-UTC session. */
+    @Test
+    void timestampsAndDatesAgainstSpark() throws Exception {
+        Path t = dir.resolve("times");
+        long[] us = {0L, -1L, 1L, -62135596800000000L, 253402300799999999L, 86_400_000_000L, -86_400_000_001L,
+            1_700_000_000_123_456L};
+        int[] days = {0, -1, 1, -719162, 2932896, 19000, -100000, 365};
+        Schema schema = new Schema(List.of(i64("id"),
+                new Field("ts", FieldType.nullable(new ArrowType.Timestamp(
+                        org.apache.arrow.vector.types.TimeUnit.MICROSECOND, "UTC")), null),
+                new Field("ntz", FieldType.nullable(new ArrowType.Timestamp(
+                        org.apache.arrow.vector.types.TimeUnit.MICROSECOND, null)), null),
+                new Field("d", FieldType.nullable(new ArrowType.Date(org.apache.arrow.vector.types.DateUnit.DAY)),
+                        null)));
+        int n = us.length + 1;
+        write(t.resolve("1.qvr"), schema, n, root -> {
+            for (int r = 0; r < n; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                var ts = (org.apache.arrow.vector.TimeStampMicroTZVector) root.getVector("ts");
+                var ntz = (org.apache.arrow.vector.TimeStampMicroVector) root.getVector("ntz");
+                var d = (org.apache.arrow.vector.DateDayVector) root.getVector("d");
+                if (r == us.length) {
+                    ts.setNull(r);
+                    ntz.setNull(r);
+                    d.setNull(r);
+                } else {
+                    ts.setSafe(r, us[r]);
+                    ntz.setSafe(r, us[r]);
+                    d.setSafe(r, days[r]);
+                }
+            }
+        });
+        String zone = spark.conf().get("spark.sql.session.timeZone");
+        spark.conf().set("spark.sql.session.timeZone", "America/Los_Angeles");
+        try {
+            Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+            String[] conds = {"ts > timestamp'1970-01-01 00:00:00'", "ts >= timestamp'1969-12-31 16:00:00'",
+                "ntz > timestamp_ntz'1970-01-01 00:00:00'", "ntz = timestamp_ntz'1970-01-02 00:00:00'",
+                "ts = timestamp'1969-12-31 16:00:00'", "ntz < timestamp_ntz'0001-01-01 00:00:01'",
+                "ntz > timestamp_ntz'9999-12-31 23:59:59'", "d = date'1970-01-01'", "d < date'0001-01-02'",
+                "d > date'9999-12-30'", "ts > ntz", "cast(ntz as timestamp) > timestamp'1970-01-01 00:00:00'",
+                "cast(d as timestamp) >= ts", "d IN (date'1970-01-02', NULL)", "NOT (d IN (date'1970-01-02', NULL))",
+                "ts <=> NULL", "ts IS NOT NULL AND d > date'1970-01-01'", "ntz <=> timestamp_ntz'1969-12-31 23:59:59.999999'",
+                "ts < timestamp'1970-01-01 00:00:00Z'", "ts = timestamp'2023-11-14 22:13:20.123456Z'"};
+            for (String c : conds) {
+                sameAsSpark(df, c);
+            }
+        } finally {
+            spark.conf().set("spark.sql.session.timeZone", zone);
+        }
+    }
+
+    /** Decimals against literals of other scales and precisions. */
+    @Test
+    void decimalsAgainstSpark() throws Exception {
+        Path t = dir.resolve("decimals");
+        long[] unscaled = {0, 150, 151, -150, 99999999, -99999999, 1, 100};
+        Schema schema = new Schema(List.of(i64("id"),
+                new Field("m", FieldType.nullable(new ArrowType.Decimal(10, 2, 128)), null)));
+        int n = unscaled.length + 1;
+        write(t.resolve("1.qvr"), schema, n, root -> {
+            var m = (org.apache.arrow.vector.DecimalVector) root.getVector("m");
+            for (int r = 0; r < n; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                if (r == unscaled.length) {
+                    m.setNull(r);
+                } else {
+                    m.setSafe(r, java.math.BigDecimal.valueOf(unscaled[r], 2));
+                }
+            }
+        });
+        Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+        String[] conds = {"m = 1.5", "m = 1.50000", "m > 1.505", "m >= 1.505", "m < -1.4999999999", "m = 1",
+            "m IN (1.5, NULL)", "m IN (1.51, 0.01)", "m > 999999.99", "m >= 999999.99", "m < -999999.99",
+            "cast(m as decimal(20,5)) = 1.5", "m = 1e0", "m > 0.015", "cast(m as double) = 1.5", "m <=> 1.00",
+            "NOT (m <=> 1.00)", "m = 12345678901234567890.5"};
+        for (String c : conds) {
+            sameAsSpark(df, c);
+        }
+    }
+
+    /** Partition columns mixed with data columns in filters, paths with spaces, unicode and '='. */
+    @Test
+    void partitionsMixedWithDataAndOddPaths() throws Exception {
+        Path t = dir.resolve("odd path é");
+        for (int p = 1; p <= 3; p++) {
+            Path f = t.resolve("p=" + p).resolve("q=a b").resolve("file " + p + " é=x.qvr");
+            Files.createDirectories(f.getParent());
+            ReadTestFiles.writeLongs(f, 2, 10, 4);
+        }
+        Dataset<Row> df = spark.read().format("quiver").load(t.toString());
+        assertEquals(30, df.count());
+        String[] conds = {"p = 1 OR c0 > 5", "p + c0 = 3", "p = c0", "p = 2 AND c0 < 3", "q = 'a b' AND c1 = 4",
+            "NOT (p = 1 AND c0 = 1)", "p IN (1, NULL) OR c0 IN (9, NULL)", "p > 1 AND c0 > 8"};
+        for (String c : conds) {
+            sameAsSpark(df, c);
+        }
+        Throwable e = assertThrows(Throwable.class,
+                () -> spark.read().format("quiver").load(t.resolve("nothing*").toString()).collectAsList());
+        assertTrue(trace(e).contains("PATH_NOT_FOUND"), trace(e));
+    }
+
+    // ---- executor ----
+
+    /** A file truncated, or replaced by another of the same size, after planning: an error naming it, no crash. */
+    @Test
+    void fileChangedAfterPlanning() throws Exception {
+        Path t = dir.resolve("changed");
+        Files.createDirectories(t);
+        Path f = t.resolve("1.qvr");
+        ReadTestFiles.writeLongs(f, 2, 5000, 1000);
+        byte[] original = Files.readAllBytes(f);
+
+        Dataset<Row> planned = spark.read().format("quiver").load(t.toString()).filter("c0 >= 100");
+        planned.queryExecution().executedPlan();
+        Files.write(f, java.util.Arrays.copyOf(original, original.length / 2));
+        Throwable e = assertThrows(Throwable.class, planned::collectAsList);
+        assertTrue(trace(e).contains("FAILED_READ_FILE") && trace(e).contains("1.qvr"), trace(e));
+
+        Files.write(f, original);
+        Dataset<Row> again = spark.read().format("quiver").load(t.toString()).filter("c0 >= 100");
+        again.queryExecution().executedPlan();
+        // Same size, other bytes: a row group's data changed under the same footer.
+        byte[] flipped = original.clone();
+        for (int i = 64; i < flipped.length / 3; i += 7) {
+            flipped[i] ^= 0x5a;
+        }
+        Files.write(f, flipped);
+        Throwable e2 = assertThrows(Throwable.class, again::collectAsList);
+        assertTrue(trace(e2).contains("FAILED_READ_FILE") && trace(e2).contains("1.qvr"), trace(e2));
+    }
+
+    /** Two queries on one DataFrame at once, many tiny files. */
+    @Test
+    void concurrentQueriesOverManyTinyFiles() throws Exception {
+        Path t = dir.resolve("tiny");
+        Files.createDirectories(t);
+        for (int i = 0; i < 300; i++) {
+            ReadTestFiles.writeLongs(t.resolve(String.format("f%03d.qvr", i)), 2, 3, 1000);
+        }
+        Dataset<Row> df = spark.read().format("quiver").option("threads", "2").load(t.toString()).filter("c0 >= 1");
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try {
+            var a = pool.submit(() -> df.collectAsList().size());
+            var b = pool.submit(() -> df.collectAsList().size());
+            assertEquals(600, a.get(120, TimeUnit.SECONDS));
+            assertEquals(600, b.get(120, TimeUnit.SECONDS));
+        } finally {
+            pool.shutdownNow();
+        }
+        assertEquals(900, spark.read().format("quiver").load(t.toString()).count());
+    }
 }
