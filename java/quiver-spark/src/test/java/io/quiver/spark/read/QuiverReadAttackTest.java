@@ -561,4 +561,65 @@ class QuiverReadAttackTest {
         }
         assertEquals(900, spark.read().format("quiver").load(t.toString()).count());
     }
+
+    /** A user schema naming a struct's fields in another order, or fewer: read by name. */
+    @Test
+    void userSchemaStructByName() throws Exception {
+        Path t = dir.resolve("userStruct");
+        write(t.resolve("1.qvr"), new Schema(List.of(i64("id"), struct("s", i64("a"), i64("b")))), 3, root -> {
+            StructVector s = (StructVector) root.getVector("s");
+            for (int r = 0; r < 3; r++) {
+                ((BigIntVector) root.getVector("id")).setSafe(r, r);
+                s.setIndexDefined(r);
+                ((BigIntVector) s.getChild("a")).setSafe(r, 10 + r);
+                ((BigIntVector) s.getChild("b")).setSafe(r, 20 + r);
+            }
+        });
+        Dataset<Row> narrow = spark.read().format("quiver").schema("id BIGINT, s STRUCT<b: BIGINT>").load(t.toString());
+        assertEquals(List.of("[0,[20]]", "[1,[21]]", "[2,[22]]"), sorted(narrow));
+        Dataset<Row> swapped = spark.read().format("quiver").schema("id BIGINT, s STRUCT<b: BIGINT, a: BIGINT>")
+                .load(t.toString());
+        assertEquals(List.of("[0,[20,10]]", "[1,[21,11]]", "[2,[22,12]]"), sorted(swapped));
+        assertEquals(List.of("[21]"), sorted(swapped.filter("s.a = 11").select("s.b")));
+    }
+
+    /** Arrays of structs whose fields two files order differently, merged: elements read by name. */
+    @Test
+    void mergedArrayOfStructsInAnotherOrder() throws Exception {
+        Path t = dir.resolve("arrayStruct");
+        for (int k = 0; k < 2; k++) {
+            final int file = k;
+            Field a = i64("a");
+            Field b = i64("b");
+            Field elem = struct("item", file == 0 ? a : b, file == 0 ? b : a);
+            Field list = new Field("l", FieldType.nullable(ArrowType.List.INSTANCE), List.of(elem));
+            write(t.resolve(file + ".qvr"), new Schema(List.of(i64("id"), list)), 2, root -> {
+                var lv = (org.apache.arrow.vector.complex.ListVector) root.getVector("l");
+                StructVector sv = (StructVector) lv.getDataVector();
+                int e = 0;
+                for (int r = 0; r < 2; r++) {
+                    long id = 100L * file + r;
+                    ((BigIntVector) root.getVector("id")).setSafe(r, id);
+                    lv.startNewValue(r);
+                    for (int j = 0; j < 2; j++, e++) {
+                        sv.setIndexDefined(e);
+                        ((BigIntVector) sv.getChild("a")).setSafe(e, id * 10 + j);
+                        ((BigIntVector) sv.getChild("b")).setSafe(e, -(id * 10 + j));
+                    }
+                    lv.endValue(r, 2);
+                }
+                sv.setValueCount(e);
+                ((BigIntVector) sv.getChild("a")).setValueCount(e);
+                ((BigIntVector) sv.getChild("b")).setValueCount(e);
+            });
+        }
+        Dataset<Row> df = spark.read().format("quiver").option("mergeSchema", "true").load(t.toString());
+        List<Row> rows = df.selectExpr("id", "l[1].a", "l[1].b").collectAsList();
+        assertEquals(4, rows.size());
+        for (Row r : rows) {
+            long id = r.getLong(0);
+            assertEquals(id * 10 + 1, r.getLong(1), "l[1].a of id " + id);
+            assertEquals(-(id * 10 + 1), r.getLong(2), "l[1].b of id " + id);
+        }
+    }
 }
