@@ -168,13 +168,7 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
             return;
         }
         try {
-            Map<String, Integer> byName = fieldIndex(file.schema().getFields());
-            List<String> present = new ArrayList<>();
-            for (String c : config.columns()) {
-                if (lookup(byName, topName(c)) >= 0) {
-                    present.add(c);
-                }
-            }
+            List<String> present = fileColumns(file.schema().getFields(), config.columns());
             ScanOptions.Builder b = ScanOptions.builder()
                     .rowGroups(s.rowGroupBegin(), s.rowGroupEnd())
                     .columns(present)
@@ -212,7 +206,15 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
         ColumnVector[] v = new ColumnVector[data.size() + parts.size()];
         for (int i = 0; i < data.size(); i++) {
             if (rootIndex[i] >= 0) {
-                v[i] = new BorrowedArrowColumnVector(root.getVector(rootIndex[i]));
+                StructField f = data.fields()[i];
+                try {
+                    // By name and declared type: a file's struct may order or lack fields otherwise.
+                    v[i] = ConformedColumns.of(root.getVector(rootIndex[i]), f.dataType(), f.name(), slice.path());
+                } catch (IllegalArgumentException e) {
+                    String path = slice.path();
+                    closeSlice();
+                    throw sneaky(failedRead(path, e.getMessage(), e));
+                }
             } else {
                 ConstantColumnVector c = new ConstantColumnVector(n, data.fields()[i].dataType());
                 c.setNull();
@@ -403,35 +405,110 @@ final class QuiverColumnarReader implements PartitionReader<ColumnarBatch> {
     }
 
     /**
-     * The top-level column of a Quiver column name (the one name rule of
-     * docs/file.md: dot-separated, a name in double quotes with "" for a
-     * quote inside, spaces around names skipped).
+     * The config's columns as this file spells them: the scan matches names
+     * exactly, while the read schema (merged ignoring case, or the user's)
+     * may spell a column otherwise, and a struct field of the merged schema
+     * may be missing from this file's struct. Each name is resolved field by
+     * field (exactly, else the only one equal ignoring case); a column whose
+     * top-level name the file lacks is left out (the reader delivers nulls),
+     * one whose struct lacks a field is read as its longest present prefix
+     * (the whole struct, which {@link ConformedColumns} narrows by name), and
+     * a column inside another one kept is dropped, so no column is scanned twice.
      */
-    static String topName(String path) {
+    static List<String> fileColumns(List<Field> fields, List<String> columns) {
+        List<List<String>> paths = new ArrayList<>();
+        for (String c : columns) {
+            List<String> resolved = new ArrayList<>();
+            List<Field> level = fields;
+            for (String name : namePath(c)) {
+                Field f = level == null ? null : field(level, name);
+                if (f == null) {
+                    break;
+                }
+                resolved.add(f.getName());
+                level = f.getType().getTypeID() == org.apache.arrow.vector.types.pojo.ArrowType.ArrowTypeID.Struct
+                        ? f.getChildren() : null;
+            }
+            if (!resolved.isEmpty()) {
+                paths.add(resolved);
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < paths.size(); i++) {
+            List<String> p = paths.get(i);
+            boolean inside = false;
+            for (int j = 0; j < paths.size() && !inside; j++) {
+                List<String> q = paths.get(j);
+                inside = j != i && q.size() <= p.size() && p.subList(0, q.size()).equals(q)
+                        && (q.size() < p.size() || j < i);
+            }
+            if (!inside) {
+                out.add(ColumnProjection.name(p));
+            }
+        }
+        return out;
+    }
+
+    private static Field field(List<Field> fields, String name) {
+        Field found = null;
+        for (Field f : fields) {
+            if (f.getName().equals(name)) {
+                return f;
+            }
+        }
+        for (Field f : fields) {
+            if (f.getName().toLowerCase(Locale.ROOT).equals(name.toLowerCase(Locale.ROOT))) {
+                if (found != null) {
+                    return null;
+                }
+                found = f;
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The names of a Quiver column name (the one name rule of docs/file.md:
+     * dot-separated, a name in double quotes with "" for a quote inside,
+     * spaces around names skipped).
+     */
+    static List<String> namePath(String path) {
+        List<String> out = new ArrayList<>();
         int i = 0;
         int n = path.length();
-        while (i < n && path.charAt(i) == ' ') {
-            i++;
-        }
-        if (i < n && path.charAt(i) == '"') {
-            StringBuilder b = new StringBuilder();
-            for (i++; i < n; i++) {
-                char c = path.charAt(i);
-                if (c == '"') {
-                    if (i + 1 < n && path.charAt(i + 1) == '"') {
-                        b.append('"');
-                        i++;
-                    } else {
-                        break;
-                    }
-                } else {
-                    b.append(c);
-                }
+        while (i <= n) {
+            while (i < n && path.charAt(i) == ' ') {
+                i++;
             }
-            return b.toString();
+            StringBuilder b = new StringBuilder();
+            if (i < n && path.charAt(i) == '"') {
+                for (i++; i < n; i++) {
+                    char c = path.charAt(i);
+                    if (c == '"') {
+                        if (i + 1 < n && path.charAt(i + 1) == '"') {
+                            b.append('"');
+                            i++;
+                        } else {
+                            i++;
+                            break;
+                        }
+                    } else {
+                        b.append(c);
+                    }
+                }
+                while (i < n && path.charAt(i) != '.') {
+                    i++;
+                }
+                out.add(b.toString());
+            } else {
+                int dot = path.indexOf('.', i);
+                int end = dot < 0 ? n : dot;
+                out.add(path.substring(i, end).trim());
+                i = end;
+            }
+            i++; // past the dot (or the end)
         }
-        int dot = path.indexOf('.', i);
-        return (dot < 0 ? path.substring(i) : path.substring(i, dot)).trim();
+        return out;
     }
 
     @SuppressWarnings("unchecked")

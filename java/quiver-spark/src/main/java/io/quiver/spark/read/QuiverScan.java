@@ -18,7 +18,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.FieldReference;
 import org.apache.spark.sql.connector.expressions.NamedReference;
 import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.metric.CustomMetric;
@@ -353,7 +353,9 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
             final Long nullCount = nulls;
             final Object lo = bounds ? min : null;
             final Object hi = bounds ? max : null;
-            out.put(Expressions.column(f.name()), new ColumnStatistics() {
+            // A one-part reference built as is: Expressions.column parses the
+            // name as SQL, which splits "a.b" and refuses a name with a quote.
+            out.put(FieldReference.column(f.name()), new ColumnStatistics() {
                 @Override
                 public OptionalLong nullCount() {
                     return nullCount == null ? OptionalLong.empty() : OptionalLong.of(nullCount);

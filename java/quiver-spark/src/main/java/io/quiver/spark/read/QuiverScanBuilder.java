@@ -217,17 +217,16 @@ public final class QuiverScanBuilder implements ScanBuilder, SupportsPushDownReq
         return true;
     }
 
-    private Field find(List<Field> fields, String name) {
+    /**
+     * The field spelled exactly {@code name}: the filter text names the
+     * read schema's spelling and the scan binds it exactly, so a file that
+     * spells the column in another case (merged or given ignoring case) must
+     * leave the predicate to Spark rather than fail the scan.
+     */
+    private static Field find(List<Field> fields, String name) {
         for (Field f : fields) {
             if (f.getName().equals(name)) {
                 return f;
-            }
-        }
-        if (!table.caseSensitive()) {
-            for (Field f : fields) {
-                if (f.getName().equalsIgnoreCase(name)) {
-                    return f;
-                }
             }
         }
         return null;
