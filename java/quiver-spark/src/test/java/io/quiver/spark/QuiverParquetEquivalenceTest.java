@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.quiver.spark.memory.SparkTestFiles;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -41,13 +42,13 @@ class QuiverParquetEquivalenceTest {
 
     @BeforeAll
     static void write() throws Exception {
-        spark = SparkTestFiles.session("quiver-vs-parquet", true);
+        spark = SparkTestSession.start("quiver-vs-parquet", "64m");
         // Not UTC, so zone handling shows (timestamps before 1970 and across DST too).
         spark.conf().set("spark.sql.session.timeZone", "America/Los_Angeles");
         dir = Files.createTempDirectory("quiver-vs-parquet");
         Dataset<Row> df = SparkQuiverData.everyType(spark, ROWS).cache();
         SparkQuiverData.writeParquet(df, dir.resolve("parquet"), 3);
-        SparkQuiverData.writeQuiver(df, dir.resolve("quiver"), 3, 500);
+        ReadTestFiles.writeQuiver(df, dir.resolve("quiver"), 3, 500);
         df.unpersist(true);
         spark.read().parquet(dir.resolve("parquet").toString()).createOrReplaceTempView("p");
         spark.read().format("quiver").load(dir.resolve("quiver").toString()).createOrReplaceTempView("q");
@@ -59,7 +60,7 @@ class QuiverParquetEquivalenceTest {
         for (int part = 0; part < 3; part++) {
             for (String k : List.of("a", "b")) {
                 Dataset<Row> slice = parts.where("part = " + part + " AND k = '" + k + "'").drop("part", "k");
-                SparkQuiverData.writeQuiver(slice, dir.resolve("quiver-parts/part=" + part + "/k=" + k), 2, 100);
+                ReadTestFiles.writeQuiver(slice, dir.resolve("quiver-parts/part=" + part + "/k=" + k), 2, 100);
             }
         }
         spark.read().parquet(dir.resolve("parquet-parts").toString()).createOrReplaceTempView("pp");

@@ -3,7 +3,8 @@ package io.quiver.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.quiver.spark.memory.SparkTestFiles;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,8 +16,6 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
@@ -46,13 +45,11 @@ class QuiverSplitsAndLimitTest {
 
     @BeforeAll
     static void write() throws Exception {
-        spark = SparkTestFiles.session("quiver-splits-limit", true);
+        spark = SparkTestSession.start("quiver-splits-limit", "64m");
         dir = Files.createTempDirectory("quiver-splits");
         file = dir.resolve("longs.qvr");
-        try (BufferAllocator a = new RootAllocator()) {
-            // c0 = row, c1 = 2 * row, c2 = 3 * row; row groups of GROUP_ROWS rows.
-            SparkTestFiles.writeLongs(a, file, 3, ROWS, GROUP_ROWS);
-        }
+        // c0 = row, c1 = 2 * row, c2 = 3 * row; row groups of GROUP_ROWS rows.
+        ReadTestFiles.writeLongs(file, 3, ROWS, GROUP_ROWS);
         spark.sparkContext().addSparkListener(new SparkListener() {
             @Override
             public void onTaskEnd(SparkListenerTaskEnd end) {
