@@ -4,7 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.quiver.spark.memory.SparkTestFiles;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
 import java.io.FileNotFoundException;
 import java.io.RandomAccessFile;
@@ -15,8 +16,6 @@ import java.util.Comparator;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.spark.sql.AnalysisException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -45,7 +44,7 @@ class QuiverFileErrorsTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkTestFiles.session("quiver-file-errors", true);
+        spark = SparkTestSession.start("quiver-file-errors", "64m");
     }
 
     @AfterEach
@@ -65,13 +64,8 @@ class QuiverFileErrorsTest {
     /** Three files f0..f2 of ROWS rows each (c0 = row, c1 = 2 * row), one row group each. */
     private Path dataset(String name) {
         Path d = tmp.resolve(name);
-        try (BufferAllocator a = new RootAllocator()) {
-            Files.createDirectories(d);
-            for (int i = 0; i < 3; i++) {
-                SparkTestFiles.writeLongs(a, d.resolve("f" + i + ".qvr"), 2, ROWS);
-            }
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        for (int i = 0; i < 3; i++) {
+            ReadTestFiles.writeLongs(d.resolve("f" + i + ".qvr"), 2, ROWS, 16384);
         }
         return d;
     }
@@ -156,9 +150,7 @@ class QuiverFileErrorsTest {
         df.queryExecution().executedPlan();
         // Another valid Quiver file under the same name (other rows, other size), moved in atomically.
         Path other = tmp.resolve("other.qvr");
-        try (BufferAllocator a = new RootAllocator()) {
-            SparkTestFiles.writeLongs(a, other, 2, ROWS / 2);
-        }
+        ReadTestFiles.writeLongs(other, 2, ROWS / 2, 16384);
         Files.move(other, d.resolve("f0.qvr"), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         Exception e = assertThrows(Exception.class, () -> df.collectAsList());
         String all = messages(e);

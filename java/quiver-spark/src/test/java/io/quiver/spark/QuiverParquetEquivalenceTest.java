@@ -4,14 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import io.quiver.spark.memory.SparkTestFiles;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -20,6 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,17 +36,17 @@ import org.junit.jupiter.params.provider.ValueSource;
 class QuiverParquetEquivalenceTest {
     private static final long ROWS = 3000;
     private static SparkSession spark;
-    private static Path dir;
+    @TempDir
+    static Path dir;
 
     @BeforeAll
     static void write() throws Exception {
-        spark = SparkTestFiles.session("quiver-vs-parquet", true);
+        spark = SparkTestSession.start("quiver-vs-parquet", "64m");
         // Not UTC, so zone handling shows (timestamps before 1970 and across DST too).
         spark.conf().set("spark.sql.session.timeZone", "America/Los_Angeles");
-        dir = Files.createTempDirectory("quiver-vs-parquet");
         Dataset<Row> df = SparkQuiverData.everyType(spark, ROWS).cache();
         SparkQuiverData.writeParquet(df, dir.resolve("parquet"), 3);
-        SparkQuiverData.writeQuiver(df, dir.resolve("quiver"), 3, 500);
+        ReadTestFiles.writeQuiver(df, dir.resolve("quiver"), 3, 500);
         df.unpersist(true);
         spark.read().parquet(dir.resolve("parquet").toString()).createOrReplaceTempView("p");
         spark.read().format("quiver").load(dir.resolve("quiver").toString()).createOrReplaceTempView("q");
@@ -59,7 +58,7 @@ class QuiverParquetEquivalenceTest {
         for (int part = 0; part < 3; part++) {
             for (String k : List.of("a", "b")) {
                 Dataset<Row> slice = parts.where("part = " + part + " AND k = '" + k + "'").drop("part", "k");
-                SparkQuiverData.writeQuiver(slice, dir.resolve("quiver-parts/part=" + part + "/k=" + k), 2, 100);
+                ReadTestFiles.writeQuiver(slice, dir.resolve("quiver-parts/part=" + part + "/k=" + k), 2, 100);
             }
         }
         spark.read().parquet(dir.resolve("parquet-parts").toString()).createOrReplaceTempView("pp");
@@ -70,11 +69,6 @@ class QuiverParquetEquivalenceTest {
     static void stop() throws Exception {
         if (spark != null) {
             spark.stop();
-        }
-        if (dir != null) {
-            try (Stream<Path> s = Files.walk(dir)) {
-                s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
         }
     }
 

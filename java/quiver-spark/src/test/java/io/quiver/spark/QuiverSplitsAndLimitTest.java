@@ -3,20 +3,16 @@ package io.quiver.spark;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.quiver.spark.memory.SparkTestFiles;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.BitSet;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.sql.Dataset;
@@ -27,6 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A file cut into several tasks (small spark.sql.files.maxPartitionBytes)
@@ -40,19 +37,17 @@ class QuiverSplitsAndLimitTest {
     private static final int ROWS = 200_000;
     private static final int GROUP_ROWS = 5_000;
     private static SparkSession spark;
-    private static Path dir;
+    @TempDir
+    static Path dir;
     private static Path file;
     private static final AtomicLong recordsRead = new AtomicLong();
 
     @BeforeAll
     static void write() throws Exception {
-        spark = SparkTestFiles.session("quiver-splits-limit", true);
-        dir = Files.createTempDirectory("quiver-splits");
+        spark = SparkTestSession.start("quiver-splits-limit", "64m");
         file = dir.resolve("longs.qvr");
-        try (BufferAllocator a = new RootAllocator()) {
-            // c0 = row, c1 = 2 * row, c2 = 3 * row; row groups of GROUP_ROWS rows.
-            SparkTestFiles.writeLongs(a, file, 3, ROWS, GROUP_ROWS);
-        }
+        // c0 = row, c1 = 2 * row, c2 = 3 * row; row groups of GROUP_ROWS rows.
+        ReadTestFiles.writeLongs(file, 3, ROWS, GROUP_ROWS);
         spark.sparkContext().addSparkListener(new SparkListener() {
             @Override
             public void onTaskEnd(SparkListenerTaskEnd end) {
@@ -73,11 +68,6 @@ class QuiverSplitsAndLimitTest {
     static void stop() throws Exception {
         if (spark != null) {
             spark.stop();
-        }
-        if (dir != null) {
-            try (Stream<Path> s = Files.walk(dir)) {
-                s.sorted(Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
-            }
         }
     }
 

@@ -1,11 +1,7 @@
 package io.quiver.spark;
 
-import io.quiver.QuiverWriter;
-import io.quiver.WriterOptions;
-
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,27 +10,19 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.execution.arrow.ArrowWriter;
-import org.apache.spark.sql.util.ArrowUtils;
 
 import scala.collection.Iterator;
 
 /**
- * What the end-to-end tests share: one DataFrame written twice, as Parquet by
- * Spark and as Quiver from the same rows (Spark's own ArrowWriter fills Arrow
- * vectors from the InternalRows, {@link QuiverWriter} writes them), and a
- * digest of a query's rows that does not depend on row order, so a query over
+ * What the end-to-end tests share: one DataFrame of every type, written as
+ * Parquet by Spark here and as Quiver from the same rows by
+ * {@link io.quiver.spark.read.ReadTestFiles#writeQuiver}, and a digest of a
+ * query's rows that does not depend on row order, so a query over
  * format("quiver") and the same query over the Parquet copy can be compared
- * row for row. The session itself is the memory tests' one
- * ({@link io.quiver.spark.memory.SparkTestFiles#session}).
+ * row for row. The session is {@link io.quiver.spark.read.SparkTestSession}'s.
  */
 public final class SparkQuiverData {
     private SparkQuiverData() {}
@@ -103,45 +91,6 @@ public final class SparkQuiverData {
     /** Writes `df` as Parquet into `dir` (overwriting) with `files` files. */
     public static void writeParquet(Dataset<Row> df, Path dir, int files) {
         df.repartition(files).write().mode("overwrite").parquet(dir.toString());
-    }
-
-    /**
-     * Writes the rows of `df` as Quiver files part-0.qvr .. part-(files-1).qvr
-     * in `dir` (rows dealt out in order), row groups of `rowGroupRows` rows.
-     * The Arrow schema is Spark's mapping of df's schema (ArrowUtils), the
-     * vectors are filled by Spark's ArrowWriter: the same conversion Spark
-     * uses for Arrow itself, nothing of Quiver's.
-     */
-    public static void writeQuiver(Dataset<Row> df, Path dir, int files, long rowGroupRows) throws Exception {
-        Files.createDirectories(dir);
-        InternalRow[] rows = df.queryExecution().executedPlan().executeCollect();
-        String zone = df.sparkSession().sessionState().conf().sessionLocalTimeZone();
-        Schema schema = ArrowUtils.toArrowSchema(df.schema(), zone, true, false);
-        int per = (rows.length + files - 1) / Math.max(files, 1);
-        try (BufferAllocator a = new RootAllocator()) {
-            for (int f = 0; f < files; f++) {
-                int from = Math.min(rows.length, f * per);
-                int to = Math.min(rows.length, from + per);
-                try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                        QuiverWriter w = QuiverWriter.open(a, dir.resolve("part-" + f + ".qvr"), schema,
-                                WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
-                    // Batches of at most 4096 rows (one empty batch for a file without rows).
-                    ArrowWriter writer = ArrowWriter.create(root);
-                    int start = from;
-                    do {
-                        int end = Math.min(to, start + 4096);
-                        for (int i = start; i < end; i++) {
-                            writer.write(rows[i]);
-                        }
-                        writer.finish();
-                        w.write(root);
-                        writer.reset();
-                        start = end;
-                    } while (start < to);
-                    w.finish();
-                }
-            }
-        }
     }
 
     /** Rows of `df`, each in a canonical text form, sorted: equal lists mean equal multisets of rows. */

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.spark.SparkConf;
+import io.quiver.spark.read.SparkTestSession;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.junit.jupiter.api.AfterAll;
@@ -33,16 +33,7 @@ class BlockAllocationListenerInTaskTest {
 
     @BeforeAll
     static void start() {
-        SparkConf conf = new SparkConf()
-                .setMaster("local[2]")
-                .setAppName("quiver-listener-in-task")
-                .set("spark.ui.enabled", "false")
-                .set("spark.driver.host", "127.0.0.1")
-                .set("spark.driver.bindAddress", "127.0.0.1")
-                .set("spark.unsafe.exceptionOnMemoryLeak", "true")
-                .set("spark.memory.offHeap.enabled", "true")
-                .set("spark.memory.offHeap.size", "64m");
-        sc = new JavaSparkContext(conf);
+        sc = new JavaSparkContext(SparkTestSession.conf("quiver-listener-in-task", "64m"));
     }
 
     @AfterAll

@@ -3,6 +3,7 @@ package io.quiver.spark.memory;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.quiver.spark.read.SparkTestSession;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.util.List;
@@ -23,7 +24,7 @@ class TaskMemoryOffHeapMissingTest {
 
     @BeforeAll
     static void start() {
-        spark = SparkTestFiles.session("TaskMemoryOffHeapMissingTest", false);
+        spark = SparkTestSession.start("TaskMemoryOffHeapMissingTest", null);
     }
 
     @AfterAll

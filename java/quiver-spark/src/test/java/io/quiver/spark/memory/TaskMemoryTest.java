@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quiver.FileOptions;
 import io.quiver.QuiverFile;
+import io.quiver.QuiverScanReader;
+import io.quiver.ScanOptions;
 import io.quiver.memory.PoolStats;
+import io.quiver.spark.read.ReadTestFiles;
+import io.quiver.spark.read.SparkTestSession;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
@@ -18,8 +22,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.BigIntVector;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.memory.MemoryConsumer;
@@ -49,11 +52,9 @@ class TaskMemoryTest {
     @BeforeAll
     static void start() {
         Path p = dir.resolve("sixteen.qvr");
-        try (BufferAllocator a = new RootAllocator()) {
-            SparkTestFiles.writeLongs(a, p, 16, 100_000);
-        }
+        ReadTestFiles.writeLongs(p, 16, 100_000, 16384);
         file = p.toString();
-        spark = SparkTestFiles.session("TaskMemoryTest", true);
+        spark = SparkTestSession.start("TaskMemoryTest", "64m");
         jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     }
 
@@ -62,6 +63,25 @@ class TaskMemoryTest {
         if (spark != null) {
             spark.stop();
         }
+    }
+
+    /** Scans `file` under the task's memory, checks column c1, returns the rows. */
+    static long scan(TaskMemory m, String file, int threads) throws Exception {
+        long row = 0;
+        try (QuiverFile f = QuiverFile.open(Path.of(file), FileOptions.defaults().pool(m.pool()));
+                QuiverScanReader r = f.scan(m.importAllocator(),
+                        ScanOptions.builder().batchRows(4096).threads(threads).build())) {
+            while (r.loadNextBatch()) {
+                BigIntVector c1 = (BigIntVector) r.getVectorSchemaRoot().getVector("c1");
+                for (int i = 0; i < c1.getValueCount(); i++) {
+                    if (c1.get(i) != (row + i) * 2) {
+                        throw new AssertionError("row " + (row + i) + ": " + c1.get(i));
+                    }
+                }
+                row += c1.getValueCount();
+            }
+        }
+        return row;
     }
 
     /** Registers, before TaskMemory does, a listener that runs after it closed (listeners run in reverse). */
@@ -86,7 +106,7 @@ class TaskMemoryTest {
             if (TaskMemory.get(ctx) != m) {
                 throw new AssertionError("one TaskMemory per task attempt");
             }
-            long rows = SparkTestFiles.scan(m, f, i % 2 == 0 ? 0 : 2);
+            long rows = scan(m, f, i % 2 == 0 ? 0 : 2);
             PoolStats s = m.pool().stats();
             return new long[] {ctx.taskAttemptId(), rows, s.hostAcquireCalls(), s.peakReserved(), m.acquiredBytes()};
         }).collect();
@@ -149,7 +169,7 @@ class TaskMemoryTest {
         List<long[]> out = jsc.parallelize(List.of(0), 1).map(i -> {
             TaskContext ctx = TaskContext.get();
             TaskMemory m = TaskMemory.get(ctx);
-            SparkTestFiles.scan(m, f, 0);
+            scan(m, f, 0);
             // After the scan the pool still holds host memory: cached blocks and surplus.
             long heldBefore = m.pool().stats().hostHeld();
             long usedBefore = m.getUsed();

@@ -17,9 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.quiver.NanOrder;
 import io.quiver.QuiverFile;
 import io.quiver.QuiverScanReader;
-import io.quiver.QuiverWriter;
 import io.quiver.ScanOptions;
-import io.quiver.WriterOptions;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -45,7 +43,6 @@ import org.apache.arrow.vector.TimeStampMicroTZVector;
 import org.apache.arrow.vector.TimeStampMicroVector;
 import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.types.DateUnit;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
@@ -206,62 +203,53 @@ class FilterTranslatorSparkTest {
     }
 
     static void writeFile(Path p) {
-        Schema schema = arrowSchema();
-        try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
-                QuiverWriter w = QuiverWriter.open(allocator, p, schema,
-                        WriterOptions.builder().rowGroupRows(GROUP).build())) {
-            for (int start = 0; start < ROWS; start += GROUP) {
-                root.allocateNew();
-                StructVector st = (StructVector) root.getVector("st");
-                IntVector stx = st.getChild("x", IntVector.class);
-                VarCharVector sty = st.getChild("y", VarCharVector.class);
-                for (int j = 0; j < GROUP; j++) {
-                    long r = start + j;
-                    Object[] v = values(r);
-                    ((BigIntVector) root.getVector(0)).setSafe(j, r);
-                    if (v[1] == null) ((SmallIntVector) root.getVector(1)).setNull(j);
-                    else ((SmallIntVector) root.getVector(1)).setSafe(j, (Short) v[1]);
-                    if (v[2] == null) ((IntVector) root.getVector(2)).setNull(j);
-                    else ((IntVector) root.getVector(2)).setSafe(j, (Integer) v[2]);
-                    if (v[3] == null) ((BigIntVector) root.getVector(3)).setNull(j);
-                    else ((BigIntVector) root.getVector(3)).setSafe(j, (Long) v[3]);
-                    if (v[4] == null) ((Float4Vector) root.getVector(4)).setNull(j);
-                    else ((Float4Vector) root.getVector(4)).setSafe(j, (Float) v[4]);
-                    if (v[5] == null) ((Float8Vector) root.getVector(5)).setNull(j);
-                    else ((Float8Vector) root.getVector(5)).setSafe(j, (Double) v[5]);
-                    if (v[6] == null) ((DecimalVector) root.getVector(6)).setNull(j);
-                    else ((DecimalVector) root.getVector(6)).setSafe(j, (BigDecimal) v[6]);
-                    if (v[7] == null) ((DecimalVector) root.getVector(7)).setNull(j);
-                    else ((DecimalVector) root.getVector(7)).setSafe(j, (BigDecimal) v[7]);
-                    if (v[8] == null) ((VarCharVector) root.getVector(8)).setNull(j);
-                    else ((VarCharVector) root.getVector(8)).setSafe(j, ((String) v[8]).getBytes(StandardCharsets.UTF_8));
-                    if (v[9] == null) ((VarBinaryVector) root.getVector(9)).setNull(j);
-                    else ((VarBinaryVector) root.getVector(9)).setSafe(j, (byte[]) v[9]);
-                    if (v[10] == null) ((BitVector) root.getVector(10)).setNull(j);
-                    else ((BitVector) root.getVector(10)).setSafe(j, (Boolean) v[10] ? 1 : 0);
-                    if (v[11] == null) ((DateDayVector) root.getVector(11)).setNull(j);
-                    else ((DateDayVector) root.getVector(11)).setSafe(j, (int) ((LocalDate) v[11]).toEpochDay());
-                    if (v[12] == null) ((TimeStampMicroTZVector) root.getVector(12)).setNull(j);
-                    else ((TimeStampMicroTZVector) root.getVector(12)).setSafe(j, micros(v[12]));
-                    if (v[13] == null) ((TimeStampMicroVector) root.getVector(13)).setNull(j);
-                    else ((TimeStampMicroVector) root.getVector(13)).setSafe(j, micros(v[13]));
-                    if (v[14] == null) {
-                        st.setNull(j);
-                        stx.setNull(j);
-                        sty.setNull(j);
-                    } else {
-                        Row sr = (Row) v[14];
-                        st.setIndexDefined(j);
-                        stx.setSafe(j, sr.getInt(0));
-                        if (sr.isNullAt(1)) sty.setNull(j);
-                        else sty.setSafe(j, sr.getString(1).getBytes(StandardCharsets.UTF_8));
-                    }
+        ReadTestFiles.write(p, arrowSchema(), ROWS, GROUP, GROUP, (root, start, n) -> {
+            StructVector st = (StructVector) root.getVector("st");
+            IntVector stx = st.getChild("x", IntVector.class);
+            VarCharVector sty = st.getChild("y", VarCharVector.class);
+            for (int j = 0; j < n; j++) {
+                long r = start + j;
+                Object[] v = values(r);
+                ((BigIntVector) root.getVector(0)).setSafe(j, r);
+                if (v[1] == null) ((SmallIntVector) root.getVector(1)).setNull(j);
+                else ((SmallIntVector) root.getVector(1)).setSafe(j, (Short) v[1]);
+                if (v[2] == null) ((IntVector) root.getVector(2)).setNull(j);
+                else ((IntVector) root.getVector(2)).setSafe(j, (Integer) v[2]);
+                if (v[3] == null) ((BigIntVector) root.getVector(3)).setNull(j);
+                else ((BigIntVector) root.getVector(3)).setSafe(j, (Long) v[3]);
+                if (v[4] == null) ((Float4Vector) root.getVector(4)).setNull(j);
+                else ((Float4Vector) root.getVector(4)).setSafe(j, (Float) v[4]);
+                if (v[5] == null) ((Float8Vector) root.getVector(5)).setNull(j);
+                else ((Float8Vector) root.getVector(5)).setSafe(j, (Double) v[5]);
+                if (v[6] == null) ((DecimalVector) root.getVector(6)).setNull(j);
+                else ((DecimalVector) root.getVector(6)).setSafe(j, (BigDecimal) v[6]);
+                if (v[7] == null) ((DecimalVector) root.getVector(7)).setNull(j);
+                else ((DecimalVector) root.getVector(7)).setSafe(j, (BigDecimal) v[7]);
+                if (v[8] == null) ((VarCharVector) root.getVector(8)).setNull(j);
+                else ((VarCharVector) root.getVector(8)).setSafe(j, ((String) v[8]).getBytes(StandardCharsets.UTF_8));
+                if (v[9] == null) ((VarBinaryVector) root.getVector(9)).setNull(j);
+                else ((VarBinaryVector) root.getVector(9)).setSafe(j, (byte[]) v[9]);
+                if (v[10] == null) ((BitVector) root.getVector(10)).setNull(j);
+                else ((BitVector) root.getVector(10)).setSafe(j, (Boolean) v[10] ? 1 : 0);
+                if (v[11] == null) ((DateDayVector) root.getVector(11)).setNull(j);
+                else ((DateDayVector) root.getVector(11)).setSafe(j, (int) ((LocalDate) v[11]).toEpochDay());
+                if (v[12] == null) ((TimeStampMicroTZVector) root.getVector(12)).setNull(j);
+                else ((TimeStampMicroTZVector) root.getVector(12)).setSafe(j, micros(v[12]));
+                if (v[13] == null) ((TimeStampMicroVector) root.getVector(13)).setNull(j);
+                else ((TimeStampMicroVector) root.getVector(13)).setSafe(j, micros(v[13]));
+                if (v[14] == null) {
+                    st.setNull(j);
+                    stx.setNull(j);
+                    sty.setNull(j);
+                } else {
+                    Row sr = (Row) v[14];
+                    st.setIndexDefined(j);
+                    stx.setSafe(j, sr.getInt(0));
+                    if (sr.isNullAt(1)) sty.setNull(j);
+                    else sty.setSafe(j, sr.getString(1).getBytes(StandardCharsets.UTF_8));
                 }
-                root.setRowCount(GROUP);
-                w.write(root);
             }
-            w.finish();
-        }
+        });
     }
 
     @BeforeAll
@@ -270,13 +258,7 @@ class FilterTranslatorSparkTest {
         dir = Files.createTempDirectory("quiver-filters");
         file = dir.resolve("edge.qvr");
         writeFile(file);
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("FilterTranslatorSparkTest")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.unsafe.exceptionOnMemoryLeak", "true")
+        spark = SparkTestSession.builder("FilterTranslatorSparkTest", null)
                 .config("spark.sql.datetime.java8API.enabled", "true")
                 // a zone far from UTC: TIMESTAMP literals must not depend on it
                 .config("spark.sql.session.timeZone", "America/Los_Angeles")

@@ -56,7 +56,7 @@ class QuiverColumnarReaderTest {
         Path p = dir.resolve("types.qvr");
         identity = ReadTestFiles.writeTypes(p, 0, ROWS, RG);
         file = p.toString();
-        spark = ReadTestFiles.session("QuiverColumnarReaderTest", "64m");
+        spark = SparkTestSession.startUtc("QuiverColumnarReaderTest", "64m");
         spark.conf().set("spark.sql.adaptive.enabled", "false");
         jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     }

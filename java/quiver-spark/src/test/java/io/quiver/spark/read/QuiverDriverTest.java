@@ -57,7 +57,7 @@ class QuiverDriverTest {
 
     @BeforeAll
     static void start() {
-        spark = QuiverTestFiles.session("QuiverDriverTest");
+        spark = SparkTestSession.start("QuiverDriverTest", "256m");
     }
 
     @AfterAll
@@ -75,7 +75,7 @@ class QuiverDriverTest {
     }
 
     private static final List<org.apache.arrow.vector.types.pojo.Field> ID_X =
-            List.of(QuiverTestFiles.ID, QuiverTestFiles.X);
+            List.of(ReadTestFiles.ID, ReadTestFiles.X);
 
     /** The QuiverScan the optimizer made for {@code df}. */
     private static QuiverScan scanOf(Dataset<Row> df) {
@@ -102,13 +102,13 @@ class QuiverDriverTest {
 
     @Test
     void listsAFileADirectoryAGlobAndSeveralPaths() throws IOException {
-        QuiverTestFiles.write(dir.resolve("t/a.qvr"), ID_X, 0, 100, 1000);
-        QuiverTestFiles.write(dir.resolve("t/sub/b.qvr"), ID_X, 100, 50, 1000);
+        ReadTestFiles.write(dir.resolve("t/a.qvr"), ID_X, 0, 100, 1000);
+        ReadTestFiles.write(dir.resolve("t/sub/b.qvr"), ID_X, 100, 50, 1000);
         // Hidden and underscore files are skipped as Spark skips them: these
         // have another schema and would fail the read if listed.
-        QuiverTestFiles.write(dir.resolve("t/_c.qvr"), List.of(QuiverTestFiles.NAME), 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("t/.d.qvr"), List.of(QuiverTestFiles.NAME), 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("t/_hidden/e.qvr"), List.of(QuiverTestFiles.NAME), 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("t/_c.qvr"), List.of(ReadTestFiles.NAME), 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("t/.d.qvr"), List.of(ReadTestFiles.NAME), 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("t/_hidden/e.qvr"), List.of(ReadTestFiles.NAME), 0, 10, 1000);
 
         Dataset<Row> file = spark.read().format("quiver").load(dir.resolve("t/a.qvr").toString());
         assertEquals(List.of("a.qvr"), fileNames(scanOf(file)));
@@ -145,9 +145,9 @@ class QuiverDriverTest {
 
     @Test
     void hivePartitionsAreColumnsAndPrunedOnTheDriver() throws IOException {
-        QuiverTestFiles.write(dir.resolve("p/k=1/a.qvr"), ID_X, 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("p/k=2/b.qvr"), ID_X, 10, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("p/k=__HIVE_DEFAULT_PARTITION__/c.qvr"), ID_X, 20, 10, 1000);
+        ReadTestFiles.write(dir.resolve("p/k=1/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("p/k=2/b.qvr"), ID_X, 10, 10, 1000);
+        ReadTestFiles.write(dir.resolve("p/k=__HIVE_DEFAULT_PARTITION__/c.qvr"), ID_X, 20, 10, 1000);
         String root = dir.resolve("p").toString();
 
         Dataset<Row> df = spark.read().format("quiver").load(root);
@@ -198,8 +198,8 @@ class QuiverDriverTest {
 
     @Test
     void mergeSchemaMergesByNameOrRefusesNamingBothFiles() throws IOException {
-        QuiverTestFiles.write(dir.resolve("m/a.qvr"), ID_X, 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("m/b.qvr"), List.of(QuiverTestFiles.ID, QuiverTestFiles.NAME), 10, 10, 1000);
+        ReadTestFiles.write(dir.resolve("m/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("m/b.qvr"), List.of(ReadTestFiles.ID, ReadTestFiles.NAME), 10, 10, 1000);
         String root = dir.resolve("m").toString();
 
         IllegalArgumentException off = assertThrows(IllegalArgumentException.class,
@@ -213,8 +213,8 @@ class QuiverDriverTest {
         // Splits weigh only the columns a file has.
         assertEquals(20, scanOf(merged.select("name")).plan().rows());
 
-        QuiverTestFiles.write(dir.resolve("c/a.qvr"), ID_X, 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("c/b.qvr"),
+        ReadTestFiles.write(dir.resolve("c/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("c/b.qvr"),
                 List.of(new org.apache.arrow.vector.types.pojo.Field("id",
                         org.apache.arrow.vector.types.pojo.FieldType.nullable(
                                 new org.apache.arrow.vector.types.pojo.ArrowType.Utf8()), null)), 0, 10, 1000);
@@ -225,9 +225,9 @@ class QuiverDriverTest {
         assertTrue(m.contains("a.qvr") && m.contains("b.qvr") && m.contains("'id'"), m);
 
         // The conflict names the file the merged column came from.
-        QuiverTestFiles.write(dir.resolve("m3/a.qvr"), List.of(QuiverTestFiles.ID), 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("m3/b.qvr"), List.of(QuiverTestFiles.ID, QuiverTestFiles.NAME), 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("m3/c.qvr"), List.of(new org.apache.arrow.vector.types.pojo.Field("name",
+        ReadTestFiles.write(dir.resolve("m3/a.qvr"), List.of(ReadTestFiles.ID), 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("m3/b.qvr"), List.of(ReadTestFiles.ID, ReadTestFiles.NAME), 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("m3/c.qvr"), List.of(new org.apache.arrow.vector.types.pojo.Field("name",
                 org.apache.arrow.vector.types.pojo.FieldType.nullable(
                         new org.apache.arrow.vector.types.pojo.ArrowType.Int(64, true)), null)), 0, 10, 1000);
         String m3 = assertThrows(IllegalArgumentException.class,
@@ -242,7 +242,7 @@ class QuiverDriverTest {
 
     @Test
     void aLargeFileSpreadsOverPartitionsAndSmallFilesArePacked() throws IOException {
-        Path big = QuiverTestFiles.write(dir.resolve("big/a.qvr"), ID_X, 0, 20000, 1000);
+        Path big = ReadTestFiles.write(dir.resolve("big/a.qvr"), ID_X, 0, 20000, 1000);
         long rowGroups;
         try (QuiverFile f = QuiverFile.open(big)) {
             rowGroups = f.numRowGroups();
@@ -281,7 +281,7 @@ class QuiverDriverTest {
 
         resetConf();
         for (int i = 0; i < 6; i++) {
-            QuiverTestFiles.write(dir.resolve("small/f" + i + ".qvr"), ID_X, i * 10, 10, 1000);
+            ReadTestFiles.write(dir.resolve("small/f" + i + ".qvr"), ID_X, i * 10, 10, 1000);
         }
         QuiverScan small = scanOf(spark.read().format("quiver").load(dir.resolve("small").toString()));
         List<QuiverInputPartition> packed = partitions(small);
@@ -309,8 +309,8 @@ class QuiverDriverTest {
 
     @Test
     void pushedAndNotPushedPredicatesAreReported() throws IOException {
-        QuiverTestFiles.write(dir.resolve("f/k=1/a.qvr"), ID_X, 0, 100, 1000);
-        QuiverTestFiles.write(dir.resolve("f/k=2/b.qvr"), ID_X, 100, 100, 1000);
+        ReadTestFiles.write(dir.resolve("f/k=1/a.qvr"), ID_X, 0, 100, 1000);
+        ReadTestFiles.write(dir.resolve("f/k=2/b.qvr"), ID_X, 100, 100, 1000);
         QuiverScanBuilder b = builder(dir.resolve("f").toString(), Map.of());
         Predicate data = cmp(">", "id", 5L, DataTypes.LongType);
         Predicate part = cmp("=", "k", 2, DataTypes.IntegerType);
@@ -343,7 +343,7 @@ class QuiverDriverTest {
 
     @Test
     void theOptimizerPushesThroughTheBuilder() throws IOException {
-        QuiverTestFiles.write(dir.resolve("o/a.qvr"), ID_X, 0, 100, 1000);
+        ReadTestFiles.write(dir.resolve("o/a.qvr"), ID_X, 0, 100, 1000);
         Dataset<Row> df = spark.read().format("quiver").load(dir.resolve("o").toString());
         QuiverScan s = scanOf(df.filter("id > 50").select("x"));
         assertNotNull(s.readConfig().filter());
@@ -354,8 +354,8 @@ class QuiverDriverTest {
 
     @Test
     void statisticsComeFromTheFooters() throws IOException {
-        QuiverTestFiles.write(dir.resolve("s/a.qvr"), ID_X, 0, 100, 1000);
-        QuiverTestFiles.write(dir.resolve("s/b.qvr"), ID_X, 100, 50, 1000);
+        ReadTestFiles.write(dir.resolve("s/a.qvr"), ID_X, 0, 100, 1000);
+        ReadTestFiles.write(dir.resolve("s/b.qvr"), ID_X, 100, 50, 1000);
         QuiverScan s = scanOf(spark.read().format("quiver").load(dir.resolve("s").toString()));
         Statistics st = s.estimateStatistics();
         assertEquals(150, st.numRows().getAsLong());
@@ -376,7 +376,7 @@ class QuiverDriverTest {
 
     @Test
     void badOptionsAreRefusedByName() throws IOException {
-        QuiverTestFiles.write(dir.resolve("b/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("b/a.qvr"), ID_X, 0, 10, 1000);
         for (String[] kv : new String[][] {{"threads", "many"}, {"PREFETCH", "0"}, {"batchRows", "-1"}}) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                     () -> spark.read().format("quiver").option(kv[0], kv[1]).load(dir.resolve("b").toString()));
@@ -391,8 +391,8 @@ class QuiverDriverTest {
 
     @Test
     void readsEndToEnd() throws IOException {
-        QuiverTestFiles.write(dir.resolve("e/k=1/a.qvr"), ID_X, 0, 100, 30);
-        QuiverTestFiles.write(dir.resolve("e/k=2/b.qvr"), ID_X, 100, 50, 30);
+        ReadTestFiles.write(dir.resolve("e/k=1/a.qvr"), ID_X, 0, 100, 30);
+        ReadTestFiles.write(dir.resolve("e/k=2/b.qvr"), ID_X, 100, 50, 30);
         Dataset<Row> df = spark.read().format("quiver").load(dir.resolve("e").toString());
         assertEquals(150, df.count());
         Row sums = df.selectExpr("sum(id)", "count(x)", "sum(k)").first();
@@ -409,7 +409,7 @@ class QuiverDriverTest {
 
     @Test
     void structFieldsArePrunedAndNanosecondTimestampsAreNotPushed() throws IOException {
-        QuiverTestFiles.writeNested(dir.resolve("n/a.qvr"), 20);
+        ReadTestFiles.writeNested(dir.resolve("n/a.qvr"), 20);
         Dataset<Row> df = spark.read().format("quiver").load(dir.resolve("n").toString());
         assertEquals(new StructType().add("id", DataTypes.LongType)
                 .add("s", new StructType().add("a", DataTypes.LongType).add("b", DataTypes.StringType))
@@ -430,7 +430,7 @@ class QuiverDriverTest {
 
     @Test
     void corruptFilesAreSkippedOnTheDriverOnlyWhenSparkSaysSo() throws IOException {
-        QuiverTestFiles.write(dir.resolve("x/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("x/a.qvr"), ID_X, 0, 10, 1000);
         Files.write(dir.resolve("x/b.qvr"), "not a quiver file at all, just some bytes".getBytes(
                 java.nio.charset.StandardCharsets.UTF_8));
         String root = dir.resolve("x").toString();
@@ -448,8 +448,8 @@ class QuiverDriverTest {
 
     @Test
     void aUserSchemaIsTakenAsGivenAndTypesThePartitionColumns() throws IOException {
-        QuiverTestFiles.write(dir.resolve("u/k=1/a.qvr"), ID_X, 0, 10, 1000);
-        QuiverTestFiles.write(dir.resolve("u/k=2/b.qvr"), ID_X, 10, 10, 1000);
+        ReadTestFiles.write(dir.resolve("u/k=1/a.qvr"), ID_X, 0, 10, 1000);
+        ReadTestFiles.write(dir.resolve("u/k=2/b.qvr"), ID_X, 10, 10, 1000);
         Dataset<Row> df = spark.read().format("quiver").schema("id long, k string")
                 .load(dir.resolve("u").toString());
         assertEquals(new StructType().add("id", DataTypes.LongType).add("k", DataTypes.StringType), df.schema());

@@ -45,7 +45,7 @@ class QuiverReadEndToEndTest {
         // type is covered through the test source in QuiverColumnarReaderTest.
         ReadTestFiles.writeLongs(table.resolve("part=a/x.qvr"), 3, 3000, 1024);
         ReadTestFiles.writeLongs(table.resolve("part=b/y.qvr"), 3, 2000, 1024);
-        spark = ReadTestFiles.session("QuiverReadEndToEndTest", "64m");
+        spark = SparkTestSession.startUtc("QuiverReadEndToEndTest", "64m");
         spark.conf().set("spark.sql.adaptive.enabled", "false");
     }
 

@@ -48,7 +48,7 @@ class QuiverReadErrorsTest {
         Path p = dir.resolve("good.qvr");
         goodId = ReadTestFiles.writeTypes(p, 0, ROWS, 1024);
         good = p.toString();
-        spark = ReadTestFiles.session("QuiverReadErrorsTest", "64m");
+        spark = SparkTestSession.startUtc("QuiverReadErrorsTest", "64m");
     }
 
     @AfterAll

@@ -62,7 +62,7 @@ class QuiverReadKillTest {
         Path p = dir.resolve("long.qvr");
         id = ReadTestFiles.writeLongs(p, COLUMNS, ROWS, 65536);
         file = p.toString();
-        spark = ReadTestFiles.session("QuiverReadKillTest", "256m");
+        spark = SparkTestSession.startUtc("QuiverReadKillTest", "256m");
         jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
     }
 

@@ -46,16 +46,7 @@ class QuiverReadOutOfMemoryTest {
         Path p = dir.resolve("wide.qvr");
         id = ReadTestFiles.writeLongs(p, 16, ROWS, 65536);
         file = p.toString();
-        spark = SparkSession.builder()
-                .master("local[2]")
-                .appName("QuiverReadOutOfMemoryTest")
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.unsafe.exceptionOnMemoryLeak", "true")
-                .config("spark.task.maxFailures", "1")
-                .config("spark.memory.offHeap.enabled", "true")
-                .config("spark.memory.offHeap.size", "4m")
+        spark = SparkTestSession.builder("QuiverReadOutOfMemoryTest", "4m")
                 .config(TaskMemory.BLOCK_SIZE_CONF, "65536")
                 .getOrCreate();
     }

@@ -5,9 +5,12 @@ import io.quiver.QuiverFile;
 import io.quiver.QuiverWriter;
 import io.quiver.WriterOptions;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,31 +37,73 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.ArrowUtils;
 
 /**
- * Files of every type a scan delivers to Spark, written with QuiverWriter,
- * with the value of each cell a function of its row, so tests can check what
- * Spark reads against the same functions; and sessions and slices.
+ * The one place the Spark tests write Quiver files: a generic writer
+ * ({@link #write}: batches filled by the caller, row groups of a given size),
+ * and on it files of every type a scan delivers to Spark, with the value of
+ * each cell a function of its row so tests can check what Spark reads against
+ * the same functions; int64 files; the driver tests' id/x/name and nested
+ * files; and files of a Spark DataFrame's rows. Also read configurations.
  */
-final class ReadTestFiles {
+public final class ReadTestFiles {
     private ReadTestFiles() {}
 
+    /**
+     * {@link SparkTestSession#startUtc} under the name QuiverReadAttackTest
+     * (branch h/attack, written while the fixtures were merged) calls, so
+     * that both branches merge and build; remove it once that test calls
+     * SparkTestSession itself.
+     */
     static SparkSession session(String app, String offHeapSize) {
-        return SparkSession.builder()
-                .master("local[2]")
-                .appName(app)
-                .config("spark.ui.enabled", "false")
-                .config("spark.driver.host", "127.0.0.1")
-                .config("spark.driver.bindAddress", "127.0.0.1")
-                .config("spark.unsafe.exceptionOnMemoryLeak", "true")
-                .config("spark.task.maxFailures", "1")
-                .config("spark.sql.session.timeZone", "UTC")
-                .config("spark.memory.offHeap.enabled", "true")
-                .config("spark.memory.offHeap.size", offHeapSize)
-                .getOrCreate();
+        return SparkTestSession.startUtc(app, offHeapSize);
+    }
+
+    /** Fills rows [first, first + n) of a file into an allocated root; the writer sets the row count. */
+    @FunctionalInterface
+    public interface Rows {
+        void fill(VectorSchemaRoot root, long first, int n);
+    }
+
+    /**
+     * Writes {@code rows} rows of {@code schema} to {@code p} (creating its
+     * folder), in batches of {@code batchRows} filled by {@code fill}, row
+     * groups of {@code rowGroupRows} rows (the writer cuts them exactly, so
+     * the batch size does not shape the file). A file without rows gets one
+     * empty batch. Returns the file's identity.
+     */
+    public static FileIdentity write(Path p, Schema schema, long rows, int batchRows, long rowGroupRows, Rows fill) {
+        try {
+            Files.createDirectories(p.toAbsolutePath().getParent());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        try (BufferAllocator a = new RootAllocator();
+                VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
+                QuiverWriter w = QuiverWriter.open(a, p, schema,
+                        WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
+            long start = 0;
+            do {
+                int n = (int) Math.min(batchRows, rows - start);
+                root.allocateNew();
+                fill.fill(root, start, n);
+                root.setRowCount(n);
+                w.write(root);
+                start += n;
+            } while (start < rows);
+            w.finish();
+        }
+        try (QuiverFile f = QuiverFile.open(p)) {
+            return f.identity();
+        }
     }
 
     // ---- the values of row r ----
@@ -180,23 +225,7 @@ final class ReadTestFiles {
     }
 
     static FileIdentity writeTypes(Path p, long first, int rows, long rowGroupRows, boolean nested) {
-        Schema schema = typesSchema(nested);
-        try (BufferAllocator a = new RootAllocator();
-                VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                QuiverWriter w = QuiverWriter.open(a, p, schema,
-                        WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
-            for (int start = 0; start < rows; start += 1000) {
-                int n = Math.min(1000, rows - start);
-                root.allocateNew();
-                fill(root, first + start, n);
-                root.setRowCount(n);
-                w.write(root);
-            }
-            w.finish();
-        }
-        try (QuiverFile f = QuiverFile.open(p)) {
-            return f.identity();
-        }
+        return write(p, typesSchema(nested), rows, 1000, rowGroupRows, (root, start, n) -> fill(root, first + start, n));
     }
 
     private static void fill(VectorSchemaRoot root, long first, int n) {
@@ -278,32 +307,109 @@ final class ReadTestFiles {
     }
 
     /** `columns` int64 columns c0.. of `rows` rows; c_k of row r holds r * (k + 1). */
-    static FileIdentity writeLongs(Path p, int columns, int rows, long rowGroupRows) {
+    public static FileIdentity writeLongs(Path p, int columns, int rows, long rowGroupRows) {
         List<Field> fields = new ArrayList<>();
         for (int c = 0; c < columns; c++) {
             fields.add(new Field("c" + c, FieldType.notNullable(new ArrowType.Int(64, true)), null));
         }
-        Schema schema = new Schema(fields);
-        try (BufferAllocator a = new RootAllocator();
-                VectorSchemaRoot root = VectorSchemaRoot.create(schema, a);
-                QuiverWriter w = QuiverWriter.open(a, p, schema,
-                        WriterOptions.builder().rowGroupRows(rowGroupRows).build())) {
-            for (int start = 0; start < rows; start += 65536) {
-                int n = Math.min(65536, rows - start);
-                root.allocateNew();
-                for (int c = 0; c < columns; c++) {
-                    BigIntVector v = (BigIntVector) root.getVector(c);
-                    for (int i = 0; i < n; i++) {
-                        v.setSafe(i, (long) (start + i) * (c + 1));
+        return write(p, new Schema(fields), rows, 65536, rowGroupRows, (root, start, n) -> {
+            for (int c = 0; c < columns; c++) {
+                BigIntVector v = (BigIntVector) root.getVector(c);
+                for (int i = 0; i < n; i++) {
+                    v.setSafe(i, (start + i) * (c + 1));
+                }
+            }
+        });
+    }
+
+    // ---- the driver tests' files ----
+
+    static final Field ID = new Field("id", FieldType.nullable(new ArrowType.Int(64, true)), null);
+    static final Field X = new Field("x", FieldType.nullable(new ArrowType.FloatingPoint(FloatingPointPrecision.DOUBLE)),
+            null);
+    static final Field NAME = new Field("name", FieldType.nullable(new ArrowType.Utf8()), null);
+
+    /**
+     * Writes {@code rows} rows of {@code fields} (each an int64, float64 or
+     * utf8 column) to {@code path}, rows {@code first..first+rows-1}: id = r,
+     * x = r / 2.0 (null when r % 10 == 9), name = "n" + r; row groups of
+     * {@code rowGroupRows} rows.
+     */
+    static Path write(Path path, List<Field> fields, long first, int rows, long rowGroupRows) {
+        write(path, new Schema(fields), rows, 1000, rowGroupRows, (root, start, n) -> {
+            for (int c = 0; c < fields.size(); c++) {
+                Object v = root.getVector(c);
+                for (int i = 0; i < n; i++) {
+                    long r = first + start + i;
+                    if (v instanceof BigIntVector b) {
+                        b.setSafe(i, r);
+                    } else if (v instanceof Float8Vector d) {
+                        if (r % 10 == 9) {
+                            d.setNull(i);
+                        } else {
+                            d.setSafe(i, r / 2.0);
+                        }
+                    } else if (v instanceof VarCharVector s) {
+                        s.setSafe(i, ("n" + r).getBytes(StandardCharsets.UTF_8));
                     }
                 }
-                root.setRowCount(n);
-                w.write(root);
             }
-            w.finish();
-        }
-        try (QuiverFile f = QuiverFile.open(p)) {
-            return f.identity();
+        });
+        return path;
+    }
+
+    /**
+     * {@code rows} rows of id int64 (= r), s struct{a int64 (= 10 r), b utf8
+     * ("b" + r)} and ts timestamp[ns] without zone (r seconds + 1 ns), in
+     * one row group.
+     */
+    static Path writeNested(Path path, int rows) {
+        Field a = new Field("a", FieldType.nullable(new ArrowType.Int(64, true)), null);
+        Field b = new Field("b", FieldType.nullable(new ArrowType.Utf8()), null);
+        Field st = new Field("s", FieldType.nullable(ArrowType.Struct.INSTANCE), List.of(a, b));
+        Field ts = new Field("ts", FieldType.nullable(new ArrowType.Timestamp(TimeUnit.NANOSECOND, null)), null);
+        // One batch; row groups of 0 rows mean the writer's default (131,072), so one group.
+        write(path, new Schema(List.of(ID, st, ts)), rows, Math.max(rows, 1), 0, (root, start, n) -> {
+            BigIntVector id = (BigIntVector) root.getVector("id");
+            StructVector sv = (StructVector) root.getVector("s");
+            BigIntVector av = (BigIntVector) sv.getChild("a");
+            VarCharVector bv = (VarCharVector) sv.getChild("b");
+            TimeStampNanoVector tv = (TimeStampNanoVector) root.getVector("ts");
+            for (int r = 0; r < n; r++) {
+                id.setSafe(r, r);
+                sv.setIndexDefined(r);
+                av.setSafe(r, 10L * r);
+                bv.setSafe(r, ("b" + r).getBytes(StandardCharsets.UTF_8));
+                tv.setSafe(r, r * 1_000_000_000L + 1);
+            }
+        });
+        return path;
+    }
+
+    // ---- a Spark DataFrame's rows ----
+
+    /**
+     * Writes the rows of `df` as Quiver files part-0.qvr .. part-(files-1).qvr
+     * in `dir` (rows dealt out in order), row groups of `rowGroupRows` rows.
+     * The Arrow schema is Spark's mapping of df's schema (ArrowUtils), the
+     * vectors are filled by Spark's ArrowWriter: the same conversion Spark
+     * uses for Arrow itself, nothing of Quiver's.
+     */
+    public static void writeQuiver(Dataset<Row> df, Path dir, int files, long rowGroupRows) {
+        InternalRow[] rows = df.queryExecution().executedPlan().executeCollect();
+        String zone = df.sparkSession().sessionState().conf().sessionLocalTimeZone();
+        Schema schema = ArrowUtils.toArrowSchema(df.schema(), zone, true, false);
+        int per = (rows.length + files - 1) / Math.max(files, 1);
+        for (int f = 0; f < files; f++) {
+            int from = Math.min(rows.length, f * per);
+            int to = Math.min(rows.length, from + per);
+            write(dir.resolve("part-" + f + ".qvr"), schema, to - from, 4096, rowGroupRows, (root, start, n) -> {
+                ArrowWriter writer = ArrowWriter.create(root);
+                for (int i = 0; i < n; i++) {
+                    writer.write(rows[from + (int) start + i]);
+                }
+                writer.finish();
+            });
         }
     }
 
