@@ -55,7 +55,7 @@ class QuiverReadAttackTest {
 
     @BeforeAll
     static void start() {
-        spark = ReadTestFiles.session("QuiverReadAttackTest", "64m");
+        spark = SparkTestSession.startUtc("QuiverReadAttackTest", "64m");
         spark.conf().set("spark.sql.adaptive.enabled", "false");
     }
 

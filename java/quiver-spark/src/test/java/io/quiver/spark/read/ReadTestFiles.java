@@ -39,7 +39,6 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 import org.apache.spark.sql.types.DataTypes;
@@ -56,16 +55,6 @@ import org.apache.spark.sql.util.ArrowUtils;
  */
 public final class ReadTestFiles {
     private ReadTestFiles() {}
-
-    /**
-     * {@link SparkTestSession#startUtc} under the name QuiverReadAttackTest
-     * (branch h/attack, written while the fixtures were merged) calls, so
-     * that both branches merge and build; remove it once that test calls
-     * SparkTestSession itself.
-     */
-    static SparkSession session(String app, String offHeapSize) {
-        return SparkTestSession.startUtc(app, offHeapSize);
-    }
 
     /** Fills rows [first, first + n) of a file into an allocated root; the writer sets the row count. */
     @FunctionalInterface
