@@ -3,6 +3,7 @@ package io.quiver.spark.read;
 import java.util.List;
 import java.util.Locale;
 
+import org.apache.arrow.vector.DecimalVector;
 import org.apache.arrow.vector.ValueVector;
 import org.apache.arrow.vector.complex.BaseListVector;
 import org.apache.arrow.vector.complex.LargeListVector;
@@ -13,6 +14,7 @@ import org.apache.spark.sql.execution.vectorized.ConstantColumnVector;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -47,6 +49,10 @@ final class ConformedColumns {
     static ColumnVector of(ValueVector v, DataType want, String path, String file) {
         DataType have = SparkSchemaConverter.convert(new Schema(List.of(v.getField())), file).fields()[0].dataType();
         if (DataType.equalsIgnoreNullability(have, want)) {
+            if (v instanceof DecimalVector d && want instanceof DecimalType dt
+                    && dt.precision() <= DecimalColumnVector.MAX_LONG_PRECISION) {
+                return new DecimalColumnVector(d, dt);
+            }
             return new BorrowedArrowColumnVector(v);
         }
         if (v instanceof StructVector s && want instanceof StructType st) {
