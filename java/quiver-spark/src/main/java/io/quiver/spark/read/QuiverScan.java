@@ -179,21 +179,31 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
         int minPartitions = conf.filesMinPartitionNum().isDefined()
                 ? ((Number) conf.filesMinPartitionNum().get()).intValue()
                 : ((org.apache.spark.sql.classic.SparkSession) table.session()).leafNodeDefaultParallelism();
-        List<Long> lengths = new ArrayList<>();
-        for (QuiverFileListing.ListedFile f : files) {
-            lengths.add(f.length());
-        }
-        long maxSplitBytes = SplitPacking.maxSplitBytes(conf.filesMaxPartitionBytes(), openCost, minPartitions, lengths);
         int[] partitionColumns = partitionColumnIndexes();
         boolean ignoreMissing = conf.ignoreMissingFiles();
         boolean ignoreCorrupt = conf.ignoreCorruptFiles();
         // A file skipped here (missing or corrupt under Spark's ignore
         // settings) is simply not planned: it would give no rows anyway.
+        // Each file is planned as one slice per row group, weighed by the
+        // bytes of the projected columns; the split size is then Spark's
+        // (maxPartitionBytes, openCostInBytes, the parallelism) over those
+        // projected bytes, not over file lengths: a query reading a few
+        // columns of a large file must still get a task per core.
         List<FilePlan> filePlans = ParallelFiles.map(files, f -> {
             FilePlan fp = FileFooter.skippable(ignoreMissing, ignoreCorrupt,
-                    () -> planFile(f, maxSplitBytes, partitionColumns));
+                    () -> planFile(f, partitionColumns));
             return fp == null ? new FilePlan(List.of(), 0, null) : fp;
         });
+        List<Long> projected = new ArrayList<>();
+        for (FilePlan fp : filePlans) {
+            long b = 0;
+            for (FileSlice s : fp.slices()) {
+                b += s.bytes();
+            }
+            projected.add(b);
+        }
+        long maxSplitBytes = SplitPacking.maxSplitBytes(conf.filesMaxPartitionBytes(), openCost, minPartitions,
+                projected);
         List<FileSlice> slices = new ArrayList<>();
         long rows = 0;
         long bytes = 0;
@@ -203,7 +213,7 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
             if (fp.stats() == null) {
                 continue;
             }
-            slices.addAll(fp.slices());
+            slices.addAll(SplitPacking.coalesce(fp.slices(), maxSplitBytes));
             rows += fp.rows();
             for (FileSlice s : fp.slices()) {
                 bytes += s.bytes();
@@ -235,7 +245,7 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
         return out;
     }
 
-    private FilePlan planFile(QuiverFileListing.ListedFile f, long maxSplitBytes, int[] partitionColumns) {
+    private FilePlan planFile(QuiverFileListing.ListedFile f, int[] partitionColumns) {
         StructField[] all = table.partitionSchema().fields();
         Object[] values = new Object[partitionColumns.length];
         for (int k = 0; k < partitionColumns.length; k++) {
@@ -246,7 +256,8 @@ public final class QuiverScan implements Scan, Batch, SupportsReportStatistics {
         try (QuiverFile qf = QuiverFile.open(f.path());
                 BufferAllocator allocator = new RootAllocator(Long.MAX_VALUE)) {
             Schema schema = qf.schema();
-            List<Split> splits = qf.planSplits(maxSplitBytes, presentColumns(schema));
+            // A target of one byte: a split per row group (a split holds at least one).
+            List<Split> splits = qf.planSplits(1, presentColumns(schema));
             List<FileSlice> slices = new ArrayList<>();
             for (Split s : splits) {
                 slices.add(new FileSlice(f.path(), s.identity(), s.rowGroupBegin(), s.rowGroupEnd(), s.rows(),

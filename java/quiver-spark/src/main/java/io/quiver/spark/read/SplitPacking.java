@@ -17,7 +17,9 @@ public final class SplitPacking {
 
     /**
      * {@code min(maxPartitionBytes, max(openCostInBytes, totalBytes / minPartitions))}
-     * where {@code totalBytes} sums each file's length plus the open cost and
+     * where {@code totalBytes} sums each file's bytes (the driver passes the
+     * bytes of the projected columns, which is what the tasks read) plus the
+     * open cost, and
      * {@code minPartitions} is {@code spark.sql.files.minPartitionNum} or
      * else the default parallelism.
      */
@@ -29,6 +31,31 @@ public final class SplitPacking {
         }
         long perCore = total / Math.max(1, minPartitions);
         return Math.min(maxPartitionBytes, Math.max(openCostInBytes, perCore));
+    }
+
+    /**
+     * Joins consecutive row-group slices of one file ({@code rowGroups}, in
+     * row-group order) into slices of at most {@code maxSplitBytes} projected
+     * bytes each (a row group larger than that stays a slice of its own).
+     */
+    public static List<FileSlice> coalesce(List<FileSlice> rowGroups, long maxSplitBytes) {
+        List<FileSlice> out = new ArrayList<>();
+        FileSlice cur = null;
+        for (FileSlice s : rowGroups) {
+            if (cur != null && cur.rowGroupEnd() == s.rowGroupBegin() && cur.bytes() + s.bytes() <= maxSplitBytes) {
+                cur = new FileSlice(cur.path(), cur.identity(), cur.rowGroupBegin(), s.rowGroupEnd(),
+                        cur.rows() + s.rows(), cur.bytes() + s.bytes(), cur.partitionValues());
+            } else {
+                if (cur != null) {
+                    out.add(cur);
+                }
+                cur = s;
+            }
+        }
+        if (cur != null) {
+            out.add(cur);
+        }
+        return out;
     }
 
     /**

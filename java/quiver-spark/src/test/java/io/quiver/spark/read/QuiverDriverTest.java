@@ -240,6 +240,25 @@ class QuiverDriverTest {
         assertTrue(bad.getMessage().contains("mergeSchema"), bad.getMessage());
     }
 
+    /**
+     * The split size follows Spark's rule over the bytes the query reads,
+     * not the file's length: the one projected column of this file is a few
+     * KiB of a 5 MiB file, and local[2] still gets a task per core (sized by
+     * the file's length, half of it per core, it was one task).
+     */
+    @Test
+    void aFewProjectedColumnsStillGiveATaskPerCore() throws IOException {
+        Path f = ReadTestFiles.write(dir.resolve("cores/a.qvr"), ID_X, 0, 2_000_000, 100_000);
+        spark.conf().unset("spark.sql.files.maxPartitionBytes");
+        spark.conf().set("spark.sql.files.openCostInBytes", "1");
+        try {
+            QuiverScan s = scanOf(spark.read().format("quiver").load(f.toString()).select("id"));
+            assertTrue(partitions(s).size() >= 2, "partitions: " + partitions(s));
+        } finally {
+            spark.conf().unset("spark.sql.files.openCostInBytes");
+        }
+    }
+
     @Test
     void aLargeFileSpreadsOverPartitionsAndSmallFilesArePacked() throws IOException {
         Path big = ReadTestFiles.write(dir.resolve("big/a.qvr"), ID_X, 0, 20000, 1000);

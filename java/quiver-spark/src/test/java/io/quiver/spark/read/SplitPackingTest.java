@@ -54,4 +54,22 @@ class SplitPackingTest {
         assertEquals(3, out.size());
         assertEquals(List.of(), SplitPacking.pack(List.of(), 100, 0));
     }
+
+    @Test
+    void coalescesConsecutiveRowGroupsOfAFileUpToTheTarget() {
+        List<FileSlice> groups = List.of(slice("a", 0, 40), slice("a", 1, 40), slice("a", 2, 40),
+                slice("a", 3, 150), slice("a", 4, 10));
+        List<FileSlice> out = SplitPacking.coalesce(groups, 100);
+        assertEquals(4, out.size(), out.toString());
+        assertEquals(0, out.get(0).rowGroupBegin());
+        assertEquals(2, out.get(0).rowGroupEnd());
+        assertEquals(80, out.get(0).bytes());
+        assertEquals(20, out.get(0).rows());
+        assertEquals(2, out.get(1).rowGroupBegin());
+        assertEquals(3, out.get(1).rowGroupEnd());
+        assertEquals(3, out.get(2).rowGroupBegin(), "a row group over the target stays alone");
+        assertEquals(4, out.get(2).rowGroupEnd());
+        assertEquals(4, out.get(3).rowGroupBegin());
+        assertEquals(1, SplitPacking.coalesce(List.of(slice("a", 0, 0), slice("a", 1, 0)), 100).size());
+    }
 }
