@@ -12,8 +12,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * any file is opened.
  *
  * <ul>
- * <li>{@code threads}: native decode workers per task (default 1); {@code -1}
- *     decodes on the task thread, {@code 0} runs one per core (at most 4).</li>
+ * <li>{@code threads}: native decode workers per task; {@code -1} (the
+ *     default) decodes on the task thread, {@code 0} runs one per core (at
+ *     most 4).</li>
  * <li>{@code prefetch}: decoded batches that may wait per task (default 1).</li>
  * <li>{@code batchRows}: rows per Arrow batch (default 32768).</li>
  * <li>{@code mergeSchema}: {@code true} merges files of different schemas by
@@ -21,13 +22,13 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * </ul>
  *
  * <p>The defaults are measured ({@code bench/run spark}, lineitem SF1,
- * {@code local[2]}): one worker per task lets a batch decode while Spark
- * consumes the previous one, which made a two-column scan about 1.3x as
- * fast as decoding on the task thread (Spark runs a task per core, so more
- * workers only contend); batches of 32,768 rows instead of Spark's usual
- * 4,096 cut the per-batch costs (a native call, an import, a Spark batch)
- * eightfold for a few MiB more per task; a second waiting batch gained
- * little and costs a batch of memory per task.
+ * {@code local[2]}, Q6 and a two-column scan): Spark already runs a task per
+ * core, so decoding on the task thread was as fast as one worker per task
+ * (within the machine's noise) and holds less memory, and more workers only
+ * contend; batches of 32,768 rows instead of Spark's usual 4,096 cut the
+ * per-batch costs (a native call, an import, a Spark batch) eightfold and
+ * made Q6 about 1.3x as fast, for a few MiB more per task; a second waiting
+ * batch gained nothing measurable and costs a batch of memory per task.
  */
 public final class QuiverReadOptions {
     public static final String THREADS = "threads";
@@ -35,7 +36,7 @@ public final class QuiverReadOptions {
     public static final String BATCH_ROWS = "batchRows";
     public static final String MERGE_SCHEMA = "mergeSchema";
 
-    public static final int DEFAULT_THREADS = 1;
+    public static final int DEFAULT_THREADS = -1;
     public static final int DEFAULT_PREFETCH = 1;
     public static final long DEFAULT_BATCH_ROWS = 32768;
 
