@@ -110,4 +110,39 @@ class ArrowRowWriterAllocationTest {
         assertTrue(strings <= 9, "long + 4 strings: " + strings + " B/row");
     }
 
+    /**
+     * The direct memory a writer holds from the start (64 slots per
+     * vector), as it reports it and as its allocator counts it; printed
+     * ("start memory: ...") with what 200 open one-row writers of each
+     * schema hold together.
+     */
+    @Test
+    void startMemoryIsWhatTheAllocatorHolds() {
+        StructType[] schemas = {fiveLongs(), hundredNumeric(), longAndFourStrings(), nested(), TestRows.everyType()};
+        String[] names = {"5 longs", "100 numeric", "long + 4 strings", "struct/array/map", "every type"};
+        StringBuilder out = new StringBuilder("start memory:");
+        for (int i = 0; i < schemas.length; i++) {
+            List<GenericInternalRow> one = TestRows.rows(schemas[i], 1, i);
+            List<ArrowRowWriter> writers = new ArrayList<>();
+            try (BufferAllocator allocator = new RootAllocator()) {
+                try {
+                    for (int k = 0; k < 200; k++) {
+                        ArrowRowWriter w = new ArrowRowWriter(schemas[i], allocator, BATCH_ROWS);
+                        writers.add(w);
+                        w.write(one.get(0));
+                    }
+                    long each = writers.get(0).allocatedBytes();
+                    assertTrue(each * 200 == allocator.getAllocatedMemory(),
+                            each + " B per writer, allocator " + allocator.getAllocatedMemory());
+                    out.append(String.format(" %s %d B per writer, %.2f MiB for 200 one-row writers;", names[i],
+                            each, allocator.getAllocatedMemory() / 1048576.0));
+                } finally {
+                    for (ArrowRowWriter w : writers) {
+                        w.close();
+                    }
+                }
+            }
+        }
+        System.out.println(out);
+    }
 }
