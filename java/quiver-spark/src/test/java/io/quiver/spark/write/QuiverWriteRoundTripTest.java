@@ -169,10 +169,11 @@ class QuiverWriteRoundTripTest {
     }
 
     /**
-     * Rows of variable width from a generator (explode) through a projection:
+     * Rows of variable width from a generator (range) through a projection:
      * Spark hands the writer one UnsafeRow whose on-heap buffer is rewritten
      * for every row, so a writer that kept a reference instead of copying
-     * would show later rows' bytes.
+     * would show later rows' bytes. (Not explode: Spark copies the rows a
+     * generator of several rows per input makes.)
      */
     @Test
     void reusedOnHeapRows() {
@@ -181,7 +182,7 @@ class QuiverWriteRoundTripTest {
                        CASE WHEN n % 3 = 0 THEN NULL ELSE sequence(0, CAST((id + n) % 9 AS INT)) END AS arr,
                        named_struct('b', CAST(repeat('b', CAST(n % 17 AS INT)) AS BINARY),
                                     'd', CAST(id * n / 3 AS DECIMAL(38,10))) AS st
-                FROM (SELECT id, explode(sequence(0, CAST(id % 30 AS INT))) AS n FROM range(0, 400))
+                FROM (SELECT id, id % 31 AS n FROM range(0, 6000))
                 """);
         assertReused(df, false);
         assertSame(df, roundTrip(df, "reused-heap", "batchRows", "100"), parquetRoundTrip(df, "reused-heap-parquet"),
@@ -203,8 +204,8 @@ class QuiverWriteRoundTripTest {
 
     /**
      * Checks the premise of the reuse tests: each task of {@code df}'s plan
-     * produces UnsafeRows that are one object per task, backed by off-heap
-     * memory (base object null) or by a Java array.
+     * produces UnsafeRows that are a handful of objects reused for all its
+     * rows, backed by off-heap memory (base object null) or by a Java array.
      */
     static void assertReused(Dataset<Row> df, boolean offHeap) {
         List<String> seen = df.queryExecution().toRdd().toJavaRDD().mapPartitions(
@@ -231,8 +232,13 @@ class QuiverWriteRoundTripTest {
             tasksWithRows++;
             String[] p = s.split(" ");
             long rows = Long.parseLong(p[0]);
-            assertEquals("1", p[2], "rows are one reused object per task: " + seen);
-            assertEquals(offHeap ? "0" : Long.toString(rows), p[4], "where rows live: " + seen);
+            // A sort hands out its first row apart; every other row is the one reused object.
+            assertTrue(Long.parseLong(p[2]) * 100 < rows, "rows are reused objects: " + seen);
+            if (offHeap) {
+                assertTrue(Long.parseLong(p[4]) * 100 < rows, "rows point into off-heap pages: " + seen);
+            } else {
+                assertEquals(rows, Long.parseLong(p[4]), "rows live in a Java array: " + seen);
+            }
         }
         assertTrue(tasksWithRows > 0, "no rows: " + seen);
     }
