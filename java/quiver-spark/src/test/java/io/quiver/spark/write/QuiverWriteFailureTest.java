@@ -61,6 +61,29 @@ class QuiverWriteFailureTest {
             }
             return id;
         }, DataTypes.LongType);
+        registerRace();
+    }
+
+    /** Counted down when task 0 of the racing job pulls its last row (local mode: the same JVM). */
+    static volatile java.util.concurrent.CountDownLatch lastRowOfTaskZero = new java.util.concurrent.CountDownLatch(1);
+    /** How long task 1 waits after that before it throws, so the abort meets task 0's commit at some point. */
+    static volatile long raceDelayMillis;
+
+    private static void registerRace() {
+        // Task 1's first row waits until task 0 has pulled its last row, then throws: the job
+        // fails and aborts while task 0 commits (finishing its 200 partition files).
+        spark.udf().register("failWhileTaskZeroCommits", (UDF2<Long, Long, Long>) (id, last) -> {
+            if (id.longValue() == last.longValue()) {
+                lastRowOfTaskZero.countDown();
+            } else if (id.longValue() == last.longValue() + 1) {
+                if (!lastRowOfTaskZero.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException("task 0 did not reach its last row in 60 s");
+                }
+                Thread.sleep(raceDelayMillis);
+                throw new IllegalStateException("injected failure at id " + id + " while task 0 commits");
+            }
+            return id;
+        }, DataTypes.LongType);
     }
 
     @AfterAll
@@ -159,6 +182,35 @@ class QuiverWriteFailureTest {
         assertEquals(before, WrittenFiles.under(out), "a failed append left the prior files as they were");
         SparkQuiverData.assertSameRows("prior data after a failed append", SparkQuiverData.canonicalRows(expected),
                 SparkQuiverData.canonicalRows(spark.read().format("quiver").load(out.toString())));
+    }
+
+    /**
+     * The job aborts while a task that was allowed to commit is still
+     * finishing its files: Spark aborts a failed V2 write as soon as the
+     * job fails, without waiting for its other running tasks. Neither the
+     * target nor the staging folder may keep anything of that task.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"append", "overwrite"})
+    void aJobAbortedWhileATaskCommitsLeavesNothing(String mode) throws InterruptedException {
+        Path out = dir.resolve("race");
+        Map<String, String> before = Map.of();
+        if (mode.equals("overwrite")) {
+            write(input(-1).limit(1000), out, "overwrite", true);
+            before = WrittenFiles.under(out);
+        }
+        // Task 0's commit (asking Spark's coordinator, then finishing 200 files) takes some
+        // milliseconds; several delays make the abort land before, inside and after it.
+        for (long delay : new long[] {0, 5, 20, 60}) {
+            lastRowOfTaskZero = new java.util.concurrent.CountDownLatch(1);
+            raceDelayMillis = delay;
+            Dataset<Row> df = spark.sql("SELECT failWhileTaskZeroCommits(id, 9999L) AS id, concat('row ', id) AS s,"
+                    + " CAST(id % 200 AS INT) AS p, named_struct('a', id, 'b', array(id)) AS st"
+                    + " FROM range(0, 20000, 1, 2)");
+            writeFailing(df, out, mode, true);
+            assertEquals(before, WrittenFiles.under(out),
+                    "after an abort " + delay + " ms past task 0's last row, the target holds what it held before");
+        }
     }
 
     @Test
