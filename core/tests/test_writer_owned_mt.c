@@ -74,16 +74,16 @@ static void test_identical_to_inline_copy(void **state) {
     struct qv_writer *w;
     struct qv_writer_options ref = {.row_group_rows = 1000, .max_in_flight = QV_WRITER_INLINE};
     assert_int_equal(qv_writer_open(pa, e.s, &ref, e.r, &w, &err), 0);
-    assert_int_equal(write_batches(&e, w, &t, 12, 700, 1, 0, &err), 0);
+    assert_int_equal(write_batches(&e, w, &t, 6, 700, 1, 0, &err), 0);
     assert_int_equal(qv_writer_finish(w, &err), 0);
     qv_writer_close(w);
-    for (int m = 0; m <= 3; m++) {
+    for (int m = 0; m <= 1; m++) { /* the default (2) and 1 */
         struct qv_writer_options own = {.row_group_rows = 1000, .max_in_flight = m};
         assert_int_equal(qv_writer_open(pb, e.s, &own, e.r, &w, &err), 0);
-        assert_int_equal(write_batches(&e, w, &t, 12, 700, 1, 1, &err), 0);
+        assert_int_equal(write_batches(&e, w, &t, 6, 700, 1, 1, &err), 0);
         assert_true(qv_writer_has_worker(w));
         assert_int_equal(qv_writer_finish(w, &err), 0);
-        assert_int_equal(qv_writer_rows_written(w), 8400);
+        assert_int_equal(qv_writer_rows_written(w), 4200);
         qv_writer_close(w);
         assert_int_equal(tracker_live(&t), 0);
         size_t na, nb;
@@ -94,7 +94,7 @@ static void test_identical_to_inline_copy(void **state) {
         free(db);
         /* The copying path through the worker makes the same file too. */
         assert_int_equal(qv_writer_open(pb, e.s, &own, e.r, &w, &err), 0);
-        assert_int_equal(write_batches(&e, w, &t, 12, 700, 1, 0, &err), 0);
+        assert_int_equal(write_batches(&e, w, &t, 6, 700, 1, 0, &err), 0);
         assert_int_equal(qv_writer_finish(w, &err), 0);
         qv_writer_close(w);
         da = tu_read_file(pa, &na);
@@ -142,7 +142,7 @@ static void test_release_on_caller_thread_and_bound(void **state) {
         struct qv_error err;
         assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
         qv_writer_set_encode_hook(w, probe_live, &probe);
-        for (int i = 0; i < 60; i++) {
+        for (int i = 0; i < 30; i++) {
             /* One batch per row group: each call seals one. Sealed row
              * groups not yet released are at most m, so at most m arrays
              * live when the call returns. */
@@ -157,7 +157,7 @@ static void test_release_on_caller_thread_and_bound(void **state) {
         assert_int_equal(tracker_live(&t), 0);
         assert_int_equal(atomic_load(&t.foreign_release), 0);
         assert_int_equal(atomic_load(&t.double_release), 0);
-        for (int i = 0; i < 60; i++) assert_int_equal(tracker_release_count(&t, i), 1);
+        for (int i = 0; i < 30; i++) assert_int_equal(tracker_release_count(&t, i), 1);
     }
     unlink(path);
     env_done(&e);
