@@ -2,7 +2,6 @@ package io.quiver.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import io.quiver.spark.read.ReadTestFiles;
 import io.quiver.spark.read.SparkTestSession;
@@ -76,21 +75,7 @@ class QuiverParquetEquivalenceTest {
     private static int assertSameRows(String sql) {
         List<String> parquet = SparkQuiverData.canonicalRows(spark.sql(sql.replace("{t}", "p").replace("{pt}", "pp")));
         List<String> quiver = SparkQuiverData.canonicalRows(spark.sql(sql.replace("{t}", "q").replace("{pt}", "qp")));
-        if (!parquet.equals(quiver)) {
-            int i = 0;
-            while (i < Math.min(parquet.size(), quiver.size()) && parquet.get(i).equals(quiver.get(i))) {
-                i++;
-            }
-            fail(sql + ": Parquet " + parquet.size() + " rows (" + SparkQuiverData.digest(parquet) + "), Quiver "
-                    + quiver.size() + " rows (" + SparkQuiverData.digest(quiver) + "); first difference at sorted row "
-                    + i + ":\n  parquet " + (i < parquet.size() ? abbreviate(parquet.get(i)) : "(none)")
-                    + "\n  quiver  " + (i < quiver.size() ? abbreviate(quiver.get(i)) : "(none)"));
-        }
-        return parquet.size();
-    }
-
-    private static String abbreviate(String s) {
-        return s.length() > 2000 ? s.substring(0, 2000) + "..." : s;
+        return SparkQuiverData.assertSameRows(sql + " (expected: Parquet, got: Quiver)", parquet, quiver);
     }
 
     @Test

@@ -118,6 +118,80 @@ public final class SparkQuiverData {
     }
 
     /**
+     * Fails naming the first difference unless {@code expected} and
+     * {@code actual} (canonicalRows) are equal; returns the row count.
+     */
+    public static int assertSameRows(String what, List<String> expected, List<String> actual) {
+        if (!expected.equals(actual)) {
+            int i = 0;
+            while (i < Math.min(expected.size(), actual.size()) && expected.get(i).equals(actual.get(i))) {
+                i++;
+            }
+            throw new AssertionError(what + ": expected " + expected.size() + " rows (" + digest(expected)
+                    + "), got " + actual.size() + " rows (" + digest(actual) + "); first difference at sorted row "
+                    + i + ":\n  expected " + (i < expected.size() ? abbreviate(expected.get(i)) : "(none)")
+                    + "\n  got      " + (i < actual.size() ? abbreviate(actual.get(i)) : "(none)"));
+        }
+        return expected.size();
+    }
+
+    private static String abbreviate(String s) {
+        return s.length() > 2000 ? s.substring(0, 2000) + "..." : s;
+    }
+
+    /**
+     * One SHA-256 per row of {@code df} (column {@code h}), computed by
+     * Spark, for datasets too large to collect: the row as JSON with its
+     * columns in {@code columns}' order, timestamps to the microsecond, -0.0
+     * and NaN written as such, binary as base64, map entries in their order
+     * (JSON leaves a null field out, which the schema makes unambiguous).
+     */
+    public static Dataset<Row> rowDigests(Dataset<Row> df, String... columns) {
+        return df.selectExpr(digestExpr(columns) + " AS h");
+    }
+
+    private static String digestExpr(String... columns) {
+        StringBuilder cols = new StringBuilder();
+        for (String c : columns) {
+            cols.append(cols.length() == 0 ? "" : ", ").append('`').append(c).append('`');
+        }
+        return "sha2(to_json(struct(" + cols + "), map("
+                + "'timestampFormat', 'yyyy-MM-dd''T''HH:mm:ss.SSSSSSXXX',"
+                + "'timestampNTZFormat', 'yyyy-MM-dd''T''HH:mm:ss.SSSSSS')), 256)";
+    }
+
+    /**
+     * Fails unless {@code expected} and {@code actual} hold the same multiset
+     * of rows (rowDigests over {@code expected}'s columns, compared in Spark
+     * by a full outer join of the digests' counts); the message shows up to
+     * three rows of each side the other lacks. Returns the row count.
+     */
+    public static long assertSameRowDigests(String what, Dataset<Row> expected, Dataset<Row> actual) {
+        String[] columns = expected.columns();
+        Dataset<Row> e = rowDigests(expected, columns).groupBy("h").count().withColumnRenamed("count", "ne");
+        Dataset<Row> a = rowDigests(actual, columns).groupBy("h").count().withColumnRenamed("count", "na");
+        Dataset<Row> diff = e.join(a, e.col("h").equalTo(a.col("h")), "full_outer")
+                .where("ne IS NULL OR na IS NULL OR ne <> na").select(e.col("h").as("he"), a.col("h").as("ha"));
+        long differing = diff.count();
+        long rows = expected.count();
+        if (differing != 0) {
+            StringBuilder sb = new StringBuilder(what + ": " + differing + " row digests differ (expected " + rows
+                    + " rows, got " + actual.count() + ")");
+            List<Row> some = diff.limit(6).collectAsList();
+            for (Row r : some) {
+                String h = r.isNullAt(0) ? r.getString(1) : r.getString(0);
+                Dataset<Row> side = r.isNullAt(0) ? actual : expected;
+                Dataset<Row> withH = side.selectExpr("*", digestExpr(columns) + " AS `__h`");
+                sb.append("\n  ").append(r.isNullAt(0) ? "only got:      " : "only expected: ");
+                sb.append(abbreviate(String.valueOf(withH.where(withH.col("__h").equalTo(h))
+                        .drop("__h").limit(1).collectAsList())));
+            }
+            throw new AssertionError(sb.toString());
+        }
+        return rows;
+    }
+
+    /**
      * A value as text that tells apart everything Spark does: -0.0 from 0.0,
      * NaN, a null from an empty string or array, the scale of a decimal,
      * bytes as hex, map entries in their order.

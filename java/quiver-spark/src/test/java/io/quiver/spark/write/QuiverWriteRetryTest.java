@@ -1,0 +1,151 @@
+package io.quiver.spark.write;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.quiver.spark.SparkQuiverData;
+import io.quiver.spark.memory.TaskMemory;
+import io.quiver.spark.read.SparkTestSession;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+
+import org.apache.spark.TaskContext;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.types.DataTypes;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A task whose first attempt fails after it has written rows (a UDF throws
+ * on attempt 0, once the attempt's file holds row groups on disk) is
+ * retried ({@code local[2,3]}: three attempts per task), and the output
+ * holds exactly one copy of every input row: what the failed attempt wrote
+ * is neither published nor left behind. The UDF also measures, when it
+ * throws, how many bytes the failed attempt had on disk, so the test knows
+ * the failure came after real writes.
+ */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
+class QuiverWriteRetryTest {
+    private static final long ROWS = 20_000;
+    private static final int TASKS = 4;
+    private static SparkSession spark;
+    private static TaskEnds tasks;
+    @TempDir
+    static Path dir;
+    /** The folder the current write goes to, for the UDF to measure (local mode: same JVM). */
+    static volatile Path target;
+    static final AtomicLong bytesOnDiskAtFailure = new AtomicLong();
+
+    @BeforeAll
+    static void start() {
+        spark = SparkTestSession.builder("QuiverWriteRetryTest", "256m").master("local[2,3]").getOrCreate();
+        tasks = TaskEnds.attach(spark);
+        // Throws on a task's first attempt at the row whose id % (rows per task) is failAt.
+        spark.udf().register("failOnFirstAttempt", (UDF2<Long, Long, Long>) (id, failAt) -> {
+            if (TaskContext.get().attemptNumber() == 0 && id % (ROWS / TASKS) == failAt) {
+                bytesOnDiskAtFailure.accumulateAndGet(bytesUnder(target), Math::max);
+                throw new IllegalStateException("injected failure of the first attempt at id " + id);
+            }
+            return id;
+        }, DataTypes.LongType);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
+    @BeforeEach
+    void reset() {
+        tasks.drain(spark);
+        tasks.clear();
+        bytesOnDiskAtFailure.set(0);
+    }
+
+    static long bytesUnder(Path p) {
+        if (p == null || !Files.exists(p)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(p)) {
+            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static Dataset<Row> input() {
+        return spark.sql("SELECT id, concat('row ', id) AS s, CAST(id % 7 AS INT) AS p, array(id, -id) AS a"
+                + " FROM range(0, " + ROWS + ", 1, " + TASKS + ")");
+    }
+
+    /** Writes input() with the injected failure at row `failAt` of each task, and checks one copy came out. */
+    void writeWithRetries(Path out, long failAt, boolean partitioned) {
+        target = out;
+        Dataset<Row> df = input().withColumn("id", org.apache.spark.sql.functions.expr(
+                "failOnFirstAttempt(id, " + failAt + "L)"));
+        var w = df.write().format("quiver").mode("overwrite").option("batchRows", "256").option("rowGroupRows", "500");
+        if (partitioned) {
+            w = w.partitionBy("p");
+        }
+        w.save(out.toString());
+        tasks.drain(spark);
+
+        List<String> failures = tasks.failures();
+        assertEquals(TASKS, failures.size(), "each task failed once: " + failures);
+        for (String f : failures) {
+            assertTrue(f.contains("injected failure of the first attempt"), f);
+            assertFalse(f.contains("leaked") || f.contains("memory leak"), "a failed attempt leaked: " + f);
+        }
+        assertEquals(TASKS, tasks.succeeded(), "each task's retry succeeded");
+        assertEquals(0, TaskMemory.liveCount());
+
+        Dataset<Row> back = spark.read().format("quiver").load(out.toString());
+        assertEquals(ROWS, back.count());
+        assertEquals(ROWS, back.select("id").distinct().count());
+        Dataset<Row> expected = input();
+        if (partitioned) {
+            expected = expected.select("id", "s", "a", "p");
+        }
+        SparkQuiverData.assertSameRows("retried write (expected: input, got: Quiver)",
+                SparkQuiverData.canonicalRows(expected), SparkQuiverData.canonicalRows(back));
+        for (String f : WrittenFiles.under(out).keySet()) {
+            assertTrue(f.endsWith(".qvr"), "only data files remain after the commit, found " + f);
+        }
+    }
+
+    @Test
+    void aRetriedTaskLeavesExactlyOneCopy() {
+        writeWithRetries(dir.resolve("plain"), 3999, false);
+        System.out.println("bytes on disk when the first attempts failed: " + bytesOnDiskAtFailure.get());
+        assertTrue(bytesOnDiskAtFailure.get() > 0, "the failed attempts had written row groups before failing");
+    }
+
+    @Test
+    void aRetriedPartitionedTaskLeavesExactlyOneCopy() {
+        writeWithRetries(dir.resolve("partitioned"), 4900, true);
+        System.out.println("bytes on disk when the first attempts failed: " + bytesOnDiskAtFailure.get());
+        assertTrue(bytesOnDiskAtFailure.get() > 0, "the failed attempts had written row groups before failing");
+    }
+
+    @Test
+    void aFailureAtTheFirstRowIsRetriedToo() {
+        writeWithRetries(dir.resolve("first-row"), 0, true);
+    }
+}
