@@ -201,7 +201,7 @@ public final class QuiverBatchWrite implements BatchWrite {
 
     @Override
     public void abort(WriterCommitMessage[] messages) {
-        StagingFolders.deleteTree(layout.staging());
+        StagingFolders.deleteStaging(layout.staging());
         Path target = layout.target();
         if (createdTarget) {
             try (DirectoryStream<Path> s = Files.newDirectoryStream(target)) {

@@ -34,6 +34,7 @@ import org.apache.spark.sql.types.StructType;
 final class StagedFileWriter implements AutoCloseable {
     private final StructType dataSchema;
     private final Schema arrowSchema;
+    private final Path attemptDir;
     private final Path file;
     private final String relativePath;
     private final QuiverWriteOptions options;
@@ -57,6 +58,7 @@ final class StagedFileWriter implements AutoCloseable {
             QuiverWriteOptions options, BufferAllocator allocator, NativePool pool) {
         this.dataSchema = dataSchema;
         this.arrowSchema = arrowSchema;
+        this.attemptDir = attemptDir;
         this.file = attemptDir.resolve(relativePath);
         this.relativePath = relativePath;
         this.options = options;
@@ -193,11 +195,11 @@ final class StagedFileWriter implements AutoCloseable {
     }
 
     private void open() {
-        try {
-            Files.createDirectories(file.getParent());
-        } catch (IOException e) {
-            throw new UncheckedIOException("quiver: cannot create the staging folder '" + file.getParent() + "'", e);
-        }
+        // Only folders below the job's staging folder are made here, never
+        // the staging folder itself: a job abort removes it while tasks may
+        // still be running, and a task must then fail rather than make it
+        // again and leave files nobody removes.
+        StagingFolders.createBelow(attemptDir.getParent(), file.getParent());
         rows = new ArrowRowWriter(dataSchema, allocator, options.batchRows());
         WriterOptions.Builder b = WriterOptions.builder()
                 .rowGroupRows(options.rowGroupRows())
