@@ -117,8 +117,15 @@ class QuiverDataWriterTest {
         }
     }
 
+    /** A job's layout with its staging folder made, as QuiverBatchWrite makes it on the driver. */
     private WriteLayout layout() {
-        return new WriteLayout(dir.resolve("out").toString(), UUID.randomUUID().toString());
+        WriteLayout l = new WriteLayout(dir.resolve("out").toString(), UUID.randomUUID().toString());
+        try {
+            Files.createDirectories(l.staging());
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return l;
     }
 
     private static final String NOTHING_HELD = "arrow=0 native=0 reservations=0";
@@ -152,6 +159,44 @@ class QuiverDataWriterTest {
         assertTrue(all.contains("held: " + NOTHING_HELD), all);
         assertTrue(all.contains("files left: 0"), all);
         assertTrue(all.contains("held after: " + NOTHING_HELD), all);
+    }
+
+    /**
+     * Spark aborts a failed job without waiting for its running tasks: the
+     * staging folder goes while a task still writes one file and is about
+     * to open another. Neither may make the folder again or leave a file.
+     */
+    @Test
+    void tasksStillRunningWhenTheJobIsAbortedLeaveNothing() {
+        WriteLayout layout = layout();
+        List<String> out = inTask(layout, true, Map.of("batchRows", "16", "rowGroupRows", "32"), (f, l) -> {
+            long task = TaskContext.get().taskAttemptId();
+            DataWriter<InternalRow> w = f.createWriter(0, task);
+            for (int i = 0; i < 50; i++) {
+                w.write(row(i, "s" + i, 1));
+            }
+            StagingFolders.deleteStaging(l.staging()); // the driver's job abort
+            List<String> r = new ArrayList<>();
+            r.add("new partition: " + thrown(() -> {
+                try {
+                    w.write(row(51, "x", 2));
+                } catch (Exception e) {
+                    throw e instanceof RuntimeException re ? re : new RuntimeException(e);
+                }
+            }));
+            r.add("commit: " + thrown(() -> commit(w)));
+            w.abort();
+            w.close();
+            r.add("held: " + held());
+            r.add("staging remade: " + Files.exists(l.staging()));
+            r.add("files left: " + files(l.target()));
+            return r;
+        });
+        String all = String.join("\n", out);
+        assertTrue(all.contains("is gone: the write job was aborted"), all);
+        assertTrue(all.contains("held: " + NOTHING_HELD), all);
+        assertTrue(all.contains("staging remade: false"), all);
+        assertTrue(all.contains("files left: 0"), all);
     }
 
     @Test
