@@ -130,7 +130,35 @@ QV_API void qv_sink_close(struct qv_sink *sink);
  * bytes, more than 1,000,000 fields, fixed_size_binary wider than 4,096
  * bytes, a footer over 256 MiB). The footer grows with each row group; the
  * row group that would push it past 256 MiB fails the writer (EINVAL), and
- * nothing appears under the final name. */
+ * nothing appears under the final name.
+ *
+ * The pipeline (docs/format.md, "The writer pipeline"). Every input path
+ * (qv_writer_write, which copies into the builder; the row builder;
+ * qv_writer_write_owned, which takes the producer's buffers without a copy)
+ * feeds one row group in the making. It is sealed when it holds
+ * row_group_rows rows or row_group_bytes bytes (the builder's buffers plus
+ * the owned arrays' bytes), and then encoded: by default on a background
+ * worker thread of the writer (started at the first sealed row group; a
+ * writer that never fills one has no thread), with at most `max_in_flight`
+ * sealed row groups not yet written and released (the caller waits for
+ * room); with QV_WRITER_INLINE on the calling thread. A row group made of
+ * one array (offset 0, offsets starting at 0) is encoded in place; one made
+ * of several arrays or slices is joined column by column on the encoding
+ * thread (one column's scratch at a time, charged to the pool of `r`). A
+ * batch straddling a row-group boundary is shared by both row groups.
+ * Arrays whose row groups were written are released on the caller's thread,
+ * by the next writer call (write, end_rows, finish, abort, close), never on
+ * the worker. A failure on the worker fails the writer; the next call, or
+ * finish, returns it, naming the file, row group and column. The file is
+ * the same whichever thread encodes and whichever path the rows came in by,
+ * as long as the row groups hold the same rows.
+ *
+ * Small start: the builder starts at 64 rows and doubles as rows come; after
+ * each row group it starts again at 64, so a writer holding one row holds a
+ * few KiB, not a row group's worth. */
+
+/* max_in_flight: encode on the calling thread, no worker. */
+#define QV_WRITER_INLINE (-1)
 
 /* Most rows a row group may hold (row_group_rows). */
 #define QV_WRITER_MAX_ROW_GROUP_ROWS (QV_ENC_MAX_COUNT / 2)
@@ -149,6 +177,12 @@ struct qv_writer_options {
     /* Called after each row group is written (progress display); may be NULL. */
     void (*on_row_group)(void *ctx, int64_t rows_written);
     void *progress_ctx;
+    /* Sealed row groups handed to the background encoder and not yet written
+     * and released, at most (the caller waits for room). 0 = 2;
+     * QV_WRITER_INLINE (-1) = encode on the calling thread; other negative
+     * values are EINVAL. on_row_group is always called on the caller's
+     * thread, from the writer call that releases the row group's arrays. */
+    int max_in_flight;
 };
 
 struct qv_writer;
@@ -167,6 +201,15 @@ QV_API int qv_writer_open_sink(struct qv_sink *sink, const struct qv_schema *sch
 /* Appends a STRUCT batch with the writer's schema (validated at the cheap
  * tier; the caller keeps ownership of `batch`). */
 QV_API int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err);
+/* Appends a STRUCT batch with the writer's schema, taking ownership: `*batch`
+ * is moved in (batch->release is NULL on return, on success and on
+ * failure). Validated at the cheap tier (and no null rows at the top
+ * level); a refused batch is released at once and the writer is NOT failed.
+ * Its buffers are held, not copied, until every row group holding some of
+ * its rows is written; then it is released on the caller's thread by a
+ * later writer call (or by close). EINVAL also for a NULL or released batch. */
+QV_API int qv_writer_write_owned(struct qv_writer *w, struct ArrowArray *batch,
+                                 struct qv_error *err);
 /* Appends every batch of `stream` (its schema must equal the writer's,
  * names and nullability included; metadata may differ). The stream stays
  * the caller's. */
@@ -182,7 +225,13 @@ QV_API int qv_writer_finish(struct qv_writer *w, struct qv_error *err);
 QV_API void qv_writer_abort(struct qv_writer *w);
 /* Frees the writer; an unfinished writer is aborted first. NULL-safe. */
 QV_API void qv_writer_close(struct qv_writer *w);
+/* Rows written so far: those of row groups whose encoding has finished and
+ * whose arrays were released (a call behind the worker). */
 QV_API int64_t qv_writer_rows_written(const struct qv_writer *w);
+/* Bytes the writer holds for rows not yet written: the builder's buffers,
+ * the owned arrays it holds (their producer's memory) and sealed row groups
+ * waiting for the encoder. For a front end's bookkeeping. */
+QV_API uint64_t qv_writer_buffered_bytes(const struct qv_writer *w);
 QV_API uint64_t qv_writer_bytes_written(const struct qv_writer *w);
 
 /* ==== The reader ====

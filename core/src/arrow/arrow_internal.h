@@ -64,6 +64,15 @@ int qv__field_check_tree(const struct qv_field *f, struct qv__path *path, int de
 int qv__schema_alloc(struct qv__arena *a, struct qv_reservation *r, struct qv_schema **out,
                      struct qv_error *err);
 
+/* ---- The batch builder (builder.c) ---- */
+
+/* Forgets the sizes of the batches before: the next batch starts every
+ * buffer at the configured initial capacity again. For a consumer whose
+ * batches are far apart in time (the writer between row groups), where a
+ * row group's worth of capacity held for the next one is memory idle. Call
+ * between batches (nothing in progress). */
+void qv__builder_restart(struct qv_builder *b);
+
 /* ---- Owned array trees (owned_array.c) ---- */
 
 /* Creates an owned tree shaped like `field` into `out` and, when `preorder`

@@ -769,6 +769,16 @@ int qv_builder_finish(struct qv_builder *b, struct ArrowArray *out, struct qv_er
     return 0;
 }
 
+void qv__builder_restart(struct qv_builder *b) {
+    if (!b) return;
+    for (int64_t i = 0; i < b->n_nodes; i++) {
+        struct qv_appender *a = &b->nodes[i];
+        a->start_capacity = b->opts.initial_capacity;
+        a->start_data = b->opts.initial_data_bytes;
+        a->prev_need = a->prev_data_need = 0;
+    }
+}
+
 void qv_builder_reset(struct qv_builder *b) {
     if (!b) return;
     for (int64_t i = 0; i < b->n_nodes; i++) {

@@ -16,4 +16,17 @@
  * write with the encoder's error. */
 void qv_writer_force_encoding(struct qv_writer *w, int encoding);
 
+/* Calls hook(ctx, row_group, column) on the encoding thread before each
+ * top-level column of each row group is encoded; a nonzero return is an
+ * injected failure with that errno (the writer fails as for a real one). A
+ * hook may block, so that a test holds the worker mid-encode. */
+void qv_writer_set_encode_hook(struct qv_writer *w, int (*hook)(void *ctx, int64_t row_group,
+                                                                int32_t column),
+                               void *ctx);
+/* Nonzero once abort or close has asked the worker to stop (a blocking hook
+ * polls it so that it lets the abort through). Safe from any thread. */
+int qv_writer_cancel_requested(struct qv_writer *w);
+/* Whether the writer has started its worker thread. */
+int qv_writer_has_worker(const struct qv_writer *w);
+
 #endif /* QV_FORMAT_TESTING_H */

@@ -1,35 +1,14 @@
-/* The .qvr writer: buffers rows in a batch builder, encodes each row group's
- * column chunks with the cascade, writes segments with checksums, and the
- * footer and tail on finish. */
+/* The .qvr writer: its public calls, the input paths (copying into the
+ * builder, the row builder, arrays moved in) and the footer and tail on
+ * finish. Row groups are sealed and encoded by writer_pipeline.c and
+ * writer_encode.c. */
 #include <stdio.h>
 #include <string.h>
 
-#include "format/format_internal.h"
 #include "format/format_testing.h"
+#include "format/writer_internal.h"
 
-struct qv_writer {
-    struct qv_reservation *r;
-    struct qv_sink sink;
-    struct qv_schema *schema;
-    struct qv__node *nodes;
-    int32_t n_nodes;
-    struct qv_builder *builder;
-    struct qv_writer_options opts;
-    int force_encoding;     /* QV_ENC_AUTO unless a test forced one (format_testing.h) */
-    /* The footer in the making: the head (writer, schema and metadata
-     * sections, serialized at open), QV__RG_HEADER_MAX bytes of room for the
-     * row-group section's header, then the directory records appended as
-     * row groups are written. Finish fills the room in place. */
-    struct qv__wbuf dir;
-    size_t head_size, dir_start;
-    struct qv__wbuf rgdir;  /* the current row group's chunk records */
-    int64_t n_row_groups, rows_written;
-    int failed;             /* sticky error code */
-    struct qv_error failure;
-    int finished, aborted;
-};
-
-static int fail(struct qv_writer *w, int rc, struct qv_error *err) {
+int qv__writer_fail(struct qv_writer *w, int rc, struct qv_error *err) {
     if (!w->failed) {
         w->failed = rc;
         if (err) w->failure = *err;
@@ -38,8 +17,16 @@ static int fail(struct qv_writer *w, int rc, struct qv_error *err) {
     return rc;
 }
 
+static int fail(struct qv_writer *w, int rc, struct qv_error *err) {
+    return qv__writer_fail(w, rc, err);
+}
+
+/* Every call starts here: arrays of row groups the worker has written are
+ * released now, on the caller's thread, and a failure of the worker
+ * surfaces. */
 static int check_usable(struct qv_writer *w, struct qv_error *err) {
     if (w->finished) return qv_error_set(err, EINVAL, "writer '%s': already finished", w->sink.name);
+    if (!w->failed) qv__writer_reap(w, err);
     if (w->failed) {
         if (err) *err = w->failure;
         return w->failed;
@@ -116,18 +103,41 @@ static int writer_new(const char *name, const struct qv_schema *schema,
                             "writer '%s': row_group_rows %lld is outside 1..%lld (0 = default)",
                             name, (long long)opts->row_group_rows,
                             (long long)QV_WRITER_MAX_ROW_GROUP_ROWS);
+    if (opts->max_in_flight < QV_WRITER_INLINE)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': max_in_flight %d is negative (0 = 2, -1 = encode inline)",
+                            name, opts->max_in_flight);
     int rc = check_metadata(name, opts->metadata, opts->n_metadata, err);
     if (rc) return rc;
     struct qv_writer *w = qv_calloc(r, sizeof *w, err);
     if (!w) return ENOMEM;
     w->r = r;
     w->opts = *opts;
+    w->max_in_flight = opts->max_in_flight ? opts->max_in_flight : 2;
+    atomic_init(&w->cancel, 0);
+    w->aborted = 1; /* no sink yet */
+    if (qv_mutex_init(&w->mu) || qv_cond_init(&w->work) || qv_cond_init(&w->done)) {
+        qv_free(r, w, sizeof *w);
+        return qv_error_set(err, ENOMEM, "writer '%s': cannot create its locks", name);
+    }
+    w->sync_ready = 1;
+    /* The builder's buffers and the encoder's memory are charged to
+     * reservations of their own in r's pool: the encoder's belongs to the
+     * worker while it runs, and the builder's tells how much the row group
+     * in the making holds. */
+    struct qv_reservation_options bro = {.name = "writer builder"}, ero = {.name = "writer encoder"};
+    rc = qv_reservation_create(qv_reservation_pool(r), &bro, &w->br, err);
+    if (!rc) rc = qv_reservation_create(qv_reservation_pool(r), &ero, &w->er, err);
+    if (rc) {
+        qv_writer_close(w);
+        return rc;
+    }
     if (w->opts.row_group_rows == 0) w->opts.row_group_rows = 131072;
     if (!w->opts.row_group_bytes) w->opts.row_group_bytes = UINT64_C(256) << 20;
     w->opts.metadata = NULL;
     w->opts.n_metadata = 0;
-    qv__wbuf_init(&w->dir, r);
-    qv__wbuf_init(&w->rgdir, r);
+    qv__wbuf_init(&w->dir, w->er);
+    qv__wbuf_init(&w->rgdir, w->er);
     rc = qv_schema_copy(schema, r, &w->schema, err);
     if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
     if (rc && rc != ENOMEM) qv_error_wrap(err, rc, "writer '%s': schema: ", name);
@@ -147,14 +157,18 @@ static int writer_new(const char *name, const struct qv_schema *schema,
         if (size > QV__MAX_FOOTER_BYTES) rc = footer_too_big(name, size, "", err);
     }
     if (!rc) {
-        struct qv_builder_options bo = {.initial_capacity = 1024};
-        rc = qv_builder_create(w->schema, r, &bo, &w->builder, err);
+        /* Small start: 64 rows, doubling (builder.c); back to 64 after
+         * each row group (qv__builder_restart). */
+        struct qv_builder_options bo = {.initial_capacity = 64};
+        rc = qv_builder_create(w->schema, w->br, &bo, &w->builder, err);
     }
     if (rc) {
-        w->aborted = 1; /* no sink yet */
         qv_writer_close(w);
         return rc;
     }
+    w->br_base = qv_reservation_used(w->br);
+    qv_reservation_release_slack(w->br);
+    qv_reservation_release_slack(w->er);
     *out = w;
     return 0;
 }
@@ -163,6 +177,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
 static int attach_sink(struct qv_writer *w, struct qv_sink *sink, struct qv_error *err) {
     w->sink = *sink;
     memset(sink, 0, sizeof *sink);
+    w->aborted = 0;
     uint8_t header[QV__HEADER_SIZE] = {'Q', 'V', 'R', '1', QV__FORMAT_MAJOR, 0, QV__FORMAT_MINOR, 0};
     return qv_sink_write(&w->sink, header, sizeof header, err);
 }
@@ -202,7 +217,6 @@ int qv_writer_open(const char *path, const struct qv_schema *schema,
         qv_writer_close(w);
         return rc;
     }
-    w->aborted = 0;
     rc = attach_sink(w, &sink, err);
     if (rc) {
         qv_writer_close(w);
@@ -212,157 +226,12 @@ int qv_writer_open(const char *path, const struct qv_schema *schema,
     return 0;
 }
 
-/* Encodes one segment and writes it. */
-static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t role,
-                       int force, struct qv__segment *seg, const char *path,
-                       struct qv_error *err) {
-    struct qv_encode_options eo = {
-        .force = force,
-        .allowed = w->opts.allowed_encodings,
-        .compact = w->opts.compact,
-    };
-    struct qv_encoded enc = {0};
-    int rc = qv_encode(v, &eo, w->r, &enc, err);
-    if (rc) {
-        qv_error_wrap(err, rc, "writer '%s': row group %lld, column '%s': ", w->sink.name,
-                      (long long)w->n_row_groups, path);
-        return rc;
-    }
-    seg->role = role;
-    seg->kind = (uint8_t)v->kind;
-    seg->fixed_width = v->kind == QV_KIND_FIXED_BINARY ? v->fixed_width : 0;
-    seg->count = v->count;
-    seg->offset = w->sink.position;
-    seg->length = enc.size;
-    seg->checksum = qv_hash64(enc.data, enc.size, 0);
-    rc = qv_sink_write(&w->sink, enc.data, enc.size, err);
-    qv_encoded_release(w->r, &enc);
-    return rc;
-}
-
-static uint64_t bitmap_bytes(int64_t n) { return (uint64_t)qv_bytes_for_bits(n); }
-
-/* Writes the chunk of node `k` (and its subtree) from `arr`, an array of
- * the builder's output (offset 0, offsets starting at 0). */
-static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr,
-                    struct qv_error *err) {
-    const struct qv__node *node = &w->nodes[k];
-    struct qv__segment segs[3];
-    uint32_t ns = 0;
-    char path[512];
-    qv__node_path(w->nodes, k, path, sizeof path);
-    int64_t n = arr->length;
-    int64_t nulls = node->kind == QV__NODE_NULL ? 0 : arr->null_count;
-    const uint8_t *validity = arr->n_buffers > 0 ? arr->buffers[0] : NULL;
-    if (nulls < 0 || (nulls > 0 && !validity)) nulls = validity ? n - qv_bits_count(validity, 0, n) : 0;
-    if (arr->offset != 0)
-        return qv_error_set(err, EINVAL, "writer: column '%s': unexpected offset %lld in buffered batch",
-                            path, (long long)arr->offset);
-    uint64_t raw = nulls ? bitmap_bytes(n) : 0;
-    int rc = 0;
-    if (nulls) {
-        struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
-        rc = put_segment(w, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, &segs[ns++], path, err);
-        if (rc) return rc;
-    } else {
-        validity = NULL;
-    }
-    struct qv__stats_buf st;
-    memset(&st.s, 0, sizeof st.s);
-    if (node->kind == QV__NODE_PRIMITIVE || node->kind == QV__NODE_DECIMAL64) {
-        struct qv_values v = {.kind = node->value_kind, .fixed_width = node->fixed_width, .count = n};
-        int64_t *narrow = NULL;
-        size_t narrow_size = (size_t)(n ? n : 1) * 8;
-        if (node->kind == QV__NODE_DECIMAL64) {
-            /* Precision <= 18: the low 8 bytes of each 16-byte two's
-             * complement value hold it exactly. */
-            narrow = qv_alloc(w->r, narrow_size, err);
-            if (!narrow) return ENOMEM;
-            const uint8_t *src = arr->buffers[1];
-            for (int64_t i = 0; i < n; i++) memcpy(&narrow[i], src + (size_t)i * 16, 8);
-            v.values = narrow;
-            raw += (uint64_t)n * 16;
-        } else if (v.kind == QV_KIND_BINARY || v.kind == QV_KIND_LARGE_BINARY) {
-            v.values = arr->buffers[1];
-            v.data = arr->buffers[2];
-            int w8 = v.kind == QV_KIND_BINARY ? 4 : 8;
-            int64_t dlen = v.kind == QV_KIND_BINARY ? ((const int32_t *)v.values)[n]
-                                                    : ((const int64_t *)v.values)[n];
-            raw += (uint64_t)(n + 1) * (uint64_t)w8 + (uint64_t)dlen;
-        } else if (v.kind == QV_KIND_BOOL) {
-            v.values = arr->buffers[1];
-            raw += bitmap_bytes(n);
-        } else {
-            v.values = arr->buffers[1];
-            raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
-        }
-        qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
-        if (narrow) qv_free(w->r, narrow, narrow_size);
-        if (rc) return rc;
-    } else if (node->kind == QV__NODE_LIST) {
-        struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
-        raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
-        rc = put_segment(w, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, &segs[ns++], path, err);
-        if (rc) return rc;
-    }
-    qv__dir_chunk(&w->rgdir, n, nulls, raw, segs, ns, &st.s);
-    /* Children of a node are the pre-order subtrees that follow it. */
-    for (int32_t c = 0, child = node->first_child; c < node->n_children;
-         c++, child = w->nodes[child].subtree_end) {
-        if (c >= arr->n_children)
-            return qv_error_set(err, EINVAL, "writer: column '%s': batch lacks child %d", path, c);
-        rc = put_node(w, child, arr->children[c], err);
-        if (rc) return rc;
-    }
-    return 0;
-}
-
-static int flush_row_group(struct qv_writer *w, struct qv_error *err) {
-    if (qv_builder_num_rows(w->builder) == 0) return 0;
-    struct ArrowArray batch;
-    int rc = qv_builder_finish(w->builder, &batch, err);
-    if (rc) return fail(w, rc, err);
-    uint64_t start = w->sink.position;
-    w->rgdir.size = 0;
-    int32_t k = 0;
-    for (int64_t c = 0; c < batch.n_children && !rc; c++) {
-        rc = put_node(w, k, batch.children[c], err);
-        k = w->nodes[k].subtree_end;
-    }
-    int64_t rows = batch.length;
-    batch.release(&batch);
-    if (!rc && (w->rgdir.failed || w->dir.failed)) {
-        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->dir.err;
-        rc = ENOMEM;
-    }
-    if (rc) return fail(w, rc, err);
-    qv__dir_row_group(&w->dir, rows, start, w->sink.position - start);
-    qv__wbuf_put(&w->dir, w->rgdir.data, w->rgdir.size);
-    if (w->dir.failed) {
-        if (err) *err = w->dir.err;
-        return fail(w, ENOMEM, err);
-    }
-    /* The footer grows with every row group: refuse the one that would make
-     * it unreadable now, not at finish after more data. */
-    uint64_t size = qv__footer_size(w->head_size, w->n_row_groups + 1, w->n_nodes,
-                                    w->dir.size - w->dir_start);
-    if (size > QV__MAX_FOOTER_BYTES) {
-        char when[64];
-        snprintf(when, sizeof when, "with row group %lld,", (long long)w->n_row_groups);
-        footer_too_big(w->sink.name, size, when, err);
-        return fail(w, EINVAL, err);
-    }
-    w->n_row_groups++;
-    w->rows_written += rows;
-    if (w->opts.on_row_group) w->opts.on_row_group(w->opts.progress_ctx, w->rows_written);
-    return 0;
-}
-
-static int maybe_flush(struct qv_writer *w, struct qv_error *err) {
-    if (qv_builder_num_rows(w->builder) >= w->opts.row_group_rows ||
-        qv_reservation_used(w->r) >= w->opts.row_group_bytes)
-        return flush_row_group(w, err);
+/* Seals the row group in the making when it holds row_group_rows rows or
+ * row_group_bytes bytes (builder buffers and owned arrays alike). */
+static int maybe_seal(struct qv_writer *w, struct qv_error *err) {
+    int64_t rows = qv_builder_num_rows(w->builder) + (w->open ? w->open->rows : 0);
+    if (rows >= w->opts.row_group_rows || qv__writer_open_bytes(w) >= w->opts.row_group_bytes)
+        return qv__writer_seal(w, err);
     return 0;
 }
 
@@ -376,17 +245,74 @@ int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct 
     }
     /* Slices of at most 64 Ki rows, so the byte budget is checked often. */
     for (int64_t done = 0; done < batch->length;) {
-        int64_t room = w->opts.row_group_rows - qv_builder_num_rows(w->builder);
+        int64_t room = w->opts.row_group_rows - qv_builder_num_rows(w->builder) -
+                       (w->open ? w->open->rows : 0);
         int64_t n = batch->length - done;
         if (n > room) n = room;
         if (n > 65536) n = 65536;
         rc = qv_builder_append_batch(w->builder, batch, done, n, err);
         if (rc) return fail(w, rc, err);
         done += n;
-        rc = maybe_flush(w, err);
+        rc = maybe_seal(w, err);
         if (rc) return rc;
     }
     return 0;
+}
+
+int qv_writer_write_owned(struct qv_writer *w, struct ArrowArray *batch, struct qv_error *err) {
+    if (!batch || !batch->release) {
+        if (batch) batch->release = NULL;
+        return qv_error_set(err, EINVAL, "writer '%s': write_owned: %s batch",
+                            w ? w->sink.name : "", batch ? "a released" : "a NULL");
+    }
+    struct ArrowArray moved = *batch;
+    batch->release = NULL;
+    int rc = w ? check_usable(w, err) : qv_error_set(err, EINVAL, "write_owned: NULL writer");
+    if (!rc) {
+        rc = qv_arrow_array_validate(&moved, &w->schema->root, QV_VALIDATE_CHEAP, err);
+        if (!rc && moved.buffers[0] && moved.null_count != 0 && moved.length > 0 &&
+            qv_bits_count(moved.buffers[0], moved.offset, moved.length) != moved.length)
+            rc = qv_error_set(err, EINVAL, "the batch has null rows at the top level");
+        /* A refused batch does not fail the writer: it is released and the
+         * writer goes on. */
+        if (rc) qv_error_wrap(err, rc, "writer '%s': batch: ", w->sink.name);
+    }
+    if (rc) {
+        moved.release(&moved);
+        return rc;
+    }
+    struct qv__held *h = qv_calloc(w->r, sizeof *h, err);
+    if (!h) {
+        moved.release(&moved);
+        return fail(w, ENOMEM, err);
+    }
+    h->array = moved;
+    h->refs = 1; /* this call's, so the rows not yet placed keep it alive */
+    h->bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, &moved, 0, moved.length);
+    w->owned_held += h->bytes;
+    /* Rows buffered in the builder come first. */
+    rc = qv__writer_take_builder(w, err);
+    for (int64_t done = 0; !rc && done < moved.length;) {
+        int64_t n = moved.length - done;
+        int64_t room = w->opts.row_group_rows - (w->open ? w->open->rows : 0);
+        if (n > room) n = room;
+        uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
+        uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, &moved, done, n);
+        if (n > 1 && have < limit && bytes > limit - have) {
+            /* Only as many rows as fill the byte budget, the rest to the
+             * next row group (rows of one batch are about alike in size). */
+            long double part = (long double)(limit - have) / (long double)bytes;
+            int64_t m = (int64_t)(part * (long double)n) + 1;
+            if (m < n) n = m;
+        }
+        rc = qv__writer_add_piece(w, h, done, n, err);
+        if (!rc) rc = maybe_seal(w, err);
+        done += n;
+    }
+    /* Drops this call's reference: a batch no row group took (no rows, or
+     * a failure) is released now. */
+    qv__writer_held_unref(w, h);
+    return rc;
 }
 
 int qv_writer_write_stream(struct qv_writer *w, struct ArrowArrayStream *stream,
@@ -429,6 +355,16 @@ struct qv_builder *qv_writer_builder(struct qv_writer *w) { return w->builder; }
 
 void qv_writer_force_encoding(struct qv_writer *w, int encoding) { w->force_encoding = encoding; }
 
+void qv_writer_set_encode_hook(struct qv_writer *w, int (*hook)(void *, int64_t, int32_t),
+                               void *ctx) {
+    w->hook = hook;
+    w->hook_ctx = ctx;
+}
+
+int qv_writer_cancel_requested(struct qv_writer *w) { return atomic_load(&w->cancel); }
+
+int qv_writer_has_worker(const struct qv_writer *w) { return w->has_thread; }
+
 int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err) {
     int rc = check_usable(w, err);
     if (rc) return rc;
@@ -437,14 +373,15 @@ int qv_writer_end_rows(struct qv_writer *w, struct qv_error *err) {
         if (err) *err = *be;
         return fail(w, be->code, err);
     }
-    return maybe_flush(w, err);
+    return maybe_seal(w, err);
 }
 
 int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
     int rc = check_usable(w, err);
     if (rc) return rc;
-    rc = flush_row_group(w, err);
+    rc = qv__writer_drain(w, err);
     if (rc) {
+        qv__writer_stop(w);
         abort_sink(w);
         return rc;
     }
@@ -452,13 +389,13 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
      * right before the directory, and the head moves up against it. */
     uint64_t dir_bytes = w->dir.size - w->dir_start;
     uint8_t hdr[QV__RG_HEADER_MAX];
-    size_t hlen = qv__footer_rg_header(hdr, w->n_row_groups, w->n_nodes, dir_bytes);
+    size_t hlen = qv__footer_rg_header(hdr, w->enc_row_groups, w->n_nodes, dir_bytes);
     size_t start = w->dir_start - hlen - w->head_size;
     memmove(w->dir.data + start, w->dir.data, w->head_size);
     memcpy(w->dir.data + w->dir_start - hlen, hdr, hlen);
     const uint8_t *footer = w->dir.data + start;
     size_t footer_size = w->dir.size - start;
-    /* flush_row_group and open keep it within the limit; a file the reader
+    /* Encoding each row group and open keep it within the limit; a file the reader
      * would refuse is never published. */
     if (footer_size > QV__MAX_FOOTER_BYTES) {
         footer_too_big(w->sink.name, footer_size, "at finish,", err);
@@ -483,12 +420,15 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
         abort_sink(w);
         return rc;
     }
+    w->bytes_written = w->sink.position;
     w->finished = 1;
     return 0;
 }
 
 void qv_writer_abort(struct qv_writer *w) {
     if (!w || w->finished) return;
+    /* The worker first (it may be writing to the sink), then the file. */
+    qv__writer_stop(w);
     abort_sink(w);
     if (!w->failed) {
         w->failed = ECANCELED;
@@ -498,15 +438,33 @@ void qv_writer_abort(struct qv_writer *w) {
 
 void qv_writer_close(struct qv_writer *w) {
     if (!w) return;
+    if (w->builder) qv__writer_stop(w); /* joins the worker, releases every held array */
     if (!w->finished) abort_sink(w);
     qv_sink_close(&w->sink);
     qv_builder_destroy(w->builder);
+    qv_builder_destroy(w->joiner);
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
     if (w->nodes) qv_free(w->r, w->nodes, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->nodes);
     qv_schema_destroy(w->schema);
+    qv_reservation_destroy(w->br);
+    qv_reservation_destroy(w->er);
+    if (w->sync_ready) {
+        qv_cond_destroy(&w->work);
+        qv_cond_destroy(&w->done);
+        qv_mutex_destroy(&w->mu);
+    }
     qv_free(w->r, w, sizeof *w);
 }
 
 int64_t qv_writer_rows_written(const struct qv_writer *w) { return w->rows_written; }
-uint64_t qv_writer_bytes_written(const struct qv_writer *w) { return w->sink.position; }
+/* With a worker the sink's position moves on another thread: the figure is
+ * the one of the last row group released (or of finish). */
+uint64_t qv_writer_bytes_written(const struct qv_writer *w) {
+    return w->has_thread || w->finished ? w->bytes_written : w->sink.position;
+}
+
+uint64_t qv_writer_buffered_bytes(const struct qv_writer *w) {
+    return w->owned_held + w->br_held + qv__writer_open_bytes(w) -
+           (w->open ? w->open->bytes : 0);
+}

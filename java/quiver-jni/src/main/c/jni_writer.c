@@ -1,7 +1,10 @@
 /* The push writer behind io.quiver.QuiverWriter: the JVM hands batches one
  * at a time (Arrow C Data structs exported by Java), so the shim drives the
- * format's writer directly (qv_writer_open / write / finish) rather than
- * qv_file_write_stream, which pulls from a stream.
+ * format's writer directly (qv_writer_open / write / write_owned / finish)
+ * rather than qv_file_write_stream, which pulls from a stream. Row groups
+ * are encoded on the native writer's worker thread (maxInFlight); arrays
+ * moved in by writeOwned are released by a later call on the calling Java
+ * thread, never on the worker.
  *
  * The file is written under a temporary name and renamed by finish; abort,
  * or a close without finish, removes the temporary file, so nothing appears
@@ -98,11 +101,17 @@ oom:
 JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
     JNIEnv *env, jclass cls, jbyteArray path_bytes, jlong schema_address, jlong row_group_rows,
     jlong row_group_bytes, jboolean compact, jobjectArray meta_keys, jobjectArray meta_values,
-    jlong memory_limit, jlong pool_handle) {
+    jlong memory_limit, jlong pool_handle, jint max_in_flight) {
     struct qv_error err;
     qv_error_clear(&err);
     if (row_group_rows < 0 || row_group_bytes < 0 || memory_limit < 0) {
         qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL, "write: negative row group size or memory limit");
+        return 0;
+    }
+    if (max_in_flight < QV_WRITER_INLINE) {
+        qvj_throw(env, QV_ERROR_INVALID_ARGUMENT, EINVAL,
+                  "write: maxInFlight %d is below -1 (-1 = encode on the calling thread)",
+                  (int)max_in_flight);
         return 0;
     }
     char *path = qvj_utf8_dup(env, path_bytes);
@@ -140,7 +149,8 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
                                        .row_group_bytes = (uint64_t)row_group_bytes,
                                        .compact = compact ? 1 : 0,
                                        .metadata = kv.kv,
-                                       .n_metadata = kv.n};
+                                       .n_metadata = kv.n,
+                                       .max_in_flight = (int)max_in_flight};
         rc = qv_writer_open(path, q->schema, &wo, q->res, &q->w, &err); /* copies the metadata */
     }
     kvs_free(&kv);
@@ -165,6 +175,30 @@ JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeWrite(JNIEnv *env, jcla
     int rc = qv_writer_write(q->w, a, &err);
     if (a->release) a->release(a);
     if (rc) qvj_throw_error(env, &err);
+}
+
+/* Moves the batch at `address` into the writer, which holds its buffers
+ * (no copy) until its row group is written and then releases it on this
+ * thread, inside a later call from Java (Arrow Java's release callback then
+ * runs on a thread the JVM knows). On return the struct at `address` is
+ * released (release == NULL) whatever the outcome: the caller only frees
+ * the struct itself. */
+JNIEXPORT void JNICALL Java_io_quiver_QuiverWriter_nativeWriteOwned(JNIEnv *env, jclass cls,
+                                                                    jlong h, jlong address) {
+    struct qvj_writer *q = qvj_ptr(h);
+    struct ArrowArray *a = qvj_ptr(address);
+    struct qv_error err;
+    qv_error_clear(&err);
+    int rc = qv_writer_write_owned(q->w, a, &err);
+    if (rc) qvj_throw_error(env, &err);
+}
+
+/* Bytes buffered for rows not yet written (native buffers and the arrays
+ * held). */
+JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeBufferedBytes(JNIEnv *env, jclass cls,
+                                                                        jlong h) {
+    struct qvj_writer *q = qvj_ptr(h);
+    return (jlong)qv_writer_buffered_bytes(q->w);
 }
 
 /* Publishes the file; returns {rows, bytes}. */

@@ -91,7 +91,7 @@ public final class QuiverWriter implements AutoCloseable {
             final WriterOptions o = options;
             java.util.function.LongUnaryOperator open = pool -> nativeOpen(p.getBytes(StandardCharsets.UTF_8),
                     c.schema().memoryAddress(), o.rowGroupRows, o.rowGroupBytes, o.compact, keys, values,
-                    o.memoryLimit, pool);
+                    o.memoryLimit, pool, o.maxInFlight);
             h = o.pool == null ? open.applyAsLong(0) : o.pool.withAddress(open);
         }
         try {
@@ -108,15 +108,38 @@ public final class QuiverWriter implements AutoCloseable {
     }
 
     /**
-     * Appends the rows of {@code root} (its row count). The root stays the
-     * caller's and may be reused at once: the writer copies what it keeps.
+     * Appends the rows of {@code root} (its row count), copying them. The
+     * root stays the caller's and may be reused at once: the writer copies
+     * what it keeps.
      * A root whose schema differs from the writer's (names, types,
      * nullability, nesting; metadata may differ) is a
      * {@link QuiverInvalidArgumentException} naming the field.
      */
     public synchronized void write(VectorSchemaRoot root) {
+        push(root, false);
+    }
+
+    /**
+     * Appends the rows of {@code root} without copying them: the root's
+     * buffers are exported (the schema was exported once, at open) and moved
+     * into the native writer, which holds them until their row group is
+     * written and then releases them, on the thread of a later call of this
+     * writer ({@code write}, {@code writeOwned}, {@code finish},
+     * {@code abort}, {@code close}). On return the root is cleared (value
+     * count 0, its buffers released from the root's side), also when the
+     * write failed, and may be refilled at once ({@code allocateNew}): the
+     * writer's references keep the old buffers alive. Memory held is
+     * bounded by {@link WriterOptions.Builder#maxInFlight} row groups plus
+     * the one being filled. Same failure rules as {@link #write}.
+     */
+    public synchronized void writeOwned(VectorSchemaRoot root) {
+        push(root, true);
+    }
+
+    private void push(VectorSchemaRoot root, boolean owned) {
         if (root == null) throw new QuiverInvalidArgumentException(EINVAL, "write '" + path + "': no root given (null)");
         checkWritable("write");
+        boolean exported = false;
         try {
             String diff = difference(schema.getFields(), root.getSchema().getFields(), "");
             if (diff != null)
@@ -141,8 +164,10 @@ public final class QuiverWriter implements AutoCloseable {
             }
             long h = handle.acquire();
             try (CData c = CData.create()) { // releases a batch the export left half-made
+                exported = owned;
                 Data.exportVectorSchemaRoot(allocator, root, null, c.array());
-                nativeWrite(h, c.array().memoryAddress()); // releases the batch, also on failure
+                if (owned) nativeWriteOwned(h, c.array().memoryAddress()); // moves the batch in, also on failure
+                else nativeWrite(h, c.array().memoryAddress()); // releases the batch, also on failure
             } finally {
                 handle.release();
             }
@@ -160,6 +185,24 @@ public final class QuiverWriter implements AutoCloseable {
                     EINVAL, "write '" + path + "': exporting the batch failed: " + e, e);
             if (e instanceof Error) throw e;
             throw failure;
+        } finally {
+            // The export took its own references to the buffers: the root
+            // lets go of its side, so the caller refills fresh buffers.
+            if (exported) root.clear();
+        }
+    }
+
+    /**
+     * Bytes the writer holds for rows not yet written: its native buffering
+     * and the Arrow buffers moved in by {@link #writeOwned}. 0 once closed.
+     */
+    public synchronized long bufferedBytes() {
+        if (closed) return 0;
+        long h = handle.acquire();
+        try {
+            return nativeBufferedBytes(h);
+        } finally {
+            handle.release();
         }
     }
 
@@ -251,7 +294,11 @@ public final class QuiverWriter implements AutoCloseable {
 
     /* ---- jni_writer.c ---- */
     private static native long nativeOpen(byte[] path, long schemaAddress, long rowGroupRows, long rowGroupBytes,
-            boolean compact, byte[][] metaKeys, byte[][] metaValues, long memoryLimit, long pool);
+            boolean compact, byte[][] metaKeys, byte[][] metaValues, long memoryLimit, long pool, int maxInFlight);
+
+    private static native void nativeWriteOwned(long h, long arrayAddress);
+
+    private static native long nativeBufferedBytes(long h);
 
     private static native void nativeWrite(long h, long arrayAddress);
 

@@ -14,14 +14,19 @@ import java.util.Objects;
 public final class WriterOptions {
     private static final int EINVAL = 22;
 
+    /** {@link Builder#maxInFlight(int)}: encode on the calling thread, no worker thread. */
+    public static final int INLINE = -1;
+
     private static final WriterOptions DEFAULTS = builder().build();
 
     final long rowGroupRows, rowGroupBytes, memoryLimit;
     final boolean compact;
     final Map<String, String> metadata;
     final io.quiver.memory.NativePool pool;
+    final int maxInFlight;
 
     private WriterOptions(Builder b) {
+        this.maxInFlight = b.maxInFlight;
         this.rowGroupRows = b.rowGroupRows;
         this.rowGroupBytes = b.rowGroupBytes;
         this.memoryLimit = b.memoryLimit;
@@ -47,8 +52,26 @@ public final class WriterOptions {
         private boolean compact;
         private final Map<String, String> metadata = new LinkedHashMap<>();
         private io.quiver.memory.NativePool pool;
+        private int maxInFlight;
 
         private Builder() {}
+
+        /**
+         * Row groups encoded in the background, at most: full row groups are
+         * handed to the native writer's worker thread (started at the first
+         * full row group), and a write waits while this many are sealed and
+         * not yet written and released. 0 = 2; {@link #INLINE} (-1) encodes
+         * on the calling thread. Arrays moved in by
+         * {@link QuiverWriter#writeOwned} are held until written, so this
+         * bounds the Arrow memory the writer holds as well.
+         */
+        public Builder maxInFlight(int rowGroups) {
+            if (rowGroups < INLINE)
+                throw new QuiverInvalidArgumentException(EINVAL,
+                        "maxInFlight " + rowGroups + " is below -1 (0 = 2, -1 = encode on the calling thread)");
+            this.maxInFlight = rowGroups;
+            return this;
+        }
 
         /** Rows per row group, exactly (the last holds the rest); 0 = 131,072. Multiples of 1,024 compress best. */
         public Builder rowGroupRows(long rows) {
