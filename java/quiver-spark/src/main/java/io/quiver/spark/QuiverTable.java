@@ -12,11 +12,15 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
+import io.quiver.spark.write.QuiverWriteBuilder;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -30,26 +34,39 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>The schema is data columns then partition columns. A partition column
  * whose name is also a column in the files is read from the folder, as
  * Spark's file sources do, and left out of the data columns.
+ *
+ * <p>A table made by {@link #unlisted} (what {@code df.write...save(path)}
+ * gets: Spark hands the provider the DataFrame's schema and the
+ * {@code partitionBy} columns without asking it to infer anything) reports
+ * that schema and partitioning as they were given, and lists its folder
+ * only when a read needs it: the folder a write creates need not exist.
  */
-public class QuiverTable implements SupportsRead {
+public class QuiverTable implements SupportsRead, SupportsWrite {
     private final SparkSession session;
     private final CaseInsensitiveStringMap options;
     private final QuiverReadOptions readOptions;
-    private final QuiverFileListing listing;
+    private QuiverFileListing listing;            // null until a read needs it (unlisted tables)
     private final StructType userSchema;
+    private final Transform[] givenPartitioning;  // unlisted tables: as given; else null
     private final boolean caseSensitive;
     private List<FileFooter> footers;   // read on first need
     private StructType dataSchema;      // inferred on first need unless the user gave a schema
 
     protected QuiverTable(SparkSession session, CaseInsensitiveStringMap options, QuiverReadOptions readOptions,
             QuiverFileListing listing, StructType userSchema) {
+        this(session, options, readOptions, listing, userSchema, null);
+    }
+
+    private QuiverTable(SparkSession session, CaseInsensitiveStringMap options, QuiverReadOptions readOptions,
+            QuiverFileListing listing, StructType userSchema, Transform[] givenPartitioning) {
         this.session = session;
         this.options = options;
         this.readOptions = readOptions;
         this.listing = listing;
         this.userSchema = userSchema;
+        this.givenPartitioning = givenPartitioning;
         this.caseSensitive = org.apache.spark.sql.internal.SQLConf.get().caseSensitiveAnalysis();
-        if (userSchema != null) {
+        if (userSchema != null && listing != null) {
             this.dataSchema = withoutPartitionColumns(userSchema);
         }
     }
@@ -61,9 +78,27 @@ public class QuiverTable implements SupportsRead {
         return new QuiverTable(session, options, readOptions, listing, userSchema);
     }
 
+    /**
+     * The table of {@code schema} partitioned by {@code partitioning}, as
+     * given, over the folder {@code options} names, which is not listed
+     * (nor required to exist) until a read needs it.
+     */
+    public static QuiverTable unlisted(SparkSession session, CaseInsensitiveStringMap options, StructType schema,
+            Transform[] partitioning) {
+        return new QuiverTable(session, options, QuiverReadOptions.parse(options), null, schema,
+                partitioning == null ? new Transform[0] : partitioning.clone());
+    }
+
     @Override
     public String name() {
-        return "quiver " + String.join(", ", listing.rootPaths());
+        QuiverFileListing l;
+        synchronized (this) {
+            l = listing;
+        }
+        if (l == null) {
+            return "quiver " + String.join(", ", QuiverFileListing.paths(options));
+        }
+        return "quiver " + String.join(", ", l.rootPaths());
     }
 
     /** Deprecated in Spark 4 for columns(), whose default derives from it. */
@@ -75,9 +110,12 @@ public class QuiverTable implements SupportsRead {
 
     /** Data columns then partition columns. */
     public StructType fullSchema() {
+        if (givenPartitioning != null) {
+            return userSchema;
+        }
         StructType data = dataSchema();
         List<StructField> all = new ArrayList<>(List.of(data.fields()));
-        all.addAll(List.of(listing.partitionSchema().fields()));
+        all.addAll(List.of(listing().partitionSchema().fields()));
         return new StructType(all.toArray(new StructField[0]));
     }
 
@@ -88,7 +126,10 @@ public class QuiverTable implements SupportsRead {
 
     @Override
     public Transform[] partitioning() {
-        StructField[] p = listing.partitionSchema().fields();
+        if (givenPartitioning != null) {
+            return givenPartitioning.clone();
+        }
+        StructField[] p = listing().partitionSchema().fields();
         Transform[] out = new Transform[p.length];
         for (int i = 0; i < p.length; i++) {
             out[i] = Expressions.identity(p[i].name());
@@ -98,7 +139,17 @@ public class QuiverTable implements SupportsRead {
 
     @Override
     public Set<TableCapability> capabilities() {
-        return EnumSet.of(TableCapability.BATCH_READ);
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.TRUNCATE);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+        return new QuiverWriteBuilder(this, info);
+    }
+
+    /** The options the table was made with (path included). */
+    public CaseInsensitiveStringMap options() {
+        return options;
     }
 
     @Override
@@ -118,7 +169,11 @@ public class QuiverTable implements SupportsRead {
         return session;
     }
 
-    public QuiverFileListing listing() {
+    /** The listing of the table's folder (listed now if it was not yet: an unlisted table's). */
+    public synchronized QuiverFileListing listing() {
+        if (listing == null) {
+            listing = QuiverFileListing.list(session, options, userSchema);
+        }
         return listing;
     }
 
@@ -131,17 +186,20 @@ public class QuiverTable implements SupportsRead {
     }
 
     public StructType partitionSchema() {
-        return listing.partitionSchema();
+        return listing().partitionSchema();
     }
 
     /** The data columns (without partition columns): the user's, or merged from the footers. */
     public synchronized StructType dataSchema() {
+        if (dataSchema == null && userSchema != null) {
+            dataSchema = withoutPartitionColumns(userSchema);
+        }
         if (dataSchema == null) {
             List<FileFooter> f = footers();
             if (f.isEmpty()) {
                 // Spark's file sources cannot infer a schema from no files either.
                 throw new IllegalArgumentException("quiver: unable to infer the schema of "
-                        + String.join(", ", listing.rootPaths())
+                        + String.join(", ", listing().rootPaths())
                         + ": no Quiver files there; give the schema with .schema(...)");
             }
             dataSchema = withoutPartitionColumns(SchemaMerger.combine(f, readOptions.mergeSchema(), caseSensitive));
@@ -153,7 +211,7 @@ public class QuiverTable implements SupportsRead {
     public synchronized List<FileFooter> footers() {
         if (footers == null) {
             List<String> paths = new ArrayList<>();
-            for (QuiverFileListing.ListedFile f : listing.allFiles()) {
+            for (QuiverFileListing.ListedFile f : listing().allFiles()) {
                 paths.add(f.path());
             }
             footers = List.copyOf(FileFooter.readAll(paths));
@@ -163,7 +221,7 @@ public class QuiverTable implements SupportsRead {
 
     private StructType withoutPartitionColumns(StructType s) {
         Set<String> names = new HashSet<>();
-        for (StructField f : listing.partitionSchema().fields()) {
+        for (StructField f : listing().partitionSchema().fields()) {
             names.add(caseSensitive ? f.name() : f.name().toLowerCase(Locale.ROOT));
         }
         List<StructField> out = new ArrayList<>();

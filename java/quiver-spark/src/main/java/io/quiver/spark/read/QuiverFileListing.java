@@ -71,7 +71,7 @@ public final class QuiverFileListing {
     }
 
     /** The paths given, as Spark's file sources read them ({@code paths} then {@code path}). */
-    static List<String> paths(CaseInsensitiveStringMap options) {
+    public static List<String> paths(CaseInsensitiveStringMap options) {
         List<String> out = new ArrayList<>();
         String many = options.get("paths");
         if (many != null) {

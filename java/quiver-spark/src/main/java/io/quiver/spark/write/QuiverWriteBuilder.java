@@ -1,0 +1,223 @@
+package io.quiver.spark.write;
+
+import io.quiver.spark.QuiverTable;
+import io.quiver.spark.read.QuiverFileListing;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.expressions.NamedReference;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.AtomicType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * Checks a write on the driver, before any task runs, and plans it:
+ * append, or overwrite ({@link #truncate}: SaveMode.Overwrite).
+ *
+ * <p>Refused, each with a message naming what is wrong: no path or several
+ * paths; a path that is not a local file path; a path that is a file, not a
+ * folder; partition columns that are not columns of the DataFrame, appear
+ * twice, are all the columns, or are not of an atomic type (struct, array,
+ * map); a partitioning other than plain columns; {@code __partition_columns}
+ * disagreeing with the table's partitioning; a column type Quiver cannot
+ * store; and appending to a folder whose files are partitioned by other
+ * columns than the write's (with none when partitionBy is missing), naming
+ * both.
+ */
+public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate {
+    private final QuiverTable table;
+    private final LogicalWriteInfo info;
+    private boolean truncate;
+
+    public QuiverWriteBuilder(QuiverTable table, LogicalWriteInfo info) {
+        this.table = table;
+        this.info = info;
+    }
+
+    @Override
+    public WriteBuilder truncate() {
+        truncate = true;
+        return this;
+    }
+
+    @Override
+    public Write build() {
+        Map<String, String> all = new HashMap<>(table.options().asCaseSensitiveMap());
+        all.putAll(info.options().asCaseSensitiveMap());
+        CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(all);
+        QuiverWriteOptions parsed = QuiverWriteOptions.parse(options);
+        Path target = target(options);
+        StructType schema = info.schema();
+        boolean caseSensitive = SQLConf.get().caseSensitiveAnalysis();
+        List<String> partitionBy = partitionColumns(table.partitioning(), parsed.partitionColumns());
+        int[] ordinals = ordinals(schema, partitionBy, caseSensitive);
+        List<String> names = new ArrayList<>();
+        for (int o : ordinals) {
+            names.add(schema.fields()[o].name());
+        }
+        // Refuses a type Quiver cannot store now, naming the column, rather than in every task.
+        ArrowRowWriter.arrowSchema(PartitionedDataWriter.dataSchema(schema, ordinals));
+        if (Files.exists(target) && !Files.isDirectory(target)) {
+            throw new IllegalArgumentException("quiver: cannot write to '" + target
+                    + "': it is a file; Quiver writes a folder of files");
+        }
+        if (!truncate) {
+            checkExistingPartitioning(target, names, caseSensitive, options);
+        }
+        return new QuiverWrite(target.toString(), schema, ordinals, parsed, SQLConf.get().sessionLocalTimeZone(),
+                truncate);
+    }
+
+    /** The folder written: {@code path}, local, absolute. */
+    static Path target(CaseInsensitiveStringMap options) {
+        if (options.get("paths") != null) {
+            throw new IllegalArgumentException("quiver: a write takes one path (save(path)), not several");
+        }
+        String p = options.get("path");
+        if (p == null || p.isEmpty()) {
+            throw new IllegalArgumentException("quiver: no path to write to: use save(path)");
+        }
+        java.net.URI u = new org.apache.hadoop.fs.Path(p).toUri();
+        if (u.getScheme() != null && !"file".equals(u.getScheme())) {
+            throw new UnsupportedOperationException("quiver: cannot write to '" + p + "': Quiver writes files of "
+                    + "the local file system (scheme file:) only");
+        }
+        return Paths.get(u.getPath()).toAbsolutePath().normalize();
+    }
+
+    /** partitionBy's columns: the table's identity transforms, or {@code __partition_columns}; both must agree. */
+    static List<String> partitionColumns(Transform[] partitioning, List<String> fromOption) {
+        List<String> fromTable = new ArrayList<>();
+        for (Transform t : partitioning) {
+            NamedReference[] refs = t.references();
+            if (!"identity".equals(t.name()) || refs.length != 1 || refs[0].fieldNames().length != 1) {
+                throw new UnsupportedOperationException("quiver: cannot write with partitioning " + t.describe()
+                        + ": only partitionBy over top-level columns is supported");
+            }
+            fromTable.add(refs[0].fieldNames()[0]);
+        }
+        if (fromOption == null) {
+            return fromTable;
+        }
+        if (!fromTable.isEmpty() && !fromTable.equals(fromOption)) {
+            throw new IllegalArgumentException("quiver option '" + QuiverWriteOptions.PARTITION_COLUMNS + "' "
+                    + fromOption + " disagrees with the partitioning " + fromTable);
+        }
+        return fromOption;
+    }
+
+    static int[] ordinals(StructType schema, List<String> names, boolean caseSensitive) {
+        int[] out = new int[names.size()];
+        Set<Integer> seen = new HashSet<>();
+        for (int i = 0; i < names.size(); i++) {
+            String n = names.get(i);
+            int found = -1;
+            for (int j = 0; j < schema.length(); j++) {
+                String f = schema.fields()[j].name();
+                if (caseSensitive ? f.equals(n) : f.equalsIgnoreCase(n)) {
+                    found = j;
+                    break;
+                }
+            }
+            if (found < 0) {
+                throw new IllegalArgumentException("quiver: partition column '" + n + "' is not a column of the "
+                        + "data (" + String.join(", ", schema.fieldNames()) + ")");
+            }
+            if (!seen.add(found)) {
+                throw new IllegalArgumentException("quiver: partition column '" + n + "' is given twice");
+            }
+            StructField f = schema.fields()[found];
+            if (!(f.dataType() instanceof AtomicType)) {
+                throw new IllegalArgumentException("quiver: cannot partition by '" + f.name() + "' of type "
+                        + f.dataType().simpleString() + ": partition columns must be of an atomic type");
+            }
+            out[i] = found;
+        }
+        if (out.length > 0 && out.length == schema.length()) {
+            throw new IllegalArgumentException("quiver: cannot use all columns (" + String.join(", ", names)
+                    + ") as partition columns: no data would be left in the files");
+        }
+        return out;
+    }
+
+    /**
+     * An append must lay its files out as the folder's are: the same
+     * partition columns in the same order (none for none). A folder without
+     * files takes any layout.
+     */
+    private static void checkExistingPartitioning(Path target, List<String> names, boolean caseSensitive,
+            CaseInsensitiveStringMap options) {
+        if (!hasData(target)) {
+            return;
+        }
+        Map<String, String> listOptions = new HashMap<>();
+        listOptions.put("path", target.toString());
+        String glob = options.get("pathGlobFilter");
+        if (glob != null) {
+            listOptions.put("pathGlobFilter", glob);
+        }
+        QuiverFileListing listing;
+        try {
+            listing = QuiverFileListing.list(SparkSession.active(), new CaseInsensitiveStringMap(listOptions), null);
+            if (listing.allFiles().isEmpty()) {
+                return;
+            }
+        } catch (RuntimeException e) {
+            throw new IllegalArgumentException("quiver: cannot append to '" + target + "': its files could not be "
+                    + "listed to check their partitioning: " + e.getMessage(), e);
+        }
+        List<String> existing = List.of(listing.partitionSchema().fieldNames());
+        boolean same = existing.size() == names.size();
+        for (int i = 0; same && i < names.size(); i++) {
+            same = caseSensitive ? existing.get(i).equals(names.get(i)) : existing.get(i).equalsIgnoreCase(names.get(i));
+        }
+        if (!same) {
+            throw new IllegalArgumentException("quiver: cannot append to '" + target + "': its files are "
+                    + (existing.isEmpty() ? "not partitioned" : "partitioned by " + existing) + ", the write is "
+                    + (names.isEmpty() ? "not partitioned (no partitionBy)" : "partitioned by " + names)
+                    + "; append with " + (existing.isEmpty() ? "no partitionBy"
+                            : ".partitionBy(\"" + String.join("\", \"", existing) + "\")")
+                    + ", or replace the data with mode(\"overwrite\")");
+        }
+    }
+
+    /** Whether the folder holds anything a reader would list (names starting with _ or . are not). */
+    private static boolean hasData(Path target) {
+        if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS) && !Files.isDirectory(target)) {
+            return false;
+        }
+        try (DirectoryStream<Path> s = Files.newDirectoryStream(target)) {
+            for (Path p : s) {
+                String n = p.getFileName().toString();
+                if (!n.startsWith(".") && !(n.startsWith("_") && !n.contains("="))) {
+                    return true;
+                }
+            }
+        } catch (IOException e) {
+            throw new IllegalArgumentException("quiver: cannot append to '" + target + "': " + e, e);
+        }
+        return false;
+    }
+
+    @Override
+    public String toString() {
+        return "QuiverWriteBuilder[" + table.name() + (truncate ? ", overwrite" : "") + "]";
+    }
+}

@@ -1,0 +1,173 @@
+package io.quiver.spark.write;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.Serializable;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The write options of {@code df.write.format("quiver")}, parsed in one
+ * place on the driver, before any task runs. Keys are case-insensitive as
+ * Spark's own options are; a value that does not parse, or is out of range,
+ * is refused with an {@link IllegalArgumentException} naming the option and
+ * the value.
+ *
+ * <ul>
+ * <li>{@code rowGroupRows}: rows per row group of each file; {@code 0} (the
+ *     default) is the native writer's default.</li>
+ * <li>{@code batchRows}: rows gathered into one Arrow batch before it is
+ *     handed to the native writer (default {@value #DEFAULT_BATCH_ROWS}).</li>
+ * <li>{@code compact}: {@code true} lets zstd / lz4 win where they are
+ *     smaller (default false).</li>
+ * <li>{@code maxInFlight}: row groups each file's background encoder may
+ *     hold; {@code 0} (the default) is the native default, {@code -1}
+ *     encodes on the task thread.</li>
+ * <li>{@code maxOpenFiles}: partition writers a task keeps open at once
+ *     (default {@value #DEFAULT_MAX_OPEN_FILES}); beyond it the least
+ *     recently used is finished and a later row of its partition starts a
+ *     new file.</li>
+ * <li>{@code __partition_columns}: the columns of {@code partitionBy}, a
+ *     JSON array of names, as Spark passes them to V1 sources (Spark 4's V2
+ *     path passes the table's partitioning instead; both are accepted and
+ *     must agree).</li>
+ * </ul>
+ *
+ * <p>The default batch is {@value #DEFAULT_BATCH_ROWS} rows: large enough
+ * that the per-batch costs (an export through the C Data interface, a
+ * native call) are spread thin, small enough that a task's Arrow vectors of
+ * a wide row stay a few MiB; vectors start at 64 slots and grow, so a
+ * writer of few rows never holds a batch's worth.
+ */
+public final class QuiverWriteOptions implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final String ROW_GROUP_ROWS = "rowGroupRows";
+    public static final String BATCH_ROWS = "batchRows";
+    public static final String COMPACT = "compact";
+    public static final String MAX_IN_FLIGHT = "maxInFlight";
+    public static final String MAX_OPEN_FILES = "maxOpenFiles";
+    /** Spark's key for partitionBy's columns (DataSourceUtils.PARTITIONING_COLUMNS_KEY). */
+    public static final String PARTITION_COLUMNS = "__partition_columns";
+
+    public static final int DEFAULT_BATCH_ROWS = 8192;
+    public static final int DEFAULT_MAX_OPEN_FILES = 256;
+    /** The native writer's bound on sealed row groups waiting for its encoder; more only holds memory. */
+    private static final int MAX_IN_FLIGHT_LIMIT = 64;
+    private static final int MAX_OPEN_FILES_LIMIT = 100_000;
+
+    private final long rowGroupRows;
+    private final int batchRows;
+    private final boolean compact;
+    private final int maxInFlight;
+    private final int maxOpenFiles;
+    private final List<String> partitionColumns; // null: the option was not given
+
+    private QuiverWriteOptions(long rowGroupRows, int batchRows, boolean compact, int maxInFlight, int maxOpenFiles,
+            List<String> partitionColumns) {
+        this.rowGroupRows = rowGroupRows;
+        this.batchRows = batchRows;
+        this.compact = compact;
+        this.maxInFlight = maxInFlight;
+        this.maxOpenFiles = maxOpenFiles;
+        this.partitionColumns = partitionColumns;
+    }
+
+    /** Parses {@code options} (a Spark options map; lookups ignore case). */
+    public static QuiverWriteOptions parse(Map<String, String> options) {
+        CaseInsensitiveStringMap o = options instanceof CaseInsensitiveStringMap c ? c
+                : new CaseInsensitiveStringMap(options == null ? Map.of() : options);
+        long rowGroupRows = longOption(o, ROW_GROUP_ROWS, 0, 0, Long.MAX_VALUE);
+        int batchRows = (int) longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, Integer.MAX_VALUE);
+        boolean compact = booleanOption(o, COMPACT, false);
+        int maxInFlight = (int) longOption(o, MAX_IN_FLIGHT, 0, -1, MAX_IN_FLIGHT_LIMIT);
+        int maxOpenFiles = (int) longOption(o, MAX_OPEN_FILES, DEFAULT_MAX_OPEN_FILES, 1, MAX_OPEN_FILES_LIMIT);
+        return new QuiverWriteOptions(rowGroupRows, batchRows, compact, maxInFlight, maxOpenFiles,
+                partitionColumns(o.get(PARTITION_COLUMNS)));
+    }
+
+    private static List<String> partitionColumns(String json) {
+        if (json == null) {
+            return null;
+        }
+        String[] names;
+        try {
+            names = new ObjectMapper().readValue(json, String[].class);
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("quiver option '" + PARTITION_COLUMNS
+                    + "': not a JSON array of column names: " + json, e);
+        }
+        if (names == null) {
+            throw new IllegalArgumentException("quiver option '" + PARTITION_COLUMNS
+                    + "': not a JSON array of column names: " + json);
+        }
+        for (String n : names) {
+            if (n == null || n.isEmpty()) {
+                throw new IllegalArgumentException("quiver option '" + PARTITION_COLUMNS
+                        + "': a column name is empty or null: " + json);
+            }
+        }
+        return List.of(names);
+    }
+
+    private static long longOption(CaseInsensitiveStringMap o, String key, long dflt, long min, long max) {
+        String v = o.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        long n;
+        try {
+            n = Long.parseLong(v.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("quiver option '" + key + "': '" + v + "' is not an integer", e);
+        }
+        if (n < min || n > max) {
+            throw new IllegalArgumentException("quiver option '" + key + "': " + n + " is out of range ["
+                    + min + ", " + max + "]");
+        }
+        return n;
+    }
+
+    private static boolean booleanOption(CaseInsensitiveStringMap o, String key, boolean dflt) {
+        String v = o.get(key);
+        if (v == null) {
+            return dflt;
+        }
+        switch (v.trim().toLowerCase(Locale.ROOT)) {
+            case "true":
+                return true;
+            case "false":
+                return false;
+            default:
+                throw new IllegalArgumentException("quiver option '" + key + "': '" + v
+                        + "' is not a boolean (true or false)");
+        }
+    }
+
+    public long rowGroupRows() {
+        return rowGroupRows;
+    }
+
+    public int batchRows() {
+        return batchRows;
+    }
+
+    public boolean compact() {
+        return compact;
+    }
+
+    public int maxInFlight() {
+        return maxInFlight;
+    }
+
+    public int maxOpenFiles() {
+        return maxOpenFiles;
+    }
+
+    /** The names {@code __partition_columns} gave, or null when it was not given. */
+    public List<String> partitionColumns() {
+        return partitionColumns;
+    }
+}
