@@ -236,7 +236,8 @@ final class SparkWriteBench {
         double mib = 1048576.0;
         System.out.printf(Locale.ROOT, "%n%d open one-row writers (partitionBy p, every column type, %d files"
                 + " written): Arrow %.2f MiB + native pool reserved %.2f MiB (used %.2f) = %.2f MiB held"
-                + " (target <= 16); the task is charged %.2f MiB; JVM direct buffers +%.2f MiB; RSS +%.1f MiB%n",
+                + " (target <= 16); the task is charged %.2f MiB;%n    the JVM's \"direct\" buffer pool"
+                + " +%.2f MiB (Arrow and the native pool allocate outside it); RSS +%.1f MiB%n",
                 open, files, h[0] / mib, h[1] / mib, h[2] / mib, (h[0] + h[1]) / mib, h[3] / mib, h[4] / mib,
                 h[5] / mib);
         String kase = "open_writers_200";
