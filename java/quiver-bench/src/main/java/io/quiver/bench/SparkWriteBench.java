@@ -124,21 +124,23 @@ final class SparkWriteBench {
                     BenchRecords.median(tp), ratio, "<=0.6", BenchRecords.median(aq), BenchRecords.median(ap),
                     "<=" + (int) allocTargets[k], q.get(0).fileBytes / 1048576.0, p.get(0).fileBytes / 1048576.0);
             String kase = "write_" + kinds[k].name().toLowerCase(Locale.ROOT);
-            for (Object[] v : new Object[][] {{"quiver", tq, aq, q}, {"parquet", tp, ap, p}}) {
-                String variant = (String) v[0];
-                records.add(kase, variant, "time", "min", BenchRecords.min((double[]) v[1]), "ms");
-                records.add(kase, variant, "time", "median", BenchRecords.median((double[]) v[1]), "ms");
-                records.add(kase, variant, "alloc_per_row", "median", BenchRecords.median((double[]) v[2]), "bytes");
-                records.add(kase, variant, "alloc_per_row", "min", BenchRecords.min((double[]) v[2]), "bytes");
-                @SuppressWarnings("unchecked")
-                List<Run> rs = (List<Run>) v[3];
-                records.add(kase, variant, "file_size", "value", rs.get(0).fileBytes, "bytes");
-            }
+            addRuns(kase, "quiver", q);
+            addRuns(kase, "parquet", p);
             records.add(kase, "quiver_over_parquet", "time_ratio", "median", ratio, "x");
             records.add(kase, "quiver_over_parquet", "time_ratio", "min", BenchRecords.min(tq) / BenchRecords.min(tp),
                     "x");
             records.add(kase, "rows", "rows", "value", rows, "rows");
         }
+    }
+
+    private void addRuns(String kase, String variant, List<Run> runs) {
+        double[] t = runs.stream().mapToDouble(Run::ms).toArray();
+        double[] a = runs.stream().mapToDouble(Run::bytesPerRow).toArray();
+        records.add(kase, variant, "time", "min", BenchRecords.min(t), "ms");
+        records.add(kase, variant, "time", "median", BenchRecords.median(t), "ms");
+        records.add(kase, variant, "alloc_per_row", "median", BenchRecords.median(a), "bytes");
+        records.add(kase, variant, "alloc_per_row", "min", BenchRecords.min(a), "bytes");
+        records.add(kase, variant, "file_size", "value", runs.get(0).fileBytes, "bytes");
     }
 
     private Run quiverRun(WriteRows data, long rows) throws Exception {
