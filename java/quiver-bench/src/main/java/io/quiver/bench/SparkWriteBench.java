@@ -208,7 +208,6 @@ final class SparkWriteBench {
             PoolStats s0 = tm.pool().stats();
             long charged0 = tm.getUsed();
             long direct0 = direct.getMemoryUsed();
-            long rss0 = rss();
             DataWriter<InternalRow> w = job.open(ctx.partitionId(), ctx.taskAttemptId());
             WriterCommitMessage msg;
             long[] held;
@@ -217,8 +216,7 @@ final class SparkWriteBench {
                 data.feed(open, w::write);
                 PoolStats s1 = tm.pool().stats();
                 held = new long[] {tm.writeAllocator().getAllocatedMemory() - arrow0, s1.reserved() - s0.reserved(),
-                    s1.used() - s0.used(), tm.getUsed() - charged0, direct.getMemoryUsed() - direct0,
-                    rss() - rss0, tm.writeAllocator().getPeakMemoryAllocation()};
+                    s1.used() - s0.used(), tm.getUsed() - charged0, direct.getMemoryUsed() - direct0};
                 msg = w.commit();
             } catch (Exception | Error e) {
                 w.abort();
@@ -239,9 +237,8 @@ final class SparkWriteBench {
         System.out.printf(Locale.ROOT, "%n%d open one-row writers (partitionBy p, every column type, %d files"
                 + " written): Arrow %.2f MiB + native pool reserved %.2f MiB (used %.2f) = %.2f MiB held"
                 + " (target <= 16); the task is charged %.2f MiB;%n    the JVM's \"direct\" buffer pool"
-                + " +%.2f MiB (Arrow and the native pool allocate outside it); RSS +%.1f MiB%n",
-                open, files, h[0] / mib, h[1] / mib, h[2] / mib, (h[0] + h[1]) / mib, h[3] / mib, h[4] / mib,
-                h[5] / mib);
+                + " +%.2f MiB (Arrow and the native pool allocate outside it)%n",
+                open, files, h[0] / mib, h[1] / mib, h[2] / mib, (h[0] + h[1]) / mib, h[3] / mib, h[4] / mib);
         String kase = "open_writers_200";
         records.add(kase, "quiver", "arrow_allocated", "value", h[0], "bytes");
         records.add(kase, "quiver", "native_pool_reserved", "value", h[1], "bytes");
@@ -249,21 +246,7 @@ final class SparkWriteBench {
         records.add(kase, "quiver", "direct_memory_held", "value", h[0] + h[1], "bytes");
         records.add(kase, "quiver", "task_memory_charged", "value", h[3], "bytes");
         records.add(kase, "quiver", "jvm_direct_buffers", "value", h[4], "bytes");
-        records.add(kase, "quiver", "rss_growth", "value", h[5], "bytes");
         records.add(kase, "quiver", "files", "value", files, "files");
-    }
-
-    private static long rss() {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-                }
-            }
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return 0;
     }
 
     // ---- 3. lineitem through df.write ----
