@@ -408,6 +408,49 @@ static void test_encoding_failure_names_row_group_and_column(void **state) {
     env_done(&e);
 }
 
+/* Rows the row builder holds past a row group's size (no end_rows yet), then
+ * an owned batch and a copied one: the builder's rows make one row group, in
+ * order, and the batches go on from there. */
+static void test_row_builder_past_row_group_then_batches(void **state) {
+    (void)state;
+    struct env e;
+    env_init(&e);
+    char path[512];
+    tu_path(path, sizeof path, "owned_rows_past.qvr");
+    struct qv_writer_options o = {.row_group_rows = 100, .max_in_flight = QV_WRITER_INLINE};
+    struct qv_writer *w;
+    struct qv_error err;
+    struct tracker t;
+    tracker_init(&t);
+    for (int copy = 0; copy < 2; copy++) {
+        assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
+        uint64_t seed = 3;
+        assert_int_equal(rb_append_rows(qv_writer_builder(w), 150, &seed, &RO), 0);
+        struct ArrowArray b, tr;
+        assert_int_equal(rb_batch(e.s, 50, 4, &RO, e.r, &b), 0);
+        assert_int_equal(tracker_wrap(&t, &b, 0, 50, &tr), 0);
+        if (copy) {
+            assert_int_equal(qv_writer_write(w, &tr, &err), 0);
+            tr.release(&tr);
+        } else {
+            int rc = qv_writer_write_owned(w, &tr, &err);
+            if (rc) fail_msg("write_owned: %s", err.message);
+        }
+        assert_int_equal(qv_writer_rows_written(w), 150);
+        assert_int_equal(qv_writer_finish(w, &err), 0);
+        qv_writer_close(w);
+        struct qv_reader *rd;
+        assert_int_equal(qv_reader_open(path, NULL, e.r, &rd, &err), 0);
+        assert_int_equal(qv_reader_num_row_groups(rd), 2);
+        assert_int_equal(qv_reader_row_group_rows(rd, 0), 150);
+        assert_int_equal(qv_reader_row_group_rows(rd, 1), 50);
+        qv_reader_close(rd);
+    }
+    assert_int_equal(tracker_live(&t), 0);
+    unlink(path);
+    env_done(&e);
+}
+
 static void test_bad_max_in_flight(void **state) {
     (void)state;
     struct env e;
@@ -488,6 +531,7 @@ int main(void) {
         cmocka_unit_test(test_close_without_finish_releases_all),
         cmocka_unit_test(test_full_disk),
         cmocka_unit_test(test_encoding_failure_names_row_group_and_column),
+        cmocka_unit_test(test_row_builder_past_row_group_then_batches),
         cmocka_unit_test(test_bad_max_in_flight),
         cmocka_unit_test(test_small_start),
     };

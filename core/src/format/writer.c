@@ -247,6 +247,12 @@ int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct 
     for (int64_t done = 0; done < batch->length;) {
         int64_t room = w->opts.row_group_rows - qv_builder_num_rows(w->builder) -
                        (w->open ? w->open->rows : 0);
+        if (room <= 0) {
+            /* Rows the row builder appended past the row group's size. */
+            rc = qv__writer_seal(w, err);
+            if (rc) return rc;
+            continue;
+        }
         int64_t n = batch->length - done;
         if (n > room) n = room;
         if (n > 65536) n = 65536;
@@ -295,6 +301,11 @@ int qv_writer_write_owned(struct qv_writer *w, struct ArrowArray *batch, struct 
     for (int64_t done = 0; !rc && done < moved.length;) {
         int64_t n = moved.length - done;
         int64_t room = w->opts.row_group_rows - (w->open ? w->open->rows : 0);
+        if (room <= 0) {
+            /* The builder's rows filled the row group already. */
+            rc = qv__writer_seal(w, err);
+            continue;
+        }
         if (n > room) n = room;
         uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
         uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, &moved, done, n);

@@ -19,7 +19,11 @@
 #include "format/writer_internal.h"
 
 static void note_path(struct qv_writer *w, const char *path) {
-    if (!w->fail_path[0]) snprintf(w->fail_path, sizeof w->fail_path, "%s", path);
+    if (w->fail_path[0]) return;
+    size_t n = strlen(path);
+    if (n >= sizeof w->fail_path) n = sizeof w->fail_path - 1;
+    memcpy(w->fail_path, path, n);
+    w->fail_path[n] = 0;
 }
 
 /* Encodes one segment and writes it. */

@@ -71,7 +71,7 @@ struct qv_writer {
     struct qv__wbuf rgdir;  /* the current row group's chunk records */
     int64_t enc_row_groups; /* row groups written to the file (encoder side) */
     struct qv_builder *joiner; /* joins a column of several pieces; on er */
-    char fail_path[256];    /* the field an encoding failure happened at */
+    char fail_path[512];    /* the field an encoding failure happened at */
 
     /* Caller side. */
     struct qv__rowgroup *open;  /* the row group in the making (NULL: none) */
