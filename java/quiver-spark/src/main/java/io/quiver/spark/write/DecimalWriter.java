@@ -18,7 +18,10 @@ import org.apache.spark.unsafe.Platform;
  * long. Spark's unsafe rows and arrays hold exactly that long, so it is
  * read with {@code getLong} (no {@link Decimal} object is made) and stored
  * sign-extended; other rows hold a {@link Decimal}, whose unscaled long is
- * taken when its scale is the column's. Wider decimals go through
+ * taken when its scale is the column's. Wider decimals are kept by unsafe
+ * rows and arrays as the big-endian two's complement bytes of the unscaled
+ * value (at most 16): they are read from there into the two longs of the
+ * slot, again without an object; other rows' wider decimals go through
  * {@link BigDecimal}. Either way a value outside the column's precision,
  * or one whose scale cannot be made the column's without rounding, is an
  * error naming the value, never written rounded or wrapped.
@@ -110,14 +113,31 @@ abstract class DecimalWriter extends FixedWidthWriter {
         }
     }
 
-    /** Precision above 18: through BigDecimal. */
+    /** Precision above 18: from an unsafe row's bytes, or through BigDecimal. */
     static final class Wide extends DecimalWriter {
+        /** 10^precision as a 128-bit integer: magnitudes must lie below it. */
+        private final long boundHi;
+        private final long boundLo;
+
         Wide(DecimalVector vector, String path, boolean nullable, int precision, int scale) {
             super(vector, path, nullable, precision, scale);
+            BigInteger bound = BigInteger.TEN.pow(precision);
+            this.boundLo = bound.longValue();
+            this.boundHi = bound.shiftRight(64).longValue();
         }
 
         @Override
         void writeValue(SpecializedGetters in, int ordinal, int slot) {
+            if (in instanceof UnsafeRow r) {
+                long offsetAndSize = r.getLong(ordinal);
+                fromBytes(slot, r.getBaseObject(), r.getBaseOffset() + (int) (offsetAndSize >> 32), (int) offsetAndSize);
+                return;
+            }
+            if (in instanceof UnsafeArrayData a) {
+                long offsetAndSize = a.getLong(ordinal);
+                fromBytes(slot, a.getBaseObject(), a.getBaseOffset() + (int) (offsetAndSize >> 32), (int) offsetAndSize);
+                return;
+            }
             BigDecimal d = atScale(in.getDecimal(ordinal, precision, scale).toJavaBigDecimal());
             if (d.precision() > precision && d.signum() != 0) {
                 throw overflow(d.toPlainString());
@@ -125,5 +145,36 @@ abstract class DecimalWriter extends FixedWidthWriter {
             BigInteger u = d.unscaledValue();
             store(slot, u.longValue(), u.shiftRight(64).longValue());
         }
+
+        /** The unscaled value from its {@code length} big-endian two's complement bytes at {@code address}. */
+        private void fromBytes(int slot, Object base, long address, int length) {
+            if (length < 1 || length > 16) {
+                throw new FieldWriteException(path, "the row holds a decimal of " + length
+                        + " bytes, not 1 to 16: not a " + type());
+            }
+            // Sign-extend from the first byte, then shift the bytes in.
+            long hi = Platform.getByte(base, address) < 0 ? -1L : 0L;
+            long lo = hi;
+            for (int i = 0; i < length; i++) {
+                hi = (hi << 8) | (lo >>> 56);
+                lo = (lo << 8) | (Platform.getByte(base, address + i) & 0xFF);
+            }
+            // The magnitude, compared (unsigned) with 10^precision.
+            long mHi = hi;
+            long mLo = lo;
+            if (hi < 0) {
+                mLo = -lo;
+                mHi = ~hi + (lo == 0 ? 1 : 0);
+            }
+            int c = Long.compareUnsigned(mHi, boundHi);
+            if (c > 0 || (c == 0 && Long.compareUnsigned(mLo, boundLo) >= 0)) {
+                BigInteger u = BigInteger.valueOf(hi).shiftLeft(64).or(BigInteger.valueOf(lo).and(LOW_64));
+                throw overflow(new BigDecimal(u, scale).toPlainString());
+            }
+            store(slot, lo, hi);
+        }
     }
+
+    /** 2^64 - 1: the low 64 bits of a two-long integer, unsigned. */
+    private static final BigInteger LOW_64 = BigInteger.ONE.shiftLeft(64).subtract(BigInteger.ONE);
 }

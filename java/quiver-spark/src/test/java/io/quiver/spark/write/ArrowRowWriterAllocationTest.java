@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(300)
 class ArrowRowWriterAllocationTest {
     private static final int BATCH_ROWS = 8192;
-    private static final int WARMUP_ROWS = 300_000;
+    private static final int WARMUP_ROWS = 1_000_000;
     private static final int MEASURED_ROWS = 500_000;
 
     static StructType fiveLongs() {
@@ -64,7 +64,11 @@ class ArrowRowWriterAllocationTest {
                 .add("m", DataTypes.createMapType(DataTypes.StringType, DataTypes.LongType));
     }
 
-    /** Bytes per row over {@link #MEASURED_ROWS} rows of {@code schema}, after a warm-up. */
+    /**
+     * Bytes per row over {@link #MEASURED_ROWS} rows of {@code schema},
+     * after a warm-up; the time per row is printed beside it, for
+     * information only (a shared machine's times prove nothing).
+     */
     static double bytesPerRow(StructType schema, long seed) {
         List<GenericInternalRow> generic = TestRows.rows(schema, 2048, seed);
         UnsafeProjection p = UnsafeProjection.create(schema);
@@ -76,10 +80,40 @@ class ArrowRowWriterAllocationTest {
         try (BufferAllocator allocator = new RootAllocator();
                 ArrowRowWriter w = new ArrowRowWriter(schema, allocator, BATCH_ROWS)) {
             run(w, rows, WARMUP_ROWS);
+            baseline(schema, rows, mx);
             long before = mx.getCurrentThreadAllocatedBytes();
+            long t0 = System.nanoTime();
+            long c0 = mx.getCurrentThreadCpuTime();
             run(w, rows, MEASURED_ROWS);
+            long c1 = mx.getCurrentThreadCpuTime();
+            long t1 = System.nanoTime();
             long after = mx.getCurrentThreadAllocatedBytes();
+            System.out.printf("time: %d columns, %.1f ns/row wall, %.1f ns/row thread CPU%n", schema.size(),
+                    (t1 - t0) / (double) MEASURED_ROWS, (c1 - c0) / (double) MEASURED_ROWS);
             return (after - before) / (double) MEASURED_ROWS;
+        }
+    }
+
+    /**
+     * The least any writer does, for scale: reading every value of the
+     * same rows as a long, with the null check (printed as "baseline").
+     */
+    private static void baseline(StructType schema, List<InternalRow> rows, com.sun.management.ThreadMXBean mx) {
+        int n = schema.size();
+        long sum = 0;
+        for (int pass = 0; pass < 2; pass++) {
+            long c0 = mx.getCurrentThreadCpuTime();
+            for (int i = 0; i < MEASURED_ROWS; i++) {
+                InternalRow r = rows.get(i % rows.size());
+                for (int c = 0; c < n; c++) {
+                    sum += r.isNullAt(c) ? 1 : r.getLong(c);
+                }
+            }
+            long c1 = mx.getCurrentThreadCpuTime();
+            if (pass == 1) {
+                System.out.printf("baseline: %d columns, reading each value as a long: %.1f ns/row thread CPU (%d)%n",
+                        n, (c1 - c0) / (double) MEASURED_ROWS, sum & 1);
+            }
         }
     }
 

@@ -340,6 +340,30 @@ class ArrowRowWriterTest {
     }
 
     @Test
+    void wideDecimalsFromUnsafeRowsAreCheckedAgainstThePrecision() {
+        // An unsafe row of decimal(38, 0) read as decimal(20, 0): the same
+        // bytes, so the writer's own check of the precision is what stands
+        // between a too-large value and the file.
+        StructType wide = new StructType().add("d", DataTypes.createDecimalType(38, 0));
+        StructType narrow = new StructType().add("d", DataTypes.createDecimalType(20, 0));
+        UnsafeProjection p = UnsafeProjection.create(wide);
+        BigDecimal max = new BigDecimal("99999999999999999999");
+        try (ArrowRowWriter w = new ArrowRowWriter(narrow, allocator, 10)) {
+            for (BigDecimal ok : new BigDecimal[] {max, max.negate(), BigDecimal.ZERO, new BigDecimal("-1")}) {
+                w.write(p.apply(new GenericInternalRow(new Object[] {Decimal.apply(ok)})));
+            }
+            InternalRow back = TestRows.asSpark(w.finishBatch()).getRow(1);
+            assertEquals(max.negate(), back.getDecimal(0, 20, 0).toJavaBigDecimal());
+            w.reset();
+            BigDecimal over = max.add(BigDecimal.ONE).negate();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> w.write(p.apply(new GenericInternalRow(new Object[] {Decimal.apply(over)}))));
+            assertTrue(e.getMessage().contains(over.toPlainString()) && e.getMessage().contains("decimal(20, 0)"),
+                    e.getMessage());
+        }
+    }
+
+    @Test
     void aNullInANonNullableFieldPoisons() {
         StructType schema = new StructType().add("a", DataTypes.LongType, false)
                 .add("l", DataTypes.createArrayType(DataTypes.IntegerType, false));
