@@ -202,15 +202,15 @@ final class StagedFileWriter implements AutoCloseable {
         WriterOptions.Builder b = WriterOptions.builder()
                 .rowGroupRows(options.rowGroupRows())
                 .compact(options.compact())
+                .maxInFlight(options.maxInFlight())
                 .pool(pool);
         writer = QuiverWriter.open(allocator, file, arrowSchema, b.build());
     }
 
     private void flush() {
         VectorSchemaRoot root = rows.finishBatch();
-        // The native writer takes the buffers over and clears the root.
-        writer.write(root);
-        root.clear();
+        // The native writer takes the buffers over (no copy) and clears the root, also when it fails.
+        writer.writeOwned(root);
         rows.reset();
     }
 
