@@ -35,7 +35,9 @@ import org.apache.spark.sql.SparkSession;
  * allocates on the heap outside it). The driver's peak RSS for Q1 is measured
  * in a fresh JVM per format (VmHWM of /proc/self/status after the query).
  * Then Quiver alone under other {@code threads} / {@code prefetch} options, the
- * measurement behind the defaults.
+ * measurement behind the defaults. Then, in the same session, the write
+ * figures ({@link SparkWriteBench}). {@code --part read} or {@code --part write}
+ * runs one half only.
  */
 public final class SparkBench {
     private static final String Q1 = "SELECT l_returnflag, l_linestatus, sum(l_quantity) AS sum_qty,"
@@ -71,7 +73,7 @@ public final class SparkBench {
     }
 
     public static void main(String[] args) throws Exception {
-        String quiver = null, parquet = null, json = null, rssFormat = null;
+        String quiver = null, parquet = null, json = null, rssFormat = null, part = "all";
         boolean quick = false;
         for (int i = 0; i < args.length; i++) {
             switch (args[i]) {
@@ -80,8 +82,10 @@ public final class SparkBench {
                 case "--json" -> json = args[++i];
                 case "--quick" -> quick = true;
                 case "--rss" -> rssFormat = args[++i];
+                case "--part" -> part = args[++i];
                 default -> {
-                    System.err.println("usage: SparkBench --quiver DIR --parquet DIR [--quick] [--json FILE]");
+                    System.err.println("usage: SparkBench --quiver DIR --parquet DIR [--quick] [--part read|write|all]"
+                            + " [--json FILE]");
                     System.exit(2);
                 }
             }
@@ -94,27 +98,43 @@ public final class SparkBench {
             rssChild(rssFormat, rssFormat.equals("quiver") ? quiver : parquet);
             return;
         }
+        if (!List.of("read", "write", "all").contains(part)) {
+            System.err.println("SparkBench: --part is read, write or all, not " + part);
+            System.exit(2);
+        }
+        boolean read = !part.equals("write");
         int runs = quick ? 2 : 5;
         SparkBench b;
         try (SparkSession spark = session()) {
             b = new SparkBench(spark);
-            b.run(quiver, parquet, runs, quick);
+            if (read) {
+                b.run(quiver, parquet, runs, quick);
+            }
+            if (!part.equals("read")) {
+                new SparkWriteBench(spark, b.records, quick).run(parquet);
+            }
         }
-        long rssQuiver = rssInChild("quiver", quiver, parquet);
-        long rssParquet = rssInChild("parquet", quiver, parquet);
-        System.out.printf(Locale.ROOT, "%nDriver peak RSS for Q1 (fresh JVM each, -Xmx of this JVM):"
-                + " quiver %.0f MiB, parquet %.0f MiB, ratio %.2f%n",
-                rssQuiver / 1048576.0, rssParquet / 1048576.0, (double) rssQuiver / rssParquet);
-        b.records.add("q1", "quiver", "driver_peak_rss", "value", rssQuiver, "bytes");
-        b.records.add("q1", "parquet", "driver_peak_rss", "value", rssParquet, "bytes");
-        b.records.add("q1", "quiver_over_parquet", "driver_peak_rss_ratio", "value",
-                (double) rssQuiver / rssParquet, "x");
+        if (read) {
+            b.rss(quiver, parquet);
+        }
         System.out.printf(Locale.ROOT, "load average when done: %s%n",
                 BenchRecords.loadAverage());
         if (json != null) {
             b.records.write(Path.of(json));
             System.out.println("wrote " + b.records.size() + " records to " + json);
         }
+    }
+
+    private void rss(String quiver, String parquet) throws Exception {
+        long rssQuiver = rssInChild("quiver", quiver, parquet);
+        long rssParquet = rssInChild("parquet", quiver, parquet);
+        System.out.printf(Locale.ROOT, "%nDriver peak RSS for Q1 (fresh JVM each, -Xmx of this JVM):"
+                + " quiver %.0f MiB, parquet %.0f MiB, ratio %.2f%n",
+                rssQuiver / 1048576.0, rssParquet / 1048576.0, (double) rssQuiver / rssParquet);
+        records.add("q1", "quiver", "driver_peak_rss", "value", rssQuiver, "bytes");
+        records.add("q1", "parquet", "driver_peak_rss", "value", rssParquet, "bytes");
+        records.add("q1", "quiver_over_parquet", "driver_peak_rss_ratio", "value",
+                (double) rssQuiver / rssParquet, "x");
     }
 
     static SparkSession session() {
