@@ -136,9 +136,8 @@ static void test_many_small_batches_one_row_group(void **state) {
     struct tracker t;
     tracker_init(&t);
     for (int i = 0; i < 100; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 20, 100 + (uint64_t)i, &OWNED_RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 20, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 20, 100 + (uint64_t)i, &tr);
         assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         /* Held, not copied, until the row group is written. */
         if (i < 99) {
@@ -172,9 +171,8 @@ static void test_straddling_batch_released_after_both(void **state) {
     struct tracker t;
     tracker_init(&t);
     for (int i = 0; i < 6; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 700, 200 + (uint64_t)i, &OWNED_RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 700, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 700, 200 + (uint64_t)i, &tr);
         assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         /* Batch i (rows 700i..700i+699) is released once the row group
          * holding its last row is written: after call i, batches
@@ -254,18 +252,16 @@ static void test_close_without_finish_releases_all(void **state) {
     for (int abort_first = 0; abort_first < 2; abort_first++) {
         assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
         for (int i = 0; i < 5; i++) {
-            struct ArrowArray b, tr;
-            assert_int_equal(rb_batch(e.s, 300, 300 + (uint64_t)i, &OWNED_RO, e.r, &b), 0);
-            assert_int_equal(tracker_wrap(&t, &b, 0, 300, &tr), 0);
+            struct ArrowArray tr;
+            owned_tracked_batch(&e, &t, 300, 300 + (uint64_t)i, &tr);
             assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         }
         assert_true(tracker_live(&t) > 0);
         if (abort_first) {
             qv_writer_abort(w);
             assert_int_equal(tracker_live(&t), 0);
-            struct ArrowArray b, tr;
-            assert_int_equal(rb_batch(e.s, 3, 9, &OWNED_RO, e.r, &b), 0);
-            assert_int_equal(tracker_wrap(&t, &b, 0, 3, &tr), 0);
+            struct ArrowArray tr;
+            owned_tracked_batch(&e, &t, 3, 9, &tr);
             assert_int_equal(qv_writer_write_owned(w, &tr, &err), ECANCELED);
             assert_null(tr.release);
         }
@@ -292,9 +288,8 @@ static void run_full_disk(int max_in_flight) {
     tracker_init(&t);
     int rc = 0;
     for (int i = 0; i < 40 && !rc; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 250, 400 + (uint64_t)i, &OWNED_RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 250, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 250, 400 + (uint64_t)i, &tr);
         rc = qv_writer_write_owned(w, &tr, &err);
         assert_null(tr.release);
     }
@@ -337,9 +332,8 @@ static void test_encoding_failure_names_row_group_and_column(void **state) {
     tracker_init(&t);
     int rc = 0, i;
     for (i = 0; i < 10 && !rc; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 100, 500 + (uint64_t)i, &OWNED_RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 100, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 100, 500 + (uint64_t)i, &tr);
         rc = qv_writer_write_owned(w, &tr, &err);
     }
     assert_int_equal(rc, EIO);
@@ -375,9 +369,8 @@ static void test_row_builder_past_row_group_then_batches(void **state) {
         assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
         uint64_t seed = 3;
         assert_int_equal(rb_append_rows(qv_writer_builder(w), 150, &seed, &OWNED_RO), 0);
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 50, 4, &OWNED_RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 50, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 50, 4, &tr);
         if (copy) {
             assert_int_equal(qv_writer_write(w, &tr, &err), 0);
             tr.release(&tr);

@@ -30,9 +30,8 @@
 static int write_batches(struct owned_env *e, struct qv_writer *w, struct tracker *t, int n,
                          int64_t rows, uint64_t seed, int owned, struct qv_error *err) {
     for (int i = 0; i < n; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e->s, rows, seed + (uint64_t)i, &OWNED_RO, e->r, &b), 0);
-        assert_int_equal(tracker_wrap(t, &b, 0, rows, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(e, t, rows, seed + (uint64_t)i, &tr);
         int rc = owned ? qv_writer_write_owned(w, &tr, err) : qv_writer_write(w, &tr, err);
         if (!owned) tr.release(&tr);
         assert_null(tr.release);

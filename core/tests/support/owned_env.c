@@ -25,6 +25,13 @@ void owned_env_done(struct owned_env *e) {
     qv_pool_destroy(e->p);
 }
 
+void owned_tracked_batch(struct owned_env *e, struct tracker *t, int64_t rows, uint64_t seed,
+                         struct ArrowArray *out) {
+    struct ArrowArray b;
+    assert_int_equal(rb_batch(e->s, rows, seed, &OWNED_RO, e->r, &b), 0);
+    assert_int_equal(tracker_wrap(t, &b, 0, rows, out), 0);
+}
+
 void owned_assert_same_files(const char *a, const char *b) {
     size_t na, nb;
     unsigned char *da = tu_read_file(a, &na), *db = tu_read_file(b, &nb);
