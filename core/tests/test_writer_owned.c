@@ -18,32 +18,12 @@
 #include <cmocka.h>
 
 #include "format/format_testing.h"
+#include "full_sink.h"
+#include "owned_env.h"
 #include "quiver/format.h"
 #include "random_batch.h"
 #include "test_util.h"
 #include "tracked_array.h"
-
-struct env {
-    struct qv_pool *p;
-    struct qv_reservation *r;
-    struct qv_schema *s;
-};
-
-static void env_init(struct env *e) {
-    assert_int_equal(qv_pool_create(NULL, &e->p, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->p, NULL, &e->r, NULL), 0);
-    assert_int_equal(rb_all_types_schema(e->r, &e->s), 0);
-}
-
-static void env_done(struct env *e) {
-    qv_schema_destroy(e->s);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    assert_int_equal(qv_pool_used(e->p), 0);
-    qv_pool_destroy(e->p);
-}
-
-static const struct rb_options RO = {.null_prob = 0.15, .max_list = 3, .max_string = 12};
 
 enum op_kind { OP_OWNED, OP_COPY, OP_ROWS };
 struct op {
@@ -55,7 +35,7 @@ struct op {
 
 /* Writes the ops; with `all_copy` every owned write is made a copying one
  * (the reference file). Tracked arrays count in `t`. */
-static void write_ops(struct env *e, const char *path, const struct qv_writer_options *o,
+static void write_ops(struct owned_env *e, const char *path, const struct qv_writer_options *o,
                       const struct op *ops, int n, int all_copy, struct tracker *t) {
     struct qv_writer *w;
     struct qv_error err;
@@ -64,12 +44,12 @@ static void write_ops(struct env *e, const char *path, const struct qv_writer_op
         const struct op *op = &ops[i];
         if (op->kind == OP_ROWS) {
             uint64_t seed = op->seed;
-            assert_int_equal(rb_append_rows(qv_writer_builder(w), op->rows, &seed, &RO), 0);
+            assert_int_equal(rb_append_rows(qv_writer_builder(w), op->rows, &seed, &OWNED_RO), 0);
             assert_int_equal(qv_writer_end_rows(w, &err), 0);
             continue;
         }
         struct ArrowArray b, tracked;
-        assert_int_equal(rb_batch(e->s, op->rows, op->seed, &RO, e->r, &b), 0);
+        assert_int_equal(rb_batch(e->s, op->rows, op->seed, &OWNED_RO, e->r, &b), 0);
         int64_t at = op->slice_len ? op->slice_at : 0, len = op->slice_len ? op->slice_len : op->rows;
         assert_int_equal(tracker_wrap(t, &b, at, len, &tracked), 0);
         if (op->kind == OP_COPY || all_copy) {
@@ -87,18 +67,7 @@ static void write_ops(struct env *e, const char *path, const struct qv_writer_op
     qv_writer_close(w);
 }
 
-static void assert_same_files(const char *a, const char *b) {
-    size_t na, nb;
-    unsigned char *da = tu_read_file(a, &na), *db = tu_read_file(b, &nb);
-    assert_non_null(da);
-    assert_non_null(db);
-    assert_int_equal(na, nb);
-    assert_memory_equal(da, db, na);
-    free(da);
-    free(db);
-}
-
-static int64_t row_groups_of(struct env *e, const char *path, int64_t *rows) {
+static int64_t row_groups_of(struct owned_env *e, const char *path, int64_t *rows) {
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -111,8 +80,8 @@ static int64_t row_groups_of(struct env *e, const char *path, int64_t *rows) {
 /* Compares the owned path with the copying one for a list of ops. */
 static void check_identical(const struct op *ops, int n, int64_t rg_rows, int max_in_flight,
                             int64_t want_rgs, int64_t want_rows) {
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char pa[512], pb[512];
     tu_path(pa, sizeof pa, "owned_ref.qvr");
     tu_path(pb, sizeof pb, "owned_own.qvr");
@@ -124,13 +93,13 @@ static void check_identical(const struct op *ops, int n, int64_t rg_rows, int ma
     write_ops(&e, pb, &own, ops, n, 0, &t);
     assert_int_equal(tracker_live(&t), 0);
     assert_int_equal(atomic_load(&t.double_release), 0);
-    assert_same_files(pa, pb);
+    owned_assert_same_files(pa, pb);
     int64_t rows;
     assert_int_equal(row_groups_of(&e, pb, &rows), want_rgs);
     assert_int_equal(rows, want_rows);
     unlink(pa);
     unlink(pb);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_identical_one_batch_per_row_group(void **state) {
@@ -156,8 +125,8 @@ static void test_identical_straddling_and_slices(void **state) {
 
 static void test_many_small_batches_one_row_group(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_small.qvr");
     struct qv_writer_options o = {.row_group_rows = 2000, .max_in_flight = QV_WRITER_INLINE};
@@ -167,9 +136,8 @@ static void test_many_small_batches_one_row_group(void **state) {
     struct tracker t;
     tracker_init(&t);
     for (int i = 0; i < 100; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 20, 100 + (uint64_t)i, &RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 20, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 20, 100 + (uint64_t)i, &tr);
         assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         /* Held, not copied, until the row group is written. */
         if (i < 99) {
@@ -187,13 +155,13 @@ static void test_many_small_batches_one_row_group(void **state) {
     assert_int_equal(row_groups_of(&e, path, &rows), 1);
     assert_int_equal(rows, 2000);
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_straddling_batch_released_after_both(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_straddle.qvr");
     struct qv_writer_options o = {.row_group_rows = 1000, .max_in_flight = QV_WRITER_INLINE};
@@ -203,9 +171,8 @@ static void test_straddling_batch_released_after_both(void **state) {
     struct tracker t;
     tracker_init(&t);
     for (int i = 0; i < 6; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 700, 200 + (uint64_t)i, &RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 700, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 700, 200 + (uint64_t)i, &tr);
         assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         /* Batch i (rows 700i..700i+699) is released once the row group
          * holding its last row is written: after call i, batches
@@ -225,13 +192,13 @@ static void test_straddling_batch_released_after_both(void **state) {
     assert_int_equal(row_groups_of(&e, path, &rows), 5);
     assert_int_equal(rows, 4200);
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_refused_batch_released_writer_usable(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_refused.qvr");
     struct qv_writer_options o = {.row_group_rows = 100, .max_in_flight = QV_WRITER_INLINE};
@@ -246,7 +213,7 @@ static void test_refused_batch_released_writer_usable(void **state) {
     struct qv_schema *other;
     assert_int_equal(qv_schema_create(&root, e.r, &other, NULL), 0);
     struct ArrowArray b, tr;
-    assert_int_equal(rb_batch(other, 10, 1, &RO, e.r, &b), 0);
+    assert_int_equal(rb_batch(other, 10, 1, &OWNED_RO, e.r, &b), 0);
     assert_int_equal(tracker_wrap(&t, &b, 0, 10, &tr), 0);
     assert_int_equal(qv_writer_write_owned(w, &tr, &err), EINVAL);
     assert_null(tr.release);
@@ -256,7 +223,7 @@ static void test_refused_batch_released_writer_usable(void **state) {
     assert_int_equal(qv_writer_write_owned(w, &tr, &err), EINVAL);
     assert_int_equal(qv_writer_write_owned(w, NULL, &err), EINVAL);
     /* The writer is not failed: rows still go in. */
-    assert_int_equal(rb_batch(e.s, 150, 2, &RO, e.r, &b), 0);
+    assert_int_equal(rb_batch(e.s, 150, 2, &OWNED_RO, e.r, &b), 0);
     assert_int_equal(tracker_wrap(&t, &b, 0, 150, &tr), 0);
     assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
     assert_int_equal(qv_writer_finish(w, &err), 0);
@@ -267,13 +234,13 @@ static void test_refused_batch_released_writer_usable(void **state) {
     assert_int_equal(rows, 150);
     unlink(path);
     qv_schema_destroy(other);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_close_without_finish_releases_all(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_close.qvr");
     unlink(path);
@@ -285,18 +252,16 @@ static void test_close_without_finish_releases_all(void **state) {
     for (int abort_first = 0; abort_first < 2; abort_first++) {
         assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
         for (int i = 0; i < 5; i++) {
-            struct ArrowArray b, tr;
-            assert_int_equal(rb_batch(e.s, 300, 300 + (uint64_t)i, &RO, e.r, &b), 0);
-            assert_int_equal(tracker_wrap(&t, &b, 0, 300, &tr), 0);
+            struct ArrowArray tr;
+            owned_tracked_batch(&e, &t, 300, 300 + (uint64_t)i, &tr);
             assert_int_equal(qv_writer_write_owned(w, &tr, &err), 0);
         }
         assert_true(tracker_live(&t) > 0);
         if (abort_first) {
             qv_writer_abort(w);
             assert_int_equal(tracker_live(&t), 0);
-            struct ArrowArray b, tr;
-            assert_int_equal(rb_batch(e.s, 3, 9, &RO, e.r, &b), 0);
-            assert_int_equal(tracker_wrap(&t, &b, 0, 3, &tr), 0);
+            struct ArrowArray tr;
+            owned_tracked_batch(&e, &t, 3, 9, &tr);
             assert_int_equal(qv_writer_write_owned(w, &tr, &err), ECANCELED);
             assert_null(tr.release);
         }
@@ -306,35 +271,15 @@ static void test_close_without_finish_releases_all(void **state) {
         struct stat st;
         assert_int_not_equal(stat(path, &st), 0);
     }
-    env_done(&e);
+    owned_env_done(&e);
 }
-
-/* A sink that fails with ENOSPC past a byte budget. */
-struct full_sink {
-    uint64_t room, written;
-};
-static int full_write(void *ctx, const void *buf, size_t len, struct qv_error *err) {
-    (void)buf;
-    struct full_sink *f = ctx;
-    if (f->written + len > f->room)
-        return qv_error_set(err, ENOSPC, "sink 'full': no space left on device");
-    f->written += len;
-    return 0;
-}
-static int full_finish(void *ctx, struct qv_error *err) {
-    (void)ctx;
-    (void)err;
-    return 0;
-}
-static void full_abort(void *ctx) { (void)ctx; }
-static void full_close(void *ctx) { (void)ctx; }
 
 static void run_full_disk(int max_in_flight) {
-    struct env e;
-    env_init(&e);
-    struct full_sink fs = {.room = 20000};
-    struct qv_sink sink = {.ctx = &fs, .name = "full", .write = full_write, .finish = full_finish,
-                           .abort = full_abort, .close = full_close};
+    struct owned_env e;
+    owned_env_init(&e);
+    struct full_sink fs;
+    struct qv_sink sink;
+    full_sink_init(&fs, 20000, &sink);
     struct qv_writer_options o = {.row_group_rows = 500, .max_in_flight = max_in_flight};
     struct qv_writer *w;
     struct qv_error err;
@@ -343,9 +288,8 @@ static void run_full_disk(int max_in_flight) {
     tracker_init(&t);
     int rc = 0;
     for (int i = 0; i < 40 && !rc; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 250, 400 + (uint64_t)i, &RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 250, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 250, 400 + (uint64_t)i, &tr);
         rc = qv_writer_write_owned(w, &tr, &err);
         assert_null(tr.release);
     }
@@ -359,7 +303,7 @@ static void run_full_disk(int max_in_flight) {
     qv_writer_close(w);
     assert_int_equal(tracker_live(&t), 0);
     assert_int_equal(atomic_load(&t.double_release), 0);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_full_disk(void **state) {
@@ -374,8 +318,8 @@ static int fail_at(void *ctx, int64_t rg, int32_t column) {
 
 static void test_encoding_failure_names_row_group_and_column(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_hook.qvr");
     struct qv_writer_options o = {.row_group_rows = 100, .max_in_flight = QV_WRITER_INLINE};
@@ -388,9 +332,8 @@ static void test_encoding_failure_names_row_group_and_column(void **state) {
     tracker_init(&t);
     int rc = 0, i;
     for (i = 0; i < 10 && !rc; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 100, 500 + (uint64_t)i, &RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 100, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 100, 500 + (uint64_t)i, &tr);
         rc = qv_writer_write_owned(w, &tr, &err);
     }
     assert_int_equal(rc, EIO);
@@ -405,7 +348,7 @@ static void test_encoding_failure_names_row_group_and_column(void **state) {
     assert_int_equal(tracker_live(&t), 0);
     struct stat st;
     assert_int_not_equal(stat(path, &st), 0);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 /* Rows the row builder holds past a row group's size (no end_rows yet), then
@@ -413,8 +356,8 @@ static void test_encoding_failure_names_row_group_and_column(void **state) {
  * order, and the batches go on from there. */
 static void test_row_builder_past_row_group_then_batches(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_rows_past.qvr");
     struct qv_writer_options o = {.row_group_rows = 100, .max_in_flight = QV_WRITER_INLINE};
@@ -425,10 +368,9 @@ static void test_row_builder_past_row_group_then_batches(void **state) {
     for (int copy = 0; copy < 2; copy++) {
         assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
         uint64_t seed = 3;
-        assert_int_equal(rb_append_rows(qv_writer_builder(w), 150, &seed, &RO), 0);
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e.s, 50, 4, &RO, e.r, &b), 0);
-        assert_int_equal(tracker_wrap(&t, &b, 0, 50, &tr), 0);
+        assert_int_equal(rb_append_rows(qv_writer_builder(w), 150, &seed, &OWNED_RO), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(&e, &t, 50, 4, &tr);
         if (copy) {
             assert_int_equal(qv_writer_write(w, &tr, &err), 0);
             tr.release(&tr);
@@ -448,13 +390,13 @@ static void test_row_builder_past_row_group_then_batches(void **state) {
     }
     assert_int_equal(tracker_live(&t), 0);
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_bad_max_in_flight(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_bad_opt.qvr");
     struct qv_writer_options o = {.max_in_flight = -2};
@@ -462,15 +404,15 @@ static void test_bad_max_in_flight(void **state) {
     struct qv_error err;
     assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), EINVAL);
     assert_non_null(strstr(err.message, "max_in_flight"));
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 /* Small start: a writer holding one row holds a few KiB; after a full row
  * group the builder starts at 64 rows again. */
 static void test_small_start(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     enum { WRITERS = 200 };
     struct qv_writer *ws[WRITERS];
     struct qv_error err;
@@ -483,7 +425,7 @@ static void test_small_start(void **state) {
         tu_path(path, sizeof path, name);
         assert_int_equal(qv_writer_open(path, e.s, NULL, e.r, &ws[i], &err), 0);
         uint64_t seed = (uint64_t)i;
-        assert_int_equal(rb_append_rows(qv_writer_builder(ws[i]), 1, &seed, &RO), 0);
+        assert_int_equal(rb_append_rows(qv_writer_builder(ws[i]), 1, &seed, &OWNED_RO), 0);
         assert_int_equal(qv_writer_end_rows(ws[i], &err), 0);
     }
     qv_pool_get_stats(e.p, &after);
@@ -506,19 +448,19 @@ static void test_small_start(void **state) {
     struct qv_writer *w;
     assert_int_equal(qv_writer_open(path, e.s, &o, e.r, &w, &err), 0);
     uint64_t seed = 7;
-    assert_int_equal(rb_append_rows(qv_writer_builder(w), 1, &seed, &RO), 0);
+    assert_int_equal(rb_append_rows(qv_writer_builder(w), 1, &seed, &OWNED_RO), 0);
     assert_int_equal(qv_writer_end_rows(w, &err), 0);
     uint64_t one_row = qv_writer_buffered_bytes(w);
-    assert_int_equal(rb_append_rows(qv_writer_builder(w), 19999, &seed, &RO), 0);
+    assert_int_equal(rb_append_rows(qv_writer_builder(w), 19999, &seed, &OWNED_RO), 0);
     assert_int_equal(qv_writer_end_rows(w, &err), 0);
     assert_int_equal(qv_writer_rows_written(w), 20000);
-    assert_int_equal(rb_append_rows(qv_writer_builder(w), 1, &seed, &RO), 0);
+    assert_int_equal(rb_append_rows(qv_writer_builder(w), 1, &seed, &OWNED_RO), 0);
     assert_int_equal(qv_writer_end_rows(w, &err), 0);
     print_message("one row buffered: %llu bytes at the start, %llu after a 20000-row row group\n",
                   (unsigned long long)one_row, (unsigned long long)qv_writer_buffered_bytes(w));
     assert_true(qv_writer_buffered_bytes(w) <= 2 * one_row);
     qv_writer_close(w);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 int main(void) {

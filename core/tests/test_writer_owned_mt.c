@@ -19,40 +19,19 @@
 #include <cmocka.h>
 
 #include "format/format_testing.h"
+#include "full_sink.h"
+#include "owned_env.h"
 #include "quiver/format.h"
 #include "random_batch.h"
 #include "test_util.h"
 #include "tracked_array.h"
 
-struct env {
-    struct qv_pool *p;
-    struct qv_reservation *r;
-    struct qv_schema *s;
-};
-
-static void env_init(struct env *e) {
-    assert_int_equal(qv_pool_create(NULL, &e->p, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->p, NULL, &e->r, NULL), 0);
-    assert_int_equal(rb_all_types_schema(e->r, &e->s), 0);
-}
-
-static void env_done(struct env *e) {
-    qv_schema_destroy(e->s);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    assert_int_equal(qv_pool_used(e->p), 0);
-    qv_pool_destroy(e->p);
-}
-
-static const struct rb_options RO = {.null_prob = 0.15, .max_list = 3, .max_string = 12};
-
 /* Writes `n` batches of `rows` rows (seeds from `seed`), owned or copied. */
-static int write_batches(struct env *e, struct qv_writer *w, struct tracker *t, int n, int64_t rows,
-                         uint64_t seed, int owned, struct qv_error *err) {
+static int write_batches(struct owned_env *e, struct qv_writer *w, struct tracker *t, int n,
+                         int64_t rows, uint64_t seed, int owned, struct qv_error *err) {
     for (int i = 0; i < n; i++) {
-        struct ArrowArray b, tr;
-        assert_int_equal(rb_batch(e->s, rows, seed + (uint64_t)i, &RO, e->r, &b), 0);
-        assert_int_equal(tracker_wrap(t, &b, 0, rows, &tr), 0);
+        struct ArrowArray tr;
+        owned_tracked_batch(e, t, rows, seed + (uint64_t)i, &tr);
         int rc = owned ? qv_writer_write_owned(w, &tr, err) : qv_writer_write(w, &tr, err);
         if (!owned) tr.release(&tr);
         assert_null(tr.release);
@@ -63,8 +42,8 @@ static int write_batches(struct env *e, struct qv_writer *w, struct tracker *t, 
 
 static void test_identical_to_inline_copy(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char pa[512], pb[512];
     tu_path(pa, sizeof pa, "owned_mt_ref.qvr");
     tu_path(pb, sizeof pb, "owned_mt_own.qvr");
@@ -86,28 +65,18 @@ static void test_identical_to_inline_copy(void **state) {
         assert_int_equal(qv_writer_rows_written(w), 4200);
         qv_writer_close(w);
         assert_int_equal(tracker_live(&t), 0);
-        size_t na, nb;
-        unsigned char *da = tu_read_file(pa, &na), *db = tu_read_file(pb, &nb);
-        assert_int_equal(na, nb);
-        assert_memory_equal(da, db, na);
-        free(da);
-        free(db);
+        owned_assert_same_files(pa, pb);
         /* The copying path through the worker makes the same file too. */
         assert_int_equal(qv_writer_open(pb, e.s, &own, e.r, &w, &err), 0);
         assert_int_equal(write_batches(&e, w, &t, 6, 700, 1, 0, &err), 0);
         assert_int_equal(qv_writer_finish(w, &err), 0);
         qv_writer_close(w);
-        da = tu_read_file(pa, &na);
-        db = tu_read_file(pb, &nb);
-        assert_int_equal(na, nb);
-        assert_memory_equal(da, db, na);
-        free(da);
-        free(db);
+        owned_assert_same_files(pa, pb);
     }
     assert_int_equal(atomic_load(&t.double_release), 0);
     unlink(pa);
     unlink(pb);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 struct bound_probe {
@@ -128,8 +97,8 @@ static int probe_live(void *ctx, int64_t rg, int32_t column) {
 
 static void test_release_on_caller_thread_and_bound(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_mt_bound.qvr");
     for (int m = 1; m <= 3; m++) {
@@ -160,7 +129,7 @@ static void test_release_on_caller_thread_and_bound(void **state) {
         for (int i = 0; i < 30; i++) assert_int_equal(tracker_release_count(&t, i), 1);
     }
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static int fail_at(void *ctx, int64_t rg, int32_t column) {
@@ -170,8 +139,8 @@ static int fail_at(void *ctx, int64_t rg, int32_t column) {
 
 static void test_worker_failure_surfaces(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_mt_fail.qvr");
     unlink(path);
@@ -203,7 +172,7 @@ static void test_worker_failure_surfaces(void **state) {
         struct stat st;
         assert_int_not_equal(stat(path, &st), 0);
     }
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 /* Holds the worker in row group 0 until the writer is asked to stop. */
@@ -252,8 +221,8 @@ static void wait_entered(struct blocker *b) {
 
 static void test_abort_or_close_while_worker_busy(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "owned_mt_abort.qvr");
     unlink(path);
@@ -293,36 +262,16 @@ static void test_abort_or_close_while_worker_busy(void **state) {
         struct stat st;
         assert_int_not_equal(stat(path, &st), 0);
     }
-    env_done(&e);
+    owned_env_done(&e);
 }
-
-/* A sink that fails with ENOSPC past a byte budget. */
-struct full_sink {
-    uint64_t room, written;
-};
-static int full_write(void *ctx, const void *buf, size_t len, struct qv_error *err) {
-    (void)buf;
-    struct full_sink *f = ctx;
-    if (f->written + len > f->room)
-        return qv_error_set(err, ENOSPC, "sink 'full': no space left on device");
-    f->written += len;
-    return 0;
-}
-static int full_finish(void *ctx, struct qv_error *err) {
-    (void)ctx;
-    (void)err;
-    return 0;
-}
-static void full_abort(void *ctx) { (void)ctx; }
-static void full_close(void *ctx) { (void)ctx; }
 
 static void test_full_disk_on_worker(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
-    struct full_sink fs = {.room = 20000};
-    struct qv_sink sink = {.ctx = &fs, .name = "full", .write = full_write, .finish = full_finish,
-                           .abort = full_abort, .close = full_close};
+    struct owned_env e;
+    owned_env_init(&e);
+    struct full_sink fs;
+    struct qv_sink sink;
+    full_sink_init(&fs, 20000, &sink);
     struct qv_writer_options o = {.row_group_rows = 500};
     struct qv_writer *w;
     struct qv_error err;
@@ -338,7 +287,7 @@ static void test_full_disk_on_worker(void **state) {
     qv_writer_close(w);
     assert_int_equal(tracker_live(&t), 0);
     assert_int_equal(atomic_load(&t.foreign_release), 0);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 int main(void) {

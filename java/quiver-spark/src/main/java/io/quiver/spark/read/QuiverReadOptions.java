@@ -1,6 +1,6 @@
 package io.quiver.spark.read;
 
-import java.util.Locale;
+import io.quiver.spark.OptionParsing;
 import java.util.Map;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -59,47 +59,12 @@ public final class QuiverReadOptions {
 
     /** Parses {@code options} (a Spark options map; lookups ignore case). */
     public static QuiverReadOptions parse(Map<String, String> options) {
-        CaseInsensitiveStringMap o = options instanceof CaseInsensitiveStringMap c ? c
-                : new CaseInsensitiveStringMap(options == null ? Map.of() : options);
-        int threads = (int) longOption(o, THREADS, DEFAULT_THREADS, -1, 1024);
-        int prefetch = (int) longOption(o, PREFETCH, DEFAULT_PREFETCH, 1, MAX_PREFETCH);
-        long batchRows = longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, MAX_BATCH_ROWS);
-        boolean merge = booleanOption(o, MERGE_SCHEMA, false);
+        CaseInsensitiveStringMap o = OptionParsing.caseInsensitive(options);
+        int threads = (int) OptionParsing.longOption(o, THREADS, DEFAULT_THREADS, -1, 1024);
+        int prefetch = (int) OptionParsing.longOption(o, PREFETCH, DEFAULT_PREFETCH, 1, MAX_PREFETCH);
+        long batchRows = OptionParsing.longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, MAX_BATCH_ROWS);
+        boolean merge = OptionParsing.booleanOption(o, MERGE_SCHEMA, false);
         return new QuiverReadOptions(threads, prefetch, batchRows, merge);
-    }
-
-    private static long longOption(CaseInsensitiveStringMap o, String key, long dflt, long min, long max) {
-        String v = o.get(key);
-        if (v == null) {
-            return dflt;
-        }
-        long n;
-        try {
-            n = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("quiver option '" + key + "': '" + v + "' is not an integer", e);
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("quiver option '" + key + "': " + n + " is out of range ["
-                    + min + ", " + max + "]");
-        }
-        return n;
-    }
-
-    private static boolean booleanOption(CaseInsensitiveStringMap o, String key, boolean dflt) {
-        String v = o.get(key);
-        if (v == null) {
-            return dflt;
-        }
-        switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "true":
-                return true;
-            case "false":
-                return false;
-            default:
-                throw new IllegalArgumentException("quiver option '" + key + "': '" + v
-                        + "' is not a boolean (true or false)");
-        }
     }
 
     public int threads() {

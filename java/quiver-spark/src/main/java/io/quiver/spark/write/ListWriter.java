@@ -1,6 +1,5 @@
 package io.quiver.spark.write;
 
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
 import org.apache.spark.sql.catalyst.util.ArrayData;
@@ -11,48 +10,23 @@ import org.apache.spark.sql.catalyst.util.ArrayData;
  * own writer straight from the {@link ArrayData}, and the slot is closed
  * with the element count.
  */
-final class ListWriter extends FieldWriter {
-    private final ListVector vector;
+final class ListWriter extends OffsetsWriter {
     private final FieldWriter element;
-    /** Elements written: where the next list starts. */
-    private int end;
 
     ListWriter(ListVector vector, FieldWriter element, String path, boolean nullable) {
-        super(path, nullable);
-        this.vector = vector;
+        super(vector, "elements", "an array", path, nullable);
         this.element = element;
-    }
-
-    @Override
-    FieldVector vector() {
-        return vector;
     }
 
     @Override
     void writeValue(SpecializedGetters in, int ordinal, int slot) {
         ArrayData a = in.getArray(ordinal);
         int n = a.numElements();
-        int start = vector.startNewValue(slot);
-        if ((long) start + n > Integer.MAX_VALUE) {
-            throw new FieldWriteException(path, "the batch's elements would pass 2^31 (int32 offsets) with an array of "
-                    + n + " elements");
-        }
+        int start = open(slot, n);
         for (int j = 0; j < n; j++) {
             element.write(a, j, start + j);
         }
-        vector.endValue(slot, n);
-        end = start + n;
-    }
-
-    @Override
-    void writeNull(int slot) {
-        vector.setNull(slot);
-    }
-
-    @Override
-    void writeDefault(int slot) {
-        vector.startNewValue(slot);
-        vector.endValue(slot, 0);
+        close(slot, start, n);
     }
 
     @Override
@@ -70,13 +44,12 @@ final class ListWriter extends FieldWriter {
     @Override
     void finish(int count) {
         element.finish(end);
-        vector.setLastSet(count - 1);
-        vector.setValueCount(count);
+        finishOffsets(count);
     }
 
     @Override
     long allocatedBytes() {
-        return vector.getValidityBuffer().capacity() + vector.getOffsetBuffer().capacity() + element.allocatedBytes();
+        return offsetsBytes() + element.allocatedBytes();
     }
 
     @Override

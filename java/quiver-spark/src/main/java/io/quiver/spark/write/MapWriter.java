@@ -1,6 +1,5 @@
 package io.quiver.spark.write;
 
-import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.MapVector;
 import org.apache.arrow.vector.complex.StructVector;
 import org.apache.spark.sql.catalyst.expressions.SpecializedGetters;
@@ -12,25 +11,16 @@ import org.apache.spark.sql.catalyst.util.MapData;
  * non-null key and a value. The keys and values are written by their own
  * writers from the map's key and value arrays, entry by entry.
  */
-final class MapWriter extends FieldWriter {
-    private final MapVector vector;
+final class MapWriter extends OffsetsWriter {
     private final StructVector entries;
     private final FieldWriter key;
     private final FieldWriter value;
-    /** Entries written: where the next map starts. */
-    private int end;
 
     MapWriter(MapVector vector, FieldWriter key, FieldWriter value, String path, boolean nullable) {
-        super(path, nullable);
-        this.vector = vector;
+        super(vector, "entries", "a map", path, nullable);
         this.entries = (StructVector) vector.getDataVector();
         this.key = key;
         this.value = value;
-    }
-
-    @Override
-    FieldVector vector() {
-        return vector;
     }
 
     @Override
@@ -39,30 +29,14 @@ final class MapWriter extends FieldWriter {
         int n = m.numElements();
         ArrayData keys = m.keyArray();
         ArrayData values = m.valueArray();
-        int start = vector.startNewValue(slot);
-        if ((long) start + n > Integer.MAX_VALUE) {
-            throw new FieldWriteException(path, "the batch's entries would pass 2^31 (int32 offsets) with a map of "
-                    + n + " entries");
-        }
+        int start = open(slot, n);
         for (int j = 0; j < n; j++) {
             int at = start + j;
             entries.setIndexDefined(at);
             key.write(keys, j, at);
             value.write(values, j, at);
         }
-        vector.endValue(slot, n);
-        end = start + n;
-    }
-
-    @Override
-    void writeNull(int slot) {
-        vector.setNull(slot);
-    }
-
-    @Override
-    void writeDefault(int slot) {
-        vector.startNewValue(slot);
-        vector.endValue(slot, 0);
+        close(slot, start, n);
     }
 
     @Override
@@ -85,14 +59,12 @@ final class MapWriter extends FieldWriter {
         key.finish(end);
         value.finish(end);
         entries.setValueCount(end);
-        vector.setLastSet(count - 1);
-        vector.setValueCount(count);
+        finishOffsets(count);
     }
 
     @Override
     long allocatedBytes() {
-        return vector.getValidityBuffer().capacity() + vector.getOffsetBuffer().capacity()
-                + entries.getValidityBuffer().capacity() + key.allocatedBytes() + value.allocatedBytes();
+        return offsetsBytes() + entries.getValidityBuffer().capacity() + key.allocatedBytes() + value.allocatedBytes();
     }
 
     @Override

@@ -212,11 +212,7 @@ final class PartitionedDataWriter implements DataWriter<InternalRow> {
             }
         } catch (RuntimeException | Error e) {
             failure = e;
-            try {
-                abort();
-            } catch (RuntimeException | Error s) {
-                e.addSuppressed(s);
-            }
+            FirstFailure.abortAfter(e, this::abort);
             throw e;
         }
         last = null;
@@ -237,34 +233,21 @@ final class PartitionedDataWriter implements DataWriter<InternalRow> {
         }
         aborted = true;
         last = null;
-        Throwable first = null;
+        FirstFailure first = new FirstFailure();
         for (Child c : open.values()) {
             try {
                 c.writer().abort();
             } catch (RuntimeException | Error e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
+                first.add(e);
             }
         }
         open.clear();
         try {
             StagingFolders.deleteTree(attemptDir);
         } catch (RuntimeException e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
+            first.add(e);
         }
-        if (first instanceof Error err) {
-            throw err;
-        }
-        if (first != null) {
-            throw (RuntimeException) first;
-        }
+        first.rethrow();
     }
 
     @Override

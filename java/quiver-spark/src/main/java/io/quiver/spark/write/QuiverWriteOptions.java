@@ -2,9 +2,9 @@ package io.quiver.spark.write;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.quiver.spark.OptionParsing;
 import java.io.Serializable;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -81,13 +81,13 @@ public final class QuiverWriteOptions implements Serializable {
 
     /** Parses {@code options} (a Spark options map; lookups ignore case). */
     public static QuiverWriteOptions parse(Map<String, String> options) {
-        CaseInsensitiveStringMap o = options instanceof CaseInsensitiveStringMap c ? c
-                : new CaseInsensitiveStringMap(options == null ? Map.of() : options);
-        long rowGroupRows = longOption(o, ROW_GROUP_ROWS, 0, 0, Long.MAX_VALUE);
-        int batchRows = (int) longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, Integer.MAX_VALUE);
-        boolean compact = booleanOption(o, COMPACT, false);
-        int maxInFlight = (int) longOption(o, MAX_IN_FLIGHT, 0, -1, MAX_IN_FLIGHT_LIMIT);
-        int maxOpenFiles = (int) longOption(o, MAX_OPEN_FILES, DEFAULT_MAX_OPEN_FILES, 1, MAX_OPEN_FILES_LIMIT);
+        CaseInsensitiveStringMap o = OptionParsing.caseInsensitive(options);
+        long rowGroupRows = OptionParsing.longOption(o, ROW_GROUP_ROWS, 0, 0, Long.MAX_VALUE);
+        int batchRows = (int) OptionParsing.longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, Integer.MAX_VALUE);
+        boolean compact = OptionParsing.booleanOption(o, COMPACT, false);
+        int maxInFlight = (int) OptionParsing.longOption(o, MAX_IN_FLIGHT, 0, -1, MAX_IN_FLIGHT_LIMIT);
+        int maxOpenFiles = (int) OptionParsing.longOption(o, MAX_OPEN_FILES, DEFAULT_MAX_OPEN_FILES, 1,
+                MAX_OPEN_FILES_LIMIT);
         return new QuiverWriteOptions(rowGroupRows, batchRows, compact, maxInFlight, maxOpenFiles,
                 partitionColumns(o.get(PARTITION_COLUMNS)));
     }
@@ -114,40 +114,6 @@ public final class QuiverWriteOptions implements Serializable {
             }
         }
         return List.of(names);
-    }
-
-    private static long longOption(CaseInsensitiveStringMap o, String key, long dflt, long min, long max) {
-        String v = o.get(key);
-        if (v == null) {
-            return dflt;
-        }
-        long n;
-        try {
-            n = Long.parseLong(v.trim());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("quiver option '" + key + "': '" + v + "' is not an integer", e);
-        }
-        if (n < min || n > max) {
-            throw new IllegalArgumentException("quiver option '" + key + "': " + n + " is out of range ["
-                    + min + ", " + max + "]");
-        }
-        return n;
-    }
-
-    private static boolean booleanOption(CaseInsensitiveStringMap o, String key, boolean dflt) {
-        String v = o.get(key);
-        if (v == null) {
-            return dflt;
-        }
-        switch (v.trim().toLowerCase(Locale.ROOT)) {
-            case "true":
-                return true;
-            case "false":
-                return false;
-            default:
-                throw new IllegalArgumentException("quiver option '" + key + "': '" + v
-                        + "' is not a boolean (true or false)");
-        }
     }
 
     public long rowGroupRows() {

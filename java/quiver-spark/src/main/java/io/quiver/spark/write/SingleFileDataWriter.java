@@ -63,11 +63,7 @@ final class SingleFileDataWriter implements DataWriter<InternalRow> {
         try {
             f = file.finish(evenIfEmpty);
         } catch (RuntimeException | Error e) {
-            try {
-                abort();
-            } catch (RuntimeException | Error s) {
-                e.addSuppressed(s);
-            }
+            FirstFailure.abortAfter(e, this::abort);
             throw e;
         }
         committed = new QuiverCommitMessage(partitionId, taskId, f == null ? List.of() : List.of(f));
@@ -80,24 +76,18 @@ final class SingleFileDataWriter implements DataWriter<InternalRow> {
             return;
         }
         aborted = true;
-        RuntimeException first = null;
+        FirstFailure first = new FirstFailure();
         try {
             file.abort();
         } catch (RuntimeException e) {
-            first = e;
+            first.add(e);
         }
         try {
             StagingFolders.deleteTree(attemptDir);
         } catch (RuntimeException e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
+            first.add(e);
         }
-        if (first != null) {
-            throw first;
-        }
+        first.rethrow();
     }
 
     @Override

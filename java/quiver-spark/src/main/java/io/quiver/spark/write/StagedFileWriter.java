@@ -139,31 +139,23 @@ final class StagedFileWriter implements AutoCloseable {
         if (released) {
             return;
         }
-        Throwable first = null;
+        FirstFailure first = new FirstFailure();
         if (writer != null && result == null) {
             try {
                 writer.abort();
             } catch (RuntimeException | Error e) {
-                first = e;
+                first.add(e);
             }
         }
         try {
             release();
         } catch (RuntimeException | Error e) {
-            if (first == null) {
-                first = e;
-            } else {
-                first.addSuppressed(e);
-            }
+            first.add(e);
         }
-        if (first != null) {
-            if (cause != null) {
-                cause.addSuppressed(first);
-            } else if (first instanceof Error err) {
-                throw err;
-            } else {
-                throw (RuntimeException) first;
-            }
+        if (cause != null) {
+            first.suppressInto(cause);
+        } else {
+            first.rethrow();
         }
     }
 
@@ -222,7 +214,7 @@ final class StagedFileWriter implements AutoCloseable {
             return;
         }
         released = true;
-        Throwable first = null;
+        FirstFailure first = new FirstFailure();
         QuiverWriter w = writer;
         ArrowRowWriter r = rows;
         writer = null;
@@ -231,25 +223,16 @@ final class StagedFileWriter implements AutoCloseable {
             try {
                 w.close();
             } catch (RuntimeException | Error e) {
-                first = e;
+                first.add(e);
             }
         }
         if (r != null) {
             try {
                 r.close();
             } catch (RuntimeException | Error e) {
-                if (first == null) {
-                    first = e;
-                } else {
-                    first.addSuppressed(e);
-                }
+                first.add(e);
             }
         }
-        if (first instanceof Error err) {
-            throw err;
-        }
-        if (first != null) {
-            throw (RuntimeException) first;
-        }
+        first.rethrow();
     }
 }

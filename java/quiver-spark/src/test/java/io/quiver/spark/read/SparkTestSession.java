@@ -40,6 +40,13 @@ public final class SparkTestSession {
         return builder(app, offHeapSize).getOrCreate();
     }
 
+    /** Stops {@code spark} if it was started (for @AfterAll, which runs even when @BeforeAll failed). */
+    public static void stop(SparkSession spark) {
+        if (spark != null) {
+            spark.stop();
+        }
+    }
+
     /** A session whose zone is UTC, as the typed files of {@link ReadTestFiles} expect. */
     public static SparkSession startUtc(String app, String offHeapSize) {
         return builder(app, offHeapSize).config("spark.sql.session.timeZone", "UTC").getOrCreate();

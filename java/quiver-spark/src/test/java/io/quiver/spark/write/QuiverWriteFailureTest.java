@@ -6,11 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quiver.spark.SparkQuiverData;
-import io.quiver.spark.memory.TaskMemory;
 import io.quiver.spark.read.SparkTestSession;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
@@ -88,24 +85,17 @@ class QuiverWriteFailureTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     @BeforeEach
     void reset() {
-        tasks.drain(spark);
-        tasks.clear();
+        tasks.reset(spark);
     }
 
     @AfterEach
     void nothingLeaked() throws InterruptedException {
-        tasks.awaitAllEnded(spark);
-        for (String f : tasks.failures()) {
-            assertFalse(f.contains("leaked") || f.contains("memory leak"), "a task leaked: " + f);
-        }
-        assertEquals(0, TaskMemory.liveCount(), "every TaskMemory closed");
+        tasks.assertNoneLeaked(spark);
     }
 
     /** 20,000 rows in 4 tasks; p has 200 values; the row with id `failAt` throws (none if negative). */
@@ -113,12 +103,6 @@ class QuiverWriteFailureTest {
         return spark.sql("SELECT failAt(id, " + failAt + "L) AS id, concat('row ', id) AS s,"
                 + " CAST(id % 200 AS INT) AS p, named_struct('a', id, 'b', array(id)) AS st"
                 + " FROM range(0, " + ROWS + ", 1, 4)");
-    }
-
-    static String text(Throwable t) {
-        StringWriter w = new StringWriter();
-        t.printStackTrace(new PrintWriter(w));
-        return w.toString();
     }
 
     static void write(Dataset<Row> df, Path out, String mode, boolean partitioned) {
@@ -132,9 +116,9 @@ class QuiverWriteFailureTest {
     /** Writes `df` expecting the injected failure; returns once every task of the job has ended. */
     void writeFailing(Dataset<Row> df, Path out, String mode, boolean partitioned) throws InterruptedException {
         Exception e = assertThrows(Exception.class, () -> write(df, out, mode, partitioned));
-        String t = text(e);
+        String t = TaskEnds.text(e);
         assertTrue(t.contains("injected failure at id"), t);
-        assertFalse(t.contains("leaked") || t.contains("memory leak"), t);
+        TaskEnds.assertNoLeakReported(t, "");
         tasks.awaitAllEnded(spark);
     }
 
@@ -219,7 +203,7 @@ class QuiverWriteFailureTest {
         Dataset<Row> df = spark.sql("SELECT id, named_struct('when', make_dt_interval(CAST(id AS INT))) AS st"
                 + " FROM range(0, 10)");
         Exception e = assertThrows(Exception.class, () -> write(df, out, "overwrite", false));
-        String t = text(e);
+        String t = TaskEnds.text(e);
         assertTrue(t.contains("when"), "the message names the column: " + t);
         assertTrue(t.toLowerCase(java.util.Locale.ROOT).contains("interval"), "the message names the type: " + t);
         assertEquals(Map.of(), WrittenFiles.under(dir));

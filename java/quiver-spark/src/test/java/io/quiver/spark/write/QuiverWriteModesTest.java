@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quiver.spark.SparkQuiverData;
-import io.quiver.spark.memory.TaskMemory;
 import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Files;
@@ -51,17 +50,12 @@ class QuiverWriteModesTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     @AfterEach
     void noTaskFailedOrLeaked() {
-        tasks.drain(spark);
-        assertEquals(List.of(), tasks.failures());
-        assertEquals(0, TaskMemory.liveCount());
-        tasks.clear();
+        tasks.assertNoneFailed(spark);
     }
 
     /** Rows [from, to): id, a string, a struct and an int partition value id % 3 + offset. */

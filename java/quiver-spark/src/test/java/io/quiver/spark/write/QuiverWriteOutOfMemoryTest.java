@@ -1,7 +1,6 @@
 package io.quiver.spark.write;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -9,8 +8,6 @@ import io.quiver.spark.SparkQuiverData;
 import io.quiver.spark.memory.TaskMemory;
 import io.quiver.spark.read.SparkTestSession;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -48,9 +45,7 @@ class QuiverWriteOutOfMemoryTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     @Test
@@ -59,18 +54,12 @@ class QuiverWriteOutOfMemoryTest {
         Dataset<Row> big = spark.sql("SELECT id, repeat(CAST(id % 10 AS STRING), 262144) AS s FROM range(0, 400, 1, 2)");
         Exception e = assertThrows(Exception.class, () -> big.write().format("quiver").mode("overwrite")
                 .option("batchRows", "100000").option("rowGroupRows", "100000").save(out.toString()));
-        StringWriter w = new StringWriter();
-        e.printStackTrace(new PrintWriter(w));
-        String t = w.toString();
+        String t = TaskEnds.text(e);
         System.out.println("write out of memory: " + t.lines().filter(l -> l.contains("Memory") || l.contains("memory"))
                 .findFirst().orElse(t));
         assertTrue(t.contains("OutOfMemory") || t.contains("UNABLE_TO_ACQUIRE_MEMORY"), t);
-        assertFalse(t.contains("leaked") || t.contains("memory leak"), t);
-        tasks.awaitAllEnded(spark);
-        for (String f : tasks.failures()) {
-            assertFalse(f.contains("leaked") || f.contains("memory leak"), "a task leaked: " + f);
-        }
-        assertEquals(0, TaskMemory.liveCount());
+        TaskEnds.assertNoLeakReported(t, "");
+        tasks.assertNoneLeaked(spark);
         assertEquals(Map.of(), WrittenFiles.under(dir));
 
         Dataset<Row> small = spark.sql("SELECT id, repeat(CAST(id % 10 AS STRING), 100) AS s FROM range(0, 2000, 1, 2)");

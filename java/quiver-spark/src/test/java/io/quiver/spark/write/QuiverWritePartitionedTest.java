@@ -73,9 +73,7 @@ class QuiverWritePartitionedTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     /** everyType's rows with strings cut to at most 150 characters (400k rows of 6 KB strings are 240 MB) and `part`. */

@@ -1,21 +1,16 @@
 package io.quiver.spark.write;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quiver.spark.SparkQuiverData;
 import io.quiver.spark.memory.TaskMemory;
 import io.quiver.spark.read.SparkTestSession;
 
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.stream.Stream;
 
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Dataset;
@@ -58,7 +53,7 @@ class QuiverWriteRetryTest {
         // Throws on a task's first attempt at the row whose id % (rows per task) is failAt.
         spark.udf().register("failOnFirstAttempt", (UDF2<Long, Long, Long>) (id, failAt) -> {
             if (TaskContext.get().attemptNumber() == 0 && id % (ROWS / TASKS) == failAt) {
-                bytesOnDiskAtFailure.accumulateAndGet(bytesUnder(target), Math::max);
+                bytesOnDiskAtFailure.accumulateAndGet(WrittenFiles.bytesUnder(target), Math::max);
                 throw new IllegalStateException("injected failure of the first attempt at id " + id);
             }
             return id;
@@ -67,27 +62,13 @@ class QuiverWriteRetryTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     @BeforeEach
     void reset() {
-        tasks.drain(spark);
-        tasks.clear();
+        tasks.reset(spark);
         bytesOnDiskAtFailure.set(0);
-    }
-
-    static long bytesUnder(Path p) {
-        if (p == null || !Files.exists(p)) {
-            return 0;
-        }
-        try (Stream<Path> s = Files.walk(p)) {
-            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     static Dataset<Row> input() {
@@ -111,7 +92,7 @@ class QuiverWriteRetryTest {
         assertEquals(TASKS, failures.size(), "each task failed once: " + failures);
         for (String f : failures) {
             assertTrue(f.contains("injected failure of the first attempt"), f);
-            assertFalse(f.contains("leaked") || f.contains("memory leak"), "a failed attempt leaked: " + f);
+            TaskEnds.assertNoLeakReported(f, "a failed attempt leaked: ");
         }
         assertEquals(TASKS, tasks.succeeded(), "each task's retry succeeded");
         assertEquals(0, TaskMemory.liveCount());

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.quiver.spark.SparkQuiverData;
-import io.quiver.spark.memory.TaskMemory;
 import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Path;
@@ -57,17 +56,12 @@ class QuiverWriteRoundTripTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     @AfterEach
     void noTaskLeftMemory() {
-        tasks.drain(spark);
-        assertEquals(List.of(), tasks.failures(), "no task may fail (a leak at completion fails it)");
-        assertEquals(0, TaskMemory.liveCount(), "every task's TaskMemory was closed");
-        tasks.clear();
+        tasks.assertNoneFailed(spark);
     }
 
     /** Writes {@code df} as Quiver to {@code name} with the options (key, value, ...) and reads it back. */

@@ -44,9 +44,7 @@ class QuiverWriteTest {
 
     @AfterAll
     static void stop() {
-        if (spark != null) {
-            spark.stop();
-        }
+        SparkTestSession.stop(spark);
     }
 
     private static Dataset<Row> numbers(long from, long n, int partitions) {

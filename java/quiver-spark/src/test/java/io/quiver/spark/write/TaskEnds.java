@@ -1,5 +1,12 @@
 package io.quiver.spark.write;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import io.quiver.spark.memory.TaskMemory;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -81,6 +88,48 @@ final class TaskEnds extends SparkListener {
         } catch (java.util.concurrent.TimeoutException e) {
             throw new AssertionError("Spark's listener bus did not drain in 60 s", e);
         }
+    }
+
+    /** Forgets what the jobs so far reported, once their events were delivered (before each test). */
+    void reset(SparkSession spark) {
+        drain(spark);
+        clear();
+    }
+
+    /**
+     * After a job that must succeed: no task failed (a leak found at task
+     * completion fails the task), every TaskMemory was closed; then
+     * forgets the job.
+     */
+    void assertNoneFailed(SparkSession spark) {
+        drain(spark);
+        assertEquals(List.of(), failures(), "no task may fail (a leak at completion fails it)");
+        assertEquals(0, TaskMemory.liveCount(), "every task's TaskMemory was closed");
+        clear();
+    }
+
+    /**
+     * After a job that failed: once every task has ended, none reported a
+     * leak at completion and every TaskMemory was closed.
+     */
+    void assertNoneLeaked(SparkSession spark) throws InterruptedException {
+        awaitAllEnded(spark);
+        for (String f : failures()) {
+            assertNoLeakReported(f, "a task leaked: ");
+        }
+        assertEquals(0, TaskMemory.liveCount(), "every TaskMemory closed");
+    }
+
+    /** Asserts {@code text} (a failure's text) reports no leak: TaskMemory's nor Spark's. */
+    static void assertNoLeakReported(String text, String what) {
+        assertFalse(text.contains("leaked") || text.contains("memory leak"), what + text);
+    }
+
+    /** {@code t}'s whole stack trace, causes and suppressed ones included, to search what a job reported. */
+    static String text(Throwable t) {
+        StringWriter w = new StringWriter();
+        t.printStackTrace(new PrintWriter(w));
+        return w.toString();
     }
 
     synchronized List<String> failures() {

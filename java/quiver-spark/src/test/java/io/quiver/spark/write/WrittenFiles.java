@@ -56,6 +56,18 @@ final class WrittenFiles {
         return out;
     }
 
+    /** Bytes of every regular file under {@code dir} (0 if it is null or does not exist). */
+    static long bytesUnder(Path dir) {
+        if (dir == null || !Files.exists(dir)) {
+            return 0;
+        }
+        try (Stream<Path> s = Files.walk(dir)) {
+            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     private static String sha256(Path p) throws IOException {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)));
