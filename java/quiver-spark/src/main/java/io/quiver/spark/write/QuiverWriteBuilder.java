@@ -169,6 +169,8 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
         }
         Map<String, String> listOptions = new HashMap<>();
         listOptions.put("path", target.toString());
+        // The target is a folder name, not a pattern: "out[1]" must list out[1] itself.
+        listOptions.put(QuiverFileListing.GLOB_PATHS, "false");
         String glob = options.get("pathGlobFilter");
         if (glob != null) {
             listOptions.put("pathGlobFilter", glob);
