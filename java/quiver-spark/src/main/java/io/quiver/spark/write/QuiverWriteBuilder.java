@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
@@ -22,7 +23,10 @@ import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.AtomicType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -66,6 +70,7 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
         Path target = target(options);
         StructType schema = info.schema();
         boolean caseSensitive = SQLConf.get().caseSensitiveAnalysis();
+        checkNoDuplicateNames(schema, "", caseSensitive);
         List<String> partitionBy = partitionColumns(table.partitioning(), parsed.partitionColumns());
         int[] ordinals = ordinals(schema, partitionBy, caseSensitive);
         List<String> names = new ArrayList<>();
@@ -100,6 +105,34 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
                     + "the local file system (scheme file:) only");
         }
         return Paths.get(u.getPath()).toAbsolutePath().normalize();
+    }
+
+    /**
+     * Refuses two fields of one struct (the top level or a nested one) whose
+     * names are equal, ignoring case unless the session is case-sensitive:
+     * Spark could not tell them apart when it reads the files back (Parquet
+     * refuses the same write).
+     */
+    static void checkNoDuplicateNames(DataType type, String path, boolean caseSensitive) {
+        if (type instanceof StructType st) {
+            Map<String, String> seen = new HashMap<>();
+            for (StructField f : st.fields()) {
+                String key = caseSensitive ? f.name() : f.name().toLowerCase(Locale.ROOT);
+                String other = seen.putIfAbsent(key, f.name());
+                if (other != null) {
+                    throw new IllegalArgumentException("quiver: cannot write the columns '" + path + other + "' and '"
+                            + path + f.name() + "': their names are the same"
+                            + (caseSensitive ? "" : " ignoring case (spark.sql.caseSensitive is false)")
+                            + "; rename one of them");
+                }
+                checkNoDuplicateNames(f.dataType(), path + f.name() + ".", caseSensitive);
+            }
+        } else if (type instanceof ArrayType at) {
+            checkNoDuplicateNames(at.elementType(), path + "element.", caseSensitive);
+        } else if (type instanceof MapType mt) {
+            checkNoDuplicateNames(mt.keyType(), path + "key.", caseSensitive);
+            checkNoDuplicateNames(mt.valueType(), path + "value.", caseSensitive);
+        }
     }
 
     /** partitionBy's columns: the table's identity transforms, or {@code __partition_columns}; both must agree. */
