@@ -132,7 +132,9 @@ public class QuiverTable implements SupportsRead, SupportsWrite {
         StructField[] p = listing().partitionSchema().fields();
         Transform[] out = new Transform[p.length];
         for (int i = 0; i < p.length; i++) {
-            out[i] = Expressions.identity(p[i].name());
+            // Quoted: Expressions.identity parses its argument, and a Hive directory's column name may hold
+            // dots, slashes or spaces ("a.b=1" is the top-level column "a.b", not a field of a struct).
+            out[i] = Expressions.identity("`" + p[i].name().replace("`", "``") + "`");
         }
         return out;
     }

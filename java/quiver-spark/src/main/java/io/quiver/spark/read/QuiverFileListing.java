@@ -37,6 +37,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * {@code InMemoryFileIndex}.
  */
 public final class QuiverFileListing {
+    /** Spark's option that turns globbing of the paths off ({@code "false"}). */
+    public static final String GLOB_PATHS = "__globPaths__";
+
     private final InMemoryFileIndex index;
     private final List<String> rootPaths;
 
@@ -57,9 +60,12 @@ public final class QuiverFileListing {
         scala.collection.immutable.Map<String, String> scalaOptions = scalaMap(rest);
         org.apache.spark.sql.classic.SparkSession classic = (org.apache.spark.sql.classic.SparkSession) session;
         Configuration hadoop = classic.sessionState().newHadoopConfWithOptions(scalaOptions);
+        // Spark's own key (DataSource.GLOB_PATHS_KEY): "false" takes the paths literally, as a write's
+        // target is taken (a folder named "a[1]" is not the glob a[1]).
+        boolean glob = !"false".equalsIgnoreCase(options.get(GLOB_PATHS));
         scala.collection.immutable.Seq<Path> roots = DataSource$.MODULE$.checkAndGlobPathIfNecessary(
                 CollectionConverters.asScala(paths).toList(), hadoop, true, true,
-                DataSource$.MODULE$.checkAndGlobPathIfNecessary$default$5(), true);
+                DataSource$.MODULE$.checkAndGlobPathIfNecessary$default$5(), glob);
         InMemoryFileIndex index = new InMemoryFileIndex(classic, roots, scalaOptions,
                 Option.apply(userSchema), FileStatusCache$.MODULE$.getOrCreate(classic), Option.empty(),
                 Option.empty());

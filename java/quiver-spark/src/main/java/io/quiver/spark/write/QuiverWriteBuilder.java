@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import org.apache.spark.sql.SparkSession;
@@ -22,7 +23,10 @@ import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.AtomicType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.MapType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
@@ -66,7 +70,9 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
         Path target = target(options);
         StructType schema = info.schema();
         boolean caseSensitive = SQLConf.get().caseSensitiveAnalysis();
-        List<String> partitionBy = partitionColumns(table.partitioning(), parsed.partitionColumns());
+        checkNoDuplicateNames(schema, "", caseSensitive);
+        List<String> partitionBy = partitionColumns(table.partitioning(), parsed.partitionColumns(), schema,
+                caseSensitive);
         int[] ordinals = ordinals(schema, partitionBy, caseSensitive);
         List<String> names = new ArrayList<>();
         for (int o : ordinals) {
@@ -102,25 +108,106 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
         return Paths.get(u.getPath()).toAbsolutePath().normalize();
     }
 
-    /** partitionBy's columns: the table's identity transforms, or {@code __partition_columns}; both must agree. */
-    static List<String> partitionColumns(Transform[] partitioning, List<String> fromOption) {
-        List<String> fromTable = new ArrayList<>();
-        for (Transform t : partitioning) {
+    /**
+     * Refuses two fields of one struct (the top level or a nested one) whose
+     * names are equal, ignoring case unless the session is case-sensitive:
+     * Spark could not tell them apart when it reads the files back (Parquet
+     * refuses the same write).
+     */
+    static void checkNoDuplicateNames(DataType type, String path, boolean caseSensitive) {
+        if (type instanceof StructType st) {
+            Map<String, String> seen = new HashMap<>();
+            for (StructField f : st.fields()) {
+                String key = caseSensitive ? f.name() : f.name().toLowerCase(Locale.ROOT);
+                String other = seen.putIfAbsent(key, f.name());
+                if (other != null) {
+                    throw new IllegalArgumentException("quiver: cannot write the columns '" + path + other + "' and '"
+                            + path + f.name() + "': their names are the same"
+                            + (caseSensitive ? "" : " ignoring case (spark.sql.caseSensitive is false)")
+                            + "; rename one of them");
+                }
+                checkNoDuplicateNames(f.dataType(), path + f.name() + ".", caseSensitive);
+            }
+        } else if (type instanceof ArrayType at) {
+            checkNoDuplicateNames(at.elementType(), path + "element.", caseSensitive);
+        } else if (type instanceof MapType mt) {
+            checkNoDuplicateNames(mt.keyType(), path + "key.", caseSensitive);
+            checkNoDuplicateNames(mt.valueType(), path + "value.", caseSensitive);
+        }
+    }
+
+    /**
+     * partitionBy's columns, by their names in the DataFrame: the table's
+     * identity transforms, checked against {@code __partition_columns} (the
+     * strings given to partitionBy) when Spark passes both.
+     *
+     * <p>Spark parses each partitionBy string into a column reference, so a
+     * column whose name holds a dot ({@code "k.k"}) arrives as the nested
+     * reference {@code k.k}: when the DataFrame has a top-level column of
+     * that name (and the option, if given, says {@code "k.k"}), that column
+     * is meant, as Parquet's partitionBy takes it (Quiver partitions by
+     * top-level columns only). A name the parser cannot read unquoted
+     * ({@code "a/b"}) must be given quoted ({@code "`a/b`"}); an option then
+     * holds the quoted form.
+     */
+    static List<String> partitionColumns(Transform[] partitioning, List<String> fromOption, StructType schema,
+            boolean caseSensitive) {
+        if (fromOption != null && partitioning.length > 0 && fromOption.size() != partitioning.length) {
+            throw new IllegalArgumentException("quiver option '" + QuiverWriteOptions.PARTITION_COLUMNS + "' "
+                    + fromOption + " disagrees with the partitioning " + describe(partitioning));
+        }
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < partitioning.length; i++) {
+            Transform t = partitioning[i];
             NamedReference[] refs = t.references();
-            if (!"identity".equals(t.name()) || refs.length != 1 || refs[0].fieldNames().length != 1) {
+            if (!"identity".equals(t.name()) || refs.length != 1) {
                 throw new UnsupportedOperationException("quiver: cannot write with partitioning " + t.describe()
                         + ": only partitionBy over top-level columns is supported");
             }
-            fromTable.add(refs[0].fieldNames()[0]);
+            String[] parts = refs[0].fieldNames();
+            String given = fromOption == null || fromOption.isEmpty() ? null : fromOption.get(i);
+            String name;
+            if (parts.length == 1) {
+                name = parts[0];
+                if (given != null && !given.equals(name) && !given.equals(quoted(name))) {
+                    throw new IllegalArgumentException("quiver option '" + QuiverWriteOptions.PARTITION_COLUMNS
+                            + "' " + fromOption + " disagrees with the partitioning " + describe(partitioning));
+                }
+            } else if (given != null ? given.equals(String.join(".", parts))
+                    : isColumn(schema, String.join(".", parts), caseSensitive)) {
+                name = String.join(".", parts);
+            } else {
+                throw new UnsupportedOperationException("quiver: cannot write with partitioning " + t.describe()
+                        + ": only partitionBy over top-level columns is supported");
+            }
+            names.add(name);
         }
-        if (fromOption == null) {
-            return fromTable;
+        if (partitioning.length == 0 && fromOption != null) {
+            return fromOption;
         }
-        if (!fromTable.isEmpty() && !fromTable.equals(fromOption)) {
-            throw new IllegalArgumentException("quiver option '" + QuiverWriteOptions.PARTITION_COLUMNS + "' "
-                    + fromOption + " disagrees with the partitioning " + fromTable);
+        return names;
+    }
+
+    private static boolean isColumn(StructType schema, String name, boolean caseSensitive) {
+        for (String f : schema.fieldNames()) {
+            if (caseSensitive ? f.equals(name) : f.equalsIgnoreCase(name)) {
+                return true;
+            }
         }
-        return fromOption;
+        return false;
+    }
+
+    /** A name as Spark's parser reads it back as one identifier: in backticks, backticks doubled. */
+    private static String quoted(String name) {
+        return "`" + name.replace("`", "``") + "`";
+    }
+
+    private static String describe(Transform[] partitioning) {
+        List<String> out = new ArrayList<>();
+        for (Transform t : partitioning) {
+            out.add(t.describe());
+        }
+        return out.toString();
     }
 
     static int[] ordinals(StructType schema, List<String> names, boolean caseSensitive) {
@@ -169,6 +256,8 @@ public final class QuiverWriteBuilder implements WriteBuilder, SupportsTruncate 
         }
         Map<String, String> listOptions = new HashMap<>();
         listOptions.put("path", target.toString());
+        // The target is a folder name, not a pattern: "out[1]" must list out[1] itself.
+        listOptions.put(QuiverFileListing.GLOB_PATHS, "false");
         String glob = options.get("pathGlobFilter");
         if (glob != null) {
             listOptions.put("pathGlobFilter", glob);

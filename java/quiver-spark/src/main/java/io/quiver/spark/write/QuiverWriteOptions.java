@@ -61,6 +61,11 @@ public final class QuiverWriteOptions implements Serializable {
     /** The native writer's bound on sealed row groups waiting for its encoder; more only holds memory. */
     private static final int MAX_IN_FLIGHT_LIMIT = 64;
     private static final int MAX_OPEN_FILES_LIMIT = 100_000;
+    /**
+     * The native writer's most rows per row group (QV_WRITER_MAX_ROW_GROUP_ROWS in format.h): refused
+     * here, on the driver and naming the option, rather than by every task's writer.
+     */
+    static final long MAX_ROW_GROUP_ROWS = (1L << 30) - 1;
 
     private final long rowGroupRows;
     private final int batchRows;
@@ -82,7 +87,7 @@ public final class QuiverWriteOptions implements Serializable {
     /** Parses {@code options} (a Spark options map; lookups ignore case). */
     public static QuiverWriteOptions parse(Map<String, String> options) {
         CaseInsensitiveStringMap o = OptionParsing.caseInsensitive(options);
-        long rowGroupRows = OptionParsing.longOption(o, ROW_GROUP_ROWS, 0, 0, Long.MAX_VALUE);
+        long rowGroupRows = OptionParsing.longOption(o, ROW_GROUP_ROWS, 0, 0, MAX_ROW_GROUP_ROWS);
         int batchRows = (int) OptionParsing.longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, Integer.MAX_VALUE);
         boolean compact = OptionParsing.booleanOption(o, COMPACT, false);
         int maxInFlight = (int) OptionParsing.longOption(o, MAX_IN_FLIGHT, 0, -1, MAX_IN_FLIGHT_LIMIT);
