@@ -16,34 +16,15 @@
 #include <cmocka.h>
 
 #include "quiver/format.h"
+#include "owned_env.h"
 #include "random_batch.h"
 #include "test_util.h"
 #include "tracked_array.h"
 
-struct env {
-    struct qv_pool *p;
-    struct qv_reservation *r;
-    struct qv_schema *s;
-};
-
-static void env_init(struct env *e) {
-    assert_int_equal(qv_pool_create(NULL, &e->p, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->p, NULL, &e->r, NULL), 0);
-    assert_int_equal(rb_all_types_schema(e->r, &e->s), 0);
-}
-
-static void env_done(struct env *e) {
-    qv_schema_destroy(e->s);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    assert_int_equal(qv_pool_used(e->p), 0);
-    qv_pool_destroy(e->p);
-}
-
 static const struct rb_options RO = {.null_prob = 0.2, .max_list = 4, .max_string = 20};
 
 /* Moves a slice [at, at + len) of a fresh batch of `rows` rows into w. */
-static int put(struct env *e, struct qv_writer *w, struct tracker *t, int64_t rows, int64_t at,
+static int put(struct owned_env *e, struct qv_writer *w, struct tracker *t, int64_t rows, int64_t at,
                int64_t len, uint64_t seed, struct qv_error *err) {
     struct ArrowArray b, tr;
     assert_int_equal(rb_batch(e->s, rows, seed, &RO, e->r, &b), 0);
@@ -54,7 +35,7 @@ static int put(struct env *e, struct qv_writer *w, struct tracker *t, int64_t ro
 }
 
 /* Writes the same slices through the given options into `path`. */
-static void write_slices(struct env *e, const char *path, const struct qv_writer_options *o,
+static void write_slices(struct owned_env *e, const char *path, const struct qv_writer_options *o,
                          struct tracker *t) {
     struct qv_writer *w;
     struct qv_error err;
@@ -72,8 +53,8 @@ static void write_slices(struct env *e, const char *path, const struct qv_writer
 
 static void test_one_byte_row_groups_on_worker(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char pa[512], pb[512];
     tu_path(pa, sizeof pa, "attack_tiny_inline.qvr");
     tu_path(pb, sizeof pb, "attack_tiny_worker.qvr");
@@ -88,14 +69,7 @@ static void test_one_byte_row_groups_on_worker(void **state) {
     assert_int_equal(tracker_live(&t), 0);
     assert_int_equal(atomic_load(&t.double_release), 0);
     for (int i = 0; i < 12; i++) assert_int_equal(tracker_release_count(&t, i), 1);
-    size_t na, nb;
-    unsigned char *da = tu_read_file(pa, &na), *db = tu_read_file(pb, &nb);
-    assert_non_null(da);
-    assert_non_null(db);
-    assert_int_equal(na, nb);
-    assert_memory_equal(da, db, na);
-    free(da);
-    free(db);
+    owned_assert_same_files(pa, pb);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(pb, NULL, e.r, &rd, &err), 0);
@@ -104,13 +78,13 @@ static void test_one_byte_row_groups_on_worker(void **state) {
     qv_reader_close(rd);
     unlink(pa);
     unlink(pb);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_huge_max_in_flight(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "attack_inflight.qvr");
     struct tracker t;
@@ -127,13 +101,13 @@ static void test_huge_max_in_flight(void **state) {
     assert_int_equal(qv_reader_num_rows(rd), 262);
     qv_reader_close(rd);
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_calls_after_finish_and_abort(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "attack_after.qvr");
     struct tracker t;
@@ -169,13 +143,13 @@ static void test_calls_after_finish_and_abort(void **state) {
     }
     assert_int_equal(atomic_load(&t.double_release), 0);
     unlink(path);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 static void test_pool_limit_on_worker(void **state) {
     (void)state;
-    struct env e;
-    env_init(&e);
+    struct owned_env e;
+    owned_env_init(&e);
     char path[512];
     tu_path(path, sizeof path, "attack_limit.qvr");
     struct tracker t;
@@ -217,7 +191,7 @@ static void test_pool_limit_on_worker(void **state) {
     }
     assert_true(failed_after_open > 0);
     assert_int_equal(atomic_load(&t.double_release), 0);
-    env_done(&e);
+    owned_env_done(&e);
 }
 
 int main(void) {
