@@ -2,8 +2,12 @@ package io.quiver.spark.write;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -56,16 +60,49 @@ final class WrittenFiles {
         return out;
     }
 
-    /** Bytes of every regular file under {@code dir} (0 if it is null or does not exist). */
+    /**
+     * Bytes of every regular file under {@code dir} (0 if it is null or does not exist).
+     * Other tasks may be writing or deleting their own staging folders under
+     * {@code dir} while this walks it (the retry test measures from inside a
+     * running task), so a file or folder that vanishes mid-walk counts as 0.
+     */
     static long bytesUnder(Path dir) {
         if (dir == null || !Files.exists(dir)) {
             return 0;
         }
-        try (Stream<Path> s = Files.walk(dir)) {
-            return s.filter(Files::isRegularFile).mapToLong(f -> f.toFile().length()).sum();
+        long[] total = {0};
+        try {
+            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+                @Override
+                public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
+                    if (a.isRegularFile()) {
+                        total[0] += a.size();
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+
+                @Override
+                public FileVisitResult visitFileFailed(Path f, IOException e) throws IOException {
+                    if (e instanceof NoSuchFileException) {
+                        return FileVisitResult.CONTINUE;
+                    }
+                    throw e;
+                }
+
+                @Override
+                public FileVisitResult postVisitDirectory(Path d, IOException e) throws IOException {
+                    if (e != null && !(e instanceof NoSuchFileException)) {
+                        throw e;
+                    }
+                    return FileVisitResult.CONTINUE;
+                }
+            });
+        } catch (NoSuchFileException gone) {
+            return total[0];
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+        return total[0];
     }
 
     private static String sha256(Path p) throws IOException {
