@@ -32,6 +32,7 @@
  */
 #include <stdlib.h>
 
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 #define NSYM_MAX 255
@@ -365,11 +366,33 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
     return 0;
 }
 
-/* ---- Decoding ---- */
+/* ---- Decoding ----
+ * A code is one table lookup and one unconditional 16-byte copy of its
+ * symbol, the output advancing by the symbol's length. Codes go four at a
+ * time: one 4-byte load, one test whether any of them is the escape (then
+ * the codes up to and including the escape go one by one), four
+ * independent lookups and copies. Codes without a symbol (above the table,
+ * a corrupt chunk) have a length entry with a high bit set that the loop
+ * ORs together instead of testing each code; a set bit fails the block.
+ *
+ * Strings are decoded as one stream per block of consecutive strings (the
+ * codes of a block are contiguous and so is their output), not one loop per
+ * string: short strings - a comment, a URL - would otherwise spend their
+ * time starting and ending loops. The stream loop notes the output offset
+ * at every code, and a string's end offset is then the one noted at the
+ * code its successor starts with. An escape whose literal would be the next
+ * string's first code marks that code, and the block fails. */
+
+#define BADLEN 0x80      /* length entry of a code without a symbol */
+#define LENMASK 0x1F
+#define POS_LIT UINT32_MAX /* noted for the literal byte of an escape */
+/* Codes per stream block: the noted offsets (4 bytes each) stay in the L1
+ * cache and in the decoder's inline scratch. */
+#define STREAM_CODES 4096
 
 struct fsst_dec_table {
-    uint8_t sym[256][SYM_MAX]; /* ESC and unused codes: length 0 */
-    uint8_t len[256];
+    uint8_t sym[256][SYM_MAX]; /* unused codes: zeros */
+    uint8_t len[256];          /* ESC and unused codes: BADLEN */
 };
 
 static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_table **out,
@@ -383,6 +406,7 @@ static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_ta
     const int nsym = (int)nd->params[0];
     const uint8_t *b = nd->buf[0];
     uint64_t at = (uint64_t)nsym;
+    memset(t->len, BADLEN, sizeof t->len);
     for (int i = 0; i < nsym; i++) {
         unsigned l = b[i];
         if (l < 1 || l > SYM_MAX || at + l > nd->buf_len[0])
@@ -397,6 +421,113 @@ static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_ta
     return 0;
 }
 
+/* One code at p (< q) of a stream that ends at q: writes its bytes at *dst
+ * and returns the next code's position; 0 when the code has no symbol or is
+ * an escape without its literal (callers report it). When `pos` is set,
+ * pos[i - p0] gets the output offset (from `obase`) of code i. */
+static QV__ALWAYS_INLINE uint64_t step1(const struct fsst_dec_table *t, const uint8_t *codes,
+                                        uint64_t p, uint64_t q, uint8_t **dst, uint32_t *pos,
+                                        uint64_t p0, const uint8_t *obase) {
+    const unsigned c = codes[p];
+    if (pos) pos[p - p0] = (uint32_t)(*dst - obase);
+    if (c == ESC) {
+        if (p + 1 >= q) return 0;
+        if (pos) pos[p + 1 - p0] = POS_LIT;
+        **dst = codes[p + 1];
+        *dst += 1;
+        return p + 2;
+    }
+    const unsigned l = t->len[c];
+    if (l & BADLEN) return 0;
+    memcpy(*dst, t->sym[c], SYM_MAX);
+    *dst += l;
+    return p + 1;
+}
+
+/* Decodes codes [p, q) into dst; returns the output end, or NULL for a
+ * code without a symbol or an escape without its literal. `pos` as in
+ * step1 (the stream path) or NULL. Writes up to SYM_MAX bytes per code from
+ * dst, and the output grows by at most SYM_MAX per code. */
+static QV__ALWAYS_INLINE uint8_t *decode_codes(const struct fsst_dec_table *restrict t,
+                                               const uint8_t *restrict codes, uint64_t p,
+                                               const uint64_t q, uint8_t *dst, uint32_t *pos,
+                                               const uint8_t *obase) {
+    const uint64_t p0 = p;
+    unsigned acc = 0;
+    while (p + 4 <= q) {
+        uint32_t w4;
+        memcpy(&w4, codes + p, 4);
+        const uint32_t nw = ~w4; /* a zero byte in it is an escape in w4 */
+        if (__builtin_expect(((nw - 0x01010101u) & ~nw & 0x80808080u) != 0, 0)) {
+            /* Codes up to and including the first escape, one by one. */
+            for (;;) {
+                const int esc = codes[p] == ESC;
+                if (!(p = step1(t, codes, p, q, &dst, pos, p0, obase))) return NULL;
+                if (esc) break;
+            }
+            continue;
+        }
+        const unsigned c0 = w4 & 0xFF, c1 = (w4 >> 8) & 0xFF, c2 = (w4 >> 16) & 0xFF,
+                       c3 = w4 >> 24;
+        const unsigned l0 = t->len[c0], l1 = t->len[c1], l2 = t->len[c2], l3 = t->len[c3];
+        acc |= l0 | l1 | l2 | l3;
+        uint8_t *d1 = dst + (l0 & LENMASK), *d2 = d1 + (l1 & LENMASK), *d3 = d2 + (l2 & LENMASK);
+        if (pos) {
+            uint32_t *pp = pos + (p - p0);
+            pp[0] = (uint32_t)(dst - obase);
+            pp[1] = (uint32_t)(d1 - obase);
+            pp[2] = (uint32_t)(d2 - obase);
+            pp[3] = (uint32_t)(d3 - obase);
+        }
+        memcpy(dst, t->sym[c0], SYM_MAX);
+        memcpy(d1, t->sym[c1], SYM_MAX);
+        memcpy(d2, t->sym[c2], SYM_MAX);
+        memcpy(d3, t->sym[c3], SYM_MAX);
+        dst = d3 + (l3 & LENMASK);
+        p += 4;
+    }
+    while (p < q)
+        if (!(p = step1(t, codes, p, q, &dst, pos, p0, obase))) return NULL;
+    return acc & BADLEN ? NULL : dst;
+}
+
+static uint8_t *decode_stream(const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
+                              uint64_t q, uint8_t *dst, uint32_t *pos) {
+    return decode_codes(t, codes, p, q, dst, pos, dst);
+}
+
+static uint8_t *decode_one(const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
+                           uint64_t q, uint8_t *dst) {
+    return decode_codes(t, codes, p, q, dst, NULL, dst);
+}
+
+/* The first corrupt code of [p, q), for the error message. */
+static int bad_codes(struct qv_error *err, const struct qv__node *nd,
+                     const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
+                     uint64_t q, int64_t value) {
+    for (; p < q; p++) {
+        unsigned c = codes[p];
+        if (c == ESC) {
+            if (p + 1 >= q) break;
+            p++;
+        } else if (t->len[c] & BADLEN) {
+            return qv__corrupt(err, nd, "code %u beyond the %lld symbols (value %lld)", c,
+                               (long long)nd->params[0], (long long)value);
+        }
+    }
+    return qv__corrupt(err, nd, "escape at the end of value %lld", (long long)value);
+}
+
+static inline int put_offset(struct qv__binout *o, int64_t i, size_t at) {
+    if (o->off64) {
+        ((int64_t *)o->offsets)[i] = (int64_t)at;
+        return 0;
+    }
+    if (at > (size_t)INT32_MAX) return EOVERFLOW;
+    ((int32_t *)o->offsets)[i] = (int32_t)at;
+    return 0;
+}
+
 int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                  struct qv__binout *o, struct qv_error *err) {
     struct fsst_dec_table *t = NULL;
@@ -407,7 +538,11 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
     struct qv__mark mk = qv__stack_mark(&d->stack);
     const int64_t blk = QV__VEC;
     uint64_t *off = qv__stack_push(&d->stack, (size_t)((n < blk ? n : blk) + 1) * 8, err);
-    if (!off) return ENOMEM;
+    uint32_t *pos = off ? qv__stack_push(&d->stack, (STREAM_CODES + 1) * 4, err) : NULL;
+    if (!pos) {
+        qv__stack_release(&d->stack, mk);
+        return ENOMEM;
+    }
     const uint8_t *codes = nd->buf[1];
     const uint64_t limit = nd->buf_len[1];
     for (int64_t b = 0; b < n && !rc; b += blk) {
@@ -415,58 +550,65 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
         if ((rc = qv__dec_u64(d, nd->child[0], start + b, m + 1, off, err))) break;
         /* Validate the block's offsets, then make room for its worst case
          * once, so the per-code loop has no checks but the code's own. */
-        for (int64_t i = 0; i < m; i++)
-            if (off[i + 1] < off[i]) {
-                rc = qv__corrupt(err, nd, "code offsets decrease at value %lld", (long long)(start + b + i));
-                goto done;
-            }
+        unsigned dec = 0;
+        for (int64_t i = 0; i < m; i++) dec |= off[i + 1] < off[i];
+        if (dec) {
+            int64_t i = 0;
+            while (off[i + 1] >= off[i]) i++;
+            rc = qv__corrupt(err, nd, "code offsets decrease at value %lld",
+                             (long long)(start + b + i));
+            break;
+        }
         if (off[m] > limit) {
             rc = qv__corrupt(err, nd, "code offset %llu beyond the %llu code bytes",
                              (unsigned long long)off[m], (unsigned long long)limit);
-            goto done;
+            break;
         }
         size_t worst = (size_t)(off[m] - off[0]) * SYM_MAX + SYM_MAX;
-        if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) goto done;
+        if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
         uint8_t *const base = o->data;
-        uint8_t *dst = base + o->size;
-        for (int64_t i = 0; i < m; i++) {
-            uint64_t p = off[i];
-            const uint64_t q = off[i + 1];
-            while (p < q) {
-                unsigned c = codes[p++];
-                if (__builtin_expect(c == ESC, 0)) {
-                    if (p >= q) {
-                        rc = qv__corrupt(err, nd, "escape at the end of value %lld",
-                                         (long long)(start + b + i));
-                        goto done;
-                    }
-                    *dst++ = codes[p++];
-                    continue;
+        for (int64_t i = 0; i < m && !rc;) {
+            uint8_t *dst = base + o->size, *end;
+            /* The strings [i, j) whose codes fit one stream block. */
+            int64_t j = i + qv__upper_bound(off + i, m + 1 - i, off[i] + STREAM_CODES) - 1;
+            if (j == i) {
+                /* One long string alone. */
+                if (!(end = decode_one(t, codes, off[i], off[i + 1], dst))) {
+                    rc = bad_codes(err, nd, t, codes, off[i], off[i + 1], start + b + i);
+                    break;
                 }
-                unsigned l = t->len[c];
-                if (__builtin_expect(l == 0, 0)) {
-                    rc = qv__corrupt(err, nd, "code %u beyond the %lld symbols", c,
-                                     (long long)nd->params[0]);
-                    goto done;
-                }
-                memcpy(dst, t->sym[c], SYM_MAX);
-                dst += l;
+                o->size = (size_t)(end - base);
+                if (put_offset(o, o->i + 1, o->size)) rc = EOVERFLOW;
+                o->i++;
+                i++;
+                continue;
             }
-            size_t at = (size_t)(dst - base);
-            if (o->off64) {
-                ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
-            } else {
-                if (at > (size_t)INT32_MAX) {
-                    rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
-                    goto done;
-                }
-                ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+            if (!(end = decode_stream(t, codes, off[i], off[j], dst, pos))) {
+                rc = bad_codes(err, nd, t, codes, off[i], off[j], start + b + i);
+                break;
             }
+            pos[off[j] - off[i]] = (uint32_t)(end - dst);
+            /* Each string ends where its successor's first code starts. */
+            uint32_t lit = 0;
+            for (int64_t s = i + 1; s <= j; s++) {
+                const uint32_t x = pos[off[s] - off[i]];
+                lit |= x == POS_LIT;
+                if (put_offset(o, o->i + (s - i), o->size + x)) rc = EOVERFLOW;
+            }
+            if (lit) {
+                int64_t s = i + 1;
+                while (pos[off[s] - off[i]] != POS_LIT) s++;
+                rc = qv__corrupt(err, nd, "escape at the end of value %lld",
+                                 (long long)(start + b + s - 1));
+                break;
+            }
+            o->size = (size_t)(end - base);
+            o->i += j - i;
+            i = j;
         }
-        o->size = (size_t)(dst - base);
-        o->i += m;
+        if (rc == EOVERFLOW)
+            rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
     }
-done:
     qv__stack_release(&d->stack, mk);
     return rc;
 }
