@@ -371,9 +371,15 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
  * symbol, the output advancing by the symbol's length. Codes go four at a
  * time: one 4-byte load, one test whether any of them is the escape (then
  * the codes up to and including the escape go one by one), four
- * independent lookups and copies. Codes without a symbol (above the table,
- * a corrupt chunk) have a length entry with a high bit set that the loop
- * ORs together instead of testing each code; a set bit fails the block.
+ * independent lookups and copies. A table entry is 32 bytes, the symbol
+ * then its length, so a code's entry is its byte shifted into place: no
+ * separate index arithmetic per table.
+ *
+ * Codes without a symbol (above the table: a corrupt chunk) are not tested
+ * for in that loop: a pass over the block's code bytes first looks for any
+ * byte in the unused range (it vectorizes), and only a block that has one -
+ * usually an escaped literal that happens to fall there - takes a loop
+ * that checks every code.
  *
  * Strings are decoded as one stream per block of consecutive strings (the
  * codes of a block are contiguous and so is their output), not one loop per
@@ -383,16 +389,20 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
  * code its successor starts with. An escape whose literal would be the next
  * string's first code marks that code, and the block fails. */
 
-#define BADLEN 0x80      /* length entry of a code without a symbol */
-#define LENMASK 0x1F
 #define POS_LIT UINT32_MAX /* noted for the literal byte of an escape */
 /* Codes per stream block: the noted offsets (4 bytes each) stay in the L1
  * cache and in the decoder's inline scratch. */
 #define STREAM_CODES 4096
 
+struct fsst_entry {
+    uint8_t sym[SYM_MAX]; /* unused codes: zeros */
+    uint8_t len;          /* ESC and unused codes: 0 */
+    uint8_t pad[15];
+};
+
 struct fsst_dec_table {
-    uint8_t sym[256][SYM_MAX]; /* unused codes: zeros */
-    uint8_t len[256];          /* ESC and unused codes: BADLEN */
+    struct fsst_entry e[256];
+    int nsym;
 };
 
 static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_table **out,
@@ -406,99 +416,123 @@ static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_ta
     const int nsym = (int)nd->params[0];
     const uint8_t *b = nd->buf[0];
     uint64_t at = (uint64_t)nsym;
-    memset(t->len, BADLEN, sizeof t->len);
     for (int i = 0; i < nsym; i++) {
         unsigned l = b[i];
         if (l < 1 || l > SYM_MAX || at + l > nd->buf_len[0])
             return qv__corrupt(err, nd, "symbol %d has length %u", i, l);
-        memcpy(t->sym[i], b + at, l);
-        t->len[i] = (uint8_t)l;
+        memcpy(t->e[i].sym, b + at, l);
+        t->e[i].len = (uint8_t)l;
         at += l;
     }
     if (at != nd->buf_len[0]) return qv__corrupt(err, nd, "symbol table has trailing bytes");
+    t->nsym = nsym;
     nd->cache = t;
     *out = t;
     return 0;
 }
 
-/* One code at p (< q) of a stream that ends at q: writes its bytes at *dst
- * and returns the next code's position; 0 when the code has no symbol or is
- * an escape without its literal (callers report it). When `pos` is set,
- * pos[i - p0] gets the output offset (from `obase`) of code i. */
-static QV__ALWAYS_INLINE uint64_t step1(const struct fsst_dec_table *t, const uint8_t *codes,
-                                        uint64_t p, uint64_t q, uint8_t **dst, uint32_t *pos,
-                                        uint64_t p0, const uint8_t *obase) {
-    const unsigned c = codes[p];
-    if (pos) pos[p - p0] = (uint32_t)(*dst - obase);
-    if (c == ESC) {
-        if (p + 1 >= q) return 0;
-        if (pos) pos[p + 1 - p0] = POS_LIT;
-        **dst = codes[p + 1];
-        *dst += 1;
-        return p + 2;
-    }
-    const unsigned l = t->len[c];
-    if (l & BADLEN) return 0;
-    memcpy(*dst, t->sym[c], SYM_MAX);
-    *dst += l;
-    return p + 1;
+/* Whether [p, e) holds a byte that is neither a symbol's code nor the
+ * escape (it may be an escaped literal). */
+static int has_unused(const struct fsst_dec_table *t, const uint8_t *p, const uint8_t *e) {
+    if (t->nsym >= ESC) return 0;
+    const uint8_t lo = (uint8_t)t->nsym, span = (uint8_t)(ESC - t->nsym);
+    unsigned bad = 0;
+    for (; p < e; p++) bad |= (uint8_t)(*p - lo) < span;
+    return bad != 0;
 }
 
-/* Decodes codes [p, q) into dst; returns the output end, or NULL for a
- * code without a symbol or an escape without its literal. `pos` as in
- * step1 (the stream path) or NULL. Writes up to SYM_MAX bytes per code from
- * dst, and the output grows by at most SYM_MAX per code. */
-static QV__ALWAYS_INLINE uint8_t *decode_codes(const struct fsst_dec_table *restrict t,
-                                               const uint8_t *restrict codes, uint64_t p,
-                                               const uint64_t q, uint8_t *dst, uint32_t *pos,
-                                               const uint8_t *obase) {
-    const uint64_t p0 = p;
-    unsigned acc = 0;
-    while (p + 4 <= q) {
+/* Decodes the codes [cp, ce) to ob + *dp (*dp advances). With `fast` the
+ * codes hold no unused byte (has_unused) and go four at a time; without,
+ * each is checked. With `pp`, pp[i] gets the output offset of code i (from
+ * ob; POS_LIT for a literal). Returns 0, or -1 for a code without a symbol
+ * or an escape whose literal is past ce. Writes up to SYM_MAX bytes per
+ * code from the output position, which grows by at most SYM_MAX a code. */
+static QV__ALWAYS_INLINE int decode_codes(const struct fsst_dec_table *restrict t,
+                                          const uint8_t *restrict cp, const uint8_t *ce,
+                                          uint8_t *restrict ob, uint64_t *dp,
+                                          uint32_t *restrict pp, const int fast) {
+    const uint8_t *tb = (const uint8_t *)t->e;
+    uint64_t d = *dp;
+    while (ce - cp >= 4) {
         uint32_t w4;
-        memcpy(&w4, codes + p, 4);
-        const uint32_t nw = ~w4; /* a zero byte in it is an escape in w4 */
-        if (__builtin_expect(((nw - 0x01010101u) & ~nw & 0x80808080u) != 0, 0)) {
-            /* Codes up to and including the first escape, one by one. */
-            for (;;) {
-                const int esc = codes[p] == ESC;
-                if (!(p = step1(t, codes, p, q, &dst, pos, p0, obase))) return NULL;
-                if (esc) break;
+        memcpy(&w4, cp, 4);
+        /* A zero byte in ~w4 is an escape in w4. */
+        if (fast && !((~w4 - 0x01010101u) & w4 & 0x80808080u)) {
+            const uint32_t i0 = (w4 << 5) & 0x1FE0, i1 = (w4 >> 3) & 0x1FE0,
+                           i2 = (w4 >> 11) & 0x1FE0, i3 = (w4 >> 19) & 0x1FE0;
+            const uint64_t d1 = d + tb[i0 + SYM_MAX], d2 = d1 + tb[i1 + SYM_MAX],
+                           d3 = d2 + tb[i2 + SYM_MAX];
+            if (pp) {
+                pp[0] = (uint32_t)d;
+                pp[1] = (uint32_t)d1;
+                pp[2] = (uint32_t)d2;
+                pp[3] = (uint32_t)d3;
+                pp += 4;
             }
+            memcpy(ob + d, tb + i0, SYM_MAX);
+            memcpy(ob + d1, tb + i1, SYM_MAX);
+            memcpy(ob + d2, tb + i2, SYM_MAX);
+            memcpy(ob + d3, tb + i3, SYM_MAX);
+            d = d3 + tb[i3 + SYM_MAX];
+            cp += 4;
             continue;
         }
-        const unsigned c0 = w4 & 0xFF, c1 = (w4 >> 8) & 0xFF, c2 = (w4 >> 16) & 0xFF,
-                       c3 = w4 >> 24;
-        const unsigned l0 = t->len[c0], l1 = t->len[c1], l2 = t->len[c2], l3 = t->len[c3];
-        acc |= l0 | l1 | l2 | l3;
-        uint8_t *d1 = dst + (l0 & LENMASK), *d2 = d1 + (l1 & LENMASK), *d3 = d2 + (l2 & LENMASK);
-        if (pos) {
-            uint32_t *pp = pos + (p - p0);
-            pp[0] = (uint32_t)(dst - obase);
-            pp[1] = (uint32_t)(d1 - obase);
-            pp[2] = (uint32_t)(d2 - obase);
-            pp[3] = (uint32_t)(d3 - obase);
+        /* Codes one by one, up to and including the first escape (all
+         * four when not fast). */
+        for (int k = 0; k < 4 && cp < ce; k++) {
+            const unsigned c = *cp;
+            if (pp) *pp = (uint32_t)d;
+            if (c == ESC) {
+                if (ce - cp < 2) return -1;
+                if (pp) {
+                    pp[1] = POS_LIT;
+                    pp += 2;
+                }
+                ob[d++] = cp[1];
+                cp += 2;
+                if (fast) break;
+                continue;
+            }
+            if (!fast && !t->e[c].len) return -1;
+            memcpy(ob + d, t->e[c].sym, SYM_MAX);
+            d += t->e[c].len;
+            cp++;
+            if (pp) pp++;
         }
-        memcpy(dst, t->sym[c0], SYM_MAX);
-        memcpy(d1, t->sym[c1], SYM_MAX);
-        memcpy(d2, t->sym[c2], SYM_MAX);
-        memcpy(d3, t->sym[c3], SYM_MAX);
-        dst = d3 + (l3 & LENMASK);
-        p += 4;
     }
-    while (p < q)
-        if (!(p = step1(t, codes, p, q, &dst, pos, p0, obase))) return NULL;
-    return acc & BADLEN ? NULL : dst;
+    while (cp < ce) {
+        const unsigned c = *cp;
+        if (pp) *pp = (uint32_t)d;
+        if (c == ESC) {
+            if (ce - cp < 2) return -1;
+            if (pp) {
+                pp[1] = POS_LIT;
+                pp += 2;
+            }
+            ob[d++] = cp[1];
+            cp += 2;
+            continue;
+        }
+        if (!t->e[c].len) return -1;
+        memcpy(ob + d, t->e[c].sym, SYM_MAX);
+        d += t->e[c].len;
+        cp++;
+        if (pp) pp++;
+    }
+    *dp = d;
+    return 0;
 }
 
-static uint8_t *decode_stream(const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
-                              uint64_t q, uint8_t *dst, uint32_t *pos) {
-    return decode_codes(t, codes, p, q, dst, pos, dst);
+/* The four instantiations: stream or one string, fast or checked. */
+static int decode_stream(const struct fsst_dec_table *t, const uint8_t *cp, const uint8_t *ce,
+                         uint8_t *ob, uint64_t *dp, uint32_t *pp) {
+    return has_unused(t, cp, ce) ? decode_codes(t, cp, ce, ob, dp, pp, 0)
+                                 : decode_codes(t, cp, ce, ob, dp, pp, 1);
 }
-
-static uint8_t *decode_one(const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
-                           uint64_t q, uint8_t *dst) {
-    return decode_codes(t, codes, p, q, dst, NULL, dst);
+static int decode_one(const struct fsst_dec_table *t, const uint8_t *cp, const uint8_t *ce,
+                      uint8_t *ob, uint64_t *dp) {
+    return has_unused(t, cp, ce) ? decode_codes(t, cp, ce, ob, dp, NULL, 0)
+                                 : decode_codes(t, cp, ce, ob, dp, NULL, 1);
 }
 
 /* The first corrupt code of [p, q), for the error message. */
@@ -510,7 +544,7 @@ static int bad_codes(struct qv_error *err, const struct qv__node *nd,
         if (c == ESC) {
             if (p + 1 >= q) break;
             p++;
-        } else if (t->len[c] & BADLEN) {
+        } else if (!t->e[c].len) {
             return qv__corrupt(err, nd, "code %u beyond the %lld symbols (value %lld)", c,
                                (long long)nd->params[0], (long long)value);
         }
@@ -568,26 +602,27 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
         if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
         uint8_t *const base = o->data;
         for (int64_t i = 0; i < m && !rc;) {
-            uint8_t *dst = base + o->size, *end;
+            uint8_t *ob = base + o->size;
+            uint64_t dn = 0;
             /* The strings [i, j) whose codes fit one stream block. */
             int64_t j = i + qv__upper_bound(off + i, m + 1 - i, off[i] + STREAM_CODES) - 1;
             if (j == i) {
                 /* One long string alone. */
-                if (!(end = decode_one(t, codes, off[i], off[i + 1], dst))) {
+                if (decode_one(t, codes + off[i], codes + off[i + 1], ob, &dn)) {
                     rc = bad_codes(err, nd, t, codes, off[i], off[i + 1], start + b + i);
                     break;
                 }
-                o->size = (size_t)(end - base);
+                o->size += (size_t)dn;
                 if (put_offset(o, o->i + 1, o->size)) rc = EOVERFLOW;
                 o->i++;
                 i++;
                 continue;
             }
-            if (!(end = decode_stream(t, codes, off[i], off[j], dst, pos))) {
+            if (decode_stream(t, codes + off[i], codes + off[j], ob, &dn, pos)) {
                 rc = bad_codes(err, nd, t, codes, off[i], off[j], start + b + i);
                 break;
             }
-            pos[off[j] - off[i]] = (uint32_t)(end - dst);
+            pos[off[j] - off[i]] = (uint32_t)dn;
             /* Each string ends where its successor's first code starts. */
             uint32_t lit = 0;
             for (int64_t s = i + 1; s <= j; s++) {
@@ -602,7 +637,7 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
                                  (long long)(start + b + s - 1));
                 break;
             }
-            o->size = (size_t)(end - base);
+            o->size += (size_t)dn;
             o->i += j - i;
             i = j;
         }

@@ -91,9 +91,9 @@ int qv__rle_encode_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int d
  * The run ends are decoded once, all of them (u32, kept on the node), the
  * first time a large range wants them; small ranges - random access - touch
  * only the 1024-run vectors of ends they need, so a take costs what it
- * reads, not the chunk. Run values are decoded per range, 1024 runs at a
- * time into scratch that stays in the L1 cache, and expanded at once (or
- * taken from the node when a take decoded them all).
+ * reads, not the chunk. Run values likewise: all of them once, kept on the
+ * node, for large ranges and takes; small ranges decode the values of
+ * their own runs, 1024 at a time into scratch.
  *
  * Expansion writes each run as one unconditional block of 32 bytes (64 for
  * 8-byte values) holding its value repeated, at the run's first row, and
@@ -265,41 +265,59 @@ static QV__ALWAYS_INLINE uint64_t pattern(const uint8_t *v, unsigned w) {
     return x;
 }
 
+/* Fills o[a, e) (value width w) with the block b: whole blocks, then the
+ * rest value by value. */
+static QV__ALWAYS_INLINE void fill_exact(uint8_t *restrict o, int64_t a, int64_t e, rle_v4u64 b,
+                                         const uint8_t *v, const unsigned w) {
+    const int64_t bb = w == 8 ? 64 : 32, bv = bb / (int64_t)w;
+    for (; a + bv <= e; a += bv) {
+        memcpy(o + (size_t)a * w, &b, 32);
+        if (bb == 64) memcpy(o + (size_t)a * w + 32, &b, 32);
+    }
+    for (; a < e; a++) memcpy(o + (size_t)a * w, v, w);
+}
+
 /* Writes the runs [0, k) (absolute ends ends[r], values vals[r]) into the
  * output o of n values of width w that starts at row `start`, the first of
  * them from position pos; returns the position after the last (never
- * beyond n). The caller guarantees each end is above the position the run
+ * beyond n). The caller guarantees each end is above the row its run
  * starts at, so positions only grow. */
 static QV__ALWAYS_INLINE int64_t expand_body(uint8_t *restrict o, int64_t n,
                                              const uint32_t *restrict ends,
                                              const uint8_t *restrict vals, int64_t k, int64_t pos,
                                              int64_t start, const unsigned w) {
     const int64_t bb = w == 8 ? 64 : 32, bv = bb / (int64_t)w; /* block bytes, values */
-    int64_t r = 0;
-    for (; r < k && pos <= n - bv; r++) {
+    /* The runs that end at least one block before the end of the output:
+     * a block at their first row stays inside it. */
+    const int64_t kf = n >= bv ? upper_bound32(ends, k, start + n - bv) : 0;
+    int64_t prev = start + pos; /* first row of run r */
+    uint8_t *p = o + (size_t)pos * w;
+    for (int64_t r = 0; r < kf; r++) {
+        const uint64_t x = pattern(vals + (size_t)r * w, w);
+        const rle_v4u64 b = {x, x, x, x};
+        const int64_t e = ends[r], len = e - prev;
+        memcpy(p, &b, 32);
+        if (bb == 64) memcpy(p + 32, &b, 32);
+        if (__builtin_expect(len > bv, 0)) {
+            /* A long run: more blocks, the last ending exactly at its end. */
+            for (int64_t q = bv; q < len - bv; q += bv) {
+                memcpy(p + (size_t)q * w, &b, 32);
+                if (bb == 64) memcpy(p + (size_t)q * w + 32, &b, 32);
+            }
+            memcpy(p + (size_t)(len - bv) * w, &b, 32);
+            if (bb == 64) memcpy(p + (size_t)(len - bv) * w + 32, &b, 32);
+        }
+        p += (size_t)len * w;
+        prev = e;
+    }
+    pos = prev - start;
+    for (int64_t r = kf; r < k; r++) {
         const uint64_t x = pattern(vals + (size_t)r * w, w);
         const rle_v4u64 b = {x, x, x, x};
         int64_t e = (int64_t)ends[r] - start;
         e = e < n ? e : n;
-        uint8_t *p = o + (size_t)pos * w;
-        memcpy(p, &b, 32);
-        if (bb == 64) memcpy(p + 32, &b, 32);
-        if (__builtin_expect(e - pos > bv, 0)) {
-            /* A long run: more blocks, the last ending exactly at its end. */
-            for (int64_t q = pos + bv; q < e - bv; q += bv) {
-                memcpy(o + (size_t)q * w, &b, 32);
-                if (bb == 64) memcpy(o + (size_t)q * w + 32, &b, 32);
-            }
-            memcpy(o + (size_t)(e - bv) * w, &b, 32);
-            if (bb == 64) memcpy(o + (size_t)(e - bv) * w + 32, &b, 32);
-        }
+        fill_exact(o, pos, e, b, vals + (size_t)r * w, w);
         pos = e;
-    }
-    for (; r < k; r++) {
-        const uint8_t *v = vals + (size_t)r * w;
-        int64_t e = (int64_t)ends[r] - start;
-        e = e < n ? e : n;
-        for (; pos < e; pos++) memcpy(o + (size_t)pos * w, v, w);
     }
     return pos;
 }
@@ -334,6 +352,23 @@ static int64_t expand(unsigned w, uint8_t *o, int64_t n, const uint32_t *ends,
     case 4: return QV__DISPATCH2(expand4, o, n, ends, vals, k, pos, start);
     default: return QV__DISPATCH2(expand8, o, n, ends, vals, k, pos, start);
     }
+}
+
+/* Decodes all run values once, for ranges that wanted all the ends too
+ * (a scan decodes each of them once either way; repeated ranges and takes
+ * then cost only the expansion). */
+static int load_vals(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
+                     struct qv_error *err) {
+    const int64_t runs = nd->child[0]->count;
+    void *v = qv__mem_alloc(&d->mem, (size_t)(runs ? runs : 1) * nd->width, err);
+    if (!v) return ENOMEM;
+    int rc = qv__dec_word(d, nd->child[1], 0, runs, v, err);
+    if (rc) {
+        qv__mem_free(&d->mem, v);
+        return rc;
+    }
+    c->vals = v;
+    return 0;
 }
 
 /* Writes runs [r0, r1) into out (n values from row `start`) from *pos on;
@@ -395,6 +430,7 @@ int qv__rle_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     if (!c->ends && use_lazy(d, nd, c, n)) return lazy_word(d, nd, c, start, n, out, err);
     if ((rc = load_ends(d, nd, c, err))) return rc;
     const int64_t runs = nd->child[0]->count;
+    if (!c->vals && (rc = load_vals(d, nd, c, err))) return rc;
     /* The ends are checked: the last is the count, so both runs exist. */
     const int64_t r0 = upper_bound32(c->ends, runs, start);
     const int64_t r1 = r0 + upper_bound32(c->ends + r0, runs - r0, start + n - 1);
@@ -489,12 +525,7 @@ static int rle_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *
                 r += upper_bound32(e + r, runs - r, row);
             ri[i] = r;
         }
-        if (!c->vals) {
-            void *v = qv__mem_alloc(&d->mem, (size_t)(runs ? runs : 1) * w, err);
-            if (!v) rc = ENOMEM;
-            else if ((rc = qv__dec_word(d, nd->child[1], 0, runs, v, err))) qv__mem_free(&d->mem, v);
-            else c->vals = v;
-        }
+        if (!c->vals) rc = load_vals(d, nd, c, err);
     }
     if (!rc && c->vals) {
         gather(out, c->vals, ri, k, 0, w);
