@@ -458,8 +458,8 @@ static QV__ALWAYS_INLINE int decode_codes(const struct fsst_dec_table *restrict 
         memcpy(&w4, cp, 4);
         /* A zero byte in ~w4 is an escape in w4. */
         if (fast && !((~w4 - 0x01010101u) & w4 & 0x80808080u)) {
-            const uint32_t i0 = (w4 << 5) & 0x1FE0, i1 = (w4 >> 3) & 0x1FE0,
-                           i2 = (w4 >> 11) & 0x1FE0, i3 = (w4 >> 19) & 0x1FE0;
+            const size_t i0 = (w4 << 5) & 0x1FE0, i1 = (w4 >> 3) & 0x1FE0,
+                         i2 = (w4 >> 11) & 0x1FE0, i3 = (w4 >> 19) & 0x1FE0;
             const uint64_t d1 = d + tb[i0 + SYM_MAX], d2 = d1 + tb[i1 + SYM_MAX],
                            d3 = d2 + tb[i2 + SYM_MAX];
             if (pp) {
