@@ -63,17 +63,26 @@ def rss_child(fmt_name, path, threads):
     print(json.dumps({"rows": rows, "hwm": status("VmHWM"), "base": base}))
 
 
+# Seconds of measured runs a figure may take: a call slower than
+# BUDGET / runs (a Parquet take on the takes dataset reads a whole 2.6 GB row
+# group) is run fewer times, but at least twice.
+BUDGET = 12.0
+
+
 def timed(fn, runs, warmup=True):
     """Runs fn warmup + runs times; returns (min, median, last result rows)."""
     times, rows = [], None
-    for i in range(runs + (1 if warmup else 0)):
+    i = 0
+    while i < runs + (1 if warmup else 0):
         gc.collect()
         t0 = time.perf_counter()
         out = fn()
         dt = time.perf_counter() - t0
         rows = out.num_rows if out is not None and hasattr(out, "num_rows") else rows
         del out
-        if warmup and i == 0:
+        i += 1
+        if warmup and i == 1:
+            runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
             continue
         times.append(dt)
     return min(times), statistics.median(times), rows

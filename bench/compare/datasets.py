@@ -246,7 +246,7 @@ def takes(rows, chunk=131072, corpus_bytes=64 << 20):
     terms = [("id", ">=", lo), ("id", "<", hi), ("sparse", ">=", 0)]
     return Dataset(f"takes-{n // 1000}k", table, "id", "url", terms, ["sparse", "uuid"],
                    f"generated random-access rows: long strings of 1-4 KB, URLs, a 95%-null "
-                   f"int64 column, UUIDs ({n:,} rows)",
+                   "int64 column, UUIDs",
                    takes={"take_long": "long_text", "take_url": "url", "take_sparse": "sparse",
                           "take_uuid": "uuid"},
                    write_runs=1)
