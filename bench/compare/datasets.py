@@ -252,15 +252,16 @@ def takes(rows, chunk=131072, corpus_bytes=64 << 20):
                    write_runs=1)
 
 
-def load(quick, keep=None):
-    """The datasets, one at a time (a generator: each is built when the
-    previous one is done with, so only one table is in memory); keep: name
-    prefixes to build (None: all)."""
-    plan = [("lineitem", lambda: lineitem(0.05 if quick else 1)),
-            ("nested", lambda: nested(40_000 if quick else 3_000_000)),
-            ("flights", lambda: flights(100_000 if quick else None)),
-            ("takes", lambda: takes(20_000, chunk=8192, corpus_bytes=2 << 20) if quick
-             else takes(1_000_000))]
-    for key, build in plan:
-        if keep is None or any(key.startswith(k) or k.startswith(key) for k in keep):
-            yield build()
+def plan(quick, keep=None):
+    """[(name prefix, build)]: the datasets to measure, each built by calling
+    `build()` when its turn comes (so only one table is in memory at a
+    time); keep: name prefixes to measure (None: all)."""
+    everything = [
+        ("lineitem", lambda: lineitem(0.05 if quick else 1)),
+        ("nested", lambda: nested(40_000 if quick else 3_000_000)),
+        ("flights", lambda: flights(100_000 if quick else None)),
+        ("takes", lambda: takes(20_000, chunk=8192, corpus_bytes=2 << 20) if quick
+         else takes(1_000_000)),
+    ]
+    return [(key, build) for key, build in everything
+            if keep is None or any(key.startswith(k) or k.startswith(key) for k in keep)]
