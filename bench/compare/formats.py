@@ -193,8 +193,18 @@ class ArrowIPC:
 
     def write(self, table, path, threads):
         opts = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=_arrow_threads(threads))
+        # Batches of exactly IPC_BATCH_ROWS rows (the last one fewer), which
+        # take() relies on: write_table would also cut at the table's chunk
+        # boundaries. A slice that spans chunks is combined first (the takes
+        # dataset's chunks are IPC_BATCH_ROWS long, so a full run copies
+        # nothing).
         with pa.ipc.new_file(path, table.schema, options=opts) as w:
-            w.write_table(table, max_chunksize=IPC_BATCH_ROWS)
+            for off in range(0, table.num_rows, IPC_BATCH_ROWS):
+                part = table.slice(off, IPC_BATCH_ROWS)
+                if any(c.num_chunks > 1 for c in part.columns):
+                    part = part.combine_chunks()
+                for b in part.to_batches():
+                    w.write_batch(b)
 
     def _open(self, path, threads, fields=None):
         opts = pa.ipc.IpcReadOptions(use_threads=_arrow_threads(threads),
