@@ -287,7 +287,8 @@ def load_run(path):
     if os.path.exists(meta_path(path)):
         with open(meta_path(path)) as f:
             meta = json.load(f)
-    meta.setdefault("source", os.path.relpath(path))
+    rel = os.path.relpath(path)
+    meta.setdefault("source", os.path.abspath(path) if rel.startswith("..") else rel)
     return records, meta
 
 

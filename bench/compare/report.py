@@ -102,7 +102,8 @@ def dataset_key(case):
 def format_tables(rs, meta):
     out = []
     for ds in rs.cases:
-        out.append(f"**{ds}** — {meta.get('datasets', {}).get(ds, '')}")
+        note = (meta.get("datasets") or {}).get(ds)
+        out.append(f"**{ds}**" + (f" — {note}" if note else ""))
         out.append("")
         metrics = [m for m in rs.metrics(ds) if m not in ("file_size", "peak_rss")]
         for mode in rs.modes:
@@ -346,10 +347,14 @@ def markdown(records, meta, before=None, before_meta=None):
     br = Records(before) if before is not None else None
     out = []
     runs = meta.get("runs")
-    out.append(f"Run {meta.get('date', '?')} on {meta.get('machine', '?')}; "
-               f"{'quick run, ' if meta.get('quick') else ''}"
-               + (f"median of {runs} runs after a warm-up (min in the JSON).  "
-                  if runs else "medians (min in the JSON).  "))
+    if meta.get("date") is None:  # a bare records file: nothing known of its run
+        out.append(f"Records of {meta.get('source', '?')} (no run metadata beside them); "
+                   f"medians (min in the JSON).  ")
+    else:
+        out.append(f"Run {meta['date']} on {meta.get('machine', '?')}; "
+                   f"{'quick run, ' if meta.get('quick') else ''}"
+                   + (f"median of {runs} runs after a warm-up (min in the JSON).  "
+                      if runs else "medians (min in the JSON).  "))
     if (meta.get("cpus") or {}).get("affinity") is not None:
         from . import machine
         out.append(f"CPUs of this process: {machine.cpus_text(meta['cpus'])}.  ")
