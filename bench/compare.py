@@ -64,7 +64,7 @@ def rss_child(fmt_name, path, threads):
 
 
 # Seconds of measured runs a figure may take: a call slower than
-# BUDGET / runs (a Parquet take on the takes dataset reads a whole 2.6 GB row
+# BUDGET / runs (a Parquet take on the takes dataset reads a whole 1 GB row
 # group) is run fewer times, but at least twice.
 BUDGET = 12.0
 

@@ -95,7 +95,7 @@ def real_mode(mode, meta):
 
 
 def dataset_key(case):
-    """"lineitem-sf1" -> "lineitem", "takes-1000k" -> "takes"."""
+    """"lineitem-sf1" -> "lineitem", "takes-400k" -> "takes"."""
     return case.split("-")[0]
 
 
