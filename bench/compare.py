@@ -316,6 +316,9 @@ def main():
                          "shown beside this run's (before | after | change)")
     ap.add_argument("--results-dir", metavar="DIR", default=os.path.join(HERE, "results"),
                     help="where the md/json/png go (default bench/results)")
+    ap.add_argument("--note", metavar="TEXT",
+                    help="a note printed under the report's header (e.g. what loaded the "
+                         "machine)")
     ap.add_argument("--update-readme", action="store_true",
                     help="fill README.md's '## Latest comparison' section")
     ap.add_argument("--report-only", nargs="?", const="", metavar="FILE.json",
@@ -335,8 +338,10 @@ def main():
         records, meta = load_run(src)
         meta.setdefault("elapsed_s", 0)
     else:
-        cpus = machine.cpus()
+        cpus = machine.check(machine.cpus()["usable"])
         records, meta = run(args, cpus)
+    if args.note:
+        meta["note"] = args.note
     md_text = report.markdown(records, meta, before, before_meta)
     print()
     print(md_text)

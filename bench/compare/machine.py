@@ -10,6 +10,8 @@ it reports a figure as a 2-thread one.
 import math
 import os
 import platform
+import resource
+import time
 
 
 def _cgroup_quota():
@@ -61,6 +63,39 @@ def cpus():
     return {"online": online, "affinity": affinity, "quota": quota, "usable": usable}
 
 
+def _spin(deadline):
+    while time.time() < deadline:
+        pass
+
+
+def parallelism(n, seconds=0.5):
+    """The CPUs n busy processes really got over `seconds` of wall time:
+    their CPU time divided by the wall time. Close to n on an idle machine;
+    lower when other work competes for the CPUs, which affinity and quota
+    cannot show."""
+    import multiprocessing as mp
+    ctx = mp.get_context("fork")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.time()
+    procs = [ctx.Process(target=_spin, args=(t0 + seconds,)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    wall = time.time() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu / wall if wall > 0 else 0.0
+
+
+def check(n):
+    """cpus() plus what n busy processes really got and the load average."""
+    c = cpus()
+    c["measured"] = round(parallelism(n), 2)
+    c["loadavg"] = round(os.getloadavg()[0], 2)
+    return c
+
+
 def cpus_text(c):
     aff = c["affinity"]
     ranges, start = [], None
@@ -71,8 +106,12 @@ def cpus_text(c):
             ranges.append(f"{start}" if start == a else f"{start}-{a}")
             start = None
     quota = "none" if c["quota"] is None else f"{c['quota']:g} CPUs"
-    return (f"{c['online']} online, affinity {{{','.join(ranges)}}} ({len(aff)}), "
+    text = (f"{c['online']} online, affinity {{{','.join(ranges)}}} ({len(aff)}), "
             f"cgroup quota {quota}: {c['usable']} usable")
+    if c.get("measured") is not None:
+        text += (f"; {c['usable']} busy processes got {c['measured']:.2f} CPUs, "
+                 f"load average {c.get('loadavg', 0):.2f}")
+    return text
 
 
 def machine():

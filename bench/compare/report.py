@@ -357,7 +357,12 @@ def markdown(records, meta, before=None, before_meta=None):
                       if runs else "medians (min in the JSON).  "))
     if (meta.get("cpus") or {}).get("affinity") is not None:
         from . import machine
-        out.append(f"CPUs of this process: {machine.cpus_text(meta['cpus'])}.  ")
+        c = meta["cpus"]
+        out.append(f"CPUs of this process: {machine.cpus_text(c)}.  ")
+        if c.get("measured") is not None and c["measured"] < 0.9 * c["usable"]:
+            out.append(f"**Warning:** other work competed for the CPUs ({c['usable']} busy "
+                       f"processes got {c['measured']:.2f} CPUs at the start): these figures, "
+                       f"the 2-thread ones most, are not what an idle machine gives.  ")
     if meta.get("versions"):
         out.append("Versions: " + ", ".join(f"{k} {v}" for k, v in meta["versions"].items())
                    + ".")

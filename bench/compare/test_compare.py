@@ -158,6 +158,21 @@ def test_thread_modes_follow_usable_cpus(capsys):
     assert mod.thread_modes(args, {"usable": 8}) == ([1, 4], [])
 
 
+def test_busy_machine_is_flagged():
+    cpus = {"online": 2, "affinity": [0, 1], "quota": None, "usable": 2, "measured": 1.1,
+            "loadavg": 4.0}
+    md = report.markdown(AFTER, {"cpus": cpus, "date": "D"})
+    assert "2 busy processes got 1.10 CPUs, load average 4.00" in md
+    assert "**Warning:** other work competed for the CPUs" in md
+    cpus["measured"] = 1.97
+    assert "Warning" not in report.markdown(AFTER, {"cpus": cpus, "date": "D"})
+
+
+def test_parallelism_is_measured():
+    got = machine.parallelism(1, seconds=0.1)
+    assert 0.0 < got <= 1.2  # one busy process gets at most one CPU (+ timing slack)
+
+
 def test_cpus_are_what_the_process_may_use():
     c = machine.cpus()
     assert 1 <= c["usable"] <= len(c["affinity"]) <= c["online"]
