@@ -37,6 +37,8 @@ struct qv_scan {
     struct qv_reservation *r;
     struct qv_pool *pool;
     struct qv_expr *filter;
+    struct qv__filter *flt;      /* the filter, conjunct by conjunct (filter.c) */
+    struct qv__filter_ctx *fctx; /* the producer's context of it */
     struct qv__plan plan;
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
@@ -250,29 +252,18 @@ static int grow_scratch(struct qv_scan *s, int64_t n, struct qv_error *err) {
     return 0;
 }
 
-/* Evaluates the filter over the decoded filter columns and narrows the
- * current batch to the rows where it is TRUE. */
+/* Evaluates the filter on the current batch (filter.c decodes what it
+ * needs) and narrows the batch to the rows where it is TRUE. */
 static int apply_filter(struct qv_scan *s, struct qv_error *err) {
-    int rc = run_tasks(s, T_FILTER, s->n_filter, err);
-    if (rc) {
-        release_arrays(s->farr, s->n_filter);
-        return rc;
-    }
-    s->pstats.rows_decoded += s->cur_n;
-    const void *no_validity = NULL;
-    struct ArrowArray view = {.length = s->cur_n, .n_buffers = 1, .buffers = &no_validity,
-                              .n_children = s->n_filter, .children = s->fchildren,
-                              .release = view_release};
-    rc = grow_scratch(s, s->cur_n, err);
-    if (!rc) {
-        memset(s->bits, 0, (size_t)qv_bytes_for_bits(s->cur_n));
-        rc = qv_expr_eval(s->filter, &view, s->child_of_column, s->bits, NULL, s->prod, err);
-    }
-    release_arrays(s->farr, s->n_filter);
+    int rc = grow_scratch(s, s->cur_n, err);
     if (rc) return rc;
+    struct qv__filter_counts fc = {0};
     int64_t k = 0;
-    for (int64_t i = 0; i < s->cur_n; i++)
-        if (qv_bit_get(s->bits, i)) s->sel[k++] = s->cur_rows ? s->cur_rows[i] : s->cur_lo + i;
+    rc = qv__filter_batch(s->fctx, s->cur_rg, s->cur_lo, s->cur_rows, s->cur_n, s->sel, &k, &fc,
+                          &s->cancel, err);
+    __atomic_fetch_add(&s->bytes_read, fc.bytes_read, __ATOMIC_RELAXED);
+    if (rc) return rc;
+    s->pstats.rows_decoded += s->cur_n;
     s->pstats.rows_filtered += s->cur_n - k;
     if (k < s->cur_n) {
         s->cur_rows = s->sel;
@@ -529,6 +520,8 @@ static void scan_free(struct qv_scan *s) {
     if (s->fchildren)
         qv_free(r, s->fchildren, (size_t)(s->n_filter ? s->n_filter : 1) * sizeof *s->fchildren);
     qv__plan_free(&s->plan, r);
+    qv__filter_ctx_destroy(s->fctx);
+    qv__filter_destroy(s->flt);
     qv_expr_destroy(s->filter);
     if (s->sync_ready) {
         qv_cond_destroy(&s->cv_queue);
@@ -732,6 +725,11 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     if (rc) goto fail;
     rc = qv__plan_build(reader, opts, s->filter, r, &s->plan, err);
     if (rc) goto fail;
+    if (s->filter) {
+        rc = qv__filter_create(reader, s->filter, s->pool, r, &s->flt, err);
+        if (!rc) rc = qv__filter_ctx_create(s->flt, s->pool, &s->fctx, err);
+        if (rc) goto fail;
+    }
     s->stats.row_groups_total = s->plan.row_groups_total;
     s->stats.row_groups_pruned = s->plan.row_groups_pruned;
     s->stats.threads = s->nthreads;
