@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/corrupt.h"
 #include "base/thread.h"
 #include "format/reader_internal.h"
 #include "scan/expr_internal.h"
@@ -72,6 +73,7 @@ struct qv__filter {
     int32_t *order;
     int version;                /* bumped (atomically) with every new order */
     int64_t batches;            /* atomic */
+    int frozen;                 /* an order set by qv__filter_set_order: no ranking */
 };
 
 struct ccol {
@@ -682,6 +684,7 @@ static int decode_conj(struct qv__filter_ctx *c, const struct conj *cj, int64_t 
             /* The kernels trust offsets and lengths that the cheap tier checks. */
             rc = qv_arrow_array_validate(a, fld, QV_VALIDATE_CHEAP, err);
             if (rc) {
+                if (err) qv__corrupt_mark(err); /* the file is at fault, not an argument */
                 qv_error_wrap(err, EIO,
                               "file '%.300s': column '%.200s', row group %lld is corrupt: it "
                               "decoded to an invalid array: ",
@@ -728,6 +731,49 @@ static int decode_conj(struct qv__filter_ctx *c, const struct conj *cj, int64_t 
     return 0;
 }
 
+/* The encoded path for a batch given as a list of rows: the column reader
+ * answers over the span from the first row to the last, with only the
+ * selected rows of the list selected. ENOTSUP when it cannot. */
+static int eval_enc_rows(struct qv__filter_ctx *c, int32_t ci, int64_t rg, const int64_t *rows,
+                         int64_t n, struct qv__filter_counts *counts, struct qv_error *err) {
+    const struct conj *cj = &c->f->conj[ci];
+    int32_t k = cj->cols[0];
+    int rc = ensure_reader(c, k, rg, counts, err);
+    if (rc) return rc;
+    int64_t base = rows[0], span = rows[n - 1] - base + 1;
+    size_t wb = (size_t)words_for(span) * 8;
+    uint64_t *in = qv_calloc(c->r, wb, err);
+    uint64_t *out = in ? qv_alloc(c->r, wb, err) : NULL;
+    if (!out) {
+        if (in) qv_free(c->r, in, wb);
+        return ENOMEM;
+    }
+    for (int64_t w = 0; w < words_for(n); w++)
+        for (uint64_t x = c->surv[w]; x; x &= x - 1) {
+            int64_t b = rows[w * 64 + __builtin_ctzll(x)] - base;
+            in[b >> 6] |= UINT64_C(1) << (b & 63);
+        }
+    struct qv_error e2;
+    qv_error_clear(&e2);
+    rc = qv__column_reader_filter(c->cols[k].cr, base, span, &cj->pred, in, out, &e2);
+    if (!rc) {
+        memset(c->next, 0, (size_t)words_for(n) * 8);
+        for (int64_t w = 0; w < words_for(n); w++)
+            for (uint64_t x = c->surv[w]; x; x &= x - 1) {
+                int64_t i = w * 64 + __builtin_ctzll(x), b = rows[i] - base;
+                if ((out[b >> 6] >> (b & 63)) & 1) c->next[w] |= UINT64_C(1) << (i & 63);
+            }
+        uint64_t *t = c->surv;
+        c->surv = c->next;
+        c->next = t;
+    } else if (rc != ENOTSUP && err) {
+        *err = e2;
+    }
+    qv_free(c->r, out, wb);
+    qv_free(c->r, in, wb);
+    return rc;
+}
+
 /* Evaluates one conjunct on the selected rows (c->surv): the result, a
  * subset of them, goes back to c->surv. */
 static int eval_conj(struct qv__filter_ctx *c, int32_t ci, int64_t rg, int64_t lo,
@@ -735,6 +781,11 @@ static int eval_conj(struct qv__filter_ctx *c, int32_t ci, int64_t rg, int64_t l
                      struct qv__filter_counts *counts, struct qv_error *err) {
     const struct conj *cj = &c->f->conj[ci];
     int rc;
+    if (cj->enc && rows && !c->no_enc[ci] && rows[n - 1] - rows[0] < 16 * n) {
+        rc = eval_enc_rows(c, ci, rg, rows, n, counts, err);
+        if (rc != ENOTSUP) return rc;
+        c->no_enc[ci] = 1;
+    }
     if (cj->enc && !rows && !c->no_enc[ci]) {
         int32_t k = cj->cols[0];
         rc = ensure_reader(c, k, rg, counts, err);
@@ -744,6 +795,8 @@ static int eval_conj(struct qv__filter_ctx *c, int32_t ci, int64_t rg, int64_t l
         rc = qv__column_reader_filter(c->cols[k].cr, lo, n, &cj->pred, cnt == n ? NULL : c->surv,
                                       c->next, &e2);
         if (!rc) {
+            /* Bits past n are not the kernels' to define. */
+            if (n & 63) c->next[words_for(n) - 1] &= (UINT64_C(1) << (n & 63)) - 1;
             uint64_t *t = c->surv;
             c->surv = c->next;
             c->next = t;
@@ -819,8 +872,19 @@ int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int
         counts->rows_out += cnt;
         counts->rows_decoded += popcount(c->dec, n);
     }
-    if (f->n_conj > 1 &&
+    if (f->n_conj > 1 && !__atomic_load_n(&f->frozen, __ATOMIC_RELAXED) &&
         __atomic_add_fetch(&f->batches, 1, __ATOMIC_RELAXED) % RERANK_EVERY == 0)
         rerank(f);
     return 0;
+}
+
+int32_t qv__filter_conjuncts(const struct qv__filter *f) { return f->n_conj; }
+
+void qv__filter_set_order(struct qv__filter *f, const int32_t *order) {
+    qv_mutex_lock(&f->mu);
+    memcpy(f->order, order, (size_t)f->n_conj * 4);
+    __atomic_store_n(&f->version, f->version + 1, __ATOMIC_RELEASE);
+    /* No ranking until the order is set again: a test runs this order. */
+    __atomic_store_n(&f->frozen, 1, __ATOMIC_RELAXED);
+    qv_mutex_unlock(&f->mu);
 }

@@ -133,6 +133,10 @@ struct qv__filter_counts {
 int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int64_t *rows,
                      int64_t n, int64_t *sel, int64_t *k, struct qv__filter_counts *counts,
                      const int *cancel, struct qv_error *err);
+/* For tests: the number of conjuncts, and an order of them to run from now
+ * on (a permutation of 0..n-1; the measured ranking stops). */
+int32_t qv__filter_conjuncts(const struct qv__filter *f);
+void qv__filter_set_order(struct qv__filter *f, const int32_t *order);
 
 /* Casts (qv_scan_options.cast, cast.c). */
 
