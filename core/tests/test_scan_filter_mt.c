@@ -79,7 +79,7 @@ static void *work(void *arg) {
         struct job *j = &w->jobs[i];
         w->rc = qv__filter_batch(c, j->rg, j->lo, NULL, j->n, j->sel, &j->k, NULL, NULL, &err);
         if (w->rc) {
-            snprintf(w->msg, sizeof w->msg, "%s", err.message);
+            snprintf(w->msg, sizeof w->msg, "%.200s", err.message);
             break;
         }
     }

@@ -45,7 +45,7 @@
 struct conj {
     const struct qv__xplan *p;
     const struct qv__xplan *p2; /* the upper bound of a recombined BETWEEN */
-    int32_t n_cols;
+    int32_t n_cols, cols_cap;
     int32_t *cols;              /* indices into the filter's columns, ascending */
     /* The encoded-domain form (simple conjuncts only). */
     bool enc;
@@ -64,7 +64,7 @@ struct qv__filter {
     const struct qv__xbinding *b;
     struct qv_reservation *r;
     bool never;                 /* the predicate is constant and not TRUE */
-    int32_t n_conj;
+    int32_t n_conj, conj_cap;   /* conj and order have conj_cap entries */
     struct conj *conj;
     int32_t n_cols;
     int32_t *cols;              /* schema column of each filter column */
@@ -381,9 +381,9 @@ void qv__filter_destroy(struct qv__filter *f) {
     struct qv_reservation *r = f->r;
     for (int32_t i = 0; f->conj && i < f->n_conj; i++)
         if (f->conj[i].cols)
-            qv_free(r, f->conj[i].cols, (size_t)(f->conj[i].n_cols ? f->conj[i].n_cols : 1) * 4);
-    if (f->conj) qv_free(r, f->conj, (size_t)(f->n_conj ? f->n_conj : 1) * sizeof *f->conj);
-    if (f->order) qv_free(r, f->order, (size_t)(f->n_conj ? f->n_conj : 1) * 4);
+            qv_free(r, f->conj[i].cols, (size_t)(f->conj[i].cols_cap ? f->conj[i].cols_cap : 1) * 4);
+    if (f->conj) qv_free(r, f->conj, (size_t)f->conj_cap * sizeof *f->conj);
+    if (f->order) qv_free(r, f->order, (size_t)f->conj_cap * 4);
     if (f->cols) qv_free(r, f->cols, (size_t)(f->ncol ? f->ncol : 1) * 4);
     qv_mutex_destroy(&f->mu);
     qv_free(r, f, sizeof *f);
@@ -435,8 +435,9 @@ int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct
         col_index[c] = f->n_cols;
         f->cols[f->n_cols++] = c;
     }
-    f->conj = qv_calloc(r, (size_t)(np ? np : 1) * sizeof *f->conj, err);
-    f->order = f->conj ? qv_calloc(r, (size_t)(np ? np : 1) * 4, err) : NULL;
+    f->conj_cap = np ? np : 1;
+    f->conj = qv_calloc(r, (size_t)f->conj_cap * sizeof *f->conj, err);
+    f->order = f->conj ? qv_calloc(r, (size_t)f->conj_cap * 4, err) : NULL;
     if (!f->order) {
         rc = ENOMEM;
         goto done;
@@ -473,6 +474,7 @@ int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct
                 if (used[x] && b->refs[x].column == f->cols[c]) any = true;
             ncols += any;
         }
+        cj->cols_cap = ncols;
         cj->cols = qv_calloc(r, (size_t)(ncols ? ncols : 1) * 4, err);
         if (!cj->cols) {
             rc = ENOMEM;

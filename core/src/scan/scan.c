@@ -226,9 +226,6 @@ static void *helper_main(void *arg) {
 
 /* ---- producing one batch ---- */
 
-/* The filter batch is a view over arrays the scan owns; it is never released. */
-static void view_release(struct ArrowArray *a) { a->release = NULL; }
-
 static void release_arrays(struct ArrowArray *a, int32_t n) {
     for (int32_t i = 0; i < n; i++)
         if (a[i].release) a[i].release(&a[i]);
