@@ -77,7 +77,8 @@ struct qv__filter {
 };
 
 struct ccol {
-    struct qv_column_reader *cr;
+    struct qv_column_reader *cr;  /* the ctx's own */
+    struct qv_column_reader *use; /* the one positioned for the batch: cr or the caller's */
     int64_t rg;
     struct ArrowArray arr; /* decoded for the conjunct in progress */
 };
@@ -85,6 +86,8 @@ struct ccol {
 struct qv__filter_ctx {
     struct qv__filter *f;
     struct qv_reservation *r;
+    qv__filter_reader_fn readers; /* NULL: the ctx opens its own */
+    void *readers_arg;
     struct ccol *cols;
     int64_t rg;
     unsigned *truth;            /* per conjunct: its truth values in row group rg */
@@ -596,16 +599,25 @@ int qv__filter_ctx_create(struct qv__filter *f, struct qv_pool *pool, struct qv_
 
 /* ---- one batch ---- */
 
+/* Positions the reader of filter column i on row group rg: the caller's
+ * (qv__filter_ctx_set_readers), or the ctx's own. */
 static int ensure_reader(struct qv__filter_ctx *c, int32_t i, int64_t rg,
                          struct qv__filter_counts *counts, struct qv_error *err) {
     struct ccol *cc = &c->cols[i];
+    if (c->readers) return c->readers(c->readers_arg, c->f->cols[i], rg, &cc->use, err);
     if (cc->cr && cc->rg == rg) return 0;
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = cc->cr ? qv_column_reader_move(&cc->cr, rg, err)
                     : qv_column_reader_open(c->f->rd, rg, c->f->cols[i], c->r, &cc->cr, err);
     cc->rg = rc ? -1 : rg;
+    cc->use = cc->cr;
     if (!rc && counts) counts->bytes_read += (int64_t)qv__column_reader_loaded_bytes(cc->cr);
     return rc;
+}
+
+void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg) {
+    c->readers = fn;
+    c->readers_arg = arg;
 }
 
 /* What the statistics of row group rg say about each conjunct. */
@@ -678,9 +690,9 @@ static int decode_conj(struct qv__filter_ctx *c, const struct conj *cj, int64_t 
         struct ArrowArray *a = &c->cols[k].arr;
         rc = qv_owned_array_create(a, fld, c->r, err);
         if (rc) break;
-        rc = take ? qv_column_reader_take_into(c->cols[k].cr, c->rows, m, a, c->r, err)
-             : rows ? qv_column_reader_take_into(c->cols[k].cr, rows, n, a, c->r, err)
-                    : qv_column_reader_read_into(c->cols[k].cr, lo + vs, m, a, c->r, err);
+        rc = take ? qv_column_reader_take_into(c->cols[k].use, c->rows, m, a, c->r, err)
+             : rows ? qv_column_reader_take_into(c->cols[k].use, rows, n, a, c->r, err)
+                    : qv_column_reader_read_into(c->cols[k].use, lo + vs, m, a, c->r, err);
         if (!rc) {
             if (counts) counts->values_decoded += m;
             /* The kernels trust offsets and lengths that the cheap tier checks. */
@@ -757,7 +769,7 @@ static int eval_enc_rows(struct qv__filter_ctx *c, int32_t ci, int64_t rg, const
         }
     struct qv_error e2;
     qv_error_clear(&e2);
-    rc = qv__column_reader_filter(c->cols[k].cr, base, span, &cj->pred, in, out, &e2);
+    rc = qv__column_reader_filter(c->cols[k].use, base, span, &cj->pred, in, out, &e2);
     if (!rc) {
         memset(c->next, 0, (size_t)words_for(n) * 8);
         for (int64_t w = 0; w < words_for(n); w++)
@@ -794,7 +806,7 @@ static int eval_conj(struct qv__filter_ctx *c, int32_t ci, int64_t rg, int64_t l
         if (rc) return rc;
         struct qv_error e2;
         qv_error_clear(&e2);
-        rc = qv__column_reader_filter(c->cols[k].cr, lo, n, &cj->pred, cnt == n ? NULL : c->surv,
+        rc = qv__column_reader_filter(c->cols[k].use, lo, n, &cj->pred, cnt == n ? NULL : c->surv,
                                       c->next, &e2);
         if (!rc) {
             /* Bits past n are not the kernels' to define. */

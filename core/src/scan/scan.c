@@ -249,6 +249,22 @@ static int grow_scratch(struct qv_scan *s, int64_t n, struct qv_error *err) {
     return 0;
 }
 
+/* The filter reads its columns through the scan's column states, which
+ * the projection shares: a column both filtered and projected is loaded
+ * once per row group. */
+static int filter_reader(void *arg, int32_t column, int64_t rg, struct qv_column_reader **cr,
+                         struct qv_error *err) {
+    struct qv_scan *s = arg;
+    for (int32_t i = 0; i < s->n_filter; i++) {
+        struct colstate *c = &s->cols[s->filt[i]];
+        if (c->column != column) continue;
+        int rc = ensure_reader(s, c, rg, err);
+        *cr = rc ? NULL : c->cr;
+        return rc;
+    }
+    return qv_error_set(err, EINVAL, "scan: column %d is not a filter column", (int)column);
+}
+
 /* Evaluates the filter on the current batch (filter.c decodes what it
  * needs) and narrows the batch to the rows where it is TRUE. */
 static int apply_filter(struct qv_scan *s, struct qv_error *err) {
@@ -726,6 +742,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         rc = qv__filter_create(reader, s->filter, s->pool, r, &s->flt, err);
         if (!rc) rc = qv__filter_ctx_create(s->flt, s->pool, &s->fctx, err);
         if (rc) goto fail;
+        qv__filter_ctx_set_readers(s->fctx, filter_reader, s);
     }
     s->stats.row_groups_total = s->plan.row_groups_total;
     s->stats.row_groups_pruned = s->plan.row_groups_pruned;

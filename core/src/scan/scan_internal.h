@@ -133,6 +133,15 @@ struct qv__filter_counts {
 int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int64_t *rows,
                      int64_t n, int64_t *sel, int64_t *k, struct qv__filter_counts *counts,
                      const int *cancel, struct qv_error *err);
+/* Where a ctx gets the reader of a filter column (schema column `column`)
+ * positioned on row group rg: by default it opens and owns its own; a scan
+ * that reads the same column for its projection hands its own reader, so
+ * that the column is loaded (and its bytes counted) once per row group.
+ * fn counts the bytes it loads itself; the reader stays the caller's and is
+ * used only during qv__filter_batch, by the ctx's thread. */
+typedef int (*qv__filter_reader_fn)(void *arg, int32_t column, int64_t rg,
+                                    struct qv_column_reader **cr, struct qv_error *err);
+void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg);
 /* For tests: the number of conjuncts, and an order of them to run from now
  * on (a permutation of 0..n-1; the measured ranking stops). */
 int32_t qv__filter_conjuncts(const struct qv__filter *f);
