@@ -117,4 +117,35 @@ int qv__cast_column(struct ArrowArray *col, const struct qv_field *field, unsign
                     struct qv_reservation *res, const struct qv__cast_where *where,
                     struct qv_error *err);
 
+/* The filter of a scan (filter.c): evaluated batch by batch on per-worker
+ * contexts, so that the filters of consecutive batches can run at once. */
+struct qv__filter;      /* the bound filter, its conjuncts, their order and measured selectivity */
+struct qv__filter_ctx;  /* per-worker state: column readers of the filter columns, scratch */
+/* `filter` is bound to rd's schema and stays the caller's (it must outlive
+ * the filter). Control memory from `r`. */
+int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct qv_pool *pool,
+                      struct qv_reservation *r, struct qv__filter **out, struct qv_error *err);
+void qv__filter_destroy(struct qv__filter *f);
+/* Per-worker state, charged to a reservation of its own in `pool`. A ctx is
+ * used by one thread at a time; several ctxs of one filter may run at once on
+ * different batches (shared state is updated thread-safely). */
+int qv__filter_ctx_create(struct qv__filter *f, struct qv_pool *pool, struct qv__filter_ctx **out,
+                          struct qv_error *err);
+void qv__filter_ctx_destroy(struct qv__filter_ctx *c);
+/* What one qv__filter_batch call did, added to by each call. bytes_loaded:
+ * encoded segment bytes the ctx's column readers loaded (qv_scan_stats.bytes_read). */
+struct qv__filter_counts {
+    int64_t rows_decoded, values_decoded, rows_in, rows_out;
+    int64_t bytes_loaded;
+};
+/* Evaluates the filter on one batch: rows [lo, lo + n) of row group rg, or,
+ * when rows != NULL, the n row-group-local increasing rows[0..n). On success
+ * sel[0..*k) holds the surviving row-group-local row numbers, increasing (sel
+ * has room for n). Counts are added to *counts (may be NULL). Errors name
+ * file, column, row group. ECANCELED if *cancel (may be NULL) becomes nonzero
+ * (checked between conjuncts). */
+int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int64_t *rows,
+                     int64_t n, int64_t *sel, int64_t *k, struct qv__filter_counts *counts,
+                     const int *cancel, struct qv_error *err);
+
 #endif
