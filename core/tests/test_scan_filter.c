@@ -622,7 +622,7 @@ static void test_statistics_skip(void **state) {
         assert_int_equal(n, cases[k].all ? ROWS : 0);
         assert_int_equal(counts.values_decoded, 0);
         assert_int_equal(counts.rows_decoded, 0);
-        assert_int_equal(counts.bytes_read, 0);
+        assert_int_equal(counts.bytes_loaded, 0);
         free(got);
         qv__filter_destroy(f);
         qv_expr_destroy(x);
@@ -734,7 +734,7 @@ static void test_encoded_without_decode(void **state) {
             if (counts.values_decoded != 0)
                 fail_msg("%s (%s): %lld values decoded", qv_encoding_name(cases[i].enc),
                          takes ? "takes" : "ranges", (long long)counts.values_decoded);
-            if (counts.bytes_read <= 0 || (!takes && k == 0)) fail_msg("%s: bytes_read %lld, k %lld, rows_decoded %lld", qv_encoding_name(cases[i].enc), (long long)counts.bytes_read, (long long)k, (long long)counts.rows_decoded);
+            if (counts.bytes_loaded <= 0 || (!takes && k == 0)) fail_msg("%s: bytes_loaded %lld, k %lld, rows_decoded %lld", qv_encoding_name(cases[i].enc), (long long)counts.bytes_loaded, (long long)k, (long long)counts.rows_decoded);
         }
         qv__filter_destroy(f);
         qv_expr_destroy(x);

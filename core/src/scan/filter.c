@@ -611,7 +611,7 @@ static int ensure_reader(struct qv__filter_ctx *c, int32_t i, int64_t rg,
                     : qv_column_reader_open(c->f->rd, rg, c->f->cols[i], c->r, &cc->cr, err);
     cc->rg = rc ? -1 : rg;
     cc->use = cc->cr;
-    if (!rc && counts) counts->bytes_read += (int64_t)qv__column_reader_loaded_bytes(cc->cr);
+    if (!rc && counts) counts->bytes_loaded += (int64_t)qv__column_reader_loaded_bytes(cc->cr);
     return rc;
 }
 

@@ -118,11 +118,12 @@ void qv__filter_ctx_destroy(struct qv__filter_ctx *c);
 /* What one batch cost: rows_in rows evaluated, rows_out selected;
  * rows_decoded of them had a value of some filter column decoded to Arrow
  * (rows compared in the encoded domain, or skipped, are not counted),
- * values_decoded values were decoded over all filter columns, bytes_read
- * encoded bytes of segments were loaded by the ctx's column readers. */
+ * values_decoded values were decoded over all filter columns, bytes_loaded
+ * encoded bytes of segments were loaded by the ctx's own column readers
+ * (qv_scan_stats.bytes_read). */
 struct qv__filter_counts {
     int64_t rows_decoded, values_decoded, rows_in, rows_out;
-    int64_t bytes_read;
+    int64_t bytes_loaded;
 };
 /* Evaluates the filter on one batch: rows [lo, lo + n) of row group rg, or,
  * when rows != NULL, the n row-group-local increasing rows[0..n). On success
