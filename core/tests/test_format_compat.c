@@ -156,7 +156,7 @@ static void test_strings_fixture_has_zstd(void **state) {
         struct qv_segment_info si;
         assert_int_equal(qv_reader_segment_info(rd, 0, node, i, &si, &err), 0);
         if (si.role == QV_SEGMENT_VALUES)
-            assert_int_equal(qv_reader_segment_describe(rd, 0, node, i, NULL, NULL, 0, find_zstd,
+            assert_int_equal(qv_reader_segment_describe(rd, 0, node, i, e->r, NULL, 0, find_zstd,
                                                         &zstd, &err), 0);
     }
     assert_true(zstd > 0);

@@ -14,8 +14,18 @@
 #define QV__MAGIC "QVR1"
 #define QV__HEADER_SIZE 8          /* magic + u16 major + u16 minor */
 #define QV__TAIL_SIZE 32           /* u64 footer offset, u64 length, u64 xxh3, u16 major, u16 minor, magic */
-#define QV__FORMAT_MAJOR 1
+/* The version this writer writes. 2.0 added per-block checksums (section
+ * 5) and byte-capped zstd/lz4 frames; a reader reads majors 1 and 2
+ * (docs/format.md, "Compatibility"). */
+#define QV__FORMAT_MAJOR 2
 #define QV__FORMAT_MINOR 0
+#define QV__FORMAT_MAJOR_MIN 1 /* oldest major this reader reads */
+/* Blocks of per-block checksums (section 5): 2^QV__BLOCK_SHIFT bytes of a
+ * segment each, the last one shorter. The reader takes any shift in
+ * [QV__BLOCK_SHIFT_MIN, QV__BLOCK_SHIFT_MAX] from the file. */
+#define QV__BLOCK_SHIFT 15
+#define QV__BLOCK_SHIFT_MIN 10
+#define QV__BLOCK_SHIFT_MAX 26
 #define QV__FIRST_READ (64u * 1024) /* bytes read from the end on open */
 
 /* The format's limits: one definition each, enforced by the writer at
@@ -36,6 +46,7 @@ enum qv__section {
     QV__SEC_SCHEMA = 2,
     QV__SEC_METADATA = 3,
     QV__SEC_ROW_GROUPS = 4,
+    QV__SEC_BLOCK_CHECKSUMS = 5, /* format 2.0 on */
 };
 
 /* Segment roles inside a column chunk are format.h's enum qv_segment_role
@@ -59,6 +70,7 @@ enum qv__node_kind {
 
 struct qv__segment {
     uint64_t offset, length, checksum;
+    uint64_t first_block; /* reader, format 2: index of its first block checksum */
     int64_t count;
     uint8_t role, kind;
     int32_t fixed_width;
@@ -179,7 +191,18 @@ struct qv__footer {
     size_t segments_cap;
     uint8_t *arena;              /* copy of the footer bytes metadata points into */
     size_t arena_size;
+    /* Section 5 (format 2): block_shift 0 when the file has none (format
+     * 1 files: whole-segment checksums only). block_sums points into the
+     * arena: n_blocks little-endian u64, segment by segment. */
+    unsigned block_shift;
+    const uint8_t *block_sums;
+    uint64_t n_blocks;
 };
+
+/* Blocks of a segment of `length` bytes at 2^shift bytes per block. */
+static inline uint64_t qv__blocks_of(uint64_t length, unsigned shift) {
+    return (length + (UINT64_C(1) << shift) - 1) >> shift;
+}
 
 /* Writer side: one row group's directory record, then per node a chunk
  * record with its segments and statistics. */
@@ -190,6 +213,12 @@ void qv__dir_chunk(struct qv__wbuf *dir, int64_t length, int64_t null_count, uin
  * when the writer opens, then the row-group section: a header of at most
  * QV__RG_HEADER_MAX bytes (tag, body length, row-group count, node count)
  * and the directory accumulated in qv__dir_* records. */
+/* Writer side: the block checksums of one segment's bytes (section 5),
+ * appended to `out` as little-endian u64. */
+void qv__dir_block_sums(struct qv__wbuf *out, const uint8_t *bytes, uint64_t length);
+/* Section 5 with the given checksums bytes, appended to `out`; its size. */
+void qv__footer_block_section(struct qv__wbuf *out, const uint8_t *sums, size_t sums_bytes);
+uint64_t qv__footer_block_section_size(size_t sums_bytes);
 void qv__footer_head(struct qv__wbuf *out, const struct qv_schema *schema, int32_t n_nodes,
                      const struct qv_kv *metadata, int64_t n_metadata);
 #define QV__RG_HEADER_MAX 40
