@@ -338,7 +338,12 @@ QV_API int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg
  * A column reader reads the byte span of one top-level column in one row
  * group (all its segments, one read), verifies the checksums, and keeps the
  * decoders open so that ranges and takes decode only the vectors they need.
- * One thread at a time; everything it holds is charged to `r`. */
+ * In a format 2 file read with pread (not mapped) the reading waits for the
+ * first decode: a range read reads the span with one read, a take reads
+ * only the checksum blocks it needs; so a damaged or truncated chunk fails
+ * that decode (EIO), not the open. Blocks are verified as they are decoded
+ * (docs/format.md, section 4). One thread at a time; everything it holds is
+ * charged to `r`. */
 struct qv_column_reader;
 
 QV_API int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t column,
