@@ -130,9 +130,11 @@ static void check_corrupt_block(struct env *e, int mapped) {
     char path[512];
     tu_path(path, sizeof path, mapped ? "blocks_mapped.qvr" : "blocks.qvr");
     write_file(e, path);
-    /* Block 5 (bytes [5 B, 6 B) of the segment), 2560 bytes in: inside vector
-     * (5 B + 2560 - header) / 5120 = 32 (B = 32 KiB; the root's header is
-     * under 2560 bytes), rows 32768..33791. */
+    /* Block 5 (bytes [5 B, 6 B) of the segment, B = 2^QV__BLOCK_SHIFT, a
+     * multiple of 1024), 2560 bytes in: with the root's header under 2560
+     * bytes, that byte is in vector vec = (5 B + 2560) / 5120 (5120 bytes per
+     * vector at 40 bits). Vectors vec - 1 and vec + 1 may share block 5 with
+     * it; the good rows below keep two vectors away. */
     const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
     const int64_t vec = (int64_t)((5 * B + 2560) / 5120);
     flip(e, path, 5 * B + 2560);
@@ -141,7 +143,8 @@ static void check_corrupt_block(struct env *e, int mapped) {
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, &ro, e->r, &rd, &err), 0);
     /* Rows far from the block: fine, and exact. */
-    int64_t good[] = {0, 1, 5000, vec * 1024 - 3000, 100000, ROWS - 1};
+    int64_t good[] = {0, 1, (vec - 2) * 1024 + 7, (vec + 2) * 1024 + 5, 100000, ROWS - 1};
+    assert_true(vec >= 2 && (vec + 2) * 1024 + 5 < 100000);
     assert_int_equal(take_rows(e, rd, 0, good, 6, &err), 0);
     /* A row in the damaged vector. */
     int64_t bad[] = {1, vec * 1024 + 17};

@@ -180,7 +180,7 @@ static int64_t frame_of(const struct qv__node *nd, int64_t pos) {
     return lo;
 }
 
-int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err) {
     const uint8_t *t = nd->buf[0];
     const size_t st = stride(nd);
@@ -214,7 +214,8 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
     uint8_t *raw = qv__mem_alloc(m, (size_t)raw_size, err);
     if (!raw) return ENOMEM;
     if (nd->enc == QV_ENC_ZSTD) {
-        size_t got = ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
+        size_t got = dctx ? ZSTD_decompressDCtx(dctx, raw, (size_t)raw_size, src, (size_t)clen)
+                          : ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
         if (ZSTD_isError(got) || got != raw_size) {
             qv__mem_free(m, raw);
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
@@ -244,10 +245,18 @@ struct qv__frame_cache {
     struct qv__mem mem;
     int64_t frame;
     struct qv__node *inner;
+    /* zstd's decompression context, kept across frames: ZSTD_decompress
+     * makes (and clears) one per call, which dominated decoding frames
+     * sized by bytes (a few hundred KiB each). */
+    ZSTD_DCtx *dctx;
 };
 
 void qv__frame_caches_free(struct qv__frame_cache *c) {
-    for (; c; c = c->next) qv__mem_free_all(&c->mem);
+    for (; c; c = c->next) {
+        qv__mem_free_all(&c->mem);
+        ZSTD_freeDCtx(c->dctx);
+        c->dctx = NULL;
+    }
 }
 
 /* Compressed bytes of frame f in buffer 1, checked against the buffer. */
@@ -293,7 +302,9 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
     }
     uint8_t *raw;
     size_t raw_size;
-    int rc = qv__general_decompress(&c->mem, nd, f, &raw, &raw_size, err);
+    if (nd->enc == QV_ENC_ZSTD && !c->dctx && !(c->dctx = ZSTD_createDCtx()))
+        return qv_error_set(err, ENOMEM, "zstd: out of memory for a decompression context");
+    int rc = qv__general_decompress(&c->mem, c->dctx, nd, f, &raw, &raw_size, err);
     if (rc) return rc;
     struct qv__node *in;
     rc = qv__tree_parse(&c->mem, raw, raw_size, nd->depth + 1, 1, nd->offset, &in, err);

@@ -22,8 +22,13 @@
 #define QV__FORMAT_MAJOR_MIN 1 /* oldest major this reader reads */
 /* Blocks of per-block checksums (section 5): 2^QV__BLOCK_SHIFT bytes of a
  * segment each, the last one shorter. The reader takes any shift in
- * [QV__BLOCK_SHIFT_MIN, QV__BLOCK_SHIFT_MAX] from the file. */
-#define QV__BLOCK_SHIFT 15
+ * [QV__BLOCK_SHIFT_MIN, QV__BLOCK_SHIFT_MAX] from the file. 4 KiB by
+ * measurement: a take of 100 random rows of lineitem SF1 (16 columns, 46
+ * row groups) from Python read 41 MB in 1,256 blocks of 32 KiB (44 ms) and
+ * 10.6 MB in 4 KiB blocks (26 ms); the checksums add 0.2% to the file
+ * (8 bytes per 4 KiB) and put lineitem's footer at 330 KB (two reads to
+ * open, section 1). */
+#define QV__BLOCK_SHIFT 12
 #define QV__BLOCK_SHIFT_MIN 10
 #define QV__BLOCK_SHIFT_MAX 26
 #define QV__FIRST_READ (64u * 1024) /* bytes read from the end on open */
