@@ -148,7 +148,7 @@ static void test_bit_flips_everywhere(void **state) {
          * magic when the file is larger than the first read, which then
          * does not cover offset 0 (docs/format.md, "Opening in at most two
          * reads"). */
-        else assert_true(pos < QV__HEADER_SIZE && (pos >= 4 || file_size > QV__FIRST_READ));
+        else assert_true(pos < QV__HEADER_SIZE && (pos >= 4 || file_size > qv__first_read(file_size)));
     }
     assert_true(detected >= total - QV__HEADER_SIZE);
     free(copy);

@@ -31,7 +31,15 @@
 #define QV__BLOCK_SHIFT 12
 #define QV__BLOCK_SHIFT_MIN 10
 #define QV__BLOCK_SHIFT_MAX 26
-#define QV__FIRST_READ (64u * 1024) /* bytes read from the end on open */
+#define QV__FIRST_READ (64u * 1024) /* bytes read from the end on open, at least */
+/* Bytes the open reads from the end of a file of `size` bytes: 64 KiB plus
+ * 1/512 of the file, the share of format 2's block checksums (8 bytes per
+ * 4 KiB block), so that a large file's footer, which holds them, is read
+ * with the tail in one read (docs/format.md, section 1). */
+static inline uint64_t qv__first_read(uint64_t size) {
+    uint64_t want = QV__FIRST_READ + size / 512;
+    return size < want ? size : want;
+}
 
 /* The format's limits: one definition each, enforced by the writer at
  * qv_writer_open (schema, names, metadata) or before it writes the footer

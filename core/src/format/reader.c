@@ -1,5 +1,5 @@
 /* The .qvr reader: open with at most two reads (the file's last
- * QV__FIRST_READ bytes, then the footer only when it did not fit in them),
+ * qv__first_read(size) bytes, then the footer only when it did not fit in them),
  * validate the footer, and answer questions about row groups, chunks and
  * segments. Decoding lives in column_reader.c. */
 #include <stdio.h>
@@ -42,7 +42,7 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
         goto fail;
     }
     /* Read 1: the end of the file, which usually holds the whole footer. */
-    first = size < QV__FIRST_READ ? (size_t)size : QV__FIRST_READ;
+    first = (size_t)qv__first_read(size);
     tailbuf = qv_alloc(r, first, err);
     if (!tailbuf) {
         rc = ENOMEM;
