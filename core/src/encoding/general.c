@@ -452,7 +452,7 @@ const struct qv__encoding qv__enc_zstd = {
     .dec_bin = qv__general_dec_bin,
     .validate = general_validate,
     .build = zstd_build,
-    .params = {"frame_values"},
+    .params = {"frame_values", "layout"},
     .children = {"frame0"},
 };
 
@@ -466,6 +466,6 @@ const struct qv__encoding qv__enc_lz4 = {
     .dec_bin = qv__general_dec_bin,
     .validate = general_validate,
     .build = lz4_build,
-    .params = {"frame_values"},
+    .params = {"frame_values", "layout"},
     .children = {"frame0"},
 };
