@@ -299,9 +299,13 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
  * unless forced. */
 typedef int (*qv__frame_fn)(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
                             struct qv__enode **out, int *owned);
+/* ends[0..n_ends): each frame's end (sized frames, format 2); NULL: fixed
+ * frames of frame_values. */
 int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64_t count,
-                       int64_t frame_values, qv__frame_fn fn, void *ctx, int force,
-                       struct qv__enode **out);
+                       int64_t frame_values, const int64_t *ends, int64_t n_ends, qv__frame_fn fn,
+                       void *ctx, int force, struct qv__enode **out);
+/* String bytes at which the cascade's zstd/lz4 frames end (general.c). */
+#define QV__FRAME_BYTES (128 * 1024)
 /* Wraps a finished subtree as a single frame. */
 int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
                      struct qv__enode **out);
@@ -372,10 +376,30 @@ struct qv__node {
     void *cache; /* owned by the decoder's arena */
 };
 
+/* Buffers of a node that its decoder verifies by the range it reads
+ * (dec_verify.h): plain's values, bitpack's vectors, fsst's codes, zstd and
+ * lz4's frames. Every other byte of a node is verified when it is parsed. */
+static inline int qv__lazy_buffer(const struct qv__node *nd, int i) {
+    switch (nd->enc) {
+    case QV_ENC_PLAIN:
+    case QV_ENC_BITPACK: return i == 0;
+    case QV_ENC_FSST:
+    case QV_ENC_ZSTD:
+    case QV_ENC_LZ4: return i == 1;
+    default: return 0;
+    }
+}
+
 /* Parses a subtree at p[0, size) (8-aligned) into nodes allocated from `m`,
  * validating structure and per-encoding shape. */
 int qv__tree_parse(struct qv__mem *m, const uint8_t *p, size_t size, int depth, int inner,
                    uint64_t outer_offset, struct qv__node **out, struct qv_error *err);
+/* The same for a segment's root, calling vfn(vctx, off, len) on every byte
+ * range before the parser reads it (headers, and each node's buffers but
+ * the lazy ones, qv__lazy_buffer). */
+int qv__tree_parse_checked(struct qv__mem *m, const uint8_t *p, size_t size,
+                           int (*vfn)(void *, uint64_t, uint64_t, struct qv_error *), void *vctx,
+                           struct qv__node **out, struct qv_error *err);
 /* EIO of kind QV_ERROR_CORRUPT with "corrupt <enc> node at byte <off>: ..." */
 int qv__corrupt(struct qv_error *err, const struct qv__node *nd, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -430,7 +454,29 @@ struct qv__dec {
      * range's length): encodings that can either decode only what a few
      * values need or load a whole child once choose by it. */
     int64_t want;
+    /* Verifier of the segment's bytes (dec_verify.h); NULL: none. */
+    int (*vfn)(void *ctx, uint64_t off, uint64_t len, struct qv_error *err);
+    void *vctx;
+    const uint8_t *vbase; /* the parsed bytes: offsets are from here */
 };
+/* Verifies the bytes of plain's and bitpack's buffer that decoding values
+ * [start, start + n) reads, before they are read. Called by the dispatch and
+ * by encodings that decode a child without it (for -> bitpack). Plain
+ * binary, fsst and zstd/lz4 verify their lazy buffer in their decoders. */
+int qv__dec_touch(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                  struct qv_error *err);
+static inline int qv__dec_check(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                                struct qv_error *err) {
+    return d->vfn && !nd->inner &&
+                   ((nd->enc == QV_ENC_PLAIN && nd->pt != QV__PT_BIN) || nd->enc == QV_ENC_BITPACK)
+               ? qv__dec_touch(d, nd, start, n, err)
+               : 0;
+}
+/* Verifies bytes [p, p + len) of the segment (p inside it). */
+static inline int qv__dec_touch_bytes(struct qv__dec *d, const uint8_t *p, uint64_t len,
+                                      struct qv_error *err) {
+    return d->vfn && len ? d->vfn(d->vctx, (uint64_t)(p - d->vbase), len, err) : 0;
+}
 
 /* Decoders: values [start, start + n) of `nd` (the caller has checked the
  * range against nd->count). Word/fixed types write n * width bytes. */
@@ -496,7 +542,8 @@ int qv__general_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t,
                         struct qv__binout *, struct qv_error *);
 int64_t qv__general_nframes(const struct qv__node *nd);
 /* Decompresses frame f of a zstd/lz4 node into a fresh block of `m`. */
-int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+/* dctx: a ZSTD_DCtx to reuse (NULL: one per call). */
+int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err);
 struct qv__frame_cache;
 void qv__frame_caches_free(struct qv__frame_cache *c);

@@ -598,6 +598,7 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
                              (unsigned long long)off[m], (unsigned long long)limit);
             break;
         }
+        if (!nd->inner && (rc = qv__dec_touch_bytes(d, codes + off[0], off[m] - off[0], err))) break;
         size_t worst = (size_t)(off[m] - off[0]) * SYM_MAX + SYM_MAX;
         if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
         uint8_t *const base = o->data;

@@ -46,6 +46,12 @@ int qv__column_reader_filter(struct qv_column_reader *cr, int64_t start, int64_t
         break;
     default: break;
     }
+    /* A format-2 column reader opens its decoders and reads blocks on
+     * demand, verifying what its decode paths read; the kernels read the
+     * encoded buffers directly, so every block of the chunk is read and
+     * verified first (once per reader: verified blocks are remembered). */
+    int vrc = qv__column_reader_verify_all(cr, err);
+    if (vrc) return vrc;
     struct qv_decoder *vd = qv__column_reader_decoder(cr, QV_SEGMENT_VALUES);
     if (!vd) return unsupported(cr, err, "no values segment");
     struct qv_decoder *nulls = qv__column_reader_decoder(cr, QV_SEGMENT_VALIDITY);
