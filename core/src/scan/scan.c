@@ -553,7 +553,7 @@ static void wake_worker(struct qv_scan *s) {
     int kind = claim_task(s, &t, 1);
     /* A worker that is not waiting is running a task and looks for more
      * when it is done; with none, whatever there is needs a wake-up. */
-    int running = s->started - s->idle;
+    int running = s->nthreads - s->idle; /* one not started yet will look */
     if (kind == T_FILTER || kind == T_PROJECT ||
         ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
         (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
