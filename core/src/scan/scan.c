@@ -60,7 +60,9 @@
 
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
+#ifndef QV_SCAN_FILTERS_AT_ONCE
 #define QV_SCAN_FILTERS_AT_ONCE 1
+#endif
 
 enum bstate {
     B_FREE = 0,
