@@ -818,3 +818,25 @@ int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
     if (n_selected) *n_selected = count;
     return 0;
 }
+
+int qv__expr_eval_node(const struct qv__xbinding *b, const struct qv__xplan *p,
+                       const struct ArrowArray *batch, const int32_t *map, uint64_t *T,
+                       struct qv_reservation *scratch, struct qv_error *err) {
+    int64_t n = batch->length;
+    if (n == 0) return 0;
+    int64_t nw = words_for(n);
+    /* The same layout as qv_expr_eval's: a node's operands use the levels
+     * below it, and a sub-plan is never deeper than the whole plan. */
+    size_t nbitmaps = 2 * ((size_t)b->levels + 1) + 3;
+    size_t bytes = nbitmaps * (size_t)nw * 8;
+    uint64_t *mem = qv_alloc(scratch, bytes, err);
+    if (!mem) return qv_error_wrap(err, ENOMEM, "filter: scratch bitmaps: ");
+    struct ectx x = {.b = b, .batch = batch, .map = map, .n = n, .nw = nw, .levels = mem};
+    x.V = mem + (nbitmaps - 3) * (size_t)nw;
+    x.V2 = x.V + nw;
+    x.C = x.V2 + nw;
+    eval(&x, p, 0, mem, mem + nw, QV__TV_T);
+    memcpy(T, mem, (size_t)nw * 8);
+    qv_free(scratch, mem, bytes);
+    return 0;
+}
