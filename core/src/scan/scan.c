@@ -1090,10 +1090,10 @@ int qv_scan_cancel(struct ArrowArrayStream *stream) {
     if (!stream || stream->release != stream_release) return EINVAL;
     struct qv_scan *s = stream->private_data;
     /* The flag first: a synchronous get_next polls it between column tasks
-     * (exec_task) and has no one to wake. */
+     * (exec_project) and has no one to wake. */
     __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
     if (s->sync_ready) {
-        /* Under the lock, so a consumer or producer between its check of the
+        /* Under the lock, so a consumer or worker between its check of the
          * flag and its wait cannot miss the wake-up. */
         qv_mutex_lock(&s->mu);
         qv_cond_broadcast(&s->cv_queue);
