@@ -4,7 +4,7 @@
  * quiver/scan.h for the contract; this comment explains the machinery.
  *
  * Batches and tasks. Batch number `seq` (in file order) lives in slot
- * seq % cap of a window of `cap` = prefetch + W - 1 slots, from the moment
+ * seq % cap of a window of `cap` slots (`prefetch`, below), from the moment
  * it is started until the consumer takes it. A batch is a set of tasks: one
  * filter task (the whole filter, on a filter context), then, once it is
  * known how many of its rows survive, one task per projected column, then
@@ -15,12 +15,13 @@
  * window allows it.
  *
  * The bound. At most W batches are being built at once (W = 2 with two or
- * more workers, 1 with one), and at most cap = prefetch + W - 1 batches are
- * started and not yet taken by the consumer; of those, only the first
- * `prefetch` count as queued (handed out next), so at most `prefetch`
- * completed batches wait. With one worker this is exactly the old bound
- * (prefetch batches ahead of the consumer); with more it is one batch more,
- * whatever the number of workers.
+ * more workers and prefetch >= 2, else 1), and at most cap = prefetch
+ * batches are started and not yet taken by the consumer (completed or being
+ * built): the bound of the scheduler this one replaced, whatever the number
+ * of workers. So batches overlap from prefetch = 2 on; at prefetch = 1 the
+ * workers share one batch, its slowest columns first. (QV_SCAN_EXTRA = 1
+ * allows one more batch with two or more workers, for overlap at prefetch
+ * 1, at a measured cost in memory.)
  *
  * Columns. Each projected column has one column reader (one read buffer),
  * used by one task at a time: a column's tasks run one after another, in
@@ -53,14 +54,21 @@
 #define QV_SCAN_SMALL_ROWS 4096
 
 /* Batches started ahead of the consumer beyond `prefetch` with two or more
- * workers. */
+ * workers. 0: the bound of the single-batch scheduler (prefetch batches
+ * started and not taken), so batches overlap from prefetch = 2 on. 1 let
+ * them overlap at prefetch = 1 too, but measured on lineitem SF1 (flat read,
+ * prefetch 1) it raised peak anonymous RSS from 50.8 to 54.1 MB with 2
+ * workers and from 56.8 to 70.5 MB with 4 (pool peak 31.6 to 38.4 and 43.7):
+ * the memory bound comes first. */
 #ifndef QV_SCAN_EXTRA
-#define QV_SCAN_EXTRA 1
+#define QV_SCAN_EXTRA 0
 #endif
 
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
+#ifndef QV_SCAN_FILTERS_AT_ONCE
 #define QV_SCAN_FILTERS_AT_ONCE 1
+#endif
 
 enum bstate {
     B_FREE = 0,
@@ -155,6 +163,8 @@ struct qv_scan {
     qv_mutex mu;
     qv_cond cv_task, cv_queue;
     int shutdown, cancel, sync_ready;
+    int idle;    /* workers waiting for work */
+    int waiting; /* consumers waiting in get_next or qv_scan_wait */
     int prod_rc;
     struct qv_error prod_err;
     struct qv_scan_stats stats; /* under mu (threads) */
@@ -350,10 +360,10 @@ static void decide(struct qv_scan *s) {
 
 /* Starts the next batch if the window allows; 1 when it did (or when it
  * found the plan exhausted, which also changes what waiters see). */
+static int can_start(const struct qv_scan *s);
+
 static int start_batch(struct qv_scan *s) {
-    if (s->planned_all || s->fail_seq != INT64_MAX || s->building >= s->window ||
-        s->next_start - s->head >= s->cap)
-        return 0;
+    if (!can_start(s)) return 0;
     struct batch *b = slot_of_seq(s, s->next_start);
     QV_DCHECK(b->state == B_FREE);
     memset(b, 0, sizeof *b);
@@ -406,8 +416,9 @@ struct task {
     int32_t j; /* projection task, or filter context */
 };
 
-/* Claims the oldest runnable task (under the lock). */
-static int claim_task(struct qv_scan *s, struct task *t) {
+/* Claims the oldest runnable task (under the lock); with `dry`, only
+ * returns the kind of the one it would claim (T_NONE: none). */
+static int claim_task(struct qv_scan *s, struct task *t, int dry) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
@@ -422,6 +433,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (!s->fctx_busy[k]) i = k;
             if (i < 0) continue;
+            if (dry) return T_FILTER;
             s->fctx_rg[i] = b->rg;
             s->fctx_busy[i] = 1;
             s->filters_running++;
@@ -437,6 +449,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             int32_t j = w->order[i];
             struct colstate *c = &s->cols[s->proj[j]];
             if (w->claimed[j] || c->busy) continue;
+            if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
             b->running++;
@@ -444,6 +457,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             return 1;
         }
         if (b->done == s->n_proj && !b->assembling) {
+            if (dry) return T_ASSEMBLE;
             b->assembling = 1;
             *t = (struct task){T_ASSEMBLE, b, 0};
             return 1;
@@ -526,27 +540,61 @@ static void note_queued(struct qv_scan *s) {
 
 static void skip_empty(struct qv_scan *s);
 
+/* Whether a batch could be started now (under the lock). */
+static int can_start(const struct qv_scan *s) {
+    return !s->planned_all && s->fail_seq == INT64_MAX && s->building < s->window &&
+           s->next_start - s->head < s->cap;
+}
+
+/* Wakes one idle worker when there is work worth a wake-up (under the
+ * lock): a filter or column task, or a batch to start whose first tasks can
+ * run beside the busy ones (it has a filter, or more than one column); any
+ * work when no worker is running. One at a time: a worker that takes a
+ * task wakes the next if more is left. An assembly alone, or a batch of one
+ * column whose reader is busy, is left to a worker that is running (it
+ * looks for work when its task ends): handing it to another thread costs
+ * more than it saves (a single-column projection with 2 workers would be
+ * slower than with 1). */
+static void wake_worker(struct qv_scan *s) {
+    if (!s->idle) return;
+    struct task t;
+    int kind = claim_task(s, &t, 1);
+    /* A worker that is not waiting is running a task and looks for more
+     * when it is done; with none, whatever there is needs a wake-up. */
+    int running = s->nthreads - s->idle; /* one not started yet will look */
+    if (kind == T_FILTER || kind == T_PROJECT ||
+        ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
+        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
+        qv_cond_signal(&s->cv_task);
+}
+
+static int head_ready(struct qv_scan *s);
+
+/* Wakes the consumer when what it waits for happened (under the lock). */
+static void wake_consumer(struct qv_scan *s) {
+    if (s->waiting && head_ready(s)) qv_cond_broadcast(&s->cv_queue);
+}
+
 static void *worker_main(void *arg) {
     struct qv_scan *s = arg;
     qv_mutex_lock(&s->mu);
     while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         struct task t;
-        if (claim_task(s, &t)) {
+        if (claim_task(s, &t, 0)) {
+            wake_worker(s);
             run_task(s, &t);
             skip_empty(s); /* empty batches never reach the consumer: free their slots */
             note_queued(s);
-            /* Whatever finished may free a column, a context, a window slot
-             * or the head batch: both sides look again. */
-            qv_cond_broadcast(&s->cv_task);
-            qv_cond_broadcast(&s->cv_queue);
+            wake_consumer(s);
             continue;
         }
         if (start_batch(s)) {
-            qv_cond_broadcast(&s->cv_task);
-            qv_cond_broadcast(&s->cv_queue);
+            wake_consumer(s);
             continue;
         }
+        s->idle++;
         qv_cond_wait(&s->cv_task, &s->mu);
+        s->idle--;
     }
     qv_mutex_unlock(&s->mu);
     return NULL;
@@ -655,7 +703,7 @@ static void skip_empty(struct qv_scan *s) {
     while (s->head < s->next_start && slot_of_seq(s, s->head)->state == B_EMPTY) {
         slot_of_seq(s, s->head)->state = B_FREE;
         s->head++;
-        qv_cond_broadcast(&s->cv_task); /* a window slot is free */
+        wake_worker(s); /* a window slot is free */
     }
 }
 
@@ -684,7 +732,9 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     qv_mutex_lock(&s->mu);
+    s->waiting++;
     while (!head_ready(s)) qv_cond_wait(&s->cv_queue, &s->mu);
+    s->waiting--;
     int rc = s->prod_rc;
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         qv_mutex_unlock(&s->mu);
@@ -703,7 +753,7 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
             b->out.release = NULL;
             b->state = B_FREE;
             s->head++;
-            qv_cond_broadcast(&s->cv_task); /* a window slot is free */
+            wake_worker(s); /* a window slot is free */
         }
     }
     if (rc) set_last(s, rc, &s->prod_err);
@@ -1040,10 +1090,10 @@ int qv_scan_cancel(struct ArrowArrayStream *stream) {
     if (!stream || stream->release != stream_release) return EINVAL;
     struct qv_scan *s = stream->private_data;
     /* The flag first: a synchronous get_next polls it between column tasks
-     * (exec_task) and has no one to wake. */
+     * (exec_project) and has no one to wake. */
     __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
     if (s->sync_ready) {
-        /* Under the lock, so a consumer or producer between its check of the
+        /* Under the lock, so a consumer or worker between its check of the
          * flag and its wait cannot miss the wake-up. */
         qv_mutex_lock(&s->mu);
         qv_cond_broadcast(&s->cv_queue);
@@ -1058,7 +1108,9 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     struct qv_scan *s = stream->private_data;
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
+    s->waiting++;
     if (!head_ready(s) && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
+    s->waiting--;
     int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
