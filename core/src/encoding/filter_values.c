@@ -14,7 +14,6 @@ static int64_t words_of(int64_t nbits) { return (nbits + 63) >> 6; }
 
 int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                         const uint64_t *sel, uint64_t *out, struct qv_error *err) {
-    (void)d;
     (void)start;
     const struct qv__node *root = d->root;
     uint64_t bit = 0, off[2] = {0, root->buf_len[0]};
@@ -29,10 +28,13 @@ int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t s
 
 /* ---- Dictionary ---- */
 
-static int same_pred(const struct qv_enc_pred *a, const struct qv_enc_pred *b) {
-    return a->op == b->op && a->lo == b->lo && a->hi == b->hi && a->ulo == b->ulo &&
-           a->uhi == b->uhi && a->len == b->len &&
-           (a->len == 0 || memcmp(a->bytes, b->bytes, a->len) == 0);
+/* Whether two predicates give the same answers on this kind (the operand
+ * fields of other kinds are not looked at). */
+static int same_pred(const struct qv__fpred *fp, const struct qv_enc_pred *a,
+                     const struct qv_enc_pred *b) {
+    if (a->op != b->op) return 0;
+    if (fp->is_bin) return a->len == b->len && (a->len == 0 || !memcmp(a->bytes, b->bytes, a->len));
+    return a->lo == b->lo && a->hi == b->hi && a->ulo == b->ulo && a->uhi == b->uhi;
 }
 
 struct dict_ctx {
@@ -79,7 +81,7 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
     int rc = qv__dict_entries(d, root, &vals, &off, &data, &ds, err);
     if (rc) return rc;
     int64_t hits = 0;
-    if (!(st->tab_node == root && !fp->use_eval && same_pred(&st->tab_key, fp->p))) {
+    if (!(st->tab_node == root && !fp->use_eval && same_pred(fp, &st->tab_key, fp->p))) {
         /* One answer per entry, a byte each so the codes index it. */
         st->tab_node = NULL;
         uint64_t *bits = qv__stack_push(&d->stack, (size_t)words_of(ds ? ds : 1) * 8, err);
@@ -92,11 +94,12 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
             st->tab_cap = ds;
         }
         for (int64_t i = 0; i < ds; i++) st->tab[i] = (uint8_t)((bits[i >> 6] >> (i & 63)) & 1);
-        if (!fp->use_eval && fp->p->len <= sizeof st->tab_bytes) {
+        if (!fp->use_eval && (!fp->is_bin || fp->p->len <= sizeof st->tab_bytes)) {
             st->tab_key = *fp->p;
             st->tab_key.eval = NULL;
             st->tab_key.eval_ctx = NULL;
-            if (fp->p->len) memcpy(st->tab_bytes, fp->p->bytes, fp->p->len);
+            if (!fp->is_bin) st->tab_key.len = 0;
+            if (st->tab_key.len) memcpy(st->tab_bytes, fp->p->bytes, fp->p->len);
             st->tab_key.bytes = st->tab_bytes;
             st->tab_node = root;
         }
