@@ -8,9 +8,11 @@
  * random selections; every answer is compared bit by bit with a plain loop
  * over qv_decode's output. Each kernel (root encoding) must answer at least
  * 4,800 predicates, and ENOTSUP is accepted only where filter.c documents
- * it. Corrupt bytes give an error, never a crash.
+ * it. Half the integer columns run the generic compare kernel, half the
+ * best the CPU has. Corrupt bytes give an error, never a crash.
  */
 #include "test_enc_util.h"
+#include "base/cpu_internal.h"
 #include "memory/memory_testing.h"
 
 #define PER_KERNEL 4800
@@ -251,6 +253,7 @@ static void run_int(struct enc_env *env, enum qv_value_kind k, int pattern, int 
     struct qv_decoder *d;
     assert_int_equal(qv_decoder_open(enc.data, enc.size, k, 0, n, env->r, &d, &err), 0);
     const int root = root_encoding(&enc);
+    const int level = qv__cpu_set_level((seed >> 1) & 1 ? QV__CPU_BASELINE : QV__CPU_AVX2);
     char what[160];
     for (int t = 0; t < preds; t++) {
         struct qv_enc_pred p = {0};
@@ -277,6 +280,7 @@ static void run_int(struct enc_env *env, enum qv_value_kind k, int pattern, int 
         free(sel);
         free(out);
     }
+    qv__cpu_set_level(level);
     qv_decoder_close(d);
     free(dec);
     qv_encoded_release(env->r, &enc);

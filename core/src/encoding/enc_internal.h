@@ -679,6 +679,19 @@ struct qv__fstate {
     int64_t tab_cap;
 };
 
+/* 64 bytes of 0 or 1 as 64 bits (byte j -> bit j): per 8 bytes one
+ * multiply moves byte i's bit to bit 56 + i (the partial products sit at
+ * distinct bits, so nothing carries) and the top byte is kept. */
+static inline uint64_t qv__pack_bytes64(const uint8_t *t) {
+    uint64_t w = 0;
+    for (unsigned g = 0; g < 8; g++) {
+        uint64_t x;
+        memcpy(&x, t + 8 * g, 8);
+        w |= ((x * UINT64_C(0x0102040810204080)) >> 56) << (8 * g);
+    }
+    return w;
+}
+
 /* Writes ceil(m / 64) words of out: bit j = ((x[j] - a) & mask) <= d, for m
  * values of `width` bytes (bits past m are 0). */
 void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,

@@ -60,12 +60,13 @@ static int dict_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct 
                                    codes[j], (long long)(pos + j), (long long)c->dsize);
     }
     const uint8_t *tab = c->tab;
+    uint8_t t[64];
     for (int64_t k = 0; k < words_of(m); k++) {
         const uint32_t *y = codes + k * 64;
         const unsigned lim = m - k * 64 < 64 ? (unsigned)(m - k * 64) : 64;
-        uint64_t w = 0;
-        for (unsigned j = 0; j < lim; j++) w |= (uint64_t)tab[y[j]] << j;
-        res[k] = w;
+        for (unsigned j = 0; j < lim; j++) t[j] = tab[y[j]];
+        for (unsigned j = lim; j < 64; j++) t[j] = 0;
+        res[k] = qv__pack_bytes64(t);
     }
     return 0;
 }
