@@ -241,10 +241,11 @@ enum qv_enc_op {
 };
 
 /* Evaluates a predicate over values the decoder produced itself (a
- * dictionary's entries, the values of runs, a constant): bit i of out =
- * predicate holds for value i of `vals` (n = vals->count; out has
- * ceil(n / 64) words, the bits past n are ignored). Returns 0 or an errno
- * (then err is set). */
+ * dictionary's entries, the values of runs, a constant, a sparse node's
+ * fill value and exceptions): bit i of out = predicate holds for value i of
+ * `vals` (n = vals->count, vals->kind the chunk's kind; out has
+ * ceil(n / 64) words, zeroed, the bits past n are ignored). Returns 0 or an
+ * errno (then err is set); the filter returns that errno. */
 typedef int (*qv_enc_eval_fn)(void *ctx, const struct qv_values *vals, uint64_t *out,
                               struct qv_error *err);
 

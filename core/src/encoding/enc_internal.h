@@ -701,9 +701,12 @@ void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t 
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
                  size_t len, int prefix, int neg, uint64_t *out);
 /* The predicate over values the decoder produced itself: word values of
- * the node's width, or binary (off, data). */
-int qv__fpred_values(const struct qv__fpred *fp, const void *vals, const uint64_t *off,
-                     const uint8_t *data, int64_t m, uint64_t *out, struct qv_error *err);
+ * the node's width, or binary (off, data). The callback of EVAL sees them
+ * as the chunk's kind (BINARY: int32 offsets, converted in scratch of
+ * `stk`). */
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err);
 
 /* Callback of qv__filter_blocks: the predicate on values [pos, pos + m) of
  * the root (within one 1024-value vector), bit j of res for value pos + j. */

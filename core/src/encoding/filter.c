@@ -139,18 +139,29 @@ void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint
     }
 }
 
-int qv__fpred_values(const struct qv__fpred *fp, const void *vals, const uint64_t *off,
-                     const uint8_t *data, int64_t m, uint64_t *out, struct qv_error *err) {
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err) {
     const int64_t nw = words_of(m);
     if (m <= 0) return 0;
     if (fp->use_eval) {
         struct qv_values v = {.kind = fp->kind, .count = m, .values = vals};
         if (fp->is_bin) {
-            /* The decoder's offsets are 64-bit: the callback sees them as
-             * a LARGE_BINARY view whatever the chunk's kind. */
-            v.kind = QV_KIND_LARGE_BINARY;
+            /* The decoder's offsets are 64-bit; a BINARY chunk's callback
+             * gets int32 ones, as its kind says. */
             v.values = off;
             v.data = data;
+            if (fp->kind == QV_KIND_BINARY) {
+                if (off[m] > (uint64_t)INT32_MAX)
+                    return qv_error_set(err, ENOTSUP,
+                                        "qv_decoder_filter: %llu bytes of values exceed int32 "
+                                        "offsets",
+                                        (unsigned long long)off[m]);
+                int32_t *o32 = qv__stack_push(stk, (size_t)(m + 1) * 4, err);
+                if (!o32) return ENOMEM;
+                for (int64_t i = 0; i <= m; i++) o32[i] = (int32_t)off[i];
+                v.values = o32;
+            }
         }
         for (int64_t k = 0; k < nw; k++) out[k] = 0;
         int rc = fp->p->eval(fp->p->eval_ctx, &v, out, err);

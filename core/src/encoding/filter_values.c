@@ -20,7 +20,7 @@ int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t s
     if (!fp->is_bin && root->buf_len[0] < fp->width)
         return qv__corrupt(err, root, "constant of %llu bytes",
                            (unsigned long long)root->buf_len[0]);
-    int rc = qv__fpred_values(fp, root->buf[0], off, root->buf[0], 1, &bit, err);
+    int rc = qv__fpred_values(fp, &d->stack, root->buf[0], off, root->buf[0], 1, &bit, err);
     if (rc) return rc;
     if (bit & 1) qv__filter_fill(sel, n, out);
     return 0;
@@ -87,7 +87,7 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
         st->tab_node = NULL;
         uint64_t *bits = qv__stack_push(&d->stack, (size_t)words_of(ds ? ds : 1) * 8, err);
         if (!bits) return ENOMEM;
-        if ((rc = qv__fpred_values(fp, vals, off, data, ds, bits, err))) return rc;
+        if ((rc = qv__fpred_values(fp, &d->stack, vals, off, data, ds, bits, err))) return rc;
         if (st->tab_cap < ds) {
             uint8_t *t = qv__mem_realloc(&d->mem, st->tab, (size_t)st->tab_cap, (size_t)ds, err);
             if (!t) return ENOMEM;
@@ -140,7 +140,7 @@ int qv__filter_rle(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
     uint64_t *bits = vals ? qv__stack_push(&d->stack, (size_t)words_of(k) * 8, err) : NULL;
     if (!bits) return ENOMEM;
     if ((rc = qv__dec_word(d, root->child[1], r0, k, vals, err))) return rc;
-    if ((rc = qv__fpred_values(fp, vals, NULL, NULL, k, bits, err))) return rc;
+    if ((rc = qv__fpred_values(fp, &d->stack, vals, NULL, NULL, k, bits, err))) return rc;
     for (int64_t r = r0; r <= r1; r++) {
         if (!((bits[(r - r0) >> 6] >> ((r - r0) & 63)) & 1)) continue;
         int64_t b = r ? (int64_t)ends[r - 1] : 0, e = (int64_t)ends[r];
@@ -165,7 +165,7 @@ int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t sta
     if (root->buf_len[0] < fp->width)
         return qv__corrupt(err, root, "fill value of %llu bytes",
                            (unsigned long long)root->buf_len[0]);
-    if ((rc = qv__fpred_values(fp, root->buf[0], NULL, NULL, 1, &fill, err))) return rc;
+    if ((rc = qv__fpred_values(fp, &d->stack, root->buf[0], NULL, NULL, 1, &fill, err))) return rc;
     const int64_t k0 = qv__lower_bound(pos, ne, (uint64_t)start);
     const int64_t k1 = qv__lower_bound(pos, ne, (uint64_t)end);
     const int64_t k = k1 - k0;
@@ -175,7 +175,7 @@ int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t sta
         uint64_t *bits = vals ? qv__stack_push(&d->stack, (size_t)words_of(k) * 8, err) : NULL;
         if (!bits) return ENOMEM;
         if ((rc = qv__dec_word(d, root->child[1], k0, k, vals, err))) return rc;
-        if ((rc = qv__fpred_values(fp, vals, NULL, NULL, k, bits, err))) return rc;
+        if ((rc = qv__fpred_values(fp, &d->stack, vals, NULL, NULL, k, bits, err))) return rc;
         for (int64_t i = 0; i < k; i++) {
             const int64_t j = (int64_t)pos[k0 + i] - start;
             const uint64_t b = UINT64_C(1) << (j & 63);
