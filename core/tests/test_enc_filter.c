@@ -533,9 +533,11 @@ static void run_eval(struct enc_env *env, struct col *c, int force, int want_rc,
         uint64_t *sel = draw_sel(len, &s);
         uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
         rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
-        if (rc != want_rc || (len == 0 && rc == ENOTSUP))
+        /* An empty range answers at once, whatever the tree. */
+        const int want = len ? want_rc : 0;
+        if (rc != want)
             fail_msg("EVAL %s %s [%lld,+%lld): rc %d, expected %d (%s)", qv_value_kind_name(k),
-                     qv_encoding_name(force), (long long)start, (long long)len, rc, want_rc,
+                     qv_encoding_name(force), (long long)start, (long long)len, rc, want,
                      err.message);
         if (!rc) {
             struct eval_case ec = {k, &o, start};
