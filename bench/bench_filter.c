@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "bench_common.h"
+#include "encoding/enc_internal.h"
 #include "quiver/encoding.h"
 
 #define CHUNK 131072
@@ -45,25 +46,26 @@ struct col {
     const char *pred_text;
 };
 
-/* The baseline's compare: decoded values against the predicate, the same
- * bitmap out. */
+/* The baseline's compare: the decoded values through the filter's own
+ * branch-free compare kernel (qv__arc_cmp: the range as one unsigned
+ * subtraction and comparison, a byte per value packed into words), so the
+ * difference measured is the decode, not a weaker loop. Strings: length
+ * and memcmp per value. */
 static void cmp_plain(const struct col *c, const void *vals, const uint8_t *data, int64_t m,
                       uint64_t *out) {
-    memset(out, 0, (size_t)(m + 63) / 64 * 8);
     const struct qv_enc_pred *p = &c->pred;
     if (c->kind == QV_KIND_INT32) {
-        const int32_t *v = vals;
-        for (int64_t i = 0; i < m; i++)
-            out[i >> 6] |= (uint64_t)(v[i] >= p->lo && v[i] <= p->hi) << (i & 63);
+        qv__arc_cmp(vals, 4, m, (uint32_t)p->lo, (uint32_t)(p->hi - p->lo), UINT32_MAX, out);
     } else if (c->kind == QV_KIND_INT64) {
-        const int64_t *v = vals;
-        for (int64_t i = 0; i < m; i++)
-            out[i >> 6] |= (uint64_t)(v[i] >= p->lo && v[i] <= p->hi) << (i & 63);
+        qv__arc_cmp(vals, 8, m, (uint64_t)p->lo, (uint64_t)p->hi - (uint64_t)p->lo, UINT64_MAX, out);
     } else {
         const int32_t *o = vals;
+        const size_t len = p->len;
+        const uint8_t *lit = p->bytes;
+        memset(out, 0, (size_t)(m + 63) / 64 * 8);
         for (int64_t i = 0; i < m; i++) {
             size_t l = (size_t)(o[i + 1] - o[i]);
-            out[i >> 6] |= (uint64_t)(l == p->len && !memcmp(data + o[i], p->bytes, l)) << (i & 63);
+            out[i >> 6] |= (uint64_t)(l == len && !memcmp(data + o[i], lit, l)) << (i & 63);
         }
     }
 }
@@ -130,7 +132,7 @@ static void bench_col(struct qv_bench *b, struct col *c, int reps) {
         exit(1);
     }
     double f = (double)c->n / qv_bench_min(tf, reps) / 1e6, d = (double)c->n / qv_bench_min(td, reps) / 1e6;
-    printf("%-12s %-22s %-48s %9.0f %9.0f %6.2fx %6.1f%%\n", c->name, c->pred_text, desc, f, d, f / d,
+    printf("%-12s %-16s %-48.48s %9.0f %9.0f %6.2fx %6.1f%%\n", c->name, c->pred_text, desc, f, d, f / d,
            100.0 * (double)hits_f / (double)c->n);
     qv_bench_record(b, c->name, "filter", "values_per_s", "min", f * 1e6, "values/s");
     qv_bench_record(b, c->name, "decode_compare", "values_per_s", "min", d * 1e6, "values/s");
@@ -189,16 +191,16 @@ int main(int argc, char **argv) {
          {.op = QV_ENC_OP_BETWEEN, .lo = days(1994, 1, 1), .hi = days(1994, 12, 31)}, "in 1994"},
         {"l_discount", QV_KIND_INT64, n, disc, NULL, {.op = QV_ENC_OP_BETWEEN, .lo = 5, .hi = 7},
          "between 5 and 7"},
-        {"l_quantity", QV_KIND_INT64, n, qty, NULL, {.op = QV_ENC_OP_BETWEEN, .lo = INT64_MIN, .hi = 23},
+        {"l_quantity", QV_KIND_INT64, n, qty, NULL, {.op = QV_ENC_OP_BETWEEN, .lo = -1000, .hi = 23},
          "< 24"},
         {"l_orderkey", QV_KIND_INT64, n, okey, NULL,
-         {.op = QV_ENC_OP_BETWEEN, .lo = 1000000, .hi = 1100000}, "in [1e6, 1.1e6]"},
+         {.op = QV_ENC_OP_BETWEEN, .lo = 100000, .hi = 200000}, "in [1e5, 2e5]"},
         {"l_shipmode", QV_KIND_BINARY, n, moff, mdata,
          {.op = QV_ENC_OP_EQ, .bytes = (const uint8_t *)"AIR", .len = 3}, "= 'AIR'"},
     };
     printf("Predicates on %lld rows (SF %.2g), chunks of %d, %d rows per call, 1 thread; M values/s\n",
            (long long)n, sf, CHUNK, BATCH);
-    printf("%-12s %-22s %-48s %9s %9s %7s %7s\n", "column", "predicate", "encoding (first chunk)",
+    printf("%-12s %-16s %-48s %9s %9s %7s %7s\n", "column", "predicate", "encoding (first chunk)",
            "filter", "dec+cmp", "ratio", "pass");
     const int reps = qv_bench_quick(b) ? 3 : 5;
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) bench_col(b, &cols[i], reps);

@@ -114,6 +114,19 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
 
 /* ---- Run-end ---- */
 
+/* Sets bits [b, e) (b < e) of a word bitmap. */
+static inline void set_range(uint64_t *w, int64_t b, int64_t e) {
+    const int64_t wb = b >> 6, we = (e - 1) >> 6;
+    const uint64_t mb = ~UINT64_C(0) << (b & 63), me = ~UINT64_C(0) >> (63 - ((e - 1) & 63));
+    if (wb == we) {
+        w[wb] |= mb & me;
+        return;
+    }
+    w[wb] |= mb;
+    for (int64_t i = wb + 1; i < we; i++) w[i] = ~UINT64_C(0);
+    w[we] |= me;
+}
+
 static void and_sel(const uint64_t *sel, int64_t n, uint64_t *out) {
     if (!sel) return;
     for (int64_t k = 0; k < words_of(n); k++) out[k] &= sel[k];
@@ -141,12 +154,15 @@ int qv__filter_rle(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
     if (!bits) return ENOMEM;
     if ((rc = qv__dec_word(d, root->child[1], r0, k, vals, err))) return rc;
     if ((rc = qv__fpred_values(fp, &d->stack, vals, NULL, NULL, k, bits, err))) return rc;
-    for (int64_t r = r0; r <= r1; r++) {
-        if (!((bits[(r - r0) >> 6] >> ((r - r0) & 63)) & 1)) continue;
-        int64_t b = r ? (int64_t)ends[r - 1] : 0, e = (int64_t)ends[r];
-        if (b < start) b = start;
-        if (e > end) e = end;
-        qv_bits_fill((uint8_t *)out, b - start, e - b, 1);
+    /* Only the runs that pass, found a word of answers at a time. */
+    for (int64_t wi = 0; wi < words_of(k); wi++) {
+        for (uint64_t w = bits[wi]; w; w &= w - 1) {
+            const int64_t r = r0 + wi * 64 + __builtin_ctzll(w);
+            int64_t b = r ? (int64_t)ends[r - 1] : 0, e = (int64_t)ends[r];
+            if (b < start) b = start;
+            if (e > end) e = end;
+            set_range(out, b - start, e - start);
+        }
     }
     and_sel(sel, n, out);
     return 0;
