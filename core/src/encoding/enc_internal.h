@@ -677,6 +677,9 @@ struct qv__fstate {
     uint8_t tab_bytes[256];
     uint8_t *tab;
     int64_t tab_cap;
+    /* The run ends of a run-end root, checked. */
+    const struct qv__node *ends_node;
+    uint32_t *ends;
 };
 
 /* 64 bytes of 0 or 1 as 64 bits (byte j -> bit j): per 8 bytes one
@@ -734,8 +737,9 @@ int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t s
 int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
                     int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
                     struct qv_error *err);
-int qv__filter_rle(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
-                   const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                   int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                   struct qv_error *err);
 int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                       const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_decoded_bin(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,

@@ -331,7 +331,7 @@ int qv_decoder_filter(struct qv_decoder *dc, int64_t start, int64_t n,
     case QV_ENC_CONSTANT: rc = qv__filter_constant(d, &fp, start, n, sel, out, err); break;
     case QV_ENC_DICT: rc = qv__filter_dict(d, st, &fp, start, n, sel, out, err); break;
     case QV_ENC_RLE:
-        rc = word ? qv__filter_rle(d, &fp, start, n, sel, out, err)
+        rc = word ? qv__filter_rle(d, st, &fp, start, n, sel, out, err)
                   : qv__corrupt(err, root, "run-end node holds %s values", qv__pt_name(root->pt));
         break;
     case QV_ENC_SPARSE:
