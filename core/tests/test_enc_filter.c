@@ -583,6 +583,28 @@ static void test_eval(void **state) {
     run_eval(&env, &cs, QV_ENC_DICT, 0, s++);
     run_eval(&env, &cs, QV_ENC_FSST, ENOTSUP, s++);
     run_eval(&env, &cs, QV_ENC_PLAIN, ENOTSUP, s++);
+    /* A dictionary keeps its entries' answers for the same callback and
+     * context, and asks again for another context. */
+    {
+        struct qv_encode_options o = {.force = QV_ENC_DICT};
+        struct qv_encoded e;
+        struct qv_error err = {0};
+        struct qv_decoder *d;
+        assert_int_equal(qv_encode(&ci.v, &o, env.r, &e, &err), 0);
+        assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_INT32, 0, n, env.r, &d, &err), 0);
+        uint64_t out[64];
+        int ctx1, ctx2;
+        struct qv_enc_pred p = {.op = QV_ENC_OP_EVAL, .eval = eval_cb, .eval_ctx = &ctx1};
+        g_eval_calls = 0;
+        assert_int_equal(qv_decoder_filter(d, 0, 1000, &p, NULL, out, &err), 0);
+        assert_int_equal(qv_decoder_filter(d, 1000, 1000, &p, NULL, out, &err), 0);
+        assert_int_equal(g_eval_calls, 1);
+        p.eval_ctx = &ctx2;
+        assert_int_equal(qv_decoder_filter(d, 0, 1000, &p, NULL, out, &err), 0);
+        assert_int_equal(g_eval_calls, 2);
+        qv_decoder_close(d);
+        qv_encoded_release(env.r, &e);
+    }
     g_strpat = 2;
     struct col cs2 = col_strings(QV_KIND_LARGE_BINARY, n, gen_str, 3);
     run_eval(&env, &cs2, QV_ENC_CONSTANT, 0, s++);

@@ -259,7 +259,9 @@ struct qv_enc_pred {
     size_t len;
     /* Optional; required for QV_ENC_OP_EVAL. When set, dictionary, run-end
      * and constant nodes may use it on their few values instead of op (e.g.
-     * IN lists, floats, LT on strings). */
+     * IN lists, floats, LT on strings). A decoder may keep the answers of
+     * a dictionary's entries for the next call with the same eval and
+     * eval_ctx: while it is open, one pair must mean one predicate. */
     qv_enc_eval_fn eval;
     void *eval_ctx;
 };

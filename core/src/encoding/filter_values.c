@@ -33,6 +33,9 @@ int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t s
 static int same_pred(const struct qv__fpred *fp, const struct qv_enc_pred *a,
                      const struct qv_enc_pred *b) {
     if (a->op != b->op) return 0;
+    /* EVAL: the same callback and context mean the same predicate while the
+     * decoder is open (the contract in encoding.h). */
+    if (a->op == QV_ENC_OP_EVAL) return a->eval == b->eval && a->eval_ctx == b->eval_ctx;
     if (fp->is_bin) return a->len == b->len && (a->len == 0 || !memcmp(a->bytes, b->bytes, a->len));
     return a->lo == b->lo && a->hi == b->hi && a->ulo == b->ulo && a->uhi == b->uhi;
 }
@@ -82,7 +85,7 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
     int rc = qv__dict_entries(d, root, &vals, &off, &data, &ds, err);
     if (rc) return rc;
     int64_t hits = 0;
-    if (!(st->tab_node == root && !fp->use_eval && same_pred(fp, &st->tab_key, fp->p))) {
+    if (!(st->tab_node == root && same_pred(fp, &st->tab_key, fp->p))) {
         /* One answer per entry, a byte each so the codes index it. */
         st->tab_node = NULL;
         uint64_t *bits = qv__stack_push(&d->stack, (size_t)words_of(ds ? ds : 1) * 8, err);
@@ -95,11 +98,9 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
             st->tab_cap = ds;
         }
         for (int64_t i = 0; i < ds; i++) st->tab[i] = (uint8_t)((bits[i >> 6] >> (i & 63)) & 1);
-        if (!fp->use_eval && (!fp->is_bin || fp->p->len <= sizeof st->tab_bytes)) {
+        if (fp->use_eval || !fp->is_bin || fp->p->len <= sizeof st->tab_bytes) {
             st->tab_key = *fp->p;
-            st->tab_key.eval = NULL;
-            st->tab_key.eval_ctx = NULL;
-            if (!fp->is_bin) st->tab_key.len = 0;
+            if (!fp->is_bin || fp->use_eval) st->tab_key.len = 0;
             if (st->tab_key.len) memcpy(st->tab_bytes, fp->p->bytes, fp->p->len);
             st->tab_key.bytes = st->tab_bytes;
             st->tab_node = root;
