@@ -78,10 +78,10 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
                     int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
                     struct qv_error *err) {
     struct qv__node *root = d->root;
-    const void *vals;
-    const uint64_t *off;
-    const uint8_t *data;
-    int64_t ds;
+    const void *vals = NULL;
+    const uint64_t *off = NULL;
+    const uint8_t *data = NULL;
+    int64_t ds = 0;
     int rc = qv__dict_entries(d, root, &vals, &off, &data, &ds, err);
     if (rc) return rc;
     int64_t hits = 0;
@@ -175,7 +175,7 @@ int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fp
                    struct qv_error *err) {
     struct qv__node *root = d->root;
     const int64_t runs = root->child[0]->count, end = start + n;
-    const uint32_t *ends;
+    const uint32_t *ends = NULL;
     int rc = rle_ends(d, st, root, &ends, err);
     if (rc) return rc;
     /* Runs overlapping the range: the first ending after start through the
@@ -210,7 +210,7 @@ int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t sta
                       const uint64_t *sel, uint64_t *out, struct qv_error *err) {
     struct qv__node *root = d->root;
     const int64_t ne = root->child[0]->count, end = start + n;
-    const uint64_t *pos;
+    const uint64_t *pos = NULL;
     int rc = qv__dec_cached_u64(d, root->child[0], 1, (uint64_t)root->count, &pos, err);
     if (rc) return rc;
     uint64_t fill = 0;
