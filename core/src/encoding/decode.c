@@ -25,6 +25,8 @@ struct qv_decoder {
     /* take() on binary kinds: a reusable buffer for one vector's strings. */
     uint8_t *take_data;
     size_t take_cap;
+    /* qv_decoder_filter's state (filter.c), from the arena. */
+    void *filter;
     /* Inline memory (not zeroed at open; see above). */
     _Alignas(QV_ALIGNMENT) uint8_t slab[DEC_SLAB];
     _Alignas(QV_ALIGNMENT) uint8_t stack0[DEC_STACK];
@@ -132,6 +134,10 @@ int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, u
     *out = v;
     return 0;
 }
+
+struct qv__dec *qv__decoder_dec(struct qv_decoder *dc) { return &dc->d; }
+enum qv_value_kind qv__decoder_kind(const struct qv_decoder *dc) { return dc->kind; }
+void **qv__decoder_filter_slot(struct qv_decoder *dc) { return &dc->filter; }
 
 /* ---- Public API ---- */
 

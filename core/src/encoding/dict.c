@@ -393,6 +393,19 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
     return 0;
 }
 
+int qv__dict_entries(struct qv__dec *d, struct qv__node *nd, const void **vals,
+                     const uint64_t **off, const uint8_t **data, int64_t *dsize,
+                     struct qv_error *err) {
+    struct dict_cache *c;
+    int rc = load(d, nd, &c, err);
+    if (rc) return rc;
+    *vals = c->vals;
+    *off = c->off;
+    *data = c->data;
+    *dsize = c->d;
+    return 0;
+}
+
 static int bad_code(struct qv_error *err, const struct qv__node *nd, uint32_t code, int64_t row,
                     int64_t dsize) {
     return qv__corrupt(err, nd, "code %u at value %lld is outside the dictionary of %lld",

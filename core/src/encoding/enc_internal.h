@@ -635,6 +635,125 @@ int qv__want_child(const struct qv__node *nd, int i, int pt, int64_t count,
 /* Bytes the node's values take decoded (bool: bits rounded up to bytes). */
 uint64_t qv__node_value_bytes(const struct qv__node *nd);
 
+
+/* ---- Predicates on encoded values (filter*.c) ---- */
+
+/* decode.c owns struct qv_decoder; the filter reaches its parts here. */
+struct qv__dec *qv__decoder_dec(struct qv_decoder *dc);
+enum qv_value_kind qv__decoder_kind(const struct qv_decoder *dc);
+/* A pointer the filter keeps its per-decoder state in (allocated from the
+ * decoder's arena, so freed at close); NULL until the first filter. */
+void **qv__decoder_filter_slot(struct qv_decoder *dc);
+/* The loaded dictionary of a DICT node: word values (d * width bytes), or
+ * binary offsets (d + 1, uint64) and bytes. Loaded once, kept on the node. */
+int qv__dict_entries(struct qv__dec *d, struct qv__node *nd, const void **vals,
+                     const uint64_t **off, const uint8_t **data, int64_t *dsize,
+                     struct qv_error *err);
+
+/* An integer predicate as an arc of the circle of B-bit patterns: x
+ * satisfies it iff ((x - a) mod 2^B) <= d. Every comparison of signed or
+ * unsigned values of B bits (EQ, NE, ranges) is one such arc, and so is
+ * its translation into the residuals of a frame of reference or a bit
+ * packing, so one branch-free test serves them all. none / all: the answer
+ * is the same for every value. */
+struct qv__arc {
+    uint64_t a, d, mask; /* mask = 2^B - 1 */
+    int none, all;
+};
+
+/* A predicate prepared for one decoder and call. */
+struct qv__fpred {
+    const struct qv_enc_pred *p;
+    enum qv_value_kind kind;
+    unsigned width; /* bytes per value of word kinds */
+    int is_int, is_bin;
+    int use_eval;   /* op == QV_ENC_OP_EVAL: only the callback */
+    struct qv__arc arc;  /* integers, in the raw B-bit domain */
+    int prefix, neg;     /* binary: PREFIX; NE (the EQ answer inverted) */
+};
+
+/* Per-decoder filter state (see qv__decoder_filter_slot). */
+struct qv__fstate {
+    /* Binary values of one vector, decoded for comparison. */
+    uint64_t off[QV__VEC + 1];
+    uint8_t *data;
+    size_t data_cap;
+    /* The last dictionary table: the node, the predicate it answers and one
+     * byte per entry. */
+    const struct qv__node *tab_node;
+    struct qv_enc_pred tab_key;
+    uint8_t tab_bytes[256];
+    uint8_t *tab;
+    int64_t tab_cap;
+    /* The run ends of a run-end root, checked. */
+    const struct qv__node *ends_node;
+    uint32_t *ends;
+};
+
+/* 64 bytes of 0 or 1 as 64 bits (byte j -> bit j): per 8 bytes one
+ * multiply moves byte i's bit to bit 56 + i (the partial products sit at
+ * distinct bits, so nothing carries) and the top byte is kept. */
+static inline uint64_t qv__pack_bytes64(const uint8_t *t) {
+    uint64_t w = 0;
+    for (unsigned g = 0; g < 8; g++) {
+        uint64_t x;
+        memcpy(&x, t + 8 * g, 8);
+        w |= ((x * UINT64_C(0x0102040810204080)) >> 56) << (8 * g);
+    }
+    return w;
+}
+
+/* Writes ceil(m / 64) words of out: bit j = ((x[j] - a) & mask) <= d, for m
+ * values of `width` bytes (bits past m are 0). */
+void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
+                 uint64_t mask, uint64_t *out);
+/* Binary values (uint64 offsets, bytes): EQ or PREFIX against lit[0..len),
+ * inverted when neg. Same output shape. */
+void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
+                 size_t len, int prefix, int neg, uint64_t *out);
+/* The predicate over values the decoder produced itself: word values of
+ * the node's width, or binary (off, data). The callback of EVAL sees them
+ * as the chunk's kind (BINARY: int32 offsets, converted in scratch of
+ * `stk`). */
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err);
+
+/* Callback of qv__filter_blocks: the predicate on values [pos, pos + m) of
+ * the root (within one 1024-value vector), bit j of res for value pos + j. */
+typedef int (*qv__block_fn)(void *ctx, int64_t pos, int64_t m, uint64_t *res,
+                            struct qv_error *err);
+/* Runs fn over the vectors of [start, start + n) that have a selected row
+ * and ORs the answers, masked by sel, into out (zeroed by the caller). */
+int qv__filter_blocks(int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                      qv__block_fn fn, void *ctx, struct qv_error *err);
+/* out = sel (all ones when NULL) over n bits: the answer when every value
+ * satisfies the predicate. */
+void qv__filter_fill(const uint64_t *sel, int64_t n, uint64_t *out);
+/* Bits [off, off + m) of src (ceil(nbits / 64) words) into dst[0..), m <= 1024. */
+void qv__bits_extract(const uint64_t *src, int64_t nbits, int64_t off, int64_t m,
+                      uint64_t *dst);
+
+/* The paths, by the root's encoding (filter_int.c, filter_dict.c,
+ * filter_str.c). Each returns 0, ENOTSUP or an error. */
+int qv__filter_packed(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
+                           int64_t n, const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                        const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                    int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                    struct qv_error *err);
+int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                   int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                   struct qv_error *err);
+int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_decoded_bin(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                           int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                           struct qv_error *err);
+
 /* Internal "did not fit" code for encoders that decline (dictionary too
  * large, compression not smaller). Never escapes qv_encode. */
 #define QV__DECLINED ENOSPC

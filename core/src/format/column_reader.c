@@ -181,6 +181,22 @@ static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
     return rc;
 }
 
+void qv__column_reader_top(const struct qv_column_reader *cr, const struct qv_reader **rd,
+                           int64_t *rg, int32_t *node, struct qv_reservation **r) {
+    *rd = cr->rd;
+    *rg = cr->rg;
+    *node = cr->first;
+    *r = cr->r;
+}
+
+struct qv_decoder *qv__column_reader_decoder(struct qv_column_reader *cr, int role) {
+    return cr->nd[0].dec[role];
+}
+
+int qv__column_reader_where(struct qv_column_reader *cr, int role, int rc, struct qv_error *err) {
+    return where(cr, cr->first, role, rc, err);
+}
+
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr) {
     return cr ? (uint64_t)cr->bytes_size : 0;
 }
