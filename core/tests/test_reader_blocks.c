@@ -49,7 +49,7 @@ static uint64_t value_of(int64_t i) {
 
 /* One row group: column "v" (int64, bit-packed at WIDTH bits, forced) and
  * column "w" (int64, the same values, as a neighbour that stays intact). */
-static void write_file(struct env *e, const char *path) {
+static void write_file_forced(struct env *e, const char *path, int encoding) {
     static const struct qv_field cols[] = {
         {.name = "v", .type = QV_TYPE_INT64, .nullable = false},
         {.name = "w", .type = QV_TYPE_INT64, .nullable = false},
@@ -71,13 +71,15 @@ static void write_file(struct env *e, const char *path) {
     struct qv_writer *w;
     struct qv_writer_options o = {.row_group_rows = ROWS};
     assert_int_equal(qv_writer_open(path, s, &o, e->r, &w, &err), 0);
-    qv_writer_force_encoding(w, QV_ENC_BITPACK);
+    qv_writer_force_encoding(w, encoding);
     assert_int_equal(qv_writer_write(w, &batch, &err), 0);
     assert_int_equal(qv_writer_finish(w, &err), 0);
     qv_writer_close(w);
     batch.release(&batch);
     qv_schema_destroy(s);
 }
+
+static void write_file(struct env *e, const char *path) { write_file_forced(e, path, QV_ENC_BITPACK); }
 
 /* Flips one byte at `at` bytes into column 0's values segment of row
  * group 0. Returns the segment's offset. */
@@ -217,11 +219,31 @@ static void test_block_sums_match(void **state) {
     remove(path);
 }
 
+/* Encodings that read a child's packed bytes themselves (delta fused with
+ * its bit-packed deltas) verify and, reading on demand, fetch them first: a
+ * take on a freshly opened pread reader decodes only bytes it read. */
+static void test_fused_child_reads_its_blocks(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_delta.qvr");
+    write_file_forced(e, path, QV_ENC_DELTA);
+    struct qv_error err;
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    int64_t rows[64];
+    for (int i = 0; i < 64; i++) rows[i] = (int64_t)i * 2039 + 1000; /* late in their vectors */
+    for (int32_t c = 0; c < 2; c++) assert_int_equal(take_rows(e, rd, c, rows, 64, &err), 0);
+    assert_int_equal(read_all(e, rd, 0, &err), 0);
+    qv_reader_close(rd);
+    remove(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_corrupt_block_pread, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_block_sums_match, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -299,6 +299,9 @@ int qv__delta_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
             /* A full packed vector: unpack it into L1 scratch and sum while
              * it is hot, the FOR reference folded into the sum. Widths above
              * 32 bits unpack to 64-bit lanes with the reference added. */
+            /* The packed bytes are read here, not through the dispatch:
+             * verify (and, reading on demand, fetch) them first. */
+            if ((rc = qv__dec_check(d, (struct qv__node *)bp, vs, QV__VEC, err))) break;
             const uint8_t *vin = bw ? bp->buf[0] + (uint64_t)vec * 128 * bw : bp->buf[0];
             if (w == 4) {
                 qv__unpack32((const uint32_t *)(const void *)vin, bw, (uint32_t *)(void *)tmp,
