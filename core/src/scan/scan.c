@@ -1109,7 +1109,15 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
     s->waiting++;
-    if (!head_ready(s) && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
+    /* The condition is broadcast for other events too (and waits may wake
+     * spuriously): wait again until the head batch is ready or the whole
+     * timeout has passed. */
+    const int64_t deadline = timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0;
+    while (!head_ready(s) && timeout_ms > 0) {
+        int64_t left_ms = (deadline - now_ns() + 999999) / 1000000;
+        if (left_ms <= 0) break;
+        qv_cond_timedwait_ms(&s->cv_queue, &s->mu, left_ms);
+    }
     s->waiting--;
     int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
