@@ -241,10 +241,11 @@ enum qv_enc_op {
 };
 
 /* Evaluates a predicate over values the decoder produced itself (a
- * dictionary's entries, the values of runs, a constant): bit i of out =
- * predicate holds for value i of `vals` (n = vals->count; out has
- * ceil(n / 64) words, the bits past n are ignored). Returns 0 or an errno
- * (then err is set). */
+ * dictionary's entries, the values of runs, a constant, a sparse node's
+ * fill value and exceptions): bit i of out = predicate holds for value i of
+ * `vals` (n = vals->count, vals->kind the chunk's kind; out has
+ * ceil(n / 64) words, zeroed, the bits past n are ignored). Returns 0 or an
+ * errno (then err is set); the filter returns that errno. */
 typedef int (*qv_enc_eval_fn)(void *ctx, const struct qv_values *vals, uint64_t *out,
                               struct qv_error *err);
 
@@ -258,7 +259,9 @@ struct qv_enc_pred {
     size_t len;
     /* Optional; required for QV_ENC_OP_EVAL. When set, dictionary, run-end
      * and constant nodes may use it on their few values instead of op (e.g.
-     * IN lists, floats, LT on strings). */
+     * IN lists, floats, LT on strings). A decoder may keep the answers of
+     * a dictionary's entries for the next call with the same eval and
+     * eval_ctx: while it is open, one pair must mean one predicate. */
     qv_enc_eval_fn eval;
     void *eval_ctx;
 };

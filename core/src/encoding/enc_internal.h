@@ -677,7 +677,23 @@ struct qv__fstate {
     uint8_t tab_bytes[256];
     uint8_t *tab;
     int64_t tab_cap;
+    /* The run ends of a run-end root, checked. */
+    const struct qv__node *ends_node;
+    uint32_t *ends;
 };
+
+/* 64 bytes of 0 or 1 as 64 bits (byte j -> bit j): per 8 bytes one
+ * multiply moves byte i's bit to bit 56 + i (the partial products sit at
+ * distinct bits, so nothing carries) and the top byte is kept. */
+static inline uint64_t qv__pack_bytes64(const uint8_t *t) {
+    uint64_t w = 0;
+    for (unsigned g = 0; g < 8; g++) {
+        uint64_t x;
+        memcpy(&x, t + 8 * g, 8);
+        w |= ((x * UINT64_C(0x0102040810204080)) >> 56) << (8 * g);
+    }
+    return w;
+}
 
 /* Writes ceil(m / 64) words of out: bit j = ((x[j] - a) & mask) <= d, for m
  * values of `width` bytes (bits past m are 0). */
@@ -688,9 +704,12 @@ void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t 
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
                  size_t len, int prefix, int neg, uint64_t *out);
 /* The predicate over values the decoder produced itself: word values of
- * the node's width, or binary (off, data). */
-int qv__fpred_values(const struct qv__fpred *fp, const void *vals, const uint64_t *off,
-                     const uint8_t *data, int64_t m, uint64_t *out, struct qv_error *err);
+ * the node's width, or binary (off, data). The callback of EVAL sees them
+ * as the chunk's kind (BINARY: int32 offsets, converted in scratch of
+ * `stk`). */
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err);
 
 /* Callback of qv__filter_blocks: the predicate on values [pos, pos + m) of
  * the root (within one 1024-value vector), bit j of res for value pos + j. */
@@ -718,8 +737,9 @@ int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t s
 int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
                     int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
                     struct qv_error *err);
-int qv__filter_rle(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
-                   const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                   int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                   struct qv_error *err);
 int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                       const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_decoded_bin(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,

@@ -32,6 +32,7 @@
  * 128-bit arithmetic, so no literal overflows), which also makes NE a
  * single test.
  */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 /* ---- Bitmaps ---- */
@@ -91,39 +92,41 @@ int qv__filter_blocks(int64_t start, int64_t n, const uint64_t *sel, uint64_t *o
 
 /* ---- Value kernels ---- */
 
-/* Bit j of a word answers value j of 64: the compare loops have a constant
- * trip count and no branch, so the compiler vectorizes them. */
-#define ARC_CMP(T)                                                                               \
-    static void arc_##T(const T *x, int64_t m, T a, T d, T mask, uint64_t *out) {                \
-        int64_t k = 0;                                                                           \
-        for (; (k + 1) * 64 <= m; k++) {                                                         \
-            const T *y = x + k * 64;                                                             \
-            uint64_t w = 0;                                                                      \
-            for (unsigned j = 0; j < 64; j++)                                                    \
-                w |= (uint64_t)((T)((T)(y[j] - a) & mask) <= d) << j;                            \
-            out[k] = w;                                                                          \
-        }                                                                                        \
-        if (k * 64 < m) {                                                                        \
-            const T *y = x + k * 64;                                                             \
-            uint64_t w = 0;                                                                      \
-            for (unsigned j = 0; j < (unsigned)(m - k * 64); j++)                                \
-                w |= (uint64_t)((T)((T)(y[j] - a) & mask) <= d) << j;                            \
-            out[k] = w;                                                                          \
-        }                                                                                        \
-    }
-ARC_CMP(uint8_t)
-ARC_CMP(uint16_t)
-ARC_CMP(uint32_t)
-ARC_CMP(uint64_t)
+/* The arc test, 64 values at a time: first a byte per value (a plain
+ * compare loop the compiler vectorizes at any width), then 8 bytes of 0/1
+ * gathered into 8 bits with one multiply (each byte's bit lands in the top
+ * byte at its own position: qv__pack_bytes64). Compiled generic and AVX2
+ * (base/cpu_internal.h). */
+#define ARC_BODY(T)                                                                                  static QV__ALWAYS_INLINE void arc_##T(const T *restrict x, int64_t m, T a, T d, T mask,                                                uint64_t *restrict out) {                                      uint8_t t[64] __attribute__((aligned(64)));                                                      int64_t k = 0;                                                                                   for (; (k + 1) * 64 <= m; k++) {                                                                     const T *y = x + k * 64;                                                                         for (unsigned j = 0; j < 64; j++) t[j] = (uint8_t)((T)((T)(y[j] - a) & mask) <= d);              out[k] = qv__pack_bytes64(t);                                                                          }                                                                                                if (k * 64 < m) {                                                                                    const T *y = x + k * 64;                                                                         const unsigned r = (unsigned)(m - k * 64);                                                       for (unsigned j = 0; j < 64; j++)                                                                    t[j] = j < r ? (uint8_t)((T)((T)(y[j] - a) & mask) <= d) : 0;                                out[k] = qv__pack_bytes64(t);                                                                          }                                                                                            }
+ARC_BODY(uint8_t)
+ARC_BODY(uint16_t)
+ARC_BODY(uint32_t)
+ARC_BODY(uint64_t)
 
-void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
-                 uint64_t mask, uint64_t *out) {
+static QV__ALWAYS_INLINE void arc_body(const void *x, unsigned width, int64_t m, uint64_t a,
+                                       uint64_t d, uint64_t mask, uint64_t *out) {
     switch (width) {
     case 1: arc_uint8_t(x, m, (uint8_t)a, (uint8_t)d, (uint8_t)mask, out); break;
     case 2: arc_uint16_t(x, m, (uint16_t)a, (uint16_t)d, (uint16_t)mask, out); break;
     case 4: arc_uint32_t(x, m, (uint32_t)a, (uint32_t)d, (uint32_t)mask, out); break;
     default: arc_uint64_t(x, m, a, d, mask, out); break;
     }
+}
+
+static void arc_cmp_generic(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
+                            uint64_t mask, uint64_t *out) {
+    arc_body(x, width, m, a, d, mask, out);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void arc_cmp_avx2(const void *x, unsigned width, int64_t m, uint64_t a,
+                                         uint64_t d, uint64_t mask, uint64_t *out) {
+    arc_body(x, width, m, a, d, mask, out);
+}
+#endif
+
+void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
+                 uint64_t mask, uint64_t *out) {
+    QV__DISPATCH2(arc_cmp, x, width, m, a, d, mask, out);
 }
 
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
@@ -136,18 +139,29 @@ void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint
     }
 }
 
-int qv__fpred_values(const struct qv__fpred *fp, const void *vals, const uint64_t *off,
-                     const uint8_t *data, int64_t m, uint64_t *out, struct qv_error *err) {
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err) {
     const int64_t nw = words_of(m);
     if (m <= 0) return 0;
     if (fp->use_eval) {
         struct qv_values v = {.kind = fp->kind, .count = m, .values = vals};
         if (fp->is_bin) {
-            /* The decoder's offsets are 64-bit: the callback sees them as
-             * a LARGE_BINARY view whatever the chunk's kind. */
-            v.kind = QV_KIND_LARGE_BINARY;
+            /* The decoder's offsets are 64-bit; a BINARY chunk's callback
+             * gets int32 ones, as its kind says. */
             v.values = off;
             v.data = data;
+            if (fp->kind == QV_KIND_BINARY) {
+                if (off[m] > (uint64_t)INT32_MAX)
+                    return qv_error_set(err, ENOTSUP,
+                                        "qv_decoder_filter: %llu bytes of values exceed int32 "
+                                        "offsets",
+                                        (unsigned long long)off[m]);
+                int32_t *o32 = qv__stack_push(stk, (size_t)(m + 1) * 4, err);
+                if (!o32) return ENOMEM;
+                for (int64_t i = 0; i <= m; i++) o32[i] = (int32_t)off[i];
+                v.values = o32;
+            }
         }
         for (int64_t k = 0; k < nw; k++) out[k] = 0;
         int rc = fp->p->eval(fp->p->eval_ctx, &v, out, err);
@@ -317,7 +331,7 @@ int qv_decoder_filter(struct qv_decoder *dc, int64_t start, int64_t n,
     case QV_ENC_CONSTANT: rc = qv__filter_constant(d, &fp, start, n, sel, out, err); break;
     case QV_ENC_DICT: rc = qv__filter_dict(d, st, &fp, start, n, sel, out, err); break;
     case QV_ENC_RLE:
-        rc = word ? qv__filter_rle(d, &fp, start, n, sel, out, err)
+        rc = word ? qv__filter_rle(d, st, &fp, start, n, sel, out, err)
                   : qv__corrupt(err, root, "run-end node holds %s values", qv__pt_name(root->pt));
         break;
     case QV_ENC_SPARSE:
