@@ -341,6 +341,11 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     const unsigned w = dc->pt == QV__PT_FIXED ? (unsigned)dc->fixed_width : qv__pt_width(dc->pt);
     struct qv__mark mk = qv__stack_mark(&dc->d.stack);
     dc->d.want = n;
+    if (dc->d.root->codec->take_word && qv__pt_is_word(dc->pt)) {
+        rc = n ? dc->d.root->codec->take_word(&dc->d, dc->d.root, rows, n, out->values, err) : 0;
+        qv__stack_release(&dc->d.stack, mk);
+        return rc;
+    }
     void *tmp = NULL;
     for (int64_t i = 0; i < n && !rc;) {
         /* One group: the requested rows inside one 1024-value vector. */

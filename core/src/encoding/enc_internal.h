@@ -573,6 +573,10 @@ typedef int (*qv__dec_bool_fn)(struct qv__dec *, struct qv__node *, int64_t, int
                                int64_t, struct qv_error *);
 typedef int (*qv__dec_bin_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t,
                               struct qv__binout *, struct qv_error *);
+/* Values at rows[0..k) (sorted non-decreasing, each below the node's count)
+ * into k consecutive word slots. */
+typedef int (*qv__take_word_fn)(struct qv__dec *, struct qv__node *, const int64_t *rows,
+                                int64_t k, void *out, struct qv_error *);
 
 struct qv__encoding {
     uint8_t id;       /* enum qv_encoding: the wire id, never renumbered */
@@ -588,6 +592,10 @@ struct qv__encoding {
     qv__dec_word_fn dec_word;
     qv__dec_bool_fn dec_bool;
     qv__dec_bin_fn dec_bin;
+    /* Optional take of word values, for encodings that reach a row's value
+     * faster than a range decode of its 1024-value vector does (run-end: a
+     * search per row). NULL: qv_decoder_take goes through dec_word. */
+    qv__take_word_fn take_word;
     /* Shape check of a parsed node (docs/format.md 5.5, "shape"): counts of
      * parameters, buffers and children, their ranges and children's types.
      * Runs after the generic checks of validate.c. */
