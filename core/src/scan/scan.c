@@ -155,6 +155,8 @@ struct qv_scan {
     qv_mutex mu;
     qv_cond cv_task, cv_queue;
     int shutdown, cancel, sync_ready;
+    int idle;    /* workers waiting for work */
+    int waiting; /* consumers waiting in get_next or qv_scan_wait */
     int prod_rc;
     struct qv_error prod_err;
     struct qv_scan_stats stats; /* under mu (threads) */
@@ -350,10 +352,10 @@ static void decide(struct qv_scan *s) {
 
 /* Starts the next batch if the window allows; 1 when it did (or when it
  * found the plan exhausted, which also changes what waiters see). */
+static int can_start(const struct qv_scan *s);
+
 static int start_batch(struct qv_scan *s) {
-    if (s->planned_all || s->fail_seq != INT64_MAX || s->building >= s->window ||
-        s->next_start - s->head >= s->cap)
-        return 0;
+    if (!can_start(s)) return 0;
     struct batch *b = slot_of_seq(s, s->next_start);
     QV_DCHECK(b->state == B_FREE);
     memset(b, 0, sizeof *b);
@@ -406,8 +408,9 @@ struct task {
     int32_t j; /* projection task, or filter context */
 };
 
-/* Claims the oldest runnable task (under the lock). */
-static int claim_task(struct qv_scan *s, struct task *t) {
+/* Claims the oldest runnable task (under the lock); with `dry`, only
+ * returns the kind of the one it would claim (T_NONE: none). */
+static int claim_task(struct qv_scan *s, struct task *t, int dry) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
@@ -422,6 +425,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (!s->fctx_busy[k]) i = k;
             if (i < 0) continue;
+            if (dry) return T_FILTER;
             s->fctx_rg[i] = b->rg;
             s->fctx_busy[i] = 1;
             s->filters_running++;
@@ -437,6 +441,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             int32_t j = w->order[i];
             struct colstate *c = &s->cols[s->proj[j]];
             if (w->claimed[j] || c->busy) continue;
+            if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
             b->running++;
@@ -444,6 +449,7 @@ static int claim_task(struct qv_scan *s, struct task *t) {
             return 1;
         }
         if (b->done == s->n_proj && !b->assembling) {
+            if (dry) return T_ASSEMBLE;
             b->assembling = 1;
             *t = (struct task){T_ASSEMBLE, b, 0};
             return 1;
@@ -526,27 +532,61 @@ static void note_queued(struct qv_scan *s) {
 
 static void skip_empty(struct qv_scan *s);
 
+/* Whether a batch could be started now (under the lock). */
+static int can_start(const struct qv_scan *s) {
+    return !s->planned_all && s->fail_seq == INT64_MAX && s->building < s->window &&
+           s->next_start - s->head < s->cap;
+}
+
+/* Wakes one idle worker when there is work worth a wake-up (under the
+ * lock): a filter or column task, or a batch to start whose first tasks can
+ * run beside the busy ones (it has a filter, or more than one column); any
+ * work when no worker is running. One at a time: a worker that takes a
+ * task wakes the next if more is left. An assembly alone, or a batch of one
+ * column whose reader is busy, is left to a worker that is running (it
+ * looks for work when its task ends): handing it to another thread costs
+ * more than it saves (a single-column projection with 2 workers would be
+ * slower than with 1). */
+static void wake_worker(struct qv_scan *s) {
+    if (!s->idle) return;
+    struct task t;
+    int kind = claim_task(s, &t, 1);
+    /* A worker that is not waiting is running a task and looks for more
+     * when it is done; with none, whatever there is needs a wake-up. */
+    int running = s->nthreads - s->idle; /* one not started yet will look */
+    if (kind == T_FILTER || kind == T_PROJECT ||
+        ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
+        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
+        qv_cond_signal(&s->cv_task);
+}
+
+static int head_ready(struct qv_scan *s);
+
+/* Wakes the consumer when what it waits for happened (under the lock). */
+static void wake_consumer(struct qv_scan *s) {
+    if (s->waiting && head_ready(s)) qv_cond_broadcast(&s->cv_queue);
+}
+
 static void *worker_main(void *arg) {
     struct qv_scan *s = arg;
     qv_mutex_lock(&s->mu);
     while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         struct task t;
-        if (claim_task(s, &t)) {
+        if (claim_task(s, &t, 0)) {
+            wake_worker(s);
             run_task(s, &t);
             skip_empty(s); /* empty batches never reach the consumer: free their slots */
             note_queued(s);
-            /* Whatever finished may free a column, a context, a window slot
-             * or the head batch: both sides look again. */
-            qv_cond_broadcast(&s->cv_task);
-            qv_cond_broadcast(&s->cv_queue);
+            wake_consumer(s);
             continue;
         }
         if (start_batch(s)) {
-            qv_cond_broadcast(&s->cv_task);
-            qv_cond_broadcast(&s->cv_queue);
+            wake_consumer(s);
             continue;
         }
+        s->idle++;
         qv_cond_wait(&s->cv_task, &s->mu);
+        s->idle--;
     }
     qv_mutex_unlock(&s->mu);
     return NULL;
@@ -655,7 +695,7 @@ static void skip_empty(struct qv_scan *s) {
     while (s->head < s->next_start && slot_of_seq(s, s->head)->state == B_EMPTY) {
         slot_of_seq(s, s->head)->state = B_FREE;
         s->head++;
-        qv_cond_broadcast(&s->cv_task); /* a window slot is free */
+        wake_worker(s); /* a window slot is free */
     }
 }
 
@@ -684,7 +724,9 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     qv_mutex_lock(&s->mu);
+    s->waiting++;
     while (!head_ready(s)) qv_cond_wait(&s->cv_queue, &s->mu);
+    s->waiting--;
     int rc = s->prod_rc;
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         qv_mutex_unlock(&s->mu);
@@ -703,7 +745,7 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
             b->out.release = NULL;
             b->state = B_FREE;
             s->head++;
-            qv_cond_broadcast(&s->cv_task); /* a window slot is free */
+            wake_worker(s); /* a window slot is free */
         }
     }
     if (rc) set_last(s, rc, &s->prod_err);
@@ -1058,7 +1100,9 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     struct qv_scan *s = stream->private_data;
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
+    s->waiting++;
     if (!head_ready(s) && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
+    s->waiting--;
     int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
