@@ -895,6 +895,47 @@ static void test_small_budget(void **state) {
     qv_pool_destroy(big);
 }
 
+/* ---- filters on nested fields, on columns also projected ---- */
+
+static const struct qv_field pt_fields[] = {
+    {.name = "x", .type = QV_TYPE_INT32, .nullable = true},
+    {.name = "t", .type = QV_TYPE_UTF8, .nullable = true},
+};
+static const struct qv_field nest_cols[] = {
+    {.name = "id", .type = QV_TYPE_INT64},
+    {.name = "pt", .type = QV_TYPE_STRUCT, .nullable = true, .children = pt_fields, .n_children = 2},
+    {.name = "x", .type = QV_TYPE_INT32, .nullable = true},
+};
+
+static int gen_nest(struct qv_appender *a, const struct qv_field *f, int64_t c, int64_t i,
+                    int64_t rows) {
+    (void)rows, (void)c;
+    if (f->type == QV_TYPE_INT32) return i % 9 == 0 ? qv_append_null(a) : qv_append_int32(a, (int32_t)(i % 5));
+    if (i % 7 == 0) return qv_append_null(a); /* the struct null: its fields too */
+    int rc = qv_append_struct_begin(a);
+    struct qv_appender *x = qv_appender_child(a, 0), *t = qv_appender_child(a, 1);
+    if (!rc) rc = i % 11 == 0 ? qv_append_null(x) : qv_append_int32(x, (int32_t)(i % 4));
+    if (!rc) rc = i % 13 == 0 ? qv_append_null(t) : qv_append_string(t, i % 2 ? "odd" : "even", i % 2 ? 3 : 4);
+    return rc ? rc : qv_append_struct_end(a);
+}
+
+static void test_nested_fields(void **state) {
+    struct env *E = *state;
+    static const char *const filters[] = {
+        "pt.x = 1", "pt.x != 1", "pt.x IS NULL", "pt IS NULL", "pt IS NOT NULL AND pt.x IS NULL",
+        "pt.x = x", "pt.x < x OR pt.t = 'odd'", "pt.t STARTS WITH 'ev' AND x BETWEEN 1 AND 3",
+        "NOT (pt.x IN (1, 2, NULL))", "pt.x BETWEEN 0 AND 2 AND pt.x > 0 AND x = 2",
+        "x = 1 AND pt.x = 1 AND pt.t = 'odd'",
+    };
+    static const int encs[] = {QV_ENC_AUTO, QV_ENC_DICT, QV_ENC_RLE, QV_ENC_PLAIN};
+    for (size_t e = 0; e < sizeof encs / sizeof *encs; e++) {
+        struct tfile T;
+        if (!tfile_open(E, &T, nest_cols, 3, 3000, 1100, encs[e], gen_nest, "nest.qvr", NULL)) continue;
+        for (size_t k = 0; k < sizeof filters / sizeof *filters; k++) check(E, &T, filters[k], 0, -1);
+        tfile_close(&T);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_int_limits, setup, teardown),
@@ -902,6 +943,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_float_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_string_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nested_fields, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nulls_and_tiny, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_filter_path, setup, teardown),
         cmocka_unit_test(test_small_budget),
