@@ -13,6 +13,7 @@
 #     run: peak RSS (VmHWM), peak anonymous RSS, pool peak, most batches
 #     queued) for W = 1, 2, 4, 8 workers and prefetch P = 1 and P = W,
 #     REPS runs per build alternating; medians side by side.
+# SCHED_VS_PARTS=speed or mem runs one half.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
@@ -21,7 +22,7 @@ reps="${2:-5}"
 file="${3:-$root/data/bench/lineitem-tpch-sf1.qvr}"
 [ -f "$file" ] || { echo "no data file $file (bench/run scan writes it)" >&2; exit 2; }
 tmp="/tmp/qv-sched-base-$(echo "$base" | tr '/' '_')"
-rm -rf "$tmp"
+# Kept between runs: git archive restores mtimes, so an unchanged base does not rebuild.
 mkdir -p "$tmp"
 git -C "$root" archive "$base" | tar -x -C "$tmp"
 cp "$root/bench/bench_scan.c" "$tmp/bench/bench_scan.c"
@@ -35,20 +36,23 @@ out="$(mktemp -d /tmp/qv-sched-vs.XXXXXX)"
 echo "base: $base ($(git -C "$root" rev-parse --short "$base")), this tree: $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo +changes)"
 echo "file: $file; CPUs in this process's affinity: $(python3 -c 'import os; print(len(os.sched_getaffinity(0)))')"
 
+parts="${SCHED_VS_PARTS:-all}"
+if [ "$parts" != mem ]; then
 echo
 echo "== speed (ms; min / median of $reps, 2 rounds per build alternating) =="
 for round in 1 2; do
     "$A" --sched "$file" "$reps" > "$out/speed-base-$round.txt"
     "$B" --sched "$file" "$reps" > "$out/speed-new-$round.txt"
 done
-printf "%-16s %-3s | %-24s | %-24s\n" measure w "base min / med (r1; r2)" "new min / med (r1; r2)"
+printf "%-16s %-3s | %-26s | %-26s\n" measure w "base min/med (r1; r2)" "new min/med (r1; r2)"
+pick() { awk -v m="$1" -v w="$2" '$1=="SCHED" && $2==m && $3==w {
+    a=$0; sub(/.*min_ms= */,"",a); split(a,x," "); b=$0; sub(/.*med_ms= */,"",b); split(b,y," ");
+    print x[1] "/" y[1]}' "$3"; }
 for m in full col_l_comment col_l_partkey q6; do
     for w in w1 w2; do
-        b1=$(awk -v m="$m" -v w="$w" '$2==m && $3==w {sub("min_ms=","",$4); sub("med_ms=","",$5); print $4 "/" $5}' "$out/speed-base-1.txt")
-        b2=$(awk -v m="$m" -v w="$w" '$2==m && $3==w {sub("min_ms=","",$4); sub("med_ms=","",$5); print $4 "/" $5}' "$out/speed-base-2.txt")
-        n1=$(awk -v m="$m" -v w="$w" '$2==m && $3==w {sub("min_ms=","",$4); sub("med_ms=","",$5); print $4 "/" $5}' "$out/speed-new-1.txt")
-        n2=$(awk -v m="$m" -v w="$w" '$2==m && $3==w {sub("min_ms=","",$4); sub("med_ms=","",$5); print $4 "/" $5}' "$out/speed-new-2.txt")
-        printf "%-16s %-3s | %-24s | %-24s\n" "$m" "$w" "$b1; $b2" "$n1; $n2"
+        printf "%-16s %-3s | %-26s | %-26s\n" "$m" "$w" \
+            "$(pick "$m" "$w" "$out/speed-base-1.txt"); $(pick "$m" "$w" "$out/speed-base-2.txt")" \
+            "$(pick "$m" "$w" "$out/speed-new-1.txt"); $(pick "$m" "$w" "$out/speed-new-2.txt")"
     done
     for side in base new; do
         for r in 1 2; do
@@ -57,6 +61,9 @@ for m in full col_l_comment col_l_partkey q6; do
     done
 done
 
+fi
+
+if [ "$parts" != speed ]; then
 echo
 echo "== memory: flat read of lineitem, fresh process per run (medians of $reps; MB) =="
 printf "%-7s %-8s | %-34s | %-34s\n" workers prefetch "base: HWM anon pool q MB/s" "new: HWM anon pool q MB/s"
@@ -74,12 +81,14 @@ for w in 1 2 4 8; do
         for side in base new; do
             f="$out/mem-$side-$w-$p.txt"
             get() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p" "$f"; }
-            hwm=$(get hwm | med); anon=$(get anon | med); pool=$(get pool_peak | med)
+            hwm=$(get hwm | med | awk '{print $1/1e6}'); anon=$(get anon | med | awk '{print $1/1e6}')
+            pool=$(get pool_peak | med | awk '{print $1/1e6}')
             q=$(get maxq | sort -n | tail -1)
             mbs=$(paste <(get bytes) <(sed -n 's/RESULT secs=\([0-9.]*\).*/\1/p' "$f") | awk '{print $1/$2/1e6}' | med)
-            line="$line$(printf "%6.1f %6.1f %6.1f %2s %6.0f" "$(echo "$hwm/1e6" | bc -l)" "$(echo "$anon/1e6" | bc -l)" "$(echo "$pool/1e6" | bc -l)" "$q" "$mbs") | "
+            line="$line$(printf "%6.1f %6.1f %6.1f %2s %6.0f" "$hwm" "$anon" "$pool" "$q" "$mbs") | "
         done
         printf "%-7s %-8s | %s\n" "$w" "$p" "$line"
     done
 done
+fi
 echo "(raw results in $out)"

@@ -371,17 +371,18 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * Threads and memory. Decode runs on `threads` workers that take tasks of
  * consecutive batches: per batch one filter task, then one task per
  * projected column, then its assembly. A worker takes the oldest task it
- * can run, so the slow column of one batch overlaps with the other columns
- * of the next instead of the batch waiting for its slowest column. A
+ * can run, so (with prefetch >= 2) the slow column of one batch overlaps
+ * with the other columns of the next instead of the batch waiting for its
+ * slowest column. A
  * column's tasks run one at a time, in batch order, on its one reader.
- * Batches are handed out in file order. With two or more workers at most 2
- * batches are being built at once and at most prefetch + 1 batches are
- * started and not yet taken by the consumer, of which at most `prefetch`
- * completed ones wait in the queue; with one worker, at most `prefetch`
- * (one being built). Peak memory is therefore about (prefetch + 3) batches
- * with two or more workers and (prefetch + 2) with one (counting the batch
- * the consumer holds and the one it releases) plus one row group's
- * compressed bytes of each projected column and of each filter column per
+ * Batches are handed out in file order. At most `prefetch` batches are
+ * started and not yet taken by the consumer (completed or being built), so
+ * at most `prefetch` completed batches wait; of those, at most 2 are being
+ * built at once (with two or more workers and prefetch >= 2; otherwise the
+ * workers share one batch, its slowest columns first). Peak memory is
+ * therefore about (prefetch + 2) batches (counting the batch the consumer
+ * holds and the one it releases) plus one row group's compressed bytes of
+ * each projected column and of each filter column per
  * batch being built, whatever the number of workers or cores. Every byte is
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for

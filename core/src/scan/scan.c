@@ -4,7 +4,7 @@
  * quiver/scan.h for the contract; this comment explains the machinery.
  *
  * Batches and tasks. Batch number `seq` (in file order) lives in slot
- * seq % cap of a window of `cap` = prefetch + W - 1 slots, from the moment
+ * seq % cap of a window of `cap` slots (`prefetch`, below), from the moment
  * it is started until the consumer takes it. A batch is a set of tasks: one
  * filter task (the whole filter, on a filter context), then, once it is
  * known how many of its rows survive, one task per projected column, then
@@ -15,12 +15,13 @@
  * window allows it.
  *
  * The bound. At most W batches are being built at once (W = 2 with two or
- * more workers, 1 with one), and at most cap = prefetch + W - 1 batches are
- * started and not yet taken by the consumer; of those, only the first
- * `prefetch` count as queued (handed out next), so at most `prefetch`
- * completed batches wait. With one worker this is exactly the old bound
- * (prefetch batches ahead of the consumer); with more it is one batch more,
- * whatever the number of workers.
+ * more workers and prefetch >= 2, else 1), and at most cap = prefetch
+ * batches are started and not yet taken by the consumer (completed or being
+ * built): the bound of the scheduler this one replaced, whatever the number
+ * of workers. So batches overlap from prefetch = 2 on; at prefetch = 1 the
+ * workers share one batch, its slowest columns first. (QV_SCAN_EXTRA = 1
+ * allows one more batch with two or more workers, for overlap at prefetch
+ * 1, at a measured cost in memory.)
  *
  * Columns. Each projected column has one column reader (one read buffer),
  * used by one task at a time: a column's tasks run one after another, in
@@ -53,14 +54,21 @@
 #define QV_SCAN_SMALL_ROWS 4096
 
 /* Batches started ahead of the consumer beyond `prefetch` with two or more
- * workers. */
+ * workers. 0: the bound of the single-batch scheduler (prefetch batches
+ * started and not taken), so batches overlap from prefetch = 2 on. 1 let
+ * them overlap at prefetch = 1 too, but measured on lineitem SF1 (flat read,
+ * prefetch 1) it raised peak anonymous RSS from 50.8 to 54.1 MB with 2
+ * workers and from 56.8 to 70.5 MB with 4 (pool peak 31.6 to 38.4 and 43.7):
+ * the memory bound comes first. */
 #ifndef QV_SCAN_EXTRA
-#define QV_SCAN_EXTRA 1
+#define QV_SCAN_EXTRA 0
 #endif
 
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
+#ifndef QV_SCAN_FILTERS_AT_ONCE
 #define QV_SCAN_FILTERS_AT_ONCE 1
+#endif
 
 enum bstate {
     B_FREE = 0,
@@ -1082,10 +1090,10 @@ int qv_scan_cancel(struct ArrowArrayStream *stream) {
     if (!stream || stream->release != stream_release) return EINVAL;
     struct qv_scan *s = stream->private_data;
     /* The flag first: a synchronous get_next polls it between column tasks
-     * (exec_task) and has no one to wake. */
+     * (exec_project) and has no one to wake. */
     __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
     if (s->sync_ready) {
-        /* Under the lock, so a consumer or producer between its check of the
+        /* Under the lock, so a consumer or worker between its check of the
          * flag and its wait cannot miss the wake-up. */
         qv_mutex_lock(&s->mu);
         qv_cond_broadcast(&s->cv_queue);
