@@ -727,10 +727,7 @@ static struct gnode *g_gen(const struct gcat *cat, const struct ArrowArray *batc
         n->kind = GN_STARTS;
         n->col = c;
         n->nlits = 1;
-        /* No bytes column (c = -1): the caller drops the tree (n->col < 0);
-         * no literal is drawn from a column that does not exist. */
-        if (c >= 0) g_make_lit(&cat->cols[c], batch, map, seed, &n->lits[0]);
-        else n->lits[0].kind = GL_NULL;
+        g_make_lit(&cat->cols[c], batch, map, seed, &n->lits[0]);
         if (n->lits[0].kind != GL_STR && n->lits[0].kind != GL_NULL) n->lits[0].kind = GL_NULL;
         if (n->lits[0].kind == GL_NULL) strcpy(n->lits[0].text, "NULL");
     } else if (r < 90) {
