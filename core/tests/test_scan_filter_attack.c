@@ -936,6 +936,62 @@ static void test_nested_fields(void **state) {
     }
 }
 
+/* ---- kinds only the decode path evaluates: bool, float16, fixed binary,
+ * wide decimals, mixed with encoded conjuncts so survivors are sparse ---- */
+
+static const struct qv_field other_cols[] = {
+    {.name = "id", .type = QV_TYPE_INT64},
+    {.name = "flag", .type = QV_TYPE_BOOL, .nullable = true},
+    {.name = "h", .type = QV_TYPE_FLOAT16, .nullable = true},
+    {.name = "fx", .type = QV_TYPE_FIXED_BINARY, .nullable = true, .byte_width = 3},
+    {.name = "wd", .type = QV_TYPE_DECIMAL128, .nullable = true, .precision = 38, .scale = 3},
+    {.name = "k", .type = QV_TYPE_INT32, .nullable = true},
+};
+
+static int gen_other(struct qv_appender *a, const struct qv_field *f, int64_t c, int64_t i,
+                     int64_t rows) {
+    (void)rows;
+    uint64_t h = (uint64_t)i * 0x9E3779B97F4A7C15ull + (uint64_t)c * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    if (h % 9 == 0) return qv_append_null(a);
+    switch (f->type) {
+    case QV_TYPE_BOOL: return qv_append_bool(a, (h >> 8) & 1);
+    case QV_TYPE_FLOAT16: {
+        static const uint16_t v[] = {0x0000, 0x8000, 0x7e00, 0xfe00, 0x7c00, 0xfc00, 0x3c00, 0xbc00};
+        return qv_append_float16(a, v[(h >> 8) % 8]);
+    }
+    case QV_TYPE_FIXED_BINARY: {
+        static const char v[][3] = {{0, 0, 0}, {'a', 0, 'b'}, {'\xff', '\xff', '\xff'}, {'a', 'b', 'c'}};
+        return qv_append_fixed_binary(a, v[(h >> 8) % 4], 3);
+    }
+    case QV_TYPE_DECIMAL128: {
+        int64_t hi = (h >> 8) % 3 == 0 ? -1 : (h >> 8) % 3 == 1 ? 0 : INT64_C(0x7fffffffffffffff) / 2;
+        return qv_append_decimal128(a, h, hi);
+    }
+    default: return qv_append_int32(a, (int32_t)((h >> 12) % 100));
+    }
+}
+
+static void test_decode_only_kinds(void **state) {
+    struct env *E = *state;
+    static const char *const filters[] = {
+        "flag", "NOT flag", "flag = false AND k < 10", "flag IS NULL OR k = 3", "k < 5 AND flag",
+        "h = 0", "h < 0 AND k < 50", "h = NaN", "h != 1 AND k > 90", "h IN (1, -1, NaN)",
+        "fx = X'610062' AND k < 60", "fx STARTS WITH 'a'", "fx > X'610000'", "fx IN (X'000000', X'ffffff')",
+        "wd > 0 AND k < 30", "wd < -0.001", "wd = 0.001", "wd BETWEEN -1 AND 1e30 AND k = 7",
+        "k = 1 AND (flag OR h > 0) AND fx != X'616263'",
+    };
+    static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_DICT, QV_ENC_ZSTD};
+    for (size_t e = 0; e < sizeof encs / sizeof *encs; e++)
+        for (int no = 0; no < 2; no++) {
+            struct tfile T;
+            if (!tfile_open(E, &T, other_cols, 6, 5000, 2100, encs[e], gen_other, "other.qvr", NULL))
+                continue;
+            for (size_t k = 0; k < sizeof filters / sizeof *filters; k++) check(E, &T, filters[k], no, -1);
+            tfile_close(&T);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_int_limits, setup, teardown),
@@ -944,6 +1000,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_string_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_huge_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nested_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decode_only_kinds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nulls_and_tiny, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_filter_path, setup, teardown),
         cmocka_unit_test(test_small_budget),
