@@ -84,7 +84,6 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
     int64_t ds = 0;
     int rc = qv__dict_entries(d, root, &vals, &off, &data, &ds, err);
     if (rc) return rc;
-    int64_t hits = 0;
     if (!(st->tab_node == root && same_pred(fp, &st->tab_key, fp->p))) {
         /* One answer per entry, a byte each so the codes index it. */
         st->tab_node = NULL;
@@ -106,8 +105,10 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
             st->tab_node = root;
         }
     }
-    for (int64_t i = 0; i < ds; i++) hits += st->tab[i];
-    if (hits == 0) return 0; /* no entry matches: no code is read */
+    /* The codes are read even when no entry matches: reading them is what
+     * checks them (a code outside the dictionary, a corrupt codes tree),
+     * and a filter must refuse the corrupt bytes the decode refuses, also
+     * with checksums off. */
     struct dict_ctx c = {d, root, st->tab, ds, qv__stack_push(&d->stack, QV__VEC * 4, err)};
     if (!c.codes) return ENOMEM;
     return qv__filter_blocks(start, n, sel, out, dict_block, &c, err);

@@ -26,6 +26,7 @@
  * proven TRUE for every row of a row group is skipped there, one that cannot
  * be TRUE empties the batch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/corrupt.h"
@@ -71,6 +72,8 @@ struct qv__filter {
     int32_t ncol;               /* schema columns */
     qv_mutex mu;                /* guards order */
     int32_t *order;
+    double *rank;               /* scratch of rerank (under mu) */
+    int32_t *sort_tmp;
     int version;                /* bumped (atomically) with every new order */
     int64_t batches;            /* atomic */
     int frozen;                 /* an order set by qv__filter_set_order: no ranking */
@@ -148,18 +151,35 @@ static int32_t count_conjuncts(const struct qv__xplan *p) {
     return n;
 }
 
-static void mark_refs(const struct qv__xplan *p, uint8_t *used) {
+/* Adds the filter columns (indices into f->cols) that plan p reads to
+ * list[0..*n), each once (seen[] marks those listed). */
+static void mark_one(const struct qv__filter *f, int32_t ref, const int32_t *col_index,
+                     uint8_t *seen, int32_t *list, int32_t *n) {
+    int32_t k = col_index[f->b->refs[ref].column];
+    if (k >= 0 && !seen[k]) {
+        seen[k] = 1;
+        list[(*n)++] = k;
+    }
+}
+static void mark_cols(const struct qv__filter *f, const struct qv__xplan *p,
+                      const int32_t *col_index, uint8_t *seen, int32_t *list, int32_t *n) {
     switch (p->kind) {
     case QV__P_NNCONST: case QV__P_CMP: case QV__P_IN: case QV__P_STARTS: case QV__P_ISNULL:
-        used[p->ref] = 1;
+        mark_one(f, p->ref, col_index, seen, list, n);
         return;
     case QV__P_CMPCOL:
-        used[p->ref] = used[p->ref2] = 1;
+        mark_one(f, p->ref, col_index, seen, list, n);
+        mark_one(f, p->ref2, col_index, seen, list, n);
         return;
     default:
-        for (int32_t i = 0; i < p->n_kids; i++) mark_refs(p->kids[i], used);
+        for (int32_t i = 0; i < p->n_kids; i++) mark_cols(f, p->kids[i], col_index, seen, list, n);
         return;
     }
+}
+
+static int cmp_i32(const void *a, const void *b) {
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int32_t plan_nodes(const struct qv__xplan *p) {
@@ -361,19 +381,27 @@ static double rank_of(struct conj *cj) {
     return cost / (drop < 1e-3 ? 1e-3 : drop);
 }
 
-/* Orders the conjuncts by rank (stable, so equal ranks keep plan order). */
+/* Orders the conjuncts by rank, equal ranks in plan order: each rank is
+ * computed once, then a bottom-up merge sort (n log n: a filter may hold
+ * tens of thousands of conjuncts, and this runs every few batches). */
 static void rerank(struct qv__filter *f) {
     qv_mutex_lock(&f->mu);
-    int32_t *o = f->order;
-    for (int32_t i = 1; i < f->n_conj; i++) {
-        int32_t x = o[i];
-        double rx = rank_of(&f->conj[x]);
-        int32_t j = i;
-        while (j > 0 && rank_of(&f->conj[o[j - 1]]) > rx) {
-            o[j] = o[j - 1];
-            j--;
+    const int32_t n = f->n_conj;
+    double *rk = f->rank;
+    int32_t *o = f->order, *t = f->sort_tmp;
+    for (int32_t i = 0; i < n; i++) {
+        rk[i] = rank_of(&f->conj[i]);
+        o[i] = i;
+    }
+    for (int32_t w = 1; w < n; w *= 2) {
+        for (int32_t lo = 0; lo < n; lo += 2 * w) {
+            int32_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            int32_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) t[k++] = rk[o[b]] < rk[o[a]] ? o[b++] : o[a++];
+            while (a < mid) t[k++] = o[a++];
+            while (b < hi) t[k++] = o[b++];
         }
-        o[j] = x;
+        memcpy(o, t, (size_t)n * 4);
     }
     __atomic_store_n(&f->version, f->version + 1, __ATOMIC_RELEASE);
     qv_mutex_unlock(&f->mu);
@@ -387,6 +415,8 @@ void qv__filter_destroy(struct qv__filter *f) {
             qv_free(r, f->conj[i].cols, (size_t)(f->conj[i].cols_cap ? f->conj[i].cols_cap : 1) * 4);
     if (f->conj) qv_free(r, f->conj, (size_t)f->conj_cap * sizeof *f->conj);
     if (f->order) qv_free(r, f->order, (size_t)f->conj_cap * 4);
+    if (f->rank) qv_free(r, f->rank, (size_t)f->conj_cap * sizeof *f->rank);
+    if (f->sort_tmp) qv_free(r, f->sort_tmp, (size_t)f->conj_cap * 4);
     if (f->cols) qv_free(r, f->cols, (size_t)(f->ncol ? f->ncol : 1) * 4);
     qv_mutex_destroy(&f->mu);
     qv_free(r, f, sizeof *f);
@@ -408,10 +438,14 @@ int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct
     f->ncol = (int32_t)qv_reader_schema(rd)->root.n_children;
     int rc = 0;
     int32_t nc = count_conjuncts(b->plan);
+    const size_t nref2 = (size_t)(b->n_refs ? b->n_refs : 1) * 2, ncl = (size_t)(f->ncol ? f->ncol : 1);
     const struct qv__xplan **ps = qv_calloc(r, (size_t)nc * sizeof *ps, err);
-    uint8_t *used = ps ? qv_calloc(r, (size_t)(b->n_refs ? b->n_refs : 1), err) : NULL;
-    int32_t *col_index = used ? qv_calloc(r, (size_t)(f->ncol ? f->ncol : 1) * 4, err) : NULL;
-    f->cols = col_index ? qv_calloc(r, (size_t)(f->ncol ? f->ncol : 1) * 4, err) : NULL;
+    int32_t *partner = ps ? qv_alloc(r, (size_t)nc * 4, err) : NULL;
+    int32_t *pend = partner ? qv_alloc(r, nref2 * 4, err) : NULL;
+    uint8_t *seen = pend ? qv_calloc(r, ncl, err) : NULL;
+    int32_t *scratch_cols = seen ? qv_alloc(r, ncl * 4, err) : NULL;
+    int32_t *col_index = scratch_cols ? qv_calloc(r, ncl * 4, err) : NULL;
+    f->cols = col_index ? qv_calloc(r, ncl * 4, err) : NULL;
     if (!f->cols) {
         rc = ENOMEM;
         goto done;
@@ -428,6 +462,7 @@ int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct
         ps[k++] = ps[i];
     }
     np = k;
+    for (int32_t i = 0; i < np; i++) partner[i] = -1;
     for (int32_t c = 0; c < f->ncol; c++) col_index[c] = -1;
     for (int32_t i = 0; i < b->n_columns; i++) {
         int32_t c = b->columns[i];
@@ -441,63 +476,70 @@ int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct
     f->conj_cap = np ? np : 1;
     f->conj = qv_calloc(r, (size_t)f->conj_cap * sizeof *f->conj, err);
     f->order = f->conj ? qv_calloc(r, (size_t)f->conj_cap * 4, err) : NULL;
-    if (!f->order) {
+    f->rank = f->order ? qv_calloc(r, (size_t)f->conj_cap * sizeof *f->rank, err) : NULL;
+    f->sort_tmp = f->rank ? qv_calloc(r, (size_t)f->conj_cap * 4, err) : NULL;
+    if (!f->sort_tmp) {
         rc = ENOMEM;
         goto done;
     }
+    /* BETWEEN (a lower and an upper bound on one column) becomes one range
+     * comparison again: each bound pairs with the first opposite bound of
+     * its reference that is still unpaired when it comes, found through a
+     * pending slot per reference and side, so that pairing is linear in the
+     * conjuncts (filters of tens of thousands of ranges are generated). */
+    for (int32_t x = 0; x < 2 * (b->n_refs ? b->n_refs : 1); x++) pend[x] = -1;
     for (int32_t i = 0; i < np; i++) {
-        if (!ps[i]) continue; /* paired into a BETWEEN below */
+        int64_t s;
+        uint64_t u;
+        if (!range_cmp(f, ps[i]) ||
+            !inclusive_bound(f->b->refs[ps[i]->ref].vt, ps[i], &s, &u))
+            continue;
+        int32_t *mine = &pend[2 * ps[i]->ref + is_lower(ps[i])];
+        int32_t *other = &pend[2 * ps[i]->ref + !is_lower(ps[i])];
+        if (*other >= 0) {
+            partner[*other] = i;
+            partner[i] = -2; /* absorbed by an earlier conjunct */
+            *other = -1;
+        } else if (*mine < 0) {
+            *mine = i;
+        }
+    }
+    for (int32_t i = 0; i < np; i++) {
+        if (partner[i] == -2) continue; /* paired into a BETWEEN */
         struct conj *cj = &f->conj[f->n_conj++];
         cj->p = ps[i];
-        /* BETWEEN (a lower and an upper bound on one column) becomes one
-         * range comparison again. */
-        if (range_cmp(f, ps[i])) {
-            int64_t s;
-            uint64_t u;
-            for (int32_t j = i + 1; j < np; j++) {
-                if (!ps[j] || !range_cmp(f, ps[j]) || ps[j]->ref != ps[i]->ref ||
-                    is_lower(ps[j]) == is_lower(ps[i]))
-                    continue;
-                int vt = f->b->refs[ps[i]->ref].vt;
-                if (!inclusive_bound(vt, ps[i], &s, &u) || !inclusive_bound(vt, ps[j], &s, &u))
-                    continue;
-                cj->p = is_lower(ps[i]) ? ps[i] : ps[j];
-                cj->p2 = is_lower(ps[i]) ? ps[j] : ps[i];
-                ps[j] = NULL;
-                break;
-            }
+        if (partner[i] >= 0) {
+            const struct qv__xplan *q = ps[partner[i]];
+            cj->p = is_lower(ps[i]) ? ps[i] : q;
+            cj->p2 = is_lower(ps[i]) ? q : ps[i];
         }
-        memset(used, 0, (size_t)(b->n_refs ? b->n_refs : 1));
-        mark_refs(cj->p, used);
-        if (cj->p2) mark_refs(cj->p2, used);
+        /* The filter columns the conjunct reads, ascending: marked while
+         * walking its plan, so the cost is its own size (not that of the
+         * whole filter's references). */
         int32_t ncols = 0;
-        for (int32_t c = 0; c < f->n_cols; c++) {
-            bool any = false;
-            for (int32_t x = 0; x < b->n_refs; x++)
-                if (used[x] && b->refs[x].column == f->cols[c]) any = true;
-            ncols += any;
-        }
+        mark_cols(f, cj->p, col_index, seen, scratch_cols, &ncols);
+        if (cj->p2) mark_cols(f, cj->p2, col_index, seen, scratch_cols, &ncols);
+        qsort(scratch_cols, (size_t)ncols, sizeof *scratch_cols, cmp_i32);
+        for (int32_t c = 0; c < ncols; c++) seen[scratch_cols[c]] = 0;
         cj->cols_cap = ncols;
         cj->cols = qv_calloc(r, (size_t)(ncols ? ncols : 1) * 4, err);
         if (!cj->cols) {
             rc = ENOMEM;
             goto done;
         }
-        for (int32_t c = 0; c < f->n_cols; c++) {
-            bool any = false;
-            for (int32_t x = 0; x < b->n_refs; x++)
-                if (used[x] && b->refs[x].column == f->cols[c]) any = true;
-            if (any) cj->cols[cj->n_cols++] = c;
-        }
+        memcpy(cj->cols, scratch_cols, (size_t)ncols * 4);
+        cj->n_cols = ncols;
         cj->enc = cj->n_cols == 1 && build_pred(f, cj);
         estimate(f, cj);
     }
-    for (int32_t i = 0; i < f->n_conj; i++) f->order[i] = i;
     rerank(f);
 done:
     if (ps) qv_free(r, ps, (size_t)nc * sizeof *ps);
-    if (used) qv_free(r, used, (size_t)(b->n_refs ? b->n_refs : 1));
-    if (col_index) qv_free(r, col_index, (size_t)(f->ncol ? f->ncol : 1) * 4);
+    if (partner) qv_free(r, partner, (size_t)nc * 4);
+    if (pend) qv_free(r, pend, nref2 * 4);
+    if (seen) qv_free(r, seen, ncl);
+    if (scratch_cols) qv_free(r, scratch_cols, ncl * 4);
+    if (col_index) qv_free(r, col_index, ncl * 4);
     if (rc) {
         qv__filter_destroy(f);
         return rc;
