@@ -395,6 +395,11 @@ uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr) {
     return cr ? (uint64_t)cr->bytes_size : 0;
 }
 
+uint64_t qv__column_reader_untouched_bytes(const struct qv_column_reader *cr) {
+    if (!cr || !cr->lazy || cr->all_present || !cr->owned) return 0;
+    return cr->fetched < cr->owned_cap ? (uint64_t)(cr->owned_cap - cr->fetched) : 0;
+}
+
 /* A node subset must be closed upwards (a kept node's parent is kept), the
  * column itself kept, and a kept list's element kept: otherwise the arrays
  * would have holes the decoders cannot fill. */

@@ -27,6 +27,11 @@ const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg,
  * group (the kept fields' segments; 0 after a failed load). The scan counts
  * them as the bytes it read. */
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr);
+/* Bytes of the read buffer charged but never touched: a format 2 chunk read
+ * with pread has a buffer the size of its kept segments, of which only the
+ * blocks fetched so far hold data (the rest are untouched pages). 0 when
+ * the buffer is full or the file is mapped. */
+uint64_t qv__column_reader_untouched_bytes(const struct qv_column_reader *cr);
 /* EIO of kind QV_ERROR_CORRUPT naming column, row group and offset when the
  * checksum does not match. */
 /* Verifies every block of the segments the column reader loaded (format 2;

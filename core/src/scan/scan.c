@@ -78,6 +78,7 @@ struct colstate {
     const struct qv_field *field; /* the type decoded: the column's, or pruned */
     struct qv_reservation *res; /* decoding state; used by one task at a time */
     struct qv_column_reader *cr;
+    int borrowed; /* cr is the front end's (hooks.reader_get) */
     int64_t rg;
     int busy;        /* a task is using cr (under the lock) */
     int64_t cost_ns; /* smoothed time of one task: slow columns go first */
@@ -179,6 +180,21 @@ static int64_t now_ns(void) {
 
 static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, struct qv_error *err) {
     if (c->cr && c->rg == rg) return 0;
+    if (s->hooks.reader_get && !c->keep) {
+        /* A take: the front end keeps readers across takes. */
+        if (c->cr) s->hooks.reader_put(s->hooks.ctx, c->cr, 1);
+        c->cr = NULL;
+        c->rg = -1;
+        int fresh = 0;
+        int rc = s->hooks.reader_get(s->hooks.ctx, rg, c->column, &c->cr, &fresh, err);
+        if (rc) return rc;
+        c->borrowed = 1;
+        c->rg = rg;
+        if (fresh)
+            __atomic_fetch_add(&s->bytes_read, (int64_t)qv__column_reader_loaded_bytes(c->cr),
+                               __ATOMIC_RELAXED);
+        return 0;
+    }
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
@@ -227,6 +243,11 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv
         rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
                      : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
         if (rc) out->release(out);
+    }
+    if (rc && c->borrowed) { /* its state after a failed decode is unknown */
+        s->hooks.reader_put(s->hooks.ctx, c->cr, 0);
+        c->cr = NULL;
+        c->rg = -1;
     }
     if (!rc && s->validate) rc = validate_column(s, c, b->rg, out, err);
     if (!rc && s->cast) {
@@ -770,7 +791,8 @@ static void scan_free(struct qv_scan *s) {
     qv__filter_destroy(s->flt);
     if (s->threads) qv_free(r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
     for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
-        qv_column_reader_close(s->cols[i].cr);
+        if (s->cols[i].borrowed) s->hooks.reader_put(s->hooks.ctx, s->cols[i].cr, 1);
+        else qv_column_reader_close(s->cols[i].cr);
         qv_reservation_destroy(s->cols[i].res);
     }
     if (s->cols) qv_free(r, s->cols, 2 * np * sizeof *s->cols);
