@@ -39,10 +39,11 @@ void qv__take_cache_destroy(struct qv__take_cache *c);
  * cache holds, or a fresh one (*fresh = 1). */
 int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
                        struct qv_column_reader **out, int *fresh, struct qv_error *err);
-/* Gives a borrowed reader back: kept (keep = 1; the least recently used
+/* Gives a borrowed reader of (rg, column) back: kept (keep = 1; the least recently used
  * are closed while the cache holds more than its bound) or closed (keep = 0,
  * after a failure left its state unknown). */
-void qv__take_cache_put(struct qv__take_cache *c, struct qv_column_reader *cr, int keep);
+void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
+                        struct qv_column_reader *cr, int keep);
 /* What the cache holds: readers (borrowed or not) and bytes counted. */
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held);
 

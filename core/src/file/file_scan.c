@@ -130,9 +130,10 @@ static int fs_reader_get(void *ctx, int64_t rg, int32_t column, struct qv_column
     return qv__take_cache_get(fs->file->tc, rg, column, out, fresh, err);
 }
 
-static void fs_reader_put(void *ctx, struct qv_column_reader *cr, int keep) {
+static void fs_reader_put(void *ctx, int64_t rg, int32_t column, struct qv_column_reader *cr,
+                          int keep) {
     struct qv__file_stream *fs = ctx;
-    qv__take_cache_put(fs->file->tc, cr, keep);
+    qv__take_cache_put(fs->file->tc, rg, column, cr, keep);
 }
 
 int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,

@@ -23,25 +23,35 @@
 #include "file/file_internal.h"
 #include "format/reader_internal.h"
 
+/* A reader, in its bucket's chain (by row group and column) and, while no
+ * take borrows it, in the list of free readers, least recently used first. */
 struct entry {
     struct qv_column_reader *cr;
     struct qv_reservation *res;
     int64_t rg;
     int32_t column;
     int in_use;
-    uint64_t charge; /* counted against the bound while not in use */
-    uint64_t tick;   /* last given back */
+    uint64_t charge; /* counted against the bound while free */
+    struct entry *chain;
+    struct entry *older, *newer; /* the free list */
 };
+
+#define BUCKETS 4096 /* a power of 2; lineitem SF1 has 46 x 16 chunks */
 
 struct qv__take_cache {
     const struct qv_reader *rd;
     struct qv_pool *pool;
     uint64_t bound, held;
-    uint64_t clock;
-    struct entry *e;
-    size_t n, cap;
+    size_t n;
+    struct entry **bucket; /* BUCKETS chains, allocated at the first take */
+    struct entry *oldest, *newest;
     qv_mutex mu;
 };
+
+static size_t bucket_of(int64_t rg, int32_t column) {
+    uint64_t h = (uint64_t)rg * 0x9E3779B97F4A7C15u ^ (uint64_t)(uint32_t)column * 0xC2B2AE3D27D4EB4Fu;
+    return (size_t)(h >> 40) & (BUCKETS - 1);
+}
 
 int qv__take_cache_create(const struct qv_reader *rd, struct qv_pool *pool, uint64_t bound,
                           struct qv__take_cache **out, struct qv_error *err) {
@@ -62,27 +72,48 @@ int qv__take_cache_create(const struct qv_reader *rd, struct qv_pool *pool, uint
 static void entry_close(struct entry *e) {
     qv_column_reader_close(e->cr);
     qv_reservation_destroy(e->res);
+    free(e);
 }
 
 void qv__take_cache_destroy(struct qv__take_cache *c) {
     if (!c) return;
     /* Readers still borrowed belong to a stream, which holds a file
-     * reference: none is left when the file closes. */
-    for (size_t i = 0; i < c->n; i++) entry_close(&c->e[i]);
-    free(c->e);
+     * reference: none is borrowed when the file closes. */
+    for (size_t b = 0; c->bucket && b < BUCKETS; b++)
+        for (struct entry *e = c->bucket[b], *next; e; e = next) {
+            next = e->chain;
+            entry_close(e);
+        }
+    free(c->bucket);
     qv_mutex_destroy(&c->mu);
     free(c);
+}
+
+static void free_unlink(struct qv__take_cache *c, struct entry *e) {
+    if (e->older) e->older->newer = e->newer;
+    else c->oldest = e->newer;
+    if (e->newer) e->newer->older = e->older;
+    else c->newest = e->older;
+    e->older = e->newer = NULL;
+}
+
+static void chain_unlink(struct qv__take_cache *c, struct entry *e) {
+    struct entry **p = &c->bucket[bucket_of(e->rg, e->column)];
+    while (*p != e) p = &(*p)->chain;
+    *p = e->chain;
+    c->n--;
 }
 
 int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
                        struct qv_column_reader **out, int *fresh, struct qv_error *err) {
     *out = NULL;
     *fresh = 0;
+    size_t b = bucket_of(rg, column);
     qv_mutex_lock(&c->mu);
-    for (size_t i = 0; i < c->n; i++) {
-        struct entry *e = &c->e[i];
+    for (struct entry *e = c->bucket ? c->bucket[b] : NULL; e; e = e->chain) {
         if (!e->in_use && e->rg == rg && e->column == column) {
             e->in_use = 1;
+            free_unlink(c, e);
             c->held -= e->charge;
             e->charge = 0;
             *out = e->cr;
@@ -93,73 +124,75 @@ int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
     qv_mutex_unlock(&c->mu);
     /* Opened outside the lock: another take may open the same chunk
      * meanwhile; both readers are kept. */
-    struct entry ne = {.rg = rg, .column = column, .in_use = 1};
+    struct entry *ne = calloc(1, sizeof *ne);
+    if (!ne) return qv_error_set(err, ENOMEM, "file: out of memory for the take cache");
+    ne->rg = rg;
+    ne->column = column;
+    ne->in_use = 1;
     struct qv_reservation_options ro = {.name = "take cache reader"};
-    int rc = qv_reservation_create(c->pool, &ro, &ne.res, err);
-    if (!rc) rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne.res, &ne.cr, err);
+    int rc = qv_reservation_create(c->pool, &ro, &ne->res, err);
+    if (!rc) rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
     if (rc) {
-        qv_reservation_destroy(ne.res);
+        entry_close(ne);
         return rc;
     }
     qv_mutex_lock(&c->mu);
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 64;
-        struct entry *p = realloc(c->e, cap * sizeof *p);
-        if (!p) {
-            qv_mutex_unlock(&c->mu);
-            entry_close(&ne);
-            return qv_error_set(err, ENOMEM, "file: out of memory for the take cache");
-        }
-        c->e = p;
-        c->cap = cap;
+    if (!c->bucket) c->bucket = calloc(BUCKETS, sizeof *c->bucket);
+    if (!c->bucket) {
+        qv_mutex_unlock(&c->mu);
+        entry_close(ne);
+        return qv_error_set(err, ENOMEM, "file: out of memory for the take cache");
     }
-    c->e[c->n++] = ne;
+    ne->chain = c->bucket[b];
+    c->bucket[b] = ne;
+    c->n++;
     qv_mutex_unlock(&c->mu);
-    *out = ne.cr;
+    *out = ne->cr;
     *fresh = 1;
     return 0;
 }
 
-void qv__take_cache_put(struct qv__take_cache *c, struct qv_column_reader *cr, int keep) {
+void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
+                        struct qv_column_reader *cr, int keep) {
     if (!cr) return;
-    /* Evicted entries are closed after the lock is dropped; at most a few
-     * per call in practice, collected in a small batch. */
-    struct entry drop[16];
-    size_t nd = 0;
+    struct entry *drop = NULL; /* closed after the lock is dropped */
     qv_mutex_lock(&c->mu);
-    size_t at = c->n;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->e[i].cr == cr) {
-            at = i;
-            break;
-        }
-    if (at == c->n) { /* not ours: cannot happen, but never leak */
+    struct entry *e = c->bucket ? c->bucket[bucket_of(rg, column)] : NULL;
+    while (e && e->cr != cr) e = e->chain;
+    if (!e) { /* not ours: cannot happen, but never leak */
         qv_mutex_unlock(&c->mu);
         qv_column_reader_close(cr);
         return;
     }
-    struct entry *e = &c->e[at];
     if (!keep) {
-        drop[nd++] = *e;
-        c->e[at] = c->e[--c->n];
+        chain_unlink(c, e);
+        e->chain = NULL;
+        drop = e;
     } else {
         uint64_t used = qv_reservation_used(e->res), un = qv__column_reader_untouched_bytes(cr);
         e->charge = used > un ? used - un : 0;
         e->in_use = 0;
-        e->tick = ++c->clock;
+        e->older = c->newest;
+        e->newer = NULL;
+        if (c->newest) c->newest->newer = e;
+        else c->oldest = e;
+        c->newest = e;
         c->held += e->charge;
-        while (c->held > c->bound && nd < sizeof drop / sizeof *drop) {
-            size_t lru = c->n;
-            for (size_t i = 0; i < c->n; i++)
-                if (!c->e[i].in_use && (lru == c->n || c->e[i].tick < c->e[lru].tick)) lru = i;
-            if (lru == c->n) break;
-            c->held -= c->e[lru].charge;
-            drop[nd++] = c->e[lru];
-            c->e[lru] = c->e[--c->n];
+        while (c->held > c->bound && c->oldest) {
+            struct entry *o = c->oldest;
+            free_unlink(c, o);
+            chain_unlink(c, o);
+            c->held -= o->charge;
+            o->chain = drop;
+            drop = o;
         }
     }
     qv_mutex_unlock(&c->mu);
-    for (size_t i = 0; i < nd; i++) entry_close(&drop[i]);
+    while (drop) {
+        struct entry *next = drop->chain;
+        entry_close(drop);
+        drop = next;
+    }
 }
 
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held) {

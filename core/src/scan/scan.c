@@ -182,7 +182,7 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
     if (c->cr && c->rg == rg) return 0;
     if (s->hooks.reader_get && !c->keep) {
         /* A take: the front end keeps readers across takes. */
-        if (c->cr) s->hooks.reader_put(s->hooks.ctx, c->cr, 1);
+        if (c->cr) s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 1);
         c->cr = NULL;
         c->rg = -1;
         int fresh = 0;
@@ -245,7 +245,7 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv
         if (rc) out->release(out);
     }
     if (rc && c->borrowed) { /* its state after a failed decode is unknown */
-        s->hooks.reader_put(s->hooks.ctx, c->cr, 0);
+        s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 0);
         c->cr = NULL;
         c->rg = -1;
     }
@@ -791,7 +791,8 @@ static void scan_free(struct qv_scan *s) {
     qv__filter_destroy(s->flt);
     if (s->threads) qv_free(r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
     for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
-        if (s->cols[i].borrowed) s->hooks.reader_put(s->hooks.ctx, s->cols[i].cr, 1);
+        if (s->cols[i].borrowed)
+            s->hooks.reader_put(s->hooks.ctx, s->cols[i].rg, s->cols[i].column, s->cols[i].cr, 1);
         else qv_column_reader_close(s->cols[i].cr);
         qv_reservation_destroy(s->cols[i].res);
     }

@@ -78,7 +78,8 @@ struct qv__scan_hooks {
     void (*released)(void *ctx);
     int (*reader_get)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader **out,
                       int *fresh, struct qv_error *err);
-    void (*reader_put)(void *ctx, struct qv_column_reader *cr, int keep);
+    void (*reader_put)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader *cr,
+                       int keep);
 };
 /* qv_scan_open with hooks (copied; NULL = none). On failure `released` is
  * not called: the caller still owns what ctx holds. */
