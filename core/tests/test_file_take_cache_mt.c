@@ -195,6 +195,43 @@ static void test_close_returns_memory(void **state) {
     qv_pool_destroy(pool);
 }
 
+/* A pool too small for every reader the takes open: a take that finds the
+ * pool full closes the readers no take borrows and goes on. */
+static void test_full_pool_trims_the_cache(void **state) {
+    (void)state;
+    alarm(120);
+    struct qv_pool *pool;
+    assert_int_equal(qv_pool_create(NULL, &pool, NULL), 0);
+    struct qv_file *f;
+    struct qv_error err = {0};
+    struct qv_file_options fo = {.pool = pool, .take_cache_bytes = INT64_MAX};
+    if (qv_file_open(path, &fo, &f, &err)) fail_msg("%s", err.message);
+    uint64_t opened = qv_pool_used(pool);
+    int64_t rows[N_TAKE];
+    make_rows(rows, 5);
+    if (take_exact(f, rows, &err)) fail_msg("%s", err.message);
+    uint64_t full = qv_pool_used(pool) - opened;
+    size_t n_full;
+    uint64_t h;
+    qv__take_cache_counts(f->tc, &n_full, &h);
+    qv_file_close(f);
+    qv_pool_destroy(pool);
+
+    struct qv_pool_options po = {.limit = opened + full / 2};
+    assert_int_equal(qv_pool_create(&po, &pool, NULL), 0);
+    fo.pool = pool;
+    if (qv_file_open(path, &fo, &f, &err)) fail_msg("%s", err.message);
+    for (int k = 0; k < 3; k++) {
+        make_rows(rows, 5 + k);
+        if (take_exact(f, rows, &err)) fail_msg("take %d: %s", k, err.message);
+        size_t n;
+        qv__take_cache_counts(f->tc, &n, &h);
+        assert_true(n < n_full);
+    }
+    qv_file_close(f);
+    qv_pool_destroy(pool);
+}
+
 struct worker {
     struct qv_file *file;
     int index;
@@ -242,6 +279,7 @@ int main(void) {
         cmocka_unit_test(test_takes_beyond_the_bound),
         cmocka_unit_test(test_no_cache),
         cmocka_unit_test(test_close_returns_memory),
+        cmocka_unit_test(test_full_pool_trims_the_cache),
         cmocka_unit_test(test_concurrent_takes),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

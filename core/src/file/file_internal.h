@@ -41,9 +41,12 @@ int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
                        struct qv_column_reader **out, int *fresh, struct qv_error *err);
 /* Gives a borrowed reader of (rg, column) back: kept (keep = 1; the least recently used
  * are closed while the cache holds more than its bound) or closed (keep = 0,
- * after a failure left its state unknown). */
+ * after a failure left its state unknown; every free reader is closed then
+ * too, in case the failure was a pool full of them). */
 void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
                         struct qv_column_reader *cr, int keep);
+/* Closes every reader no take borrows. */
+void qv__take_cache_trim(struct qv__take_cache *c);
 /* What the cache holds: readers (borrowed or not) and bytes counted. */
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held);
 

@@ -104,6 +104,25 @@ static void chain_unlink(struct qv__take_cache *c, struct entry *e) {
     c->n--;
 }
 
+void qv__take_cache_trim(struct qv__take_cache *c) {
+    struct entry *drop = NULL;
+    qv_mutex_lock(&c->mu);
+    while (c->oldest) {
+        struct entry *o = c->oldest;
+        free_unlink(c, o);
+        chain_unlink(c, o);
+        c->held -= o->charge;
+        o->chain = drop;
+        drop = o;
+    }
+    qv_mutex_unlock(&c->mu);
+    while (drop) {
+        struct entry *next = drop->chain;
+        entry_close(drop);
+        drop = next;
+    }
+}
+
 int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
                        struct qv_column_reader **out, int *fresh, struct qv_error *err) {
     *out = NULL;
@@ -132,6 +151,15 @@ int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
     struct qv_reservation_options ro = {.name = "take cache reader"};
     int rc = qv_reservation_create(c->pool, &ro, &ne->res, err);
     if (!rc) rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
+    if (rc == ENOMEM && c->oldest) {
+        /* The pool is full, perhaps of what the cache keeps: give the
+         * free readers back and try once more. */
+        qv_column_reader_close(ne->cr);
+        ne->cr = NULL;
+        qv__take_cache_trim(c);
+        qv_error_clear(err);
+        rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
+    }
     if (rc) {
         entry_close(ne);
         return rc;
@@ -193,6 +221,9 @@ void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
         entry_close(drop);
         drop = next;
     }
+    /* A failed decode may have found the pool full of what the cache keeps:
+     * the caller tries once more with the free readers closed. */
+    if (!keep) qv__take_cache_trim(c);
 }
 
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held) {

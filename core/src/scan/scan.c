@@ -232,22 +232,32 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv
         return qv_error_set(err, ECANCELED, "scan cancelled");
     struct colstate *c = &s->cols[s->proj[j]];
     struct ArrowArray *out = &b->w->parr[j];
-    int rc = ensure_reader(s, c, b->rg, err);
-    if (rc) return rc;
     struct qv_reservation *res;
-    struct qv_reservation_options ro = {.name = "scan column"};
-    rc = qv_reservation_create(s->pool, &ro, &res, err);
-    if (rc) return rc;
-    rc = qv_owned_array_create(out, c->field, res, err);
-    if (!rc) {
-        rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
-                     : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
-        if (rc) out->release(out);
-    }
-    if (rc && c->borrowed) { /* its state after a failed decode is unknown */
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        rc = ensure_reader(s, c, b->rg, err);
+        if (rc) return rc;
+        struct qv_reservation_options ro = {.name = "scan column"};
+        rc = qv_reservation_create(s->pool, &ro, &res, err);
+        if (rc) return rc;
+        rc = qv_owned_array_create(out, c->field, res, err);
+        if (!rc) {
+            rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
+                         : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
+            if (rc) out->release(out);
+        }
+        if (!rc || !c->borrowed) break;
+        /* A borrowed reader's state after a failed decode is unknown: it is
+         * closed. The front end then also closes the readers no take
+         * borrows, so when the pool was full of what its cache kept, one
+         * more attempt has room. */
         s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 0);
         c->cr = NULL;
         c->rg = -1;
+        if (rc != ENOMEM || attempt) break;
+        out->release = NULL;
+        qv_reservation_destroy(res);
+        qv_error_clear(err);
     }
     if (!rc && s->validate) rc = validate_column(s, c, b->rg, out, err);
     if (!rc && s->cast) {
