@@ -1091,7 +1091,14 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     struct qv_scan *s = stream->private_data;
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
-    if (!head_ready(s) && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
+    /* cv_queue is signalled for other events too (and wakes spuriously):
+     * wait until the head is ready or the time is up. */
+    int64_t deadline = now_ns() + (timeout_ms > 0 ? timeout_ms : 0) * 1000000;
+    while (!head_ready(s)) {
+        int64_t left = (deadline - now_ns()) / 1000000;
+        if (left <= 0) break;
+        qv_cond_timedwait_ms(&s->cv_queue, &s->mu, left);
+    }
     int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
