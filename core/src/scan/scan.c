@@ -86,6 +86,7 @@ struct colstate {
     const struct qv_field *field; /* the type decoded: the column's, or pruned */
     struct qv_reservation *res; /* decoding state; used by one task at a time */
     struct qv_column_reader *cr;
+    int borrowed; /* cr is the front end's (hooks.reader_get) */
     int64_t rg;
     int busy;        /* a task is using cr (under the lock) */
     int64_t cost_ns; /* smoothed time of one task: slow columns go first */
@@ -189,6 +190,21 @@ static int64_t now_ns(void) {
 
 static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, struct qv_error *err) {
     if (c->cr && c->rg == rg) return 0;
+    if (s->hooks.reader_get && !c->keep) {
+        /* A take: the front end keeps readers across takes. */
+        if (c->cr) s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 1);
+        c->cr = NULL;
+        c->rg = -1;
+        int fresh = 0;
+        int rc = s->hooks.reader_get(s->hooks.ctx, rg, c->column, &c->cr, &fresh, err);
+        if (rc) return rc;
+        c->borrowed = 1;
+        c->rg = rg;
+        if (fresh)
+            __atomic_fetch_add(&s->bytes_read, (int64_t)qv__column_reader_loaded_bytes(c->cr),
+                               __ATOMIC_RELAXED);
+        return 0;
+    }
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
@@ -226,17 +242,32 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv
         return qv_error_set(err, ECANCELED, "scan cancelled");
     struct colstate *c = &s->cols[s->proj[j]];
     struct ArrowArray *out = &b->w->parr[j];
-    int rc = ensure_reader(s, c, b->rg, err);
-    if (rc) return rc;
     struct qv_reservation *res;
-    struct qv_reservation_options ro = {.name = "scan column"};
-    rc = qv_reservation_create(s->pool, &ro, &res, err);
-    if (rc) return rc;
-    rc = qv_owned_array_create(out, c->field, res, err);
-    if (!rc) {
-        rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
-                     : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
-        if (rc) out->release(out);
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        rc = ensure_reader(s, c, b->rg, err);
+        if (rc) return rc;
+        struct qv_reservation_options ro = {.name = "scan column"};
+        rc = qv_reservation_create(s->pool, &ro, &res, err);
+        if (rc) return rc;
+        rc = qv_owned_array_create(out, c->field, res, err);
+        if (!rc) {
+            rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
+                         : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
+            if (rc) out->release(out);
+        }
+        if (!rc || !c->borrowed) break;
+        /* A borrowed reader's state after a failed decode is unknown: it is
+         * closed. The front end then also closes the readers no take
+         * borrows, so when the pool was full of what its cache kept, one
+         * more attempt has room. */
+        s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 0);
+        c->cr = NULL;
+        c->rg = -1;
+        if (rc != ENOMEM || attempt) break;
+        out->release = NULL;
+        qv_reservation_destroy(res);
+        qv_error_clear(err);
     }
     if (!rc && s->validate) rc = validate_column(s, c, b->rg, out, err);
     if (!rc && s->cast) {
@@ -820,7 +851,9 @@ static void scan_free(struct qv_scan *s) {
     qv__filter_destroy(s->flt);
     if (s->threads) qv_free(r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
     for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
-        qv_column_reader_close(s->cols[i].cr);
+        if (s->cols[i].borrowed)
+            s->hooks.reader_put(s->hooks.ctx, s->cols[i].rg, s->cols[i].column, s->cols[i].cr, 1);
+        else qv_column_reader_close(s->cols[i].cr);
         qv_reservation_destroy(s->cols[i].res);
     }
     if (s->cols) qv_free(r, s->cols, 2 * np * sizeof *s->cols);

@@ -61,7 +61,13 @@ void qv__projection_free(struct qv__proj_col *cols, int32_t cap, struct qv_reser
  *    released); on failure it releases the batch;
  *  - schema: turns the schema the scan exported (moved in) into the one
  *    handed out (a self-contained copy); on failure *in is released;
- *  - released: called by the stream's release after the scan is freed.
+ *  - released: called by the stream's release after the scan is freed;
+ *  - reader_get / reader_put (both or neither): the column readers of whole
+ *    projected columns are borrowed from the front end (a file's take cache)
+ *    instead of opened by the scan, and given back when the column moves to
+ *    another row group, when the scan is freed (keep = 1), or after a failed
+ *    decode (keep = 0). *fresh says the reader was just opened (its bytes
+ *    count as read).
  * Errors: rc and a message in err, which becomes get_last_error. */
 struct qv__scan_hooks {
     void *ctx;
@@ -70,6 +76,10 @@ struct qv__scan_hooks {
     int (*batch)(void *ctx, struct ArrowArray *batch, struct qv_error *err);
     int (*schema)(void *ctx, struct ArrowSchema *in, struct ArrowSchema *out, struct qv_error *err);
     void (*released)(void *ctx);
+    int (*reader_get)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader **out,
+                      int *fresh, struct qv_error *err);
+    void (*reader_put)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader *cr,
+                       int keep);
 };
 /* qv_scan_open with hooks (copied; NULL = none). On failure `released` is
  * not called: the caller still owns what ctx holds. */
