@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "format/format_testing.h"
 #include "scan/scan_internal.h"
 #include "test_expr_gen.h"
@@ -24,28 +25,6 @@
 
 #define ROWS 3000
 #define RG_ROWS 1500 /* not a multiple of 1024: vectors end inside row groups */
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 /* ---- families of columns an encoding can hold, with an id column ---- */
 
@@ -224,7 +203,8 @@ static int g_tree_ok(const struct gnode *n) {
 /* Scans `text` (take: the rows of take[0..n_take), global) and compares the
  * ids of the rows it yields with the reference's. Returns the rows
  * selected. */
-static int64_t check_scan(struct env *E, struct file *F, const struct gnode *root, const char *text,
+static int64_t check_scan(struct pool_env *E, struct file *F, const struct gnode *root,
+                          const char *text,
                           int64_t batch_rows, const int64_t *take, int64_t n_take, int nan_order) {
     (void)nan_order;
     size_t used0 = qv_reservation_used(E->r);
@@ -272,7 +252,8 @@ static int64_t check_scan(struct env *E, struct file *F, const struct gnode *roo
     return k;
 }
 
-static void open_file(struct env *E, struct file *F, int fam, int shape, int force, uint64_t seed,
+static void open_file(struct pool_env *E, struct file *F, int fam, int shape, int force,
+                      uint64_t seed,
                       const char *name) {
     memset(F, 0, sizeof *F);
     F->fam = fam;
@@ -295,7 +276,7 @@ static void close_file(struct file *F) {
 
 /* 4,800 random predicates over one file: an AND of one to four random
  * subtrees, the simpler ones more often. */
-static void random_predicates(struct env *E, struct file *F, uint64_t seed, int count) {
+static void random_predicates(struct pool_env *E, struct file *F, uint64_t seed, int count) {
     char *text = malloc(1 << 16);
     struct gnode *pool = malloc(96 * sizeof *pool);
     int64_t sel = 0, rows = 0;
@@ -359,7 +340,7 @@ static int predicates_per_file(void) {
 }
 
 static void test_oracle_forced(void **state, int first, int last) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     for (int i = first; i < last && i < N_FORCED; i++) {
         struct file F;
         open_file(E, &F, forced[i].fam, forced[i].shape, forced[i].enc, (uint64_t)i + 1, "oracle.qvr");
@@ -398,7 +379,7 @@ static void num_lit(const struct gcol *g, g_i128 v, struct glit *l, uint64_t *se
  * value) and their neighbours, the whole file's min - 1 and max + 1 (below
  * and above every value), and BETWEEN over those. */
 static void test_boundaries(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const int encs[] = {QV_ENC_FOR, QV_ENC_BITPACK, QV_ENC_DICT, QV_ENC_RLE, QV_ENC_DELTA,
                                QV_ENC_PLAIN};
     char text[1024];
@@ -466,7 +447,7 @@ static void test_boundaries(void **state) {
 /* NaN, infinities and signed zeros against float columns, in both NaN
  * orders' text forms; all-null vectors and IS [NOT] NULL. */
 static void test_nan_and_nulls(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const lits[] = {"NaN", "Infinity", "-Infinity", "0", "-0.0", "0.25"};
     static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">="};
     static const int encs[] = {QV_ENC_PLAIN, QV_ENC_ALP, QV_ENC_DICT};
@@ -541,7 +522,7 @@ static void test_nan_and_nulls(void **state) {
 
 /* Runs f over every row group in batches of `bs` rows (ranges, or takes of
  * every third row) and writes the selected global rows to out. */
-static int64_t run_filter(struct env *E, struct qv__filter *f, const struct qv_reader *rd,
+static int64_t run_filter(struct pool_env *E, struct qv__filter *f, const struct qv_reader *rd,
                           int64_t bs, int takes, int64_t *out, struct qv__filter_counts *counts) {
     struct qv__filter_ctx *c;
     struct qv_error err;
@@ -582,7 +563,7 @@ static void next_perm(int32_t *p, int32_t n, uint64_t *seed) {
 /* Every order of the conjuncts gives the same rows, in ranges and takes,
  * and the same as the reference. */
 static void test_order_permutations(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const filters[] = {
         "i32 >= 0 AND i16 < 3000 AND dec BETWEEN -1.5 AND 40.26 AND u8 IN (120, 130, 150, NULL) "
         "AND NOT (i8 = 3)",
@@ -644,7 +625,7 @@ static void test_order_permutations(void **state) {
  * nothing is decoded for it; one that cannot be TRUE empties the batch
  * without decoding either. */
 static void test_statistics_skip(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_AUTO, 3, "skip.qvr");
     static const struct {
@@ -675,7 +656,7 @@ static void test_statistics_skip(void **state) {
 /* Decoding follows the survivors: a selective first conjunct leaves the
  * second column decoded only for the vectors that still hold rows. */
 static void test_decodes_follow_survivors(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_PLAIN, 5, "surv.qvr");
     struct qv_expr *x;
@@ -707,7 +688,7 @@ static void test_decodes_follow_survivors(void **state) {
  * undecoded: integers (decimals as int64, dates) under every integer
  * encoding, string equality and prefixes under every binary one. */
 static void test_encoded_without_decode(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const struct forced cases[] = {
         {FAM_INT, D_NONNEG, QV_ENC_BITPACK}, {FAM_INT, D_GENERAL, QV_ENC_FOR},
         {FAM_INT, D_GENERAL, QV_ENC_DELTA},  {FAM_INT, D_GENERAL, QV_ENC_DICT},
@@ -788,7 +769,7 @@ static void test_encoded_without_decode(void **state) {
 
 /* Cancellation between conjuncts. */
 static void test_cancel(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_AUTO, 9, "cancel.qvr");
     struct qv_expr *x;
@@ -814,16 +795,18 @@ static void test_cancel(void **state) {
 int main(void) {
     (void)g_scramble_validity; /* of the shared generator; batches here are whole */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_oracle_int, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oracle_str, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oracle_flt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nan_and_nulls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_order_permutations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_statistics_skip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_decodes_follow_survivors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_encoded_without_decode, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_int, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_str, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_flt, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_boundaries, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_nan_and_nulls, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_order_permutations, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_statistics_skip, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_decodes_follow_survivors, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_encoded_without_decode, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, pool_env_setup, pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
