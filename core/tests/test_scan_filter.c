@@ -274,6 +274,37 @@ static void close_file(struct file *F) {
     qv_schema_destroy(F->schema);
 }
 
+/* The rows of F's batch (takes: every third row of each row group, as
+ * run_filter takes them) for which the library's evaluator, row by row,
+ * says x is TRUE, in want. Returns how many. */
+static int64_t eval_rows(struct pool_env *E, const struct file *F, const struct qv_expr *x,
+                         int takes, int64_t *want) {
+    int64_t nw = 0;
+    for (int64_t r = 0; r < ROWS; r++) {
+        if (takes && (r % RG_ROWS) % 3) continue;
+        uint8_t bit = 0;
+        struct ArrowArray one = F->batch;
+        one.offset = r;
+        one.length = 1;
+        struct qv_error err;
+        assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
+        if (bit) want[nw++] = r;
+    }
+    return nw;
+}
+
+/* `text` parsed and bound on F's schema (in *x) and a filter of it on F's
+ * reader. */
+static struct qv__filter *filter_of(struct pool_env *E, struct file *F, const char *text,
+                                    struct qv_expr **x) {
+    struct qv_error err;
+    if (qv_expr_parse(text, E->r, x, &err)) fail_msg("%s: %s", text, err.message);
+    assert_int_equal(qv_expr_bind(*x, F->schema, &err), 0);
+    struct qv__filter *f;
+    assert_int_equal(qv__filter_create(F->rd, *x, E->pool, E->r, &f, &err), 0);
+    return f;
+}
+
 /* 4,800 random predicates over one file: an AND of one to four random
  * subtrees, the simpler ones more often. */
 static void random_predicates(struct pool_env *E, struct file *F, uint64_t seed, int count) {
@@ -478,15 +509,7 @@ static void test_nan_and_nulls(void **state) {
                     struct qv_error err;
                     assert_int_equal(qv_expr_parse(text, E->r, &x, &err), 0);
                     assert_int_equal(qv_expr_bind_ex(x, F.schema, QV_NAN_LARGEST, &err), 0);
-                    int64_t want[ROWS], nw = 0, k = 0;
-                    for (int64_t r = 0; r < ROWS; r++) {
-                        uint8_t bit = 0;
-                        struct ArrowArray one = F.batch;
-                        one.offset = r;
-                        one.length = 1;
-                        assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                        if (bit) want[nw++] = r;
-                    }
+                    int64_t want[ROWS], nw = eval_rows(E, &F, x, 0, want), k = 0;
                     qv_expr_destroy(x);
                     int32_t proj = 0;
                     struct qv_scan_options o = {.columns = &proj, .n_columns = 1, .filter = text,
@@ -578,27 +601,14 @@ static void test_order_permutations(void **state) {
         open_file(E, &F, FAM_INT, D_GENERAL, encs[e], (uint64_t)e + 7, "perm.qvr");
         for (int q = 0; q < 3; q++) {
             struct qv_expr *x;
-            struct qv_error err;
-            assert_int_equal(qv_expr_parse(filters[q], E->r, &x, &err), 0);
-            assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-            struct qv__filter *f;
-            assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+            struct qv__filter *f = filter_of(E, &F, filters[q], &x);
             int32_t nc = qv__filter_conjuncts(f);
             assert_true(nc >= 4);
             int32_t perm[16];
             for (int32_t i = 0; i < nc; i++) perm[i] = i;
             for (int takes = 0; takes < 2; takes++) {
                 /* The reference's rows. */
-                int64_t nw = 0;
-                for (int64_t i = 0; i < ROWS; i++) {
-                    if (takes && (i % RG_ROWS) % 3) continue;
-                    uint8_t bit = 0;
-                    struct ArrowArray one = F.batch;
-                    one.offset = i;
-                    one.length = 1;
-                    assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                    if (bit) want[nw++] = i;
-                }
+                int64_t nw = eval_rows(E, &F, x, takes, want);
                 uint64_t seed = (uint64_t)q * 31 + (uint64_t)takes;
                 for (int rep = 0; rep < 12; rep++) {
                     struct qv__filter_counts counts = {0};
@@ -634,11 +644,7 @@ static void test_statistics_skip(void **state) {
     } cases[] = {{"id >= 0 AND id < 1000000", 1}, {"id < 0", 0}, {"id >= 0 AND id > 999999", 0}};
     for (int k = 0; k < 3; k++) {
         struct qv_expr *x;
-        struct qv_error err;
-        assert_int_equal(qv_expr_parse(cases[k].text, E->r, &x, &err), 0);
-        assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-        struct qv__filter *f;
-        assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+        struct qv__filter *f = filter_of(E, &F, cases[k].text, &x);
         int64_t *got = malloc(ROWS * sizeof *got);
         struct qv__filter_counts counts = {0};
         int64_t n = run_filter(E, f, F.rd, 1024, 0, got, &counts);
@@ -660,15 +666,11 @@ static void test_decodes_follow_survivors(void **state) {
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_PLAIN, 5, "surv.qvr");
     struct qv_expr *x;
-    struct qv_error err;
     /* id in one vector of each row group, then a general conjunct. */
-    assert_int_equal(qv_expr_parse("(id BETWEEN 100 AND 140 OR id BETWEEN 1600 AND 1610) AND "
-                                   "(i32 > 0 OR i16 < 0)",
-                                   E->r, &x, &err),
-                     0);
-    assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-    struct qv__filter *f;
-    assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+    struct qv__filter *f = filter_of(E, &F,
+                                     "(id BETWEEN 100 AND 140 OR id BETWEEN 1600 AND 1610) AND "
+                                     "(i32 > 0 OR i16 < 0)",
+                                     &x);
     int32_t order[2] = {0, 1};
     qv__filter_set_order(f, order);
     int64_t *got = malloc(ROWS * sizeof *got);
@@ -734,24 +736,11 @@ static void test_encoded_without_decode(void **state) {
             snprintf(text, sizeof text, "s = X'%s' AND ls STARTS WITH X'%s' AND b != 'zz'", hs, hl);
         }
         struct qv_expr *x;
-        struct qv_error err;
-        if (qv_expr_parse(text, E->r, &x, &err)) fail_msg("%s: %s", text, err.message);
-        assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-        struct qv__filter *f;
-        assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+        struct qv__filter *f = filter_of(E, &F, text, &x);
         for (int takes = 0; takes < 2; takes++) {
             struct qv__filter_counts counts = {0};
             int64_t k = run_filter(E, f, F.rd, 1024, takes, got, &counts);
-            int64_t nw = 0;
-            for (int64_t r = 0; r < ROWS; r++) {
-                if (takes && (r % RG_ROWS) % 3) continue;
-                uint8_t bit = 0;
-                struct ArrowArray one = F.batch;
-                one.offset = r;
-                one.length = 1;
-                assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                if (bit) want[nw++] = r;
-            }
+            int64_t nw = eval_rows(E, &F, x, takes, want);
             assert_int_equal(k, nw);
             assert_memory_equal(got, want, (size_t)k * sizeof *got);
             if (counts.values_decoded != 0)
@@ -773,11 +762,8 @@ static void test_cancel(void **state) {
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_AUTO, 9, "cancel.qvr");
     struct qv_expr *x;
+    struct qv__filter *f = filter_of(E, &F, "i32 > 0 AND i16 < 100", &x);
     struct qv_error err;
-    assert_int_equal(qv_expr_parse("i32 > 0 AND i16 < 100", E->r, &x, &err), 0);
-    assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-    struct qv__filter *f;
-    assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
     struct qv__filter_ctx *c;
     assert_int_equal(qv__filter_ctx_create(f, E->pool, &c, &err), 0);
     int64_t sel[1024], k = -1;
