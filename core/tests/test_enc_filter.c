@@ -14,6 +14,7 @@
 #include "test_enc_util.h"
 #include "base/cpu_internal.h"
 #include "memory/memory_testing.h"
+#include "pred_oracle.h"
 
 #define PER_KERNEL 4800
 
@@ -74,27 +75,7 @@ static uint64_t fit(enum qv_value_kind k, uint64_t x) {
 }
 
 static int oracle_int(enum qv_value_kind k, const struct qv_enc_pred *p, uint64_t v) {
-    if (kind_signed(k)) {
-        int64_t x = (int64_t)v;
-        switch (p->op) {
-        case QV_ENC_OP_EQ: return x == p->lo;
-        case QV_ENC_OP_NE: return x != p->lo;
-        case QV_ENC_OP_LT: return x < p->lo;
-        case QV_ENC_OP_LE: return x <= p->lo;
-        case QV_ENC_OP_GT: return x > p->lo;
-        case QV_ENC_OP_GE: return x >= p->lo;
-        default: return p->lo <= x && x <= p->hi;
-        }
-    }
-    switch (p->op) {
-    case QV_ENC_OP_EQ: return v == p->ulo;
-    case QV_ENC_OP_NE: return v != p->ulo;
-    case QV_ENC_OP_LT: return v < p->ulo;
-    case QV_ENC_OP_LE: return v <= p->ulo;
-    case QV_ENC_OP_GT: return v > p->ulo;
-    case QV_ENC_OP_GE: return v >= p->ulo;
-    default: return p->ulo <= v && v <= p->uhi;
-    }
+    return kind_signed(k) ? pred_oracle_i64(p, (int64_t)v) : pred_oracle_u64(p, v);
 }
 
 /* Data patterns. */
