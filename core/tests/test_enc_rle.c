@@ -58,16 +58,6 @@ static int64_t len_long(int64_t r, uint64_t *s) {
     return r % 3 == 1 ? 2 : 40000 + r;
 }
 
-static struct qv_encoded encode_rle(struct enc_env *env, const struct qv_values *v) {
-    struct qv_encode_options o = {0};
-    o.force = QV_ENC_RLE;
-    struct qv_encoded e;
-    struct qv_error err = {0};
-    if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
-    assert_int_equal(root_encoding(&e), QV_ENC_RLE);
-    return e;
-}
-
 /* Decodes [start, start + len) into a buffer of exactly len values (no
  * slack: ASan reports any store past it) and compares. */
 static void check_range(struct qv_decoder *d, const struct col *c, int64_t start, int64_t len) {
@@ -105,7 +95,7 @@ static int cmp_i64(const void *a, const void *b) {
  * of the chunk and at random starts, through a fresh decoder (lazy path for
  * small ranges) and a warm one (all ends decoded). */
 static void check_column(struct enc_env *env, const struct col *c, uint64_t seed) {
-    struct qv_encoded e = encode_rle(env, &c->v);
+    struct qv_encoded e = encode_forced(env, &c->v, QV_ENC_RLE);
     const int64_t n = c->v.count;
     struct qv_error err = {0};
     struct qv_decoder *warm, *fresh;
@@ -189,7 +179,7 @@ static void test_every_range(void **state) {
     env_open(&env);
     for (size_t ki = 0; ki < NKINDS; ki++) {
         struct col c = make_runs(word_kinds[ki], 150, len_edges, 9 + ki);
-        struct qv_encoded e = encode_rle(&env, &c.v);
+        struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_RLE);
         struct qv_error err = {0};
         struct qv_decoder *d;
         assert_int_equal(qv_decoder_open(e.data, e.size, c.v.kind, 0, 150, env.r, &d, &err), 0);
@@ -231,7 +221,7 @@ static void test_corrupt_runs(void **state) {
     struct enc_env env;
     env_open(&env);
     struct col c = make_runs(QV_KIND_INT64, 20000, len_orders, 21);
-    struct qv_encoded e = encode_rle(&env, &c.v);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_RLE);
     uint8_t *bad = malloc(e.size);
     uint64_t s = 99;
     int failed = 0;
