@@ -524,6 +524,10 @@ int qv__rle_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void
                      struct qv_error *);
 int qv__rle_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
                      struct qv_error *);
+/* All run ends of run-end node nd (child 0), decoded into memory of d and
+ * checked: strictly increasing, the last at nd's count. 0, ENOMEM or EIO. */
+int qv__rle_read_ends(struct qv__dec *d, struct qv__node *nd, uint32_t **out,
+                      struct qv_error *err);
 int qv__sparse_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
                         struct qv_error *);
 int qv__sparse_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,

@@ -134,26 +134,18 @@ static void and_sel(const uint64_t *sel, int64_t n, uint64_t *out) {
     for (int64_t k = 0; k < words_of(n); k++) out[k] &= sel[k];
 }
 
-/* The run ends, decoded and checked once per decoder (strictly increasing,
- * the last at the count) and kept in the filter's state: the run-end
- * decoder keeps its own form of them, so the filter does not depend on it. */
+/* The run ends, decoded and checked once per decoder (qv__rle_read_ends)
+ * and kept in the filter's state: the run-end decoder keeps its own form of
+ * them, so the filter does not depend on its cache. */
 static int rle_ends(struct qv__dec *d, struct qv__fstate *st, struct qv__node *nd,
                     const uint32_t **out, struct qv_error *err) {
     if (st->ends_node == nd) {
         *out = st->ends;
         return 0;
     }
-    struct qv__node *en = nd->child[0];
-    const int64_t runs = en->count;
-    uint32_t *e = qv__mem_buf(&d->mem, (size_t)(runs ? runs : 1) * 4, err);
-    if (!e) return ENOMEM;
-    int rc = qv__dec_word(d, en, 0, runs, e, err);
+    uint32_t *e;
+    int rc = qv__rle_read_ends(d, nd, &e, err);
     if (rc) return rc;
-    unsigned bad = 0;
-    for (int64_t i = 1; i < runs; i++) bad |= e[i] <= e[i - 1];
-    if (bad || (runs && e[runs - 1] != (uint64_t)nd->count))
-        return qv__corrupt(err, nd, "run ends not increasing or not ending at the count %lld",
-                           (long long)nd->count);
     st->ends = e;
     st->ends_node = nd;
     *out = e;

@@ -137,11 +137,12 @@ static inline int64_t upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
     return lo;
 }
 
-/* Decodes and checks all run ends once: strictly increasing, the last at
- * the count (so every end is within it). */
-static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
-                     struct qv_error *err) {
-    if (c->ends) return 0;
+/* Decodes all run ends of nd into *out (memory of d) and checks them:
+ * strictly increasing, the last at the count (so every end is within it).
+ * The decoder below and the run-end filter (filter_values.c) both read the
+ * ends this way, each keeping them in its own state. */
+int qv__rle_read_ends(struct qv__dec *d, struct qv__node *nd, uint32_t **out,
+                      struct qv_error *err) {
     struct qv__node *en = nd->child[0];
     const int64_t runs = en->count;
     uint32_t *e = qv__mem_buf(&d->mem, (size_t)(runs ? runs : 1) * 4, err);
@@ -161,8 +162,14 @@ static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c
     if (runs && e[runs - 1] != (uint64_t)nd->count)
         return qv__corrupt(err, nd, "last run ends at %llu, not at the count %lld",
                            (unsigned long long)e[runs - 1], (long long)nd->count);
-    c->ends = e;
+    *out = e;
     return 0;
+}
+
+/* Reads the run ends once per decoder. */
+static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
+                     struct qv_error *err) {
+    return c->ends ? 0 : qv__rle_read_ends(d, nd, &c->ends, err);
 }
 
 /* Whether a range of n values goes through the lazy path: the ends are
