@@ -152,17 +152,6 @@ static int rle_ends(struct qv__dec *d, struct qv__fstate *st, struct qv__node *n
     return 0;
 }
 
-/* Index of the first of a[0..n) greater than key. */
-static int64_t upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + ((hi - lo) >> 1);
-        if ((int64_t)a[mid] <= key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
                    int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
                    struct qv_error *err) {
@@ -173,8 +162,8 @@ int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fp
     if (rc) return rc;
     /* Runs overlapping the range: the first ending after start through the
      * one holding the last row. */
-    const int64_t r0 = upper_bound32(ends, runs, start);
-    const int64_t r1 = upper_bound32(ends, runs, end - 1);
+    const int64_t r0 = qv__upper_bound32(ends, runs, start);
+    const int64_t r1 = qv__upper_bound32(ends, runs, end - 1);
     if (r1 >= runs || r0 > r1)
         return qv__corrupt(err, root, "run ends do not cover value %lld", (long long)(end - 1));
     const int64_t k = r1 - r0 + 1;
