@@ -110,11 +110,6 @@ static void check_out(struct qv_decoder *d, const struct col *c, int64_t start, 
     if (o.data) qv_free(env->r, o.data, o.data_capacity);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void check_column(struct enc_env *env, const struct col *c, uint64_t seed) {
     struct qv_encoded e = encode_forced(env, &c->v, QV_ENC_FSST);
     const int64_t n = c->v.count;
@@ -131,7 +126,7 @@ static void check_column(struct enc_env *env, const struct col *c, uint64_t seed
         check_out(d, c, start, NULL, len, t % 3 ? 0 : 3, env);
         int64_t rows[300], k = 1 + (int64_t)(rng_next(&s) % 300);
         for (int64_t i = 0; i < k; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
-        qsort(rows, (size_t)k, sizeof rows[0], cmp_i64);
+        sort_rows(rows, k);
         check_out(d, c, 0, rows, k, 0, env);
     }
     check_out(d, c, n, NULL, 0, 0, env);

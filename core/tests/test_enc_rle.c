@@ -86,11 +86,6 @@ static void check_take(struct qv_decoder *d, const struct col *c, const int64_t 
     free(o.values);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Full decode, every range of a few lengths at every start near the ends
  * of the chunk and at random starts, through a fresh decoder (lazy path for
  * small ranges) and a warm one (all ends decoded). */
@@ -124,7 +119,7 @@ static void check_column(struct enc_env *env, const struct col *c, uint64_t seed
         if (t % 3 == 2)
             for (int64_t i = 0; i < k; i++) /* duplicates */
                 rows[i] = i < 4 || n < 5 ? 0 : n - 1 - (i % 5);
-        qsort(rows, (size_t)k, sizeof rows[0], cmp_i64);
+        sort_rows(rows, k);
         assert_int_equal(qv_decoder_open(e.data, e.size, c->v.kind, 0, n, env->r, &fresh, &err), 0);
         check_take(fresh, c, rows, k);
         check_take(fresh, c, rows, k);
@@ -241,7 +236,7 @@ static void test_corrupt_runs(void **state) {
         o.values = out;
         int64_t start = (int64_t)(rng_next(&s) % 19000), rows[50];
         for (int i = 0; i < 50; i++) rows[i] = (int64_t)(rng_next(&s) % 20000);
-        qsort(rows, 50, sizeof rows[0], cmp_i64);
+        sort_rows(rows, 50);
         int rcs[4];
         rcs[0] = qv_decoder_decode_range(d, start, 7, &o, &err);     /* lazy */
         rcs[1] = qv_decoder_take(d, rows, 50, &o, &err);            /* lazy take */
