@@ -192,6 +192,19 @@ static void draw_window(int64_t n, uint64_t *s, int64_t *start, int64_t *len) {
     }
 }
 
+/* Runs p over a random window of the n values with a random selection
+ * (drawn from *s in that order); the window, the selection and the output
+ * bitmap (both for the caller to free) are returned beside the filter's
+ * return code. */
+static int filter_window(struct qv_decoder *d, int64_t n, uint64_t *s,
+                         const struct qv_enc_pred *p, int64_t *start, int64_t *len,
+                         uint64_t **sel, uint64_t **out, struct qv_error *err) {
+    draw_window(n, s, start, len);
+    *sel = draw_sel(*len, s);
+    *out = calloc((size_t)(*len / 64 + 2), 8);
+    return qv_decoder_filter(d, *start, *len, p, *sel, *out, err);
+}
+
 static void check_bits(const uint64_t *out, const uint64_t *sel, int64_t len, const char *what,
                        int (*expect)(void *, int64_t), void *ctx) {
     for (int64_t i = 0; i < len; i++) {
@@ -246,10 +259,8 @@ static void run_int(struct enc_env *env, enum qv_value_kind k, int pattern, int 
         }
         p.lo = (int64_t)a, p.hi = (int64_t)b, p.ulo = a, p.uhi = b;
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         snprintf(what, sizeof what, "%s %s (root %s) pattern %d op %d lit %llu/%llu [%lld,+%lld)",
                  qv_value_kind_name(k), qv_encoding_name(force), qv_encoding_name(root), pattern,
                  p.op, (unsigned long long)a, (unsigned long long)b, (long long)start,
@@ -408,10 +419,8 @@ static void run_str(struct enc_env *env, enum qv_value_kind k, int pattern, int 
         p.bytes = lit;
         p.len = l;
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         snprintf(what, sizeof what, "%s %s (root %s) pattern %d op %d len %zu [%lld,+%lld)",
                  qv_value_kind_name(k), qv_encoding_name(force), qv_encoding_name(root), pattern,
                  p.op, l, (long long)start, (long long)len);
@@ -510,10 +519,8 @@ static void run_eval(struct enc_env *env, struct col *c, int force, int want_rc,
     for (int t = 0; t < 200; t++) {
         struct qv_enc_pred p = {.op = QV_ENC_OP_EVAL, .eval = eval_cb};
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         /* An empty range answers at once, whatever the tree. */
         const int want = len ? want_rc : 0;
         if (rc != want)
