@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "format/reader_internal.h"
+#include "pred_oracle.h"
 #include "quiver/format.h"
 #include "scan_fixture.h"
 #include "test_util.h"
@@ -27,18 +28,6 @@ static uint64_t rng(uint64_t *s) {
     z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
     z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
     return z ^ (z >> 31);
-}
-
-static int int_pred(const struct qv_enc_pred *p, int64_t x) {
-    switch (p->op) {
-    case QV_ENC_OP_EQ: return x == p->lo;
-    case QV_ENC_OP_NE: return x != p->lo;
-    case QV_ENC_OP_LT: return x < p->lo;
-    case QV_ENC_OP_LE: return x <= p->lo;
-    case QV_ENC_OP_GT: return x > p->lo;
-    case QV_ENC_OP_GE: return x >= p->lo;
-    default: return p->lo <= x && x <= p->hi;
-    }
 }
 
 static int str_pred(const struct qv_enc_pred *p, const char *v) {
@@ -104,9 +93,9 @@ static void test_columns(void **state) {
                 int64_t row = first + start + i;
                 int want;
                 if (sel && !((sel[i >> 6] >> (i & 63)) & 1)) want = 0;
-                else if (col == 0) want = int_pred(&p, row);
+                else if (col == 0) want = pred_oracle_i64(&p, row);
                 else if (fx_v_null(row)) want = 0;
-                else if (col == 1) want = int_pred(&p, fx_v(row));
+                else if (col == 1) want = pred_oracle_i64(&p, fx_v(row));
                 else {
                     char v[16];
                     snprintf(v, sizeof v, "s%d", fx_v(row));

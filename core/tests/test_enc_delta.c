@@ -20,16 +20,6 @@ static void put(void *vals, unsigned w, int64_t i, uint64_t x) {
     }
 }
 
-static struct qv_encoded encode_forced(struct enc_env *env, const struct qv_values *v, int force) {
-    struct qv_encode_options o = {0};
-    o.force = force;
-    struct qv_encoded e;
-    struct qv_error err = {0};
-    if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
-    assert_int_equal(root_encoding(&e), force);
-    return e;
-}
-
 /* Decodes [start, start + len) into a buffer of exactly len values (ASan
  * catches a store past it) and compares with the input. */
 static void check_range(struct enc_env *env, const struct qv_encoded *e, const struct qv_values *v,

@@ -14,6 +14,7 @@
 #include "test_enc_util.h"
 #include "base/cpu_internal.h"
 #include "memory/memory_testing.h"
+#include "pred_oracle.h"
 
 #define PER_KERNEL 4800
 
@@ -74,27 +75,7 @@ static uint64_t fit(enum qv_value_kind k, uint64_t x) {
 }
 
 static int oracle_int(enum qv_value_kind k, const struct qv_enc_pred *p, uint64_t v) {
-    if (kind_signed(k)) {
-        int64_t x = (int64_t)v;
-        switch (p->op) {
-        case QV_ENC_OP_EQ: return x == p->lo;
-        case QV_ENC_OP_NE: return x != p->lo;
-        case QV_ENC_OP_LT: return x < p->lo;
-        case QV_ENC_OP_LE: return x <= p->lo;
-        case QV_ENC_OP_GT: return x > p->lo;
-        case QV_ENC_OP_GE: return x >= p->lo;
-        default: return p->lo <= x && x <= p->hi;
-        }
-    }
-    switch (p->op) {
-    case QV_ENC_OP_EQ: return v == p->ulo;
-    case QV_ENC_OP_NE: return v != p->ulo;
-    case QV_ENC_OP_LT: return v < p->ulo;
-    case QV_ENC_OP_LE: return v <= p->ulo;
-    case QV_ENC_OP_GT: return v > p->ulo;
-    case QV_ENC_OP_GE: return v >= p->ulo;
-    default: return p->ulo <= v && v <= p->uhi;
-    }
+    return kind_signed(k) ? pred_oracle_i64(p, (int64_t)v) : pred_oracle_u64(p, v);
 }
 
 /* Data patterns. */
@@ -211,6 +192,19 @@ static void draw_window(int64_t n, uint64_t *s, int64_t *start, int64_t *len) {
     }
 }
 
+/* Runs p over a random window of the n values with a random selection
+ * (drawn from *s in that order); the window, the selection and the output
+ * bitmap (both for the caller to free) are returned beside the filter's
+ * return code. */
+static int filter_window(struct qv_decoder *d, int64_t n, uint64_t *s,
+                         const struct qv_enc_pred *p, int64_t *start, int64_t *len,
+                         uint64_t **sel, uint64_t **out, struct qv_error *err) {
+    draw_window(n, s, start, len);
+    *sel = draw_sel(*len, s);
+    *out = calloc((size_t)(*len / 64 + 2), 8);
+    return qv_decoder_filter(d, *start, *len, p, *sel, *out, err);
+}
+
 static void check_bits(const uint64_t *out, const uint64_t *sel, int64_t len, const char *what,
                        int (*expect)(void *, int64_t), void *ctx) {
     for (int64_t i = 0; i < len; i++) {
@@ -265,10 +259,8 @@ static void run_int(struct enc_env *env, enum qv_value_kind k, int pattern, int 
         }
         p.lo = (int64_t)a, p.hi = (int64_t)b, p.ulo = a, p.uhi = b;
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         snprintf(what, sizeof what, "%s %s (root %s) pattern %d op %d lit %llu/%llu [%lld,+%lld)",
                  qv_value_kind_name(k), qv_encoding_name(force), qv_encoding_name(root), pattern,
                  p.op, (unsigned long long)a, (unsigned long long)b, (long long)start,
@@ -427,10 +419,8 @@ static void run_str(struct enc_env *env, enum qv_value_kind k, int pattern, int 
         p.bytes = lit;
         p.len = l;
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         snprintf(what, sizeof what, "%s %s (root %s) pattern %d op %d len %zu [%lld,+%lld)",
                  qv_value_kind_name(k), qv_encoding_name(force), qv_encoding_name(root), pattern,
                  p.op, l, (long long)start, (long long)len);
@@ -529,10 +519,8 @@ static void run_eval(struct enc_env *env, struct col *c, int force, int want_rc,
     for (int t = 0; t < 200; t++) {
         struct qv_enc_pred p = {.op = QV_ENC_OP_EVAL, .eval = eval_cb};
         int64_t start, len;
-        draw_window(n, &s, &start, &len);
-        uint64_t *sel = draw_sel(len, &s);
-        uint64_t *out = calloc((size_t)(len / 64 + 2), 8);
-        rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        uint64_t *sel, *out;
+        rc = filter_window(d, n, &s, &p, &start, &len, &sel, &out, &err);
         /* An empty range answers at once, whatever the tree. */
         const int want = len ? want_rc : 0;
         if (rc != want)

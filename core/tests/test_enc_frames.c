@@ -10,30 +10,9 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "encoding/enc_internal.h"
 #include "quiver/encoding.h"
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 /* n strings: string i has len_of(i) bytes of a pattern zstd compresses. */
 static void strings_of(int64_t n, size_t (*len_of)(int64_t), int64_t **off, uint8_t **data) {
@@ -55,7 +34,8 @@ static size_t len_big(int64_t i) { return i == 300 ? 3 * QV__FRAME_BYTES + 5 : 2
 
 /* Encodes as zstd (cascade with plain and zstd allowed), checks the frame
  * count and every value, by range and by take. */
-static void check_frames(struct env *e, int64_t n, size_t (*len_of)(int64_t), int64_t want_frames) {
+static void check_frames(struct pool_env *e, int64_t n, size_t (*len_of)(int64_t),
+                         int64_t want_frames) {
     int64_t *off;
     uint8_t *data;
     strings_of(n, len_of, &off, &data);
@@ -126,8 +106,9 @@ static void test_value_bigger_than_cap(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_frames_at_cap, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_value_bigger_than_cap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_frames_at_cap, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_value_bigger_than_cap, pool_env_setup,
+                                        pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -110,23 +110,8 @@ static void check_out(struct qv_decoder *d, const struct col *c, int64_t start, 
     if (o.data) qv_free(env->r, o.data, o.data_capacity);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-static struct qv_encoded encode_fsst(struct enc_env *env, const struct qv_values *v) {
-    struct qv_encode_options o = {0};
-    o.force = QV_ENC_FSST;
-    struct qv_encoded e;
-    struct qv_error err = {0};
-    if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
-    assert_int_equal(root_encoding(&e), QV_ENC_FSST);
-    return e;
-}
-
 static void check_column(struct enc_env *env, const struct col *c, uint64_t seed) {
-    struct qv_encoded e = encode_fsst(env, &c->v);
+    struct qv_encoded e = encode_forced(env, &c->v, QV_ENC_FSST);
     const int64_t n = c->v.count;
     struct qv_error err = {0};
     struct qv_decoder *d;
@@ -141,7 +126,7 @@ static void check_column(struct enc_env *env, const struct col *c, uint64_t seed
         check_out(d, c, start, NULL, len, t % 3 ? 0 : 3, env);
         int64_t rows[300], k = 1 + (int64_t)(rng_next(&s) % 300);
         for (int64_t i = 0; i < k; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
-        qsort(rows, (size_t)k, sizeof rows[0], cmp_i64);
+        sort_rows(rows, k);
         check_out(d, c, 0, rows, k, 0, env);
     }
     check_out(d, c, n, NULL, 0, 0, env);
@@ -242,7 +227,7 @@ static void test_corrupt_codes(void **state) {
     /* Short strings of one code each (the stream path). */
     const int64_t n = 3000;
     struct col c = col_strings(QV_KIND_BINARY, n, g_a, 1);
-    struct qv_encoded e = encode_fsst(&env, &c.v);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_FSST);
     struct layout l = {0};
     root_layout(e.data, e.size, &l);
     assert_int_equal(l.buf_len[1], (size_t)n); /* one code a string */
@@ -272,7 +257,7 @@ static void test_corrupt_codes(void **state) {
     /* One string far longer than a stream block: its last code made an
      * escape, and (when the table has room) a code beyond the table. */
     c = col_big(QV_KIND_BINARY, 1, g_letters, 60000, 2);
-    e = encode_fsst(&env, &c.v);
+    e = encode_forced(&env, &c.v, QV_ENC_FSST);
     root_layout(e.data, e.size, &l);
     assert_true(l.buf_len[1] > 8192);
     assert_int_equal(decode_bad(&env, e.data, e.size, 1, 0, 1), 0);

@@ -58,16 +58,6 @@ static int64_t len_long(int64_t r, uint64_t *s) {
     return r % 3 == 1 ? 2 : 40000 + r;
 }
 
-static struct qv_encoded encode_rle(struct enc_env *env, const struct qv_values *v) {
-    struct qv_encode_options o = {0};
-    o.force = QV_ENC_RLE;
-    struct qv_encoded e;
-    struct qv_error err = {0};
-    if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
-    assert_int_equal(root_encoding(&e), QV_ENC_RLE);
-    return e;
-}
-
 /* Decodes [start, start + len) into a buffer of exactly len values (no
  * slack: ASan reports any store past it) and compares. */
 static void check_range(struct qv_decoder *d, const struct col *c, int64_t start, int64_t len) {
@@ -96,16 +86,11 @@ static void check_take(struct qv_decoder *d, const struct col *c, const int64_t 
     free(o.values);
 }
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Full decode, every range of a few lengths at every start near the ends
  * of the chunk and at random starts, through a fresh decoder (lazy path for
  * small ranges) and a warm one (all ends decoded). */
 static void check_column(struct enc_env *env, const struct col *c, uint64_t seed) {
-    struct qv_encoded e = encode_rle(env, &c->v);
+    struct qv_encoded e = encode_forced(env, &c->v, QV_ENC_RLE);
     const int64_t n = c->v.count;
     struct qv_error err = {0};
     struct qv_decoder *warm, *fresh;
@@ -134,7 +119,7 @@ static void check_column(struct enc_env *env, const struct col *c, uint64_t seed
         if (t % 3 == 2)
             for (int64_t i = 0; i < k; i++) /* duplicates */
                 rows[i] = i < 4 || n < 5 ? 0 : n - 1 - (i % 5);
-        qsort(rows, (size_t)k, sizeof rows[0], cmp_i64);
+        sort_rows(rows, k);
         assert_int_equal(qv_decoder_open(e.data, e.size, c->v.kind, 0, n, env->r, &fresh, &err), 0);
         check_take(fresh, c, rows, k);
         check_take(fresh, c, rows, k);
@@ -189,7 +174,7 @@ static void test_every_range(void **state) {
     env_open(&env);
     for (size_t ki = 0; ki < NKINDS; ki++) {
         struct col c = make_runs(word_kinds[ki], 150, len_edges, 9 + ki);
-        struct qv_encoded e = encode_rle(&env, &c.v);
+        struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_RLE);
         struct qv_error err = {0};
         struct qv_decoder *d;
         assert_int_equal(qv_decoder_open(e.data, e.size, c.v.kind, 0, 150, env.r, &d, &err), 0);
@@ -231,7 +216,7 @@ static void test_corrupt_runs(void **state) {
     struct enc_env env;
     env_open(&env);
     struct col c = make_runs(QV_KIND_INT64, 20000, len_orders, 21);
-    struct qv_encoded e = encode_rle(&env, &c.v);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_RLE);
     uint8_t *bad = malloc(e.size);
     uint64_t s = 99;
     int failed = 0;
@@ -251,7 +236,7 @@ static void test_corrupt_runs(void **state) {
         o.values = out;
         int64_t start = (int64_t)(rng_next(&s) % 19000), rows[50];
         for (int i = 0; i < 50; i++) rows[i] = (int64_t)(rng_next(&s) % 20000);
-        qsort(rows, 50, sizeof rows[0], cmp_i64);
+        sort_rows(rows, 50);
         int rcs[4];
         rcs[0] = qv_decoder_decode_range(d, start, 7, &o, &err);     /* lazy */
         rcs[1] = qv_decoder_take(d, rows, 50, &o, &err);            /* lazy take */

@@ -11,31 +11,10 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "compat_fixtures.h"
 #include "quiver/format.h"
 #include "test_util.h"
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0); /* nothing leaked */
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 static void fixture_path(const struct cf_spec *s, char *buf, size_t cap) {
     snprintf(buf, cap, "%s/%s", QV_TEST_DATA_DIR, s->file);
@@ -68,7 +47,8 @@ static void assert_row_equal(const struct qv_field *f, const struct ArrowArray *
         fail_msg("%s: column %s, row %lld: %s", what, f->name, (long long)row, why);
 }
 
-static void check_fixture(struct env *e, const struct cf_spec *s, const struct qv_reader_options *ro) {
+static void check_fixture(struct pool_env *e, const struct cf_spec *s,
+                          const struct qv_reader_options *ro) {
     char path[1024];
     fixture_path(s, path, sizeof path);
     struct qv_schema *schema;
@@ -121,12 +101,12 @@ static void check_fixture(struct env *e, const struct cf_spec *s, const struct q
 }
 
 static void test_read_fixtures(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     for (int i = 0; i < cf_n_specs; i++) check_fixture(e, &cf_specs[i], NULL);
 }
 
 static void test_read_fixtures_mapped(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     struct qv_reader_options ro = {.mmap = 1};
     for (int i = 0; i < cf_n_specs; i++) check_fixture(e, &cf_specs[i], &ro);
 }
@@ -138,7 +118,7 @@ static int find_zstd(void *ctx, const struct qv_enc_node_info *info) {
 
 /* The long-strings fixture does hold zstd frames (what it is for). */
 static void test_strings_fixture_has_zstd(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     const struct cf_spec *s = NULL;
     for (int i = 0; i < cf_n_specs; i++)
         if (cf_specs[i].strings) s = &cf_specs[i];
@@ -167,7 +147,7 @@ static void test_strings_fixture_has_zstd(void **state) {
  * that column fails with EIO naming the column and row group (the segment's
  * whole checksum), other columns still read. */
 static void test_old_file_corrupt_segment(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     const struct cf_spec *s = &cf_specs[0];
     char path[1024], copy[1024];
     fixture_path(s, path, sizeof path);
@@ -203,10 +183,13 @@ static void test_old_file_corrupt_segment(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_read_fixtures, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_read_fixtures_mapped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_strings_fixture_has_zstd, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_old_file_corrupt_segment, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_fixtures, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_read_fixtures_mapped, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_strings_fixture_has_zstd, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_old_file_corrupt_segment, pool_env_setup,
+                                        pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

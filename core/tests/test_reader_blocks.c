@@ -10,33 +10,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "format/format_internal.h"
 #include "format/format_testing.h"
 #include "quiver/file.h"
 #include "quiver/format.h"
 #include "test_util.h"
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 #define ROWS 131072
 #define WIDTH 40 /* bits per value: 5120 bytes per 1024-value vector */
@@ -49,7 +28,7 @@ static uint64_t value_of(int64_t i) {
 
 /* One row group: column "v" (int64, bit-packed at WIDTH bits, forced) and
  * column "w" (int64, the same values, as a neighbour that stays intact). */
-static void write_file_forced(struct env *e, const char *path, int encoding) {
+static void write_file_forced(struct pool_env *e, const char *path, int encoding) {
     static const struct qv_field cols[] = {
         {.name = "v", .type = QV_TYPE_INT64, .nullable = false},
         {.name = "w", .type = QV_TYPE_INT64, .nullable = false},
@@ -79,11 +58,13 @@ static void write_file_forced(struct env *e, const char *path, int encoding) {
     qv_schema_destroy(s);
 }
 
-static void write_file(struct env *e, const char *path) { write_file_forced(e, path, QV_ENC_BITPACK); }
+static void write_file(struct pool_env *e, const char *path) {
+    write_file_forced(e, path, QV_ENC_BITPACK);
+}
 
 /* Flips one byte at `at` bytes into column 0's values segment of row
  * group 0. Returns the segment's offset. */
-static uint64_t flip(struct env *e, const char *path, uint64_t at) {
+static uint64_t flip(struct pool_env *e, const char *path, uint64_t at) {
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -101,7 +82,7 @@ static uint64_t flip(struct env *e, const char *path, uint64_t at) {
     return si.offset;
 }
 
-static int take_rows(struct env *e, struct qv_reader *rd, int32_t column, const int64_t *rows,
+static int take_rows(struct pool_env *e, struct qv_reader *rd, int32_t column, const int64_t *rows,
                      int64_t n, struct qv_error *err) {
     struct qv_column_reader *cr;
     int rc = qv_column_reader_open(rd, 0, column, e->r, &cr, err);
@@ -117,7 +98,8 @@ static int take_rows(struct env *e, struct qv_reader *rd, int32_t column, const 
     return rc;
 }
 
-static int read_all(struct env *e, struct qv_reader *rd, int32_t column, struct qv_error *err) {
+static int read_all(struct pool_env *e, struct qv_reader *rd, int32_t column,
+                    struct qv_error *err) {
     struct qv_column_reader *cr;
     int rc = qv_column_reader_open(rd, 0, column, e->r, &cr, err);
     if (rc) return rc;
@@ -128,7 +110,7 @@ static int read_all(struct env *e, struct qv_reader *rd, int32_t column, struct 
     return rc;
 }
 
-static void check_corrupt_block(struct env *e, int mapped) {
+static void check_corrupt_block(struct pool_env *e, int mapped) {
     char path[512];
     tu_path(path, sizeof path, mapped ? "blocks_mapped.qvr" : "blocks.qvr");
     write_file(e, path);
@@ -199,7 +181,7 @@ static void test_corrupt_block_mapped(void **state) { check_corrupt_block(*state
 /* The footer of a format 2 file: one checksum per block of every segment,
  * each the hash of its block. */
 static void test_block_sums_match(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "blocks_sums.qvr");
     write_file(e, path);
@@ -223,7 +205,7 @@ static void test_block_sums_match(void **state) {
  * its bit-packed deltas) verify and, reading on demand, fetch them first: a
  * take on a freshly opened pread reader decodes only bytes it read. */
 static void test_fused_child_reads_its_blocks(void **state) {
-    struct env *e = *state;
+    struct pool_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "blocks_delta.qvr");
     write_file_forced(e, path, QV_ENC_DELTA);
@@ -240,10 +222,13 @@ static void test_fused_child_reads_its_blocks(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_corrupt_block_pread, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_block_sums_match, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_block_pread, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_sums_match, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, pool_env_setup,
+                                        pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

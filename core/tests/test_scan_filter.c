@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "format/format_testing.h"
 #include "scan/scan_internal.h"
 #include "test_expr_gen.h"
@@ -24,28 +25,6 @@
 
 #define ROWS 3000
 #define RG_ROWS 1500 /* not a multiple of 1024: vectors end inside row groups */
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 /* ---- families of columns an encoding can hold, with an id column ---- */
 
@@ -224,7 +203,8 @@ static int g_tree_ok(const struct gnode *n) {
 /* Scans `text` (take: the rows of take[0..n_take), global) and compares the
  * ids of the rows it yields with the reference's. Returns the rows
  * selected. */
-static int64_t check_scan(struct env *E, struct file *F, const struct gnode *root, const char *text,
+static int64_t check_scan(struct pool_env *E, struct file *F, const struct gnode *root,
+                          const char *text,
                           int64_t batch_rows, const int64_t *take, int64_t n_take, int nan_order) {
     (void)nan_order;
     size_t used0 = qv_reservation_used(E->r);
@@ -272,7 +252,8 @@ static int64_t check_scan(struct env *E, struct file *F, const struct gnode *roo
     return k;
 }
 
-static void open_file(struct env *E, struct file *F, int fam, int shape, int force, uint64_t seed,
+static void open_file(struct pool_env *E, struct file *F, int fam, int shape, int force,
+                      uint64_t seed,
                       const char *name) {
     memset(F, 0, sizeof *F);
     F->fam = fam;
@@ -293,9 +274,40 @@ static void close_file(struct file *F) {
     qv_schema_destroy(F->schema);
 }
 
+/* The rows of F's batch (takes: every third row of each row group, as
+ * run_filter takes them) for which the library's evaluator, row by row,
+ * says x is TRUE, in want. Returns how many. */
+static int64_t eval_rows(struct pool_env *E, const struct file *F, const struct qv_expr *x,
+                         int takes, int64_t *want) {
+    int64_t nw = 0;
+    for (int64_t r = 0; r < ROWS; r++) {
+        if (takes && (r % RG_ROWS) % 3) continue;
+        uint8_t bit = 0;
+        struct ArrowArray one = F->batch;
+        one.offset = r;
+        one.length = 1;
+        struct qv_error err;
+        assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
+        if (bit) want[nw++] = r;
+    }
+    return nw;
+}
+
+/* `text` parsed and bound on F's schema (in *x) and a filter of it on F's
+ * reader. */
+static struct qv__filter *filter_of(struct pool_env *E, struct file *F, const char *text,
+                                    struct qv_expr **x) {
+    struct qv_error err;
+    if (qv_expr_parse(text, E->r, x, &err)) fail_msg("%s: %s", text, err.message);
+    assert_int_equal(qv_expr_bind(*x, F->schema, &err), 0);
+    struct qv__filter *f;
+    assert_int_equal(qv__filter_create(F->rd, *x, E->pool, E->r, &f, &err), 0);
+    return f;
+}
+
 /* 4,800 random predicates over one file: an AND of one to four random
  * subtrees, the simpler ones more often. */
-static void random_predicates(struct env *E, struct file *F, uint64_t seed, int count) {
+static void random_predicates(struct pool_env *E, struct file *F, uint64_t seed, int count) {
     char *text = malloc(1 << 16);
     struct gnode *pool = malloc(96 * sizeof *pool);
     int64_t sel = 0, rows = 0;
@@ -359,7 +371,7 @@ static int predicates_per_file(void) {
 }
 
 static void test_oracle_forced(void **state, int first, int last) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     for (int i = first; i < last && i < N_FORCED; i++) {
         struct file F;
         open_file(E, &F, forced[i].fam, forced[i].shape, forced[i].enc, (uint64_t)i + 1, "oracle.qvr");
@@ -398,7 +410,7 @@ static void num_lit(const struct gcol *g, g_i128 v, struct glit *l, uint64_t *se
  * value) and their neighbours, the whole file's min - 1 and max + 1 (below
  * and above every value), and BETWEEN over those. */
 static void test_boundaries(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const int encs[] = {QV_ENC_FOR, QV_ENC_BITPACK, QV_ENC_DICT, QV_ENC_RLE, QV_ENC_DELTA,
                                QV_ENC_PLAIN};
     char text[1024];
@@ -466,7 +478,7 @@ static void test_boundaries(void **state) {
 /* NaN, infinities and signed zeros against float columns, in both NaN
  * orders' text forms; all-null vectors and IS [NOT] NULL. */
 static void test_nan_and_nulls(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const lits[] = {"NaN", "Infinity", "-Infinity", "0", "-0.0", "0.25"};
     static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">="};
     static const int encs[] = {QV_ENC_PLAIN, QV_ENC_ALP, QV_ENC_DICT};
@@ -497,15 +509,7 @@ static void test_nan_and_nulls(void **state) {
                     struct qv_error err;
                     assert_int_equal(qv_expr_parse(text, E->r, &x, &err), 0);
                     assert_int_equal(qv_expr_bind_ex(x, F.schema, QV_NAN_LARGEST, &err), 0);
-                    int64_t want[ROWS], nw = 0, k = 0;
-                    for (int64_t r = 0; r < ROWS; r++) {
-                        uint8_t bit = 0;
-                        struct ArrowArray one = F.batch;
-                        one.offset = r;
-                        one.length = 1;
-                        assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                        if (bit) want[nw++] = r;
-                    }
+                    int64_t want[ROWS], nw = eval_rows(E, &F, x, 0, want), k = 0;
                     qv_expr_destroy(x);
                     int32_t proj = 0;
                     struct qv_scan_options o = {.columns = &proj, .n_columns = 1, .filter = text,
@@ -541,7 +545,7 @@ static void test_nan_and_nulls(void **state) {
 
 /* Runs f over every row group in batches of `bs` rows (ranges, or takes of
  * every third row) and writes the selected global rows to out. */
-static int64_t run_filter(struct env *E, struct qv__filter *f, const struct qv_reader *rd,
+static int64_t run_filter(struct pool_env *E, struct qv__filter *f, const struct qv_reader *rd,
                           int64_t bs, int takes, int64_t *out, struct qv__filter_counts *counts) {
     struct qv__filter_ctx *c;
     struct qv_error err;
@@ -582,7 +586,7 @@ static void next_perm(int32_t *p, int32_t n, uint64_t *seed) {
 /* Every order of the conjuncts gives the same rows, in ranges and takes,
  * and the same as the reference. */
 static void test_order_permutations(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const filters[] = {
         "i32 >= 0 AND i16 < 3000 AND dec BETWEEN -1.5 AND 40.26 AND u8 IN (120, 130, 150, NULL) "
         "AND NOT (i8 = 3)",
@@ -597,27 +601,14 @@ static void test_order_permutations(void **state) {
         open_file(E, &F, FAM_INT, D_GENERAL, encs[e], (uint64_t)e + 7, "perm.qvr");
         for (int q = 0; q < 3; q++) {
             struct qv_expr *x;
-            struct qv_error err;
-            assert_int_equal(qv_expr_parse(filters[q], E->r, &x, &err), 0);
-            assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-            struct qv__filter *f;
-            assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+            struct qv__filter *f = filter_of(E, &F, filters[q], &x);
             int32_t nc = qv__filter_conjuncts(f);
             assert_true(nc >= 4);
             int32_t perm[16];
             for (int32_t i = 0; i < nc; i++) perm[i] = i;
             for (int takes = 0; takes < 2; takes++) {
                 /* The reference's rows. */
-                int64_t nw = 0;
-                for (int64_t i = 0; i < ROWS; i++) {
-                    if (takes && (i % RG_ROWS) % 3) continue;
-                    uint8_t bit = 0;
-                    struct ArrowArray one = F.batch;
-                    one.offset = i;
-                    one.length = 1;
-                    assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                    if (bit) want[nw++] = i;
-                }
+                int64_t nw = eval_rows(E, &F, x, takes, want);
                 uint64_t seed = (uint64_t)q * 31 + (uint64_t)takes;
                 for (int rep = 0; rep < 12; rep++) {
                     struct qv__filter_counts counts = {0};
@@ -644,7 +635,7 @@ static void test_order_permutations(void **state) {
  * nothing is decoded for it; one that cannot be TRUE empties the batch
  * without decoding either. */
 static void test_statistics_skip(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_AUTO, 3, "skip.qvr");
     static const struct {
@@ -653,11 +644,7 @@ static void test_statistics_skip(void **state) {
     } cases[] = {{"id >= 0 AND id < 1000000", 1}, {"id < 0", 0}, {"id >= 0 AND id > 999999", 0}};
     for (int k = 0; k < 3; k++) {
         struct qv_expr *x;
-        struct qv_error err;
-        assert_int_equal(qv_expr_parse(cases[k].text, E->r, &x, &err), 0);
-        assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-        struct qv__filter *f;
-        assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+        struct qv__filter *f = filter_of(E, &F, cases[k].text, &x);
         int64_t *got = malloc(ROWS * sizeof *got);
         struct qv__filter_counts counts = {0};
         int64_t n = run_filter(E, f, F.rd, 1024, 0, got, &counts);
@@ -675,19 +662,15 @@ static void test_statistics_skip(void **state) {
 /* Decoding follows the survivors: a selective first conjunct leaves the
  * second column decoded only for the vectors that still hold rows. */
 static void test_decodes_follow_survivors(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_PLAIN, 5, "surv.qvr");
     struct qv_expr *x;
-    struct qv_error err;
     /* id in one vector of each row group, then a general conjunct. */
-    assert_int_equal(qv_expr_parse("(id BETWEEN 100 AND 140 OR id BETWEEN 1600 AND 1610) AND "
-                                   "(i32 > 0 OR i16 < 0)",
-                                   E->r, &x, &err),
-                     0);
-    assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-    struct qv__filter *f;
-    assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+    struct qv__filter *f = filter_of(E, &F,
+                                     "(id BETWEEN 100 AND 140 OR id BETWEEN 1600 AND 1610) AND "
+                                     "(i32 > 0 OR i16 < 0)",
+                                     &x);
     int32_t order[2] = {0, 1};
     qv__filter_set_order(f, order);
     int64_t *got = malloc(ROWS * sizeof *got);
@@ -707,7 +690,7 @@ static void test_decodes_follow_survivors(void **state) {
  * undecoded: integers (decimals as int64, dates) under every integer
  * encoding, string equality and prefixes under every binary one. */
 static void test_encoded_without_decode(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const struct forced cases[] = {
         {FAM_INT, D_NONNEG, QV_ENC_BITPACK}, {FAM_INT, D_GENERAL, QV_ENC_FOR},
         {FAM_INT, D_GENERAL, QV_ENC_DELTA},  {FAM_INT, D_GENERAL, QV_ENC_DICT},
@@ -753,24 +736,11 @@ static void test_encoded_without_decode(void **state) {
             snprintf(text, sizeof text, "s = X'%s' AND ls STARTS WITH X'%s' AND b != 'zz'", hs, hl);
         }
         struct qv_expr *x;
-        struct qv_error err;
-        if (qv_expr_parse(text, E->r, &x, &err)) fail_msg("%s: %s", text, err.message);
-        assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-        struct qv__filter *f;
-        assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
+        struct qv__filter *f = filter_of(E, &F, text, &x);
         for (int takes = 0; takes < 2; takes++) {
             struct qv__filter_counts counts = {0};
             int64_t k = run_filter(E, f, F.rd, 1024, takes, got, &counts);
-            int64_t nw = 0;
-            for (int64_t r = 0; r < ROWS; r++) {
-                if (takes && (r % RG_ROWS) % 3) continue;
-                uint8_t bit = 0;
-                struct ArrowArray one = F.batch;
-                one.offset = r;
-                one.length = 1;
-                assert_int_equal(qv_expr_eval(x, &one, NULL, &bit, NULL, E->r, &err), 0);
-                if (bit) want[nw++] = r;
-            }
+            int64_t nw = eval_rows(E, &F, x, takes, want);
             assert_int_equal(k, nw);
             assert_memory_equal(got, want, (size_t)k * sizeof *got);
             if (counts.values_decoded != 0)
@@ -788,15 +758,12 @@ static void test_encoded_without_decode(void **state) {
 
 /* Cancellation between conjuncts. */
 static void test_cancel(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     struct file F;
     open_file(E, &F, FAM_INT, D_GENERAL, QV_ENC_AUTO, 9, "cancel.qvr");
     struct qv_expr *x;
+    struct qv__filter *f = filter_of(E, &F, "i32 > 0 AND i16 < 100", &x);
     struct qv_error err;
-    assert_int_equal(qv_expr_parse("i32 > 0 AND i16 < 100", E->r, &x, &err), 0);
-    assert_int_equal(qv_expr_bind(x, F.schema, &err), 0);
-    struct qv__filter *f;
-    assert_int_equal(qv__filter_create(F.rd, x, E->pool, E->r, &f, &err), 0);
     struct qv__filter_ctx *c;
     assert_int_equal(qv__filter_ctx_create(f, E->pool, &c, &err), 0);
     int64_t sel[1024], k = -1;
@@ -814,16 +781,18 @@ static void test_cancel(void **state) {
 int main(void) {
     (void)g_scramble_validity; /* of the shared generator; batches here are whole */
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_oracle_int, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oracle_str, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_oracle_flt, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_boundaries, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nan_and_nulls, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_order_permutations, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_statistics_skip, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_decodes_follow_survivors, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_encoded_without_decode, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_cancel, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_int, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_str, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_oracle_flt, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_boundaries, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_nan_and_nulls, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_order_permutations, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_statistics_skip, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_decodes_follow_survivors, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_encoded_without_decode, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_cancel, pool_env_setup, pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,31 +22,10 @@
 
 #include <cmocka.h>
 
+#include "pool_env.h"
 #include "format/format_testing.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
-
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-};
-
-static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    *state = e;
-    return 0;
-}
-
-static int teardown(void **state) {
-    struct env *e = *state;
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
-    return 0;
-}
 
 /* Column 0 of every schema here is the row number ("id", int64, or utf8
  * "r%07d" in string schemas, or float64 in float schemas, so that a forced
@@ -83,7 +62,8 @@ struct tfile {
 
 /* Writes `rows` rows (gen for every column but the id) with `force` on
  * every values segment; false when the forced encoding cannot hold them. */
-static bool tfile_open(struct env *E, struct tfile *T, const struct qv_field *cols, int64_t ncols,
+static bool tfile_open(struct pool_env *E, struct tfile *T, const struct qv_field *cols,
+                       int64_t ncols,
                        int64_t rows, int64_t rg_rows, int force, gen_fn gen, const char *name,
                        const struct qv_reader_options *ro) {
     memset(T, 0, sizeof *T);
@@ -131,7 +111,7 @@ static void tfile_close(struct tfile *T) {
 /* The rows (ids) the reference says pass: every column decoded, the filter
  * evaluated by qv_expr_eval. -1: the filter does not parse or bind (then
  * the scan must refuse it too). */
-static int64_t reference(struct env *E, struct tfile *T, const char *text, int nan_order,
+static int64_t reference(struct pool_env *E, struct tfile *T, const char *text, int nan_order,
                          int64_t *out) {
     struct qv_expr *e;
     struct qv_error err;
@@ -183,7 +163,8 @@ static const struct variant variants[] = {
 /* Runs `text` through the scan in every variant and compares with the
  * reference; `want` >= 0 is a hand count of the rows on the whole file.
  * Returns the rows the reference selected. */
-static int64_t check(struct env *E, struct tfile *T, const char *text, int nan_order, int64_t want) {
+static int64_t check(struct pool_env *E, struct tfile *T, const char *text, int nan_order,
+                     int64_t want) {
     int64_t *ref = malloc((size_t)(T->rows + 1) * sizeof *ref);
     int64_t *expect = malloc((size_t)(T->rows + 1) * sizeof *expect);
     int64_t *take = malloc((size_t)(T->rows + 1) * sizeof *take);
@@ -337,7 +318,7 @@ static const char *const lim_lits[][8] = {
      "99999999999999999999"},
 };
 
-static void lim_filters(struct env *E, struct tfile *T) {
+static void lim_filters(struct pool_env *E, struct tfile *T) {
     static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">="};
     char text[512];
     for (size_t c = 0; c < sizeof lim_lits / sizeof *lim_lits; c++) {
@@ -381,7 +362,7 @@ static void lim_filters(struct env *E, struct tfile *T) {
 }
 
 static void test_int_limits(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     for (lim_mode = 0; lim_mode < 3; lim_mode++)
         for (int e = 0; e < N_INT_ENCS; e++) {
             int enc = int_encs[e];
@@ -440,7 +421,7 @@ static int gen_num(struct qv_appender *a, const struct qv_field *f, int64_t c, i
 }
 
 static void test_numeric_limits(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const filters[] = {
         "d18 = 999999999999999999", "d18 >= 999999999999999999", "d18 > 999999999999999998",
         "d18 < -999999999999999998", "d18 <= -999999999999999999", "d18 = -999999999999999999",
@@ -511,7 +492,7 @@ static int gen_flt(struct qv_appender *a, const struct qv_field *f, int64_t c, i
 }
 
 static void test_float_limits(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const cols[] = {"f32", "f64"};
     static const char *const lits[] = {"0", "-0.0", "0.0", "NaN", "-NaN", "inf", "-inf", "1.5",
                                        "-1.5", "1e300", "-1e400", "1e400", "3.4028235e38",
@@ -580,7 +561,7 @@ static int gen_str(struct qv_appender *a, const struct qv_field *f, int64_t c, i
 }
 
 static void test_string_limits(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const cols[] = {"s", "ls", "b", "lb"};
     static const char *const lits[] = {"''", "'a'", "X'610062'", "X'6100'", "X'00'", "'ab'",
                                        "X'fffe'", "X'ff'", "'\xc3\xa9'", "'apple'",
@@ -635,7 +616,7 @@ static int gen_big(struct qv_appender *a, const struct qv_field *f, int64_t c, i
 }
 
 static void test_huge_filter(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const struct qv_field cols[] = {
         {.name = "id", .type = QV_TYPE_INT64},
         {.name = "a", .type = QV_TYPE_INT64},
@@ -678,7 +659,7 @@ static int gen_nulls(struct qv_appender *a, const struct qv_field *f, int64_t c,
 }
 
 static void test_nulls_and_tiny(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const struct qv_field cols[] = {
         {.name = "id", .type = QV_TYPE_INT64},
         {.name = "n", .type = QV_TYPE_INT32, .nullable = true},
@@ -708,7 +689,7 @@ static void test_nulls_and_tiny(void **state) {
 /* ---- corrupt bytes reached through the filter, checksums off and on ---- */
 
 static void test_corrupt_filter_path(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const struct qv_field cols[] = {
         {.name = "id", .type = QV_TYPE_INT64},
         {.name = "i64", .type = QV_TYPE_INT64, .nullable = true},
@@ -860,7 +841,7 @@ static void test_corrupt_filter_path(void **state) {
 
 static void test_small_budget(void **state) {
     (void)state;
-    struct env E2;
+    struct pool_env E2;
     struct qv_pool *big;
     struct qv_reservation *br;
     assert_int_equal(qv_pool_create(NULL, &big, NULL), 0);
@@ -938,7 +919,7 @@ static int gen_nest(struct qv_appender *a, const struct qv_field *f, int64_t c, 
 }
 
 static void test_nested_fields(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const filters[] = {
         "pt.x = 1", "pt.x != 1", "pt.x IS NULL", "pt IS NULL", "pt IS NOT NULL AND pt.x IS NULL",
         "pt.x = x", "pt.x < x OR pt.t = 'odd'", "pt.t STARTS WITH 'ev' AND x BETWEEN 1 AND 3",
@@ -991,7 +972,7 @@ static int gen_other(struct qv_appender *a, const struct qv_field *f, int64_t c,
 }
 
 static void test_decode_only_kinds(void **state) {
-    struct env *E = *state;
+    struct pool_env *E = *state;
     static const char *const filters[] = {
         "flag", "NOT flag", "flag = false AND k < 10", "flag IS NULL OR k = 3", "k < 5 AND flag",
         "h = 0", "h < 0 AND k < 50", "h = NaN", "h != 1 AND k > 90", "h IN (1, -1, NaN)",
@@ -1012,15 +993,16 @@ static void test_decode_only_kinds(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_int_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_numeric_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_float_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_string_limits, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_huge_filter, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nested_fields, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_decode_only_kinds, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_nulls_and_tiny, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_corrupt_filter_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_int_limits, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_numeric_limits, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_float_limits, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_string_limits, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_huge_filter, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_nested_fields, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_decode_only_kinds, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_nulls_and_tiny, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_filter_path, pool_env_setup,
+                                        pool_env_teardown),
         cmocka_unit_test(test_small_budget),
     };
     if (getenv("QV_ATTACK_ONLY")) cmocka_set_test_filter(getenv("QV_ATTACK_ONLY"));

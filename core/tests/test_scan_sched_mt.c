@@ -21,51 +21,33 @@
 
 #include "base/thread.h"
 #include "quiver/scan.h"
+#include "fx_file.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
 #define ROWS 12000
 #define RG 2048
 
-static struct qv_pool *pool;
-static struct qv_reservation *res;
-static char path[512];
-static uint8_t *file;
-static size_t file_size;
+static struct fx_file fx;
 static struct qv_reader *rd;
 
 static int setup(void **state) {
     (void)state;
     alarm(600); /* a hang fails the test instead of stalling CI */
-    assert_int_equal(qv_pool_create(NULL, &pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
-    tu_path(path, sizeof path, "scan_sched_mt.qvr");
-    assert_int_equal(fx_write(path, ROWS, RG, res), 0);
-    file = tu_read_file(path, &file_size);
-    assert_non_null(file);
-    assert_int_equal(qv_reader_open(path, NULL, res, &rd, NULL), 0);
+    fx_file_open(&fx, "scan_sched_mt.qvr", ROWS, RG);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &rd, NULL), 0);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
     qv_reader_close(rd);
-    unlink(path);
-    free(file);
-    qv_reservation_destroy(res);
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reserved, 0);
-    qv_pool_destroy(pool);
+    fx_file_close(&fx);
     alarm(0);
     return 0;
 }
 
-static void pool_is_clean(void) {
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reservations, 1); /* only the test's own */
-}
+static void pool_is_clean(void) { fx_file_pool_is_clean(&fx); }
 
 static void nap_us(long us) {
     struct timespec ts = {0, us * 1000};
@@ -161,7 +143,7 @@ static void test_order_and_rows_every_mix(void **state) {
                                                 .filter = filtered ? "v > 20" : NULL};
                     struct ArrowArrayStream st;
                     struct qv_error err;
-                    assert_int_equal(qv_scan_open(rd, &o, res, &st, &err), 0);
+                    assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, &err), 0);
                     int64_t rows = drain_checked(&st, filtered, NULL, 0, 0);
                     assert_int_equal(rows, expected_rows(filtered, NULL, 0, 0));
                     struct qv_scan_stats ss;
@@ -188,7 +170,7 @@ static void test_slow_and_fast_consumers(void **state) {
                                             .prefetch = 1 + slow, .batch_rows = 700,
                                             .filter = filtered ? "v > 20" : NULL};
                 struct ArrowArrayStream st;
-                assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+                assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
                 long nap = slow == 0 ? 0 : slow == 1 ? 300 : 3000;
                 assert_int_equal(drain_checked(&st, filtered, NULL, 0, nap),
                                  expected_rows(filtered, NULL, 0, 0));
@@ -214,7 +196,7 @@ static void test_release_at_every_point(void **state) {
                                             .filter = stop % 2 ? "v > 20" : NULL,
                                             .max_rows = stop % 4 == 3 ? 5000 : 0};
                 struct ArrowArrayStream st;
-                assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+                assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
                 struct ArrowArray kept[32];
                 int nk = 0;
                 int64_t next = 0;
@@ -241,7 +223,7 @@ static void test_release_at_every_point(void **state) {
  * the row group, and keeps failing. */
 static void test_error_per_task(void **state) {
     (void)state;
-    uint8_t *copy = malloc(file_size);
+    uint8_t *copy = malloc(fx.size);
     assert_non_null(copy);
     int32_t ncol = (int32_t)qv_reader_schema(rd)->root.n_children;
     int64_t nrg = qv_reader_num_row_groups(rd);
@@ -251,12 +233,12 @@ static void test_error_per_task(void **state) {
             int32_t node = qv_reader_column_node(rd, c);
             struct qv_segment_info si;
             if (qv_reader_segment_info(rd, g, node, 0, &si, NULL) || si.length < 2) continue;
-            memcpy(copy, file, file_size);
+            memcpy(copy, fx.bytes, fx.size);
             copy[si.offset + si.length / 2] ^= 0x5a;
             struct qv_source src;
-            assert_int_equal(qv_source_from_memory(copy, file_size, "bad.qvr", &src, NULL), 0);
+            assert_int_equal(qv_source_from_memory(copy, fx.size, "bad.qvr", &src, NULL), 0);
             struct qv_reader *bad;
-            assert_int_equal(qv_reader_open_source(&src, NULL, res, &bad, NULL), 0);
+            assert_int_equal(qv_reader_open_source(&src, NULL, fx.res, &bad, NULL), 0);
             int filtered = config % 2, prefetch = 1 + config % 3;
             config++;
             /* Every column is read: v by the filter, the others projected.
@@ -270,7 +252,7 @@ static void test_error_per_task(void **state) {
             struct qv_scan_options o = {.batch_rows = 700, .threads = threads[t],
                                         .prefetch = prefetch, .filter = filtered ? "v > 20" : NULL};
             struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(bad, &o, res, &st, NULL), 0);
+            assert_int_equal(qv_scan_open(bad, &o, fx.res, &st, NULL), 0);
             int64_t next = 0, rows = 0;
             int rc = 0;
             for (;;) {
@@ -338,7 +320,7 @@ static void test_cancel_at_random_points(void **state) {
                                     .threads = 2 + i % 3, .prefetch = 1 + i % 2,
                                     .filter = i % 2 ? "v > 20" : NULL};
         struct ArrowArrayStream st;
-        assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         struct canceller c = {&st, (long)(rnd() % 3000)};
         qv_thread th;
         assert_int_equal(qv_thread_create(&th, cancel_main, &c), 0);
@@ -376,7 +358,7 @@ static void test_max_rows(void **state) {
                                             .max_rows = limits[l],
                                             .filter = filtered ? "v > 20" : NULL};
                 struct ArrowArrayStream st;
-                assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+                assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
                 assert_int_equal(drain_checked(&st, filtered, NULL, 0, 0),
                                  expected_rows(filtered, NULL, 0, limits[l]));
                 st.release(&st);
@@ -401,7 +383,7 @@ static void test_takes(void **state) {
                                     .max_rows = round % 3 == 2 ? n / 3 : 0,
                                     .filter = filtered ? "v > 20" : NULL};
         struct ArrowArrayStream st;
-        assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         assert_int_equal(drain_checked(&st, filtered, take, n, 0),
                          expected_rows(filtered, take, n, o.max_rows));
         struct qv_scan_stats ss;
@@ -437,7 +419,7 @@ static void test_small_reads_without_threads(void **state) {
                                         .batch_rows = cases[i].batch_rows,
                                         .max_rows = cases[i].max_rows, .threads = threads};
             struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+            assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
             int64_t want = (cases[i].end ? cases[i].end : ROWS) - cases[i].begin;
             if (cases[i].max_rows && want > cases[i].max_rows) want = cases[i].max_rows;
             assert_int_equal(drain_checked(&st, 0, NULL, 0, 0), want);

@@ -225,40 +225,24 @@ static void vec_out(void *out, const void *d, unsigned w, int wide, int64_t lo, 
         prefix64w(o, dd + from, hi - from, add, x);
         return;
     }
+    /* One case per width, the same steps on its own types: the first value
+     * (the base, or the sum of the deltas up to lo), then the running sum. */
+#define VEC_OUT(T, SUM, PREFIX)                                                                  \
+    {                                                                                            \
+        T *o = out;                                                                              \
+        const T *dd = d;                                                                         \
+        T x = lo ? SUM(dd, lo, (T)base, 0) : (T)base;                                            \
+        if (!lo) *o++ = x;                                                                       \
+        PREFIX(o, dd + from, hi - from, x);                                                      \
+        break;                                                                                   \
+    }
     switch (w) {
-    case 1: {
-        uint8_t *o = out;
-        const uint8_t *dd = d;
-        uint8_t x = lo ? sum8(dd, lo, (uint8_t)base, 0) : (uint8_t)base;
-        if (!lo) *o++ = x;
-        prefix_uint8_t(o, dd + from, hi - from, x);
-        break;
+    case 1: VEC_OUT(uint8_t, sum8, prefix_uint8_t)
+    case 2: VEC_OUT(uint16_t, sum16, prefix_uint16_t)
+    case 4: VEC_OUT(uint32_t, sum32, prefix32)
+    default: VEC_OUT(uint64_t, sum64, prefix64)
     }
-    case 2: {
-        uint16_t *o = out;
-        const uint16_t *dd = d;
-        uint16_t x = lo ? sum16(dd, lo, (uint16_t)base, 0) : (uint16_t)base;
-        if (!lo) *o++ = x;
-        prefix_uint16_t(o, dd + from, hi - from, x);
-        break;
-    }
-    case 4: {
-        uint32_t *o = out;
-        const uint32_t *dd = d;
-        uint32_t x = lo ? sum32(dd, lo, (uint32_t)base, 0) : (uint32_t)base;
-        if (!lo) *o++ = x;
-        prefix32(o, dd + from, hi - from, x);
-        break;
-    }
-    default: {
-        uint64_t *o = out;
-        const uint64_t *dd = d;
-        uint64_t x = lo ? sum64(dd, lo, base, 0) : base;
-        if (!lo) *o++ = x;
-        prefix64(o, dd + from, hi - from, x);
-        break;
-    }
-    }
+#undef VEC_OUT
 }
 
 /* The bit-packed node under the deltas (directly or under a FOR node) and

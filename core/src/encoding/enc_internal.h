@@ -67,6 +67,18 @@ static inline int qv__pt_uint_of_width(unsigned w) {
 }
 const char *qv__pt_name(int pt);
 
+/* Index of the first of a[0..n) greater than key (run ends: the run that
+ * holds row key). */
+static inline int64_t qv__upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if ((int64_t)a[mid] <= key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Sign-extends the low `bits` bits of v. */
 static inline int64_t qv__sext(uint64_t v, unsigned bits) {
     if (bits >= 64) return (int64_t)v;
@@ -524,6 +536,10 @@ int qv__rle_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void
                      struct qv_error *);
 int qv__rle_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
                      struct qv_error *);
+/* All run ends of run-end node nd (child 0), decoded into memory of d and
+ * checked: strictly increasing, the last at nd's count. 0, ENOMEM or EIO. */
+int qv__rle_read_ends(struct qv__dec *d, struct qv__node *nd, uint32_t **out,
+                      struct qv_error *err);
 int qv__sparse_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
                         struct qv_error *);
 int qv__sparse_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,

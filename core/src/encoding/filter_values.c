@@ -134,41 +134,22 @@ static void and_sel(const uint64_t *sel, int64_t n, uint64_t *out) {
     for (int64_t k = 0; k < words_of(n); k++) out[k] &= sel[k];
 }
 
-/* The run ends, decoded and checked once per decoder (strictly increasing,
- * the last at the count) and kept in the filter's state: the run-end
- * decoder keeps its own form of them, so the filter does not depend on it. */
+/* The run ends, decoded and checked once per decoder (qv__rle_read_ends)
+ * and kept in the filter's state: the run-end decoder keeps its own form of
+ * them, so the filter does not depend on its cache. */
 static int rle_ends(struct qv__dec *d, struct qv__fstate *st, struct qv__node *nd,
                     const uint32_t **out, struct qv_error *err) {
     if (st->ends_node == nd) {
         *out = st->ends;
         return 0;
     }
-    struct qv__node *en = nd->child[0];
-    const int64_t runs = en->count;
-    uint32_t *e = qv__mem_buf(&d->mem, (size_t)(runs ? runs : 1) * 4, err);
-    if (!e) return ENOMEM;
-    int rc = qv__dec_word(d, en, 0, runs, e, err);
+    uint32_t *e;
+    int rc = qv__rle_read_ends(d, nd, &e, err);
     if (rc) return rc;
-    unsigned bad = 0;
-    for (int64_t i = 1; i < runs; i++) bad |= e[i] <= e[i - 1];
-    if (bad || (runs && e[runs - 1] != (uint64_t)nd->count))
-        return qv__corrupt(err, nd, "run ends not increasing or not ending at the count %lld",
-                           (long long)nd->count);
     st->ends = e;
     st->ends_node = nd;
     *out = e;
     return 0;
-}
-
-/* Index of the first of a[0..n) greater than key. */
-static int64_t upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + ((hi - lo) >> 1);
-        if ((int64_t)a[mid] <= key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
 }
 
 int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
@@ -181,8 +162,8 @@ int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fp
     if (rc) return rc;
     /* Runs overlapping the range: the first ending after start through the
      * one holding the last row. */
-    const int64_t r0 = upper_bound32(ends, runs, start);
-    const int64_t r1 = upper_bound32(ends, runs, end - 1);
+    const int64_t r0 = qv__upper_bound32(ends, runs, start);
+    const int64_t r1 = qv__upper_bound32(ends, runs, end - 1);
     if (r1 >= runs || r0 > r1)
         return qv__corrupt(err, root, "run ends do not cover value %lld", (long long)(end - 1));
     const int64_t k = r1 - r0 + 1;

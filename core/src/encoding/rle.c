@@ -126,22 +126,12 @@ static int get_cache(struct qv__dec *d, struct qv__node *nd, struct rle_cache **
     return 0;
 }
 
-/* Index of the first of a[0..n) greater than key. */
-static inline int64_t upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        int64_t mid = lo + ((hi - lo) >> 1);
-        if ((int64_t)a[mid] <= key) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
-/* Decodes and checks all run ends once: strictly increasing, the last at
- * the count (so every end is within it). */
-static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
-                     struct qv_error *err) {
-    if (c->ends) return 0;
+/* Decodes all run ends of nd into *out (memory of d) and checks them:
+ * strictly increasing, the last at the count (so every end is within it).
+ * The decoder below and the run-end filter (filter_values.c) both read the
+ * ends this way, each keeping them in its own state. */
+int qv__rle_read_ends(struct qv__dec *d, struct qv__node *nd, uint32_t **out,
+                      struct qv_error *err) {
     struct qv__node *en = nd->child[0];
     const int64_t runs = en->count;
     uint32_t *e = qv__mem_buf(&d->mem, (size_t)(runs ? runs : 1) * 4, err);
@@ -161,8 +151,14 @@ static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c
     if (runs && e[runs - 1] != (uint64_t)nd->count)
         return qv__corrupt(err, nd, "last run ends at %llu, not at the count %lld",
                            (unsigned long long)e[runs - 1], (long long)nd->count);
-    c->ends = e;
+    *out = e;
     return 0;
+}
+
+/* Reads the run ends once per decoder. */
+static int load_ends(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
+                     struct qv_error *err) {
+    return c->ends ? 0 : qv__rle_read_ends(d, nd, &c->ends, err);
 }
 
 /* Whether a range of n values goes through the lazy path: the ends are
@@ -232,7 +228,7 @@ static int lazy_find(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c
     }
     int rc = lazy_vec(d, nd, c, v, err);
     if (rc) return rc;
-    *out = (v << QV__VEC_SHIFT) + upper_bound32(c->ev_ends, c->ev_len, row);
+    *out = (v << QV__VEC_SHIFT) + qv__upper_bound32(c->ev_ends, c->ev_len, row);
     return 0;
 }
 
@@ -289,7 +285,7 @@ static QV__ALWAYS_INLINE int64_t expand_body(uint8_t *restrict o, int64_t n,
     const int64_t bb = w == 8 ? 64 : 32, bv = bb / (int64_t)w; /* block bytes, values */
     /* The runs that end at least one block before the end of the output:
      * a block at their first row stays inside it. */
-    const int64_t kf = n >= bv ? upper_bound32(ends, k, start + n - bv) : 0;
+    const int64_t kf = n >= bv ? qv__upper_bound32(ends, k, start + n - bv) : 0;
     int64_t prev = start + pos; /* first row of run r */
     uint8_t *p = o + (size_t)pos * w;
     for (int64_t r = 0; r < kf; r++) {
@@ -414,7 +410,7 @@ static int lazy_word(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c
          * ends must still grow. */
         if ((int64_t)e[lo] <= start + pos) return bad_runs(err, nd, r);
         /* This vector's runs up to the one holding the last row. */
-        int64_t hi = lo + upper_bound32(e + lo, c->ev_len - lo, last);
+        int64_t hi = lo + qv__upper_bound32(e + lo, c->ev_len - lo, last);
         hi = hi < c->ev_len ? hi + 1 : c->ev_len;
         rc = expand_runs(d, nd, c, out, &pos, n, e, vs, r, vs + hi, start, err);
         r = vs + hi;
@@ -432,8 +428,8 @@ int qv__rle_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     const int64_t runs = nd->child[0]->count;
     if (!c->vals && (rc = load_vals(d, nd, c, err))) return rc;
     /* The ends are checked: the last is the count, so both runs exist. */
-    const int64_t r0 = upper_bound32(c->ends, runs, start);
-    const int64_t r1 = r0 + upper_bound32(c->ends + r0, runs - r0, start + n - 1);
+    const int64_t r0 = qv__upper_bound32(c->ends, runs, start);
+    const int64_t r1 = r0 + qv__upper_bound32(c->ends + r0, runs - r0, start + n - 1);
     int64_t pos = 0;
     return expand_runs(d, nd, c, out, &pos, n, c->ends, 0, r0, r1 + 1, start, err);
 }
@@ -461,7 +457,7 @@ int qv__rle_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     }
     if ((rc = load_ends(d, nd, c, err))) return rc;
     const uint32_t *ends = c->ends;
-    int64_t r = upper_bound32(ends, runs, start);
+    int64_t r = qv__upper_bound32(ends, runs, start);
     for (int64_t pos = start, end = start + n; pos < end; r++) {
         int64_t stop = (int64_t)ends[r] < end ? (int64_t)ends[r] : end;
         qv_bits_fill(bits, bit_off + (pos - start), stop - pos, (int)((nd->params[0] ^ r) & 1));
@@ -522,7 +518,7 @@ static int rle_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *
         for (int64_t i = 0; i < k; i++) {
             const int64_t row = rows[i];
             if ((int64_t)e[r] <= row && (int64_t)e[++r] <= row)
-                r += upper_bound32(e + r, runs - r, row);
+                r += qv__upper_bound32(e + r, runs - r, row);
             ri[i] = r;
         }
         if (!c->vals) rc = load_vals(d, nd, c, err);

@@ -105,23 +105,33 @@ static void chain_unlink(struct qv__take_cache *c, struct entry *e) {
     c->n--;
 }
 
-void qv__take_cache_trim(struct qv__take_cache *c) {
-    struct entry *drop = NULL;
-    qv_mutex_lock(&c->mu);
-    while (c->oldest) {
-        struct entry *o = c->oldest;
-        free_unlink(c, o);
-        chain_unlink(c, o);
-        c->held -= o->charge;
-        o->chain = drop;
-        drop = o;
-    }
-    qv_mutex_unlock(&c->mu);
+/* Takes the least recently used free reader out of the cache (lock held)
+ * onto `*drop`, the readers to close once the lock is released. */
+static void evict_oldest(struct qv__take_cache *c, struct entry **drop) {
+    struct entry *o = c->oldest;
+    free_unlink(c, o);
+    chain_unlink(c, o);
+    c->held -= o->charge;
+    o->chain = *drop;
+    *drop = o;
+}
+
+/* Closes the readers of a drop list; called after the lock is released,
+ * so that other threads need not wait while readers close. */
+static void close_dropped(struct entry *drop) {
     while (drop) {
         struct entry *next = drop->chain;
         entry_close(drop);
         drop = next;
     }
+}
+
+void qv__take_cache_trim(struct qv__take_cache *c) {
+    struct entry *drop = NULL;
+    qv_mutex_lock(&c->mu);
+    while (c->oldest) evict_oldest(c, &drop);
+    qv_mutex_unlock(&c->mu);
+    close_dropped(drop);
 }
 
 int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
@@ -206,21 +216,10 @@ void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
         else c->oldest = e;
         c->newest = e;
         c->held += e->charge;
-        while (c->held > c->bound && c->oldest) {
-            struct entry *o = c->oldest;
-            free_unlink(c, o);
-            chain_unlink(c, o);
-            c->held -= o->charge;
-            o->chain = drop;
-            drop = o;
-        }
+        while (c->held > c->bound && c->oldest) evict_oldest(c, &drop);
     }
     qv_mutex_unlock(&c->mu);
-    while (drop) {
-        struct entry *next = drop->chain;
-        entry_close(drop);
-        drop = next;
-    }
+    close_dropped(drop);
     /* A failed decode may have found the pool full of what the cache keeps:
      * the caller tries once more with the free readers closed. */
     if (!keep) qv__take_cache_trim(c);
