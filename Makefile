@@ -48,9 +48,11 @@ test-tsan:
 test-fuzz:
 	core/tests/run-fuzz
 
-# The Python package (installed by scripts/setup.sh) and its pytest suite.
+# The Python package (installed by scripts/setup.sh) and its pytest suite,
+# then the comparison harness's own tests (report, CPU check, datasets; ~1 s).
 test-python: setup
 	python3 -m pytest python/tests -q
+	python3 -m pytest bench/compare -q
 
 # The Java modules (java/): the JNI library is built by quiver-jni's Maven
 # build with this CMake project, then every module's tests run and the jars

@@ -1,5 +1,5 @@
 /*
- * bench/run encoding [--quick] [--json FILE] [--sf X] [--chunk N] [--kernels|--lineitem]
+ * bench/run encoding [--quick] [--json FILE] [--sf X] [--chunk N] [--kernels|--lineitem|--decode]
  *
  * 1. Bit-unpacking kernels: one 1024-value vector at each width 1..32 into
  *    uint32 and uint64 outputs, in cache; baseline: memcpy of the same
@@ -12,6 +12,9 @@
  * 3. Random access: take() of 100 random rows (cold and warm decoder) and
  *    a 1000-row range decode, per encoding family.
  *
+ * 4. Run-end decode (l_orderkey-like runs) and FSST decode (l_comment-like
+ *    text, URL-like strings) on their own, one core (--decode: only this).
+ *
  * min and median over repeats are reported; the JSON records follow
  * DESIGN.md section 2.
  */
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <zstd.h>
 
 #include "bench_common.h"
@@ -503,26 +507,290 @@ static void bench_random_access(struct qv_bench *b, int64_t chunk) {
     }
 }
 
+/* ---- 4. Run-end and FSST decode ----
+ * The two string/run decoders of issue 14 on their own, one core, through
+ * the public API only (so the same source measures an older library too):
+ * l_orderkey-like runs (1..7 equal keys per order, as dbgen makes them)
+ * forced to run-end, and l_comment-like text and URL-like strings forced to
+ * FSST, in chunks of `chunk` rows. Run-end: full decodes (open + decode +
+ * close per chunk) and decodes in scan batches of 16,384 rows on an open
+ * decoder and the whole chunk once more on that decoder (run ends and
+ * values already decoded), in values/s; takes of 100 sorted random rows per chunk on a
+ * fresh decoder, cold (with the open) and warm.
+ * FSST: full decodes in GB/s of string bytes produced. Timed in thread
+ * CPU time (per core). */
+
+static const char *url_words[] = {"news", "shop", "blog", "media", "static", "cdn", "api", "docs",
+                                  "forum", "mail", "maps", "video", "search", "photos", "wiki",
+                                  "store", "cloud", "data", "app", "login"};
+static const char *url_tlds[] = {"com", "org", "net", "de", "co.uk", "io", "fr", "jp"};
+static const char *url_dirs[] = {"article", "product", "category", "user", "item", "page", "tag",
+                                 "2024", "2025", "en", "de", "search", "view", "id", "images",
+                                 "assets", "releases", "download", "posts", "comments"};
+static const char *url_keys[] = {"id", "q", "ref", "utm_source", "page", "sort", "lang", "s"};
+
+static size_t make_url(char *b) {
+    int k = sprintf(b, "%s://%s%s.%s%s.%s", rnd() % 8 ? "https" : "http", rnd() % 3 ? "www." : "",
+                    PICK(url_words), PICK(nouns), rnd() % 2 ? "-online" : "", PICK(url_tlds));
+    for (int d = (int)urand(1, 4); d > 0; d--) k += sprintf(b + k, "/%s", PICK(url_dirs));
+    if (rnd() % 2) k += sprintf(b + k, "/%llu", (unsigned long long)urand(1, 99999999));
+    if (rnd() % 3 == 0) k += sprintf(b + k, "-%s-%s.html", PICK(adjs), PICK(nouns));
+    if (rnd() % 2)
+        k += sprintf(b + k, "?%s=%llx", PICK(url_keys), (unsigned long long)(rnd() & 0xFFFFFF));
+    for (int i = 0; i < k; i++) /* spaces from the multi-word nouns */
+        if (b[i] == ' ') b[i] = '_';
+    return (size_t)k;
+}
+
+struct dcol {
+    const char *name;
+    enum qv_value_kind kind;
+    int64_t n;
+    int64_t *keys;    /* run-end column */
+    int32_t *off;     /* string columns */
+    char *data;
+};
+
+static void make_decode_cols(int64_t rows, struct dcol *ok, struct dcol *cm, struct dcol *url) {
+    ok->name = "l_orderkey";
+    ok->kind = QV_KIND_INT64;
+    ok->keys = malloc((size_t)rows * 8);
+    for (int64_t o = 0, n = 0; n < rows; o++) {
+        int64_t key = (o / 8) * 32 + (o % 8) + 1; /* dbgen: 8 of every 32 keys used */
+        for (int l = (int)urand(1, 7); l > 0 && n < rows; l--) ok->keys[n++] = key;
+    }
+    ok->n = rows;
+    size_t pool_len = 10 << 20;
+    char *text = make_text(pool_len);
+    cm->name = "l_comment";
+    cm->kind = QV_KIND_BINARY;
+    cm->n = rows;
+    cm->off = malloc((size_t)(rows + 1) * 4);
+    cm->data = malloc((size_t)rows * 43 + 1);
+    size_t p = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        cm->off[i] = (int32_t)p;
+        size_t l = (size_t)urand(10, 43), at = (size_t)urand(0, (int64_t)(pool_len - l));
+        memcpy(cm->data + p, text + at, l);
+        p += l;
+    }
+    cm->off[rows] = (int32_t)p;
+    free(text);
+    url->name = "urls";
+    url->kind = QV_KIND_BINARY;
+    url->n = rows;
+    url->off = malloc((size_t)(rows + 1) * 4);
+    url->data = malloc((size_t)rows * 256 + 256);
+    p = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        url->off[i] = (int32_t)p;
+        p += make_url(url->data + p);
+    }
+    url->off[rows] = (int32_t)p;
+}
+
+/* Encodes c in chunks with `force` at the root; returns the chunks. */
+static struct qv_encoded *encode_chunks(const struct dcol *c, int64_t chunk, int force, char *desc,
+                                        size_t desc_cap, uint64_t *bytes) {
+    int64_t nch = (c->n + chunk - 1) / chunk;
+    struct qv_encoded *e = calloc((size_t)nch, sizeof *e);
+    struct qv_encode_options opts = {0};
+    opts.force = force;
+    *bytes = 0;
+    for (int64_t k = 0; k < nch; k++) {
+        int64_t a = k * chunk, m = a + chunk < c->n ? chunk : c->n - a;
+        struct qv_values v = {c->kind, 0, m, 0, NULL, NULL};
+        if (c->kind == QV_KIND_BINARY) {
+            v.values = c->off + a;
+            v.data = (const uint8_t *)c->data;
+        } else {
+            v.values = c->keys + a;
+        }
+        struct qv_error err = {0};
+        if (qv_encode(&v, &opts, res, &e[k], &err)) die("encode", &err);
+        *bytes += e[k].size;
+        if (k == 0 && qv_enc_describe(e[k].data, e[k].size, res, desc, desc_cap, &err) == EOVERFLOW)
+            strcpy(desc + desc_cap - 5, "...");
+    }
+    return e;
+}
+
+/* Thread CPU time: figures per core that other processes on a shared
+ * machine do not inflate (they still share its caches). */
+static double cpu_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static double best(const double *v, int n) {
+    double m = v[0];
+    for (int i = 1; i < n; i++) m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+static void bench_decode(struct qv_bench *b, int64_t chunk) {
+    const int64_t rows = qv_bench_quick(b) ? 600000 : 6000000;
+    const int reps = qv_bench_quick(b) ? 3 : 7;
+    struct dcol ok = {0}, cm = {0}, url = {0};
+    make_decode_cols(rows, &ok, &cm, &url);
+    const int64_t nch = (rows + chunk - 1) / chunk;
+    struct qv_error err = {0};
+    char desc[256];
+    uint64_t ebytes;
+    printf("\nRun-end and FSST decode, one core, %lld rows in chunks of %lld (min / median of %d)\n",
+           (long long)rows, (long long)chunk, reps);
+
+    /* Run-end. */
+    struct qv_encoded *e = encode_chunks(&ok, chunk, QV_ENC_RLE, desc, sizeof desc, &ebytes);
+    printf("%-12s %s (%.2f bytes/value)\n", ok.name, desc, (double)ebytes / (double)rows);
+    int64_t *outv = malloc((size_t)chunk * 8);
+    double full[16], batch[16], again[16], take[16], takew[16];
+    const int64_t bsz = 16384;
+    int64_t trows[100];
+    for (int r = 0; r < reps; r++) {
+        double tf = 0;
+        for (int64_t k = 0; k < nch; k++) {
+            int64_t m = k * chunk + chunk < rows ? chunk : rows - k * chunk;
+            struct qv_decode_out o = {outv, 0, NULL, 0, 0};
+            double s0 = cpu_now();
+            if (qv_decode(e[k].data, e[k].size, ok.kind, 0, m, res, &o, &err)) die("decode", &err);
+            tf += cpu_now() - s0;
+            for (int64_t i = 0; i < m; i += 4099)
+                if (outv[i] != ok.keys[k * chunk + i]) die("run-end decode differs", NULL);
+        }
+        double tc = 0, tw = 0, tb = 0, tr = 0;
+        for (int64_t k = 0; k < nch; k++) {
+            int64_t m = k * chunk + chunk < rows ? chunk : rows - k * chunk;
+            struct qv_decoder *d;
+            struct qv_decode_out o = {outv, 0, NULL, 0, 0};
+            double s0 = cpu_now();
+            if (qv_decoder_open(e[k].data, e[k].size, ok.kind, 0, m, res, &d, &err)) die("open", &err);
+            for (int64_t s = 0; s < m; s += bsz) {
+                o.values = outv + s;
+                if (qv_decoder_decode_range(d, s, s + bsz < m ? bsz : m - s, &o, &err)) die("range", &err);
+            }
+            tb += cpu_now() - s0;
+            /* The chunk again on the same decoder: ends and values known. */
+            o.values = outv;
+            s0 = cpu_now();
+            if (qv_decoder_decode_range(d, 0, m, &o, &err)) die("range", &err);
+            tr += cpu_now() - s0;
+            for (int64_t i = 0; i < m; i += 4099)
+                if (outv[i] != ok.keys[k * chunk + i]) die("run-end range decode differs", NULL);
+            qv_decoder_close(d);
+            /* Takes on a fresh decoder: cold (open + take), then warm. */
+            for (int pass = 0; pass < 2; pass++) {
+                for (int i = 0; i < 100; i++) trows[i] = (int64_t)(rnd() % (uint64_t)m);
+                for (int i = 1; i < 100; i++)
+                    for (int j = i; j > 0 && trows[j - 1] > trows[j]; j--) {
+                        int64_t x = trows[j];
+                        trows[j] = trows[j - 1];
+                        trows[j - 1] = x;
+                    }
+                s0 = cpu_now();
+                if (!pass && qv_decoder_open(e[k].data, e[k].size, ok.kind, 0, m, res, &d, &err))
+                    die("open", &err);
+                o.values = outv;
+                if (qv_decoder_take(d, trows, 100, &o, &err)) die("take", &err);
+                *(pass ? &tw : &tc) += cpu_now() - s0;
+                for (int i = 0; i < 100; i++)
+                    if (outv[i] != ok.keys[k * chunk + trows[i]]) die("run-end take differs", NULL);
+            }
+            qv_decoder_close(d);
+        }
+        full[r] = (double)rows / tf / 1e9;
+        batch[r] = (double)rows / tb / 1e9;
+        again[r] = (double)rows / tr / 1e9;
+        take[r] = tc / (double)nch * 1e6;
+        takew[r] = tw / (double)nch * 1e6;
+    }
+    printf("%-12s %-34s %8.2f / %8.2f G values/s\n", "", "full decode (open + all + close)",
+           best(full, reps), qv_bench_median(full, reps));
+    printf("%-12s %-34s %8.2f / %8.2f G values/s\n", "", "scan batches of 16384 rows",
+           best(batch, reps), qv_bench_median(batch, reps));
+    printf("%-12s %-34s %8.2f / %8.2f G values/s\n", "", "whole chunk again, same decoder",
+           best(again, reps), qv_bench_median(again, reps));
+    printf("%-12s %-34s %8.2f / %8.2f us\n", "", "take 100 sorted rows, cold (+open)",
+           qv_bench_min(take, reps), qv_bench_median(take, reps));
+    printf("%-12s %-34s %8.2f / %8.2f us\n", "", "take 100 sorted rows, warm",
+           qv_bench_min(takew, reps), qv_bench_median(takew, reps));
+    qv_bench_record_samples(b, ok.name, "rle_full", "gvalues_per_s", full, reps, "Gv/s");
+    qv_bench_record_samples(b, ok.name, "rle_batches16k", "gvalues_per_s", batch, reps, "Gv/s");
+    qv_bench_record_samples(b, ok.name, "rle_again", "gvalues_per_s", again, reps, "Gv/s");
+    qv_bench_record_samples(b, ok.name, "rle_take100_cold", "latency_us", take, reps, "us");
+    qv_bench_record_samples(b, ok.name, "rle_take100_warm", "latency_us", takew, reps, "us");
+    for (int64_t k = 0; k < nch; k++) qv_encoded_release(res, &e[k]);
+    free(e);
+    free(outv);
+
+    /* FSST. */
+    struct dcol *sc[2] = {&cm, &url};
+    int32_t *offs = malloc((size_t)(chunk + 1) * 4);
+    for (int ci = 0; ci < 2; ci++) {
+        struct dcol *c = sc[ci];
+        e = encode_chunks(c, chunk, QV_ENC_FSST, desc, sizeof desc, &ebytes);
+        uint64_t raw = (uint64_t)c->off[rows];
+        printf("%-12s %s (ratio %.2f, %.1f bytes/string)\n", c->name, desc, (double)raw / (double)ebytes,
+               (double)raw / (double)rows);
+        double gbs[16];
+        struct qv_decode_out o = {offs, 0, NULL, 0, 0};
+        for (int r = 0; r < reps; r++) {
+            double td = 0;
+            for (int64_t k = 0; k < nch; k++) {
+                int64_t m = k * chunk + chunk < rows ? chunk : rows - k * chunk;
+                o.data_size = 0;
+                double s0 = cpu_now();
+                if (qv_decode(e[k].data, e[k].size, c->kind, 0, m, res, &o, &err)) die("decode", &err);
+                td += cpu_now() - s0;
+                const int32_t *in = c->off + k * chunk;
+                if (o.data_size != (size_t)(in[m] - in[0]) ||
+                    memcmp(o.data, c->data + in[0], o.data_size))
+                    die("fsst decode differs", NULL);
+            }
+            gbs[r] = (double)raw / td / 1e9;
+        }
+        printf("%-12s %-34s %8.2f / %8.2f GB/s\n", "", "full decode (open + all + close)", best(gbs, reps),
+               qv_bench_median(gbs, reps));
+        qv_bench_record_samples(b, c->name, "fsst_full", "decode_gb_per_s", gbs, reps, "GB/s");
+        if (o.data) qv_free(res, o.data, o.data_capacity);
+        for (int64_t k = 0; k < nch; k++) qv_encoded_release(res, &e[k]);
+        free(e);
+    }
+    free(offs);
+    free(ok.keys);
+    free(cm.off);
+    free(cm.data);
+    free(url.off);
+    free(url.data);
+}
+
 int main(int argc, char **argv) {
     struct qv_bench *b = qv_bench_open("encoding", argc, argv);
     double sf = qv_bench_quick(b) ? 0.1 : 1.0;
     int64_t chunk = 131072; /* the writer's default row group */
-    int only_kernels = 0, only_lineitem = 0;
+    int only_kernels = 0, only_lineitem = 0, only_decode = 0;
     for (int i = 0; i < qv_bench_argc(b); i++) {
         const char *a = qv_bench_argv(b)[i];
         if (!strcmp(a, "--sf") && i + 1 < qv_bench_argc(b)) sf = atof(qv_bench_argv(b)[++i]);
         else if (!strcmp(a, "--chunk") && i + 1 < qv_bench_argc(b)) chunk = atoll(qv_bench_argv(b)[++i]);
         else if (!strcmp(a, "--kernels")) only_kernels = 1;
         else if (!strcmp(a, "--lineitem")) only_lineitem = 1;
+        else if (!strcmp(a, "--decode")) only_decode = 1;
     }
     struct qv_error err;
     struct qv_pool_options po = {0};
     po.name = "bench-encoding";
     if (qv_pool_create(&po, &pool, &err) || qv_reservation_create(pool, NULL, &res, &err)) die("pool", &err);
-    if (!only_lineitem) bench_kernels(b);
-    if (!only_kernels) {
-        bench_lineitem(b, sf, chunk);
-        bench_random_access(b, chunk);
+    if (only_decode) {
+        bench_decode(b, chunk);
+    } else {
+        if (!only_lineitem) bench_kernels(b);
+        if (!only_kernels) {
+            bench_lineitem(b, sf, chunk);
+            bench_random_access(b, chunk);
+            bench_decode(b, chunk);
+        }
     }
     fflush(stdout); /* before the JSON note on stderr */
     qv_reservation_destroy(res);

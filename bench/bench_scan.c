@@ -30,6 +30,12 @@
  *    50 ms), so that queues fill and prefetch matters; for (c) the consumer
  *    is the writer.
  *
+ * 3. `--sched FILE [REPS]` (not part of a normal run): the scheduler's
+ *    measures alone, 1 against 2 workers, alternating, REPS (default 7)
+ *    runs each: a full scan, single-column projections (l_comment, the
+ *    slowest column; l_partkey, a fast one) and Q6; min and median wall ms
+ *    as "SCHED" lines, for a script that runs two builds side by side.
+ *
  * Data: full runs use real TPC-H SF1 (data/bench/lineitem-tpch-sf1.qvr,
  * written by bench format or made here from data/tpch/lineitem.csv when
  * missing or older than this binary); --gen or --quick use the built-in
@@ -38,6 +44,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,9 +847,67 @@ static void bench_workload(struct qv_bench *b, enum wl wl, const char *file, int
 
 static const char *verdict(int ok) { return ok ? "PASS" : "MISS"; }
 
+/* ================= 3. the scheduler's measures (--sched) ================= */
+
+static int sched_main(int argc, char **argv) {
+    /* --sched FILE [REPS] */
+    if (argc < 1) {
+        fprintf(stderr, "bench scan --sched: FILE [REPS]\n");
+        return 2;
+    }
+    int n = argc > 1 ? atoi(argv[1]) : 7;
+    if (n < 1 || n > 16) n = 7;
+    cpu_set_t cs;
+    int cpus = sched_getaffinity(0, sizeof cs, &cs) == 0 ? CPU_COUNT(&cs) : -1;
+    printf("SCHED cpus_in_affinity=%d\n", cpus);
+    struct qv_error err;
+    struct qv_pool_options po = {.name = "bench-scan-sched"};
+    if (qv_pool_create(&po, &pool, &err)) bt_die("pool", &err);
+    struct qv_reservation *rr;
+    struct qv_reader *rd = open_reader(argv[0], 0, &rr);
+    int32_t comment = column_index(rd, "l_comment"), partkey = column_index(rd, "l_partkey");
+    int32_t q6cols[2] = {column_index(rd, "l_extendedprice"), column_index(rd, "l_discount")};
+    struct {
+        const char *name;
+        struct qv_scan_options o;
+        enum consume how;
+    } m[] = {
+        {"full", {0}, C_RELEASE},
+        {"col_l_comment", {.columns = &comment, .n_columns = 1}, C_RELEASE},
+        {"col_l_partkey", {.columns = &partkey, .n_columns = 1}, C_RELEASE},
+        {"q6", {.columns = q6cols, .n_columns = 2, .filter = Q6_FILTER}, C_Q6},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        double ms[2][16];
+        struct drain d;
+        for (int w = 1; w <= 2; w++) { /* warm-up */
+            m[i].o.threads = w;
+            drain_once(rd, &m[i].o, m[i].how, &d);
+        }
+        for (int r = 0; r < n; r++)
+            for (int w = 1; w <= 2; w++) {
+                m[i].o.threads = w;
+                drain_once(rd, &m[i].o, m[i].how, &d);
+                ms[w - 1][r] = d.wall * 1e3;
+            }
+        for (int w = 1; w <= 2; w++)
+            printf("SCHED %-14s w%d min_ms=%8.2f med_ms=%8.2f rows=%lld\n", m[i].name, w,
+                   qv_bench_min(ms[w - 1], n), qv_bench_median(ms[w - 1], n), (long long)d.rows);
+        printf("SCHED %-14s w2/w1 speedup min %.2fx med %.2fx\n", m[i].name,
+               qv_bench_min(ms[0], n) / qv_bench_min(ms[1], n),
+               qv_bench_median(ms[0], n) / qv_bench_median(ms[1], n));
+        fflush(stdout);
+    }
+    qv_reader_close(rd);
+    qv_reservation_destroy(rr);
+    qv_pool_destroy(pool);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     bt_prog = "bench scan";
     if (argc > 1 && !strcmp(argv[1], "--child")) return child_main(argc - 2, argv + 2);
+    if (argc > 1 && !strcmp(argv[1], "--sched")) return sched_main(argc - 2, argv + 2);
     struct qv_bench *b = qv_bench_open("scan", argc, argv);
     int quick = qv_bench_quick(b), force_gen = 0, skip_wl = 0, skip_micro = 0;
     for (int i = 0; i < qv_bench_argc(b); i++) {

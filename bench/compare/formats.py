@@ -1,9 +1,14 @@
 """One adapter per file format. Every adapter reads and writes with its
 library's defaults, uses its own engine's filter pushdown, and opens the
-file inside each measured operation (so every format pays its own open).
+file inside each measured operation (so every format pays its own open),
+except the warm take: `taker` opens the file once and returns a function
+that takes rows from that same open file, the way an application that keeps
+a file open serves point lookups.
 
-threads: 1 (single-threaded) or N (all cores). Libraries are imported
-lazily so that the peak-RSS child processes only load what they use."""
+threads: the number of threads the library may use, 1 (single-threaded) or
+more; each adapter translates it into its library's own setting. Libraries
+are imported lazily so that the peak-RSS child processes only load what
+they use."""
 import os
 
 import numpy as np
@@ -78,6 +83,15 @@ def vortex_filter(terms, schema):
     return expr
 
 
+def _arrow_threads(threads):
+    """pyarrow's CPU pool sized to the mode (it defaults to every core the
+    machine has, which on a larger machine than the mode would measure more
+    threads than asked for); returns use_threads."""
+    if threads > 1:
+        pa.set_cpu_count(threads)
+    return threads > 1
+
+
 class Quiver:
     ext = "qvr"
 
@@ -88,7 +102,7 @@ class Quiver:
         self.name = "quiver-compact" if compact else "quiver"
 
     def _t(self, threads):
-        return self.q.SCAN_SYNC if threads == 1 else 0  # 0: min(cores, 4) workers
+        return self.q.SCAN_SYNC if threads == 1 else threads
 
     def write(self, table, path, threads):
         self.q.write(table, path, compact=self.compact)
@@ -101,14 +115,18 @@ class Quiver:
         with self.q.open(path) as f:
             return f.to_arrow(columns=cols, threads=self._t(threads))
 
-    def filter(self, path, threads, ds):
+    def filter(self, path, threads, terms, cols, ds):
         with self.q.open(path) as f:
-            return f.to_arrow(columns=ds.filter_columns, filter=quiver_filter(ds.filter_terms),
-                              threads=self._t(threads))
+            return f.to_arrow(columns=cols, filter=quiver_filter(terms), threads=self._t(threads))
 
-    def take(self, path, threads, idx, ds):
+    def take(self, path, threads, idx, ds, cols=None):
         with self.q.open(path) as f:
-            return f.take(idx, threads=self._t(threads))
+            return f.take(idx, columns=cols, threads=self._t(threads))
+
+    def taker(self, path, threads, ds):
+        f = self.q.open(path)
+        t = self._t(threads)
+        return (lambda idx, cols=None: f.take(idx, columns=cols, threads=t)), f.close
 
     def stream(self, path, threads):
         n = 0
@@ -129,27 +147,34 @@ class Parquet:
         self.name = f"parquet-{codec}"
 
     def write(self, table, path, threads):
+        _arrow_threads(threads)
         self.pq.write_table(table, path, compression=self.codec)
 
     def full(self, path, threads, ds):
-        return self.pq.read_table(path, use_threads=threads > 1)
+        return self.pq.read_table(path, use_threads=_arrow_threads(threads))
 
     def project(self, path, threads, cols, ds):
-        return self.pq.read_table(path, columns=cols, use_threads=threads > 1)
+        return self.pq.read_table(path, columns=cols, use_threads=_arrow_threads(threads))
 
-    def filter(self, path, threads, ds):
+    def filter(self, path, threads, terms, cols, ds):
         d = self.ds.dataset(path, format="parquet")
-        return d.to_table(columns=ds.filter_columns,
-                          filter=arrow_filter(ds.filter_terms, d.schema), use_threads=threads > 1)
+        return d.to_table(columns=cols, filter=arrow_filter(terms, d.schema),
+                          use_threads=_arrow_threads(threads))
 
-    def take(self, path, threads, idx, ds):
-        # pyarrow's best random access: read only the row groups that hold
-        # the rows (all columns), then take within them.
+    def take(self, path, threads, idx, ds, cols=None):
+        return self._take(self.pq.ParquetFile(path), threads, idx, cols)
+
+    def taker(self, path, threads, ds):
         pf = self.pq.ParquetFile(path)
+        return (lambda idx, cols=None: self._take(pf, threads, idx, cols)), pf.close
+
+    def _take(self, pf, threads, idx, cols):
+        # pyarrow's best random access: read only the row groups that hold
+        # the rows (the columns asked for), then take within them.
         md = pf.metadata
         starts = np.cumsum([0] + [md.row_group(i).num_rows for i in range(md.num_row_groups)])
         rgs = np.unique(np.searchsorted(starts, idx, side="right") - 1)
-        t = pf.read_row_groups(list(rgs), use_threads=threads > 1)
+        t = pf.read_row_groups(list(rgs), columns=cols, use_threads=_arrow_threads(threads))
         base = np.concatenate([[0], np.cumsum([md.row_group(int(g)).num_rows for g in rgs])])
         rg_of = np.searchsorted(starts, idx, side="right") - 1
         local = base[np.searchsorted(rgs, rg_of)] + (idx - starts[rg_of])
@@ -157,7 +182,7 @@ class Parquet:
 
     def stream(self, path, threads):
         n = 0
-        for b in self.pq.ParquetFile(path).iter_batches(use_threads=threads > 1):
+        for b in self.pq.ParquetFile(path).iter_batches(use_threads=_arrow_threads(threads)):
             n += b.num_rows
         return n
 
@@ -167,30 +192,59 @@ class ArrowIPC:
     name = "arrow-ipc-lz4"
 
     def write(self, table, path, threads):
-        opts = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=threads > 1)
+        opts = pa.ipc.IpcWriteOptions(compression="lz4", use_threads=_arrow_threads(threads))
+        # Batches of exactly IPC_BATCH_ROWS rows (the last one fewer), which
+        # take() relies on: write_table would also cut at the table's chunk
+        # boundaries. A slice that spans chunks is combined first (the takes
+        # dataset's chunks are IPC_BATCH_ROWS long, so a full run copies
+        # nothing).
         with pa.ipc.new_file(path, table.schema, options=opts) as w:
-            w.write_table(table, max_chunksize=IPC_BATCH_ROWS)
+            for off in range(0, table.num_rows, IPC_BATCH_ROWS):
+                part = table.slice(off, IPC_BATCH_ROWS)
+                if any(c.num_chunks > 1 for c in part.columns):
+                    part = part.combine_chunks()
+                for b in part.to_batches():
+                    w.write_batch(b)
 
     def _open(self, path, threads, fields=None):
-        opts = pa.ipc.IpcReadOptions(use_threads=threads > 1,
+        opts = pa.ipc.IpcReadOptions(use_threads=_arrow_threads(threads),
                                      included_fields=fields if fields is not None else None)
         return pa.ipc.open_file(pa.OSFile(path), options=opts)
+
+    def _fields(self, ds, cols):
+        if cols is None:
+            return None
+        names = ds.table.schema.names
+        return [names.index(c) for c in cols]
 
     def full(self, path, threads, ds):
         return self._open(path, threads).read_all()
 
     def project(self, path, threads, cols, ds):
-        names = ds.table.schema.names
-        return self._open(path, threads, [names.index(c) for c in cols]).read_all().select(cols)
+        return self._open(path, threads, self._fields(ds, cols)).read_all().select(cols)
 
-    def filter(self, path, threads, ds):
+    def filter(self, path, threads, terms, cols, ds):
         import pyarrow.dataset as pads
         d = pads.dataset(path, format="ipc")
-        return d.to_table(columns=ds.filter_columns,
-                          filter=arrow_filter(ds.filter_terms, d.schema), use_threads=threads > 1)
+        return d.to_table(columns=cols, filter=arrow_filter(terms, d.schema),
+                          use_threads=_arrow_threads(threads))
 
-    def take(self, path, threads, idx, ds):
-        r = self._open(path, threads)
+    def take(self, path, threads, idx, ds, cols=None):
+        return self._take(self._open(path, threads, self._fields(ds, cols)), idx)
+
+    def taker(self, path, threads, ds):
+        # included_fields is fixed when the reader is opened: one reader per
+        # projection, opened on first use and kept.
+        readers = {}
+
+        def take(idx, cols=None):
+            key = tuple(cols) if cols is not None else None
+            if key not in readers:
+                readers[key] = self._open(path, threads, self._fields(ds, cols))
+            return self._take(readers[key], idx)
+        return take, readers.clear
+
+    def _take(self, r, idx):
         batches = np.unique(idx // IPC_BATCH_ROWS)
         pos = {int(b): i for i, b in enumerate(batches)}
         t = pa.Table.from_batches([r.get_batch(int(b)) for b in batches])
@@ -243,13 +297,22 @@ class DuckDB:
     def project(self, path, threads, cols, ds):
         return self._query(path, threads, f"SELECT {', '.join(cols)} FROM t")
 
-    def filter(self, path, threads, ds):
-        return self._query(path, threads, f"SELECT {', '.join(ds.filter_columns)} FROM t "
-                                          f"WHERE {sql_filter(ds.filter_terms)}")
+    def filter(self, path, threads, terms, cols, ds):
+        return self._query(path, threads, f"SELECT {', '.join(cols)} FROM t "
+                                          f"WHERE {sql_filter(terms)}")
 
-    def take(self, path, threads, idx, ds):
+    def _take_sql(self, idx, cols):
         ids = ", ".join(str(int(i)) for i in idx)
-        return self._query(path, threads, f"SELECT * FROM t WHERE rowid IN ({ids}) ORDER BY rowid")
+        sel = "*" if cols is None else ", ".join(f'"{c}"' for c in cols)
+        return f"SELECT {sel} FROM t WHERE rowid IN ({ids}) ORDER BY rowid"
+
+    def take(self, path, threads, idx, ds, cols=None):
+        return self._query(path, threads, self._take_sql(idx, cols))
+
+    def taker(self, path, threads, ds):
+        con = self._con(path, threads)
+        return (lambda idx, cols=None: con.sql(self._take_sql(idx, cols)).to_arrow_table()), \
+            con.close
 
     def stream(self, path, threads):
         con = self._con(path, threads)
@@ -269,9 +332,10 @@ class Vortex:
         self.vx = vortex
 
     def _threads(self, threads):
-        # 1 thread: the calling thread drives the scan alone; all cores: the
-        # library's default pool (available parallelism - 1 workers + caller).
-        self.vx.set_worker_threads(0 if threads == 1 else None)
+        # The calling thread drives the scan and the pool adds workers:
+        # 1 thread = no workers, N threads = N - 1 workers + the caller (the
+        # library's default is available parallelism - 1).
+        self.vx.set_worker_threads(threads - 1)
 
     def write(self, table, path, threads):
         self._threads(threads)
@@ -285,16 +349,23 @@ class Vortex:
         self._threads(threads)
         return self.vx.open(path).to_arrow(projection=cols).read_all()
 
-    def filter(self, path, threads, ds):
+    def filter(self, path, threads, terms, cols, ds):
         self._threads(threads)
         return self.vx.open(path).to_arrow(
-            projection=ds.filter_columns,
-            expr=vortex_filter(ds.filter_terms, ds.table.schema)).read_all()
+            projection=cols, expr=vortex_filter(terms, ds.table.schema)).read_all()
 
-    def take(self, path, threads, idx, ds):
+    def _take(self, f, idx, cols):
+        kw = {} if cols is None else {"projection": cols}
+        return f.to_arrow(indices=self.vx.array(pa.array(idx, pa.uint64())), **kw).read_all()
+
+    def take(self, path, threads, idx, ds, cols=None):
         self._threads(threads)
-        return self.vx.open(path).to_arrow(
-            indices=self.vx.array(pa.array(idx, pa.uint64()))).read_all()
+        return self._take(self.vx.open(path), idx, cols)
+
+    def taker(self, path, threads, ds):
+        self._threads(threads)
+        f = self.vx.open(path)
+        return (lambda idx, cols=None: self._take(f, idx, cols)), (lambda: None)
 
     def stream(self, path, threads):
         self._threads(threads)

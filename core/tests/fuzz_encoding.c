@@ -1,6 +1,7 @@
 /*
  * libFuzzer target: decodes arbitrary bytes as each value kind, with full,
- * range and take decodes and the inspection walk. Any crash, sanitizer
+ * range and take decodes, predicates on the encoded values and the
+ * inspection walk. Any crash, sanitizer
  * report, leak (reservation not back to 0) or non-errno return is a bug.
  *
  * Input layout: byte 0 picks the kind, bytes 1..2 the value count (so small
@@ -71,6 +72,20 @@ static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kin
         }
         if (o.data) qv_free(res, o.data, o.data_capacity);
         free(o.values);
+        /* Predicates on the encoded values: a range, EQ or PREFIX, on the
+         * whole chunk and on a window with a selection. */
+        uint64_t *bits = calloc((size_t)count / 64 + 2, 16);
+        if (!bits) abort();
+        uint64_t *sel = bits + count / 64 + 2;
+        for (int64_t i = 0; i < count; i += 3) sel[i >> 6] |= UINT64_C(1) << (i & 63);
+        const int bin = kind == QV_KIND_BINARY || kind == QV_KIND_LARGE_BINARY;
+        struct qv_enc_pred p = {.op = bin ? QV_ENC_OP_PREFIX : QV_ENC_OP_BETWEEN,
+                                .lo = -3, .hi = 40, .ulo = 2, .uhi = 1000,
+                                .bytes = (const uint8_t *)"ab", .len = 2};
+        qv_decoder_filter(d, 0, count, &p, NULL, bits, &err);
+        p.op = QV_ENC_OP_EQ;
+        qv_decoder_filter(d, count / 4, count - count / 4, &p, sel, bits, &err);
+        free(bits);
         qv_decoder_close(d);
     }
     qv_enc_walk(bytes, size, res, visit, NULL, &err);

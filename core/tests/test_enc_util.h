@@ -189,6 +189,29 @@ static inline struct qv_encoded roundtrip(struct enc_env *env, const struct qv_v
 /* Root encoding id of an encoded chunk. */
 static inline int root_encoding(const struct qv_encoded *e) { return e->size ? e->data[0] : -1; }
 
+static inline int cmp_row(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Sorts k row numbers in ascending order (takes want them sorted). */
+static inline void sort_rows(int64_t *rows, int64_t k) {
+    qsort(rows, (size_t)k, sizeof rows[0], cmp_row);
+}
+
+/* v encoded with `encoding` forced at the root (asserted: the encoder
+ * honoured it). */
+static inline struct qv_encoded encode_forced(struct enc_env *env, const struct qv_values *v,
+                                              int encoding) {
+    struct qv_encode_options o = {0};
+    o.force = encoding;
+    struct qv_encoded e;
+    struct qv_error err = {0};
+    if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
+    assert_int_equal(root_encoding(&e), encoding);
+    return e;
+}
+
 /* Owned test columns. */
 struct col {
     struct qv_values v;

@@ -719,6 +719,11 @@ static struct gnode *g_gen(const struct gcat *cat, const struct ArrowArray *batc
         g_make_lit(g, batch, map, seed, &n->lits[1]);
     } else if (r < 83) {
         int c = g_pick_col(cat, seed, G_BYTES);
+        if (c < 0) { /* a schema without strings */
+            n->kind = GN_CONST;
+            n->truth = TV_T;
+            return n;
+        }
         n->kind = GN_STARTS;
         n->col = c;
         n->nlits = 1;
@@ -739,6 +744,10 @@ static struct gnode *g_gen(const struct gcat *cat, const struct ArrowArray *batc
     } else if (r < 95) {
         n->kind = GN_BARE;
         n->col = g_pick_col(cat, seed, G_BOOL);
+        if (n->col < 0) { /* a schema without booleans */
+            n->kind = GN_CONST;
+            n->truth = TV_N;
+        }
     } else {
         n->kind = GN_CONST;
         n->truth = (int)(rb_next(seed) % 3);

@@ -308,7 +308,15 @@ static void test_column_reader_short_read(void **state) {
     int64_t last = qv_reader_num_row_groups(rd) - 1;
     struct qv_column_reader *cr;
     struct qv_error err;
-    assert_int_equal(qv_column_reader_open(rd, last, 0, rr, &cr, &err), EIO);
+    /* A format 2 file read with pread is read at the first decode: the
+     * open succeeds and the read fails (a format 1 file fails the open). */
+    int rc = qv_column_reader_open(rd, last, 0, rr, &cr, &err);
+    if (rc == 0) {
+        struct ArrowArray a;
+        rc = qv_column_reader_read(cr, 0, qv_reader_row_group_rows(rd, last), &a, &err);
+        qv_column_reader_close(cr);
+    }
+    assert_int_equal(rc, EIO);
     assert_non_null(strstr(err.message, "short.qvr"));
     assert_non_null(strstr(err.message, "column 'id'"));
     char want[64];

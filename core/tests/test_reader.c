@@ -150,14 +150,14 @@ static void test_large_file_small_footer_one_read(void **state) {
     (void)state;
     size_t size;
     uint8_t *bytes = fixture("open-large.qvr", 200000, 100000, &size);
-    assert_true(size > QV__FIRST_READ);
-    assert_true(footer_length(bytes, size) + QV__TAIL_SIZE <= QV__FIRST_READ);
+    assert_true(size > qv__first_read(size));
+    assert_true(footer_length(bytes, size) + QV__TAIL_SIZE <= qv__first_read(size));
     struct counting c;
     struct qv_reader *rd;
     assert_int_equal(open_counted(bytes, size, &c, &rd, NULL), 0);
     assert_int_equal(c.n, 1);
-    assert_int_equal(c.off[0], size - QV__FIRST_READ);
-    assert_int_equal(c.len[0], QV__FIRST_READ);
+    assert_int_equal(c.off[0], size - qv__first_read(size));
+    assert_int_equal(c.len[0], qv__first_read(size));
     assert_int_equal(qv_reader_open_reads(rd), 1);
     qv_reader_close(rd);
 
@@ -174,14 +174,14 @@ static void test_large_footer_two_reads(void **state) {
     size_t size;
     uint8_t *bytes = many_row_groups("open-footer.qvr", 2000, &size);
     uint64_t flen = footer_length(bytes, size);
-    if (flen + QV__TAIL_SIZE <= QV__FIRST_READ) fail_msg("footer of %llu bytes", (unsigned long long)flen);
+    if (flen + QV__TAIL_SIZE <= qv__first_read(size)) fail_msg("footer of %llu bytes", (unsigned long long)flen);
     struct counting c;
     struct qv_reader *rd;
     struct qv_error err;
     int rc = open_counted(bytes, size, &c, &rd, &err);
     if (rc) fail_msg("open: %s", err.message);
     assert_int_equal(c.n, 2);
-    assert_int_equal(c.off[0], size - QV__FIRST_READ);
+    assert_int_equal(c.off[0], size - qv__first_read(size));
     assert_int_equal(c.off[1], size - QV__TAIL_SIZE - flen);
     assert_int_equal(c.len[1], flen);
     assert_int_equal(qv_reader_open_reads(rd), 2);

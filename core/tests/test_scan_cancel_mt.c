@@ -15,48 +15,30 @@
 
 #include "base/thread.h"
 #include "quiver/scan.h"
+#include "fx_file.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
 #define ROWS 12000
 #define RG 2048
 
-static struct qv_pool *pool;
-static struct qv_reservation *res;
-static char path[512];
-static uint8_t *file;
-static size_t file_size;
+static struct fx_file fx;
 
 static int setup(void **state) {
     (void)state;
     alarm(300); /* a hang fails the test instead of stalling CI */
-    assert_int_equal(qv_pool_create(NULL, &pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
-    tu_path(path, sizeof path, "scan_cancel_mt.qvr");
-    assert_int_equal(fx_write(path, ROWS, RG, res), 0);
-    file = tu_read_file(path, &file_size);
-    assert_non_null(file);
+    fx_file_open(&fx, "scan_cancel_mt.qvr", ROWS, RG);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    unlink(path);
-    free(file);
-    qv_reservation_destroy(res);
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reserved, 0);
-    qv_pool_destroy(pool);
+    fx_file_close(&fx);
     alarm(0);
     return 0;
 }
 
-static void pool_is_clean(void) {
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reservations, 1); /* only the test's own */
-}
+static void pool_is_clean(void) { fx_file_pool_is_clean(&fx); }
 
 /* ---- a source whose reads block on a gate once armed ---- */
 
@@ -76,8 +58,8 @@ static int gated_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_
         for (int i = 0; i < 600 && !g->open; i++) qv_cond_timedwait_ms(&g->cv, &g->mu, 100);
     }
     qv_mutex_unlock(&g->mu);
-    if (off + len > file_size) return qv_error_set(err, EIO, "gated: read past the end");
-    memcpy(buf, file + off, len);
+    if (off + len > fx.size) return qv_error_set(err, EIO, "gated: read past the end");
+    memcpy(buf, fx.bytes + off, len);
     return 0;
 }
 
@@ -132,17 +114,17 @@ static void test_cancel_wakes_waiting_consumer(void **state) {
         struct gated g = {0};
         qv_mutex_init(&g.mu);
         qv_cond_init(&g.cv);
-        struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = file_size,
+        struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = fx.size,
                                 .read_at = gated_read};
         struct qv_reader *rd;
         struct qv_reader_options ro = {0};
-        assert_int_equal(qv_reader_open_source(&src, &ro, res, &rd, NULL), 0);
+        assert_int_equal(qv_reader_open_source(&src, &ro, fx.res, &rd, NULL), 0);
         qv_mutex_lock(&g.mu);
         g.armed = 1; /* only data reads block, not the footer */
         qv_mutex_unlock(&g.mu);
         struct qv_scan_options o = {.batch_rows = 1000, .threads = threads[t]};
         struct ArrowArrayStream st;
-        assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         struct consumer c = {.st = &st};
         qv_thread th;
         assert_int_equal(qv_thread_create(&th, consume, &c), 0);
@@ -172,16 +154,16 @@ static void test_cancel_synchronous_scan(void **state) {
     struct gated g = {0};
     qv_mutex_init(&g.mu);
     qv_cond_init(&g.cv);
-    struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = file_size,
+    struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = fx.size,
                             .read_at = gated_read};
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open_source(&src, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open_source(&src, NULL, fx.res, &rd, NULL), 0);
     qv_mutex_lock(&g.mu);
     g.armed = 1;
     qv_mutex_unlock(&g.mu);
     struct qv_scan_options o = {.batch_rows = 1000, .threads = QV_SCAN_SYNC};
     struct ArrowArrayStream st;
-    assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+    assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
     struct consumer c = {.st = &st, .calls = 2};
     qv_thread th;
     assert_int_equal(qv_thread_create(&th, consume, &c), 0);
@@ -211,7 +193,7 @@ static void nap_us(long us) {
 static void test_cancel_at_random_points(void **state) {
     (void)state;
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open(path, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &rd, NULL), 0);
     unsigned seed = 12345;
     int cancelled = 0;
     for (int round = 0; round < 60; round++) {
@@ -222,7 +204,7 @@ static void test_cancel_at_random_points(void **state) {
                                     .threads = threads, .prefetch = 1 + (int)(seed % 3),
                                     .filter = round % 3 ? NULL : "v >= 0 OR v IS NULL"};
         struct ArrowArrayStream st;
-        assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         struct consumer c = {.st = &st};
         qv_thread th;
         assert_int_equal(qv_thread_create(&th, consume, &c), 0);
@@ -252,16 +234,16 @@ static void test_wait(void **state) {
     struct gated g = {0};
     qv_mutex_init(&g.mu);
     qv_cond_init(&g.cv);
-    struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = file_size,
+    struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = fx.size,
                             .read_at = gated_read};
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open_source(&src, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open_source(&src, NULL, fx.res, &rd, NULL), 0);
     qv_mutex_lock(&g.mu);
     g.armed = 1;
     qv_mutex_unlock(&g.mu);
     struct qv_scan_options o = {.batch_rows = 1000, .threads = 2};
     struct ArrowArrayStream st;
-    assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+    assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
     gated_wait_blocked(&g);
     assert_int_equal(qv_scan_wait(&st, 1), ETIMEDOUT); /* the producer is stuck */
     assert_int_equal(qv_scan_wait(&st, 0), ETIMEDOUT);
@@ -279,7 +261,7 @@ static void test_wait(void **state) {
     st.release(&st);
 
     struct qv_scan_options so = {.threads = QV_SCAN_SYNC};
-    assert_int_equal(qv_scan_open(rd, &so, res, &st, NULL), 0);
+    assert_int_equal(qv_scan_open(rd, &so, fx.res, &st, NULL), 0);
     assert_int_equal(qv_scan_wait(&st, 100000), 0);
     st.release(&st);
     assert_int_equal(qv_scan_wait(NULL, 0), EINVAL);

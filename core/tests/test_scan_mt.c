@@ -14,58 +14,40 @@
 #include "format/format_internal.h"
 #include "quiver/scan.h"
 #include "memory/memory_testing.h"
+#include "fx_file.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
 #define ROWS 12000
 #define RG 2048
 
-static struct qv_pool *pool;
-static struct qv_reservation *res;
-static char path[512];
-static uint8_t *file;
-static size_t file_size;
+static struct fx_file fx;
 
 static int setup(void **state) {
     (void)state;
-    assert_int_equal(qv_pool_create(NULL, &pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
-    tu_path(path, sizeof path, "scan_mt.qvr");
-    assert_int_equal(fx_write(path, ROWS, RG, res), 0);
-    file = tu_read_file(path, &file_size);
-    assert_non_null(file);
+    fx_file_open(&fx, "scan_mt.qvr", ROWS, RG);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    unlink(path);
-    free(file);
-    qv_reservation_destroy(res);
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reserved, 0);
-    qv_pool_destroy(pool);
+    fx_file_close(&fx);
     return 0;
 }
 
-static void pool_is_clean(void) {
-    struct qv_pool_stats st;
-    qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reservations, 1); /* only the test's own */
-}
+static void pool_is_clean(void) { fx_file_pool_is_clean(&fx); }
 
 static void test_release_at_every_point(void **state) {
     (void)state;
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open(path, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &rd, NULL), 0);
     int threads[] = {1, 2, 4};
     for (int t = 0; t < 3; t++)
         for (int stop = 0; stop <= ROWS / 1000 + 1; stop++) {
             struct qv_scan_options o = {.batch_rows = 1000, .threads = threads[t],
                                         .prefetch = 1 + stop % 3, .filter = stop % 2 ? "v > 20" : NULL};
             struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+            assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
             struct ArrowArray kept[16];
             int nk = 0;
             for (int i = 0; i < stop; i++) {
@@ -93,11 +75,11 @@ static void nap_us(long us) {
 static void test_slow_and_fast_consumers(void **state) {
     (void)state;
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open(path, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &rd, NULL), 0);
     for (int slow = 0; slow < 2; slow++) {
         struct qv_scan_options o = {.batch_rows = 700, .threads = 4, .prefetch = 2};
         struct ArrowArrayStream st;
-        assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         int64_t rows = 0, next = 0;
         for (;;) {
             struct ArrowArray b;
@@ -124,22 +106,22 @@ static void test_slow_and_fast_consumers(void **state) {
  * and expects the error from get_next, naming the row group. */
 static void test_worker_errors_every_row_group(void **state) {
     (void)state;
-    uint8_t *copy = malloc(file_size);
+    uint8_t *copy = malloc(fx.size);
     struct qv_reader *clean;
-    assert_int_equal(qv_reader_open(path, NULL, res, &clean, NULL), 0);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &clean, NULL), 0);
     for (int64_t g = 0; g < qv_reader_num_row_groups(clean); g++) {
         for (int32_t node = 0; node < qv_reader_num_nodes(clean); node++) {
             struct qv_segment_info si;
             if (qv_reader_segment_info(clean, g, node, 0, &si, NULL)) continue;
-            memcpy(copy, file, file_size);
+            memcpy(copy, fx.bytes, fx.size);
             copy[si.offset + si.length / 2] ^= 0x5a;
             struct qv_source src;
-            assert_int_equal(qv_source_from_memory(copy, file_size, "bad.qvr", &src, NULL), 0);
+            assert_int_equal(qv_source_from_memory(copy, fx.size, "bad.qvr", &src, NULL), 0);
             struct qv_reader *rd;
-            assert_int_equal(qv_reader_open_source(&src, NULL, res, &rd, NULL), 0);
+            assert_int_equal(qv_reader_open_source(&src, NULL, fx.res, &rd, NULL), 0);
             struct qv_scan_options o = {.batch_rows = 1000, .threads = 1 + (int)(node % 3)};
             struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(rd, &o, res, &st, NULL), 0);
+            assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
             int rc = 0;
             for (;;) {
                 struct ArrowArray b;
@@ -167,14 +149,14 @@ static void test_worker_errors_every_row_group(void **state) {
 static void test_allocation_failures_during_scan(void **state) {
     (void)state;
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open(path, NULL, res, &rd, NULL), 0);
+    assert_int_equal(qv_reader_open(fx.path, NULL, fx.res, &rd, NULL), 0);
     int ok = 0;
     for (uint64_t n = 1; n < 400 && !ok; n += 1 + n / 16) {
-        qv_pool_inject_alloc_failure(pool, n);
+        qv_pool_inject_alloc_failure(fx.pool, n);
         struct qv_scan_options o = {.batch_rows = 3000, .threads = 2, .filter = "v < 50"};
         struct ArrowArrayStream st;
         struct qv_error err;
-        int rc = qv_scan_open(rd, &o, res, &st, &err);
+        int rc = qv_scan_open(rd, &o, fx.res, &st, &err);
         if (rc) {
             if (rc != ENOMEM) fail_msg("open at %llu: %d %s", (unsigned long long)n, rc, err.message);
             continue;
@@ -188,10 +170,10 @@ static void test_allocation_failures_during_scan(void **state) {
         if (rc && rc != ENOMEM) fail_msg("next at %llu: %d %s", (unsigned long long)n, rc, st.get_last_error(&st));
         if (!rc) ok = 1;
         st.release(&st);
-        qv_pool_inject_alloc_failure(pool, 0);
+        qv_pool_inject_alloc_failure(fx.pool, 0);
         pool_is_clean();
     }
-    qv_pool_inject_alloc_failure(pool, 0);
+    qv_pool_inject_alloc_failure(fx.pool, 0);
     qv_reader_close(rd);
 }
 

@@ -80,8 +80,10 @@ static void column_span(const struct qv_reader *rd, int64_t rg, int32_t col, uin
     assert_true(*hi > *lo);
 }
 
-/* How many logged reads touch column col's span in rg; each one must be
- * the whole span in one piece. */
+/* How many logged reads touch column col's span in rg; each one lies
+ * inside it. A range read reads the whole span in one piece (so 1 means
+ * that); a take of a format 2 file reads only the blocks it needs, one
+ * read per run of them. */
 static int reads_of(const struct counting *c, const struct qv_reader *rd, int64_t rg, int32_t col) {
     uint64_t lo, hi;
     column_span(rd, rg, col, &lo, &hi);
@@ -89,8 +91,8 @@ static int reads_of(const struct counting *c, const struct qv_reader *rd, int64_
     assert_true(c->n <= MAX_READS);
     for (int i = 0; i < c->n; i++) {
         if (c->off[i] + c->len[i] <= lo || c->off[i] >= hi) continue;
-        assert_int_equal(c->off[i], lo);
-        assert_int_equal(c->off[i] + c->len[i], hi);
+        assert_true(c->off[i] >= lo);
+        assert_true(c->off[i] + c->len[i] <= hi);
         n++;
     }
     return n;
@@ -170,9 +172,15 @@ static void test_no_survivor_reads_no_projection(void **state) {
             /* Filter columns: read once per row group, whatever the batches. */
             assert_int_equal(reads_of(&c, rd, g, C_V), 1);
             assert_int_equal(reads_of(&c, rd, g, C_D), 1);
-            /* id is a filter column too (the OR); s only where a row survived. */
-            assert_int_equal(reads_of(&c, rd, g, C_ID), 1);
-            assert_int_equal(reads_of(&c, rd, g, C_S), g == 1 ? 1 : 0);
+            /* id is a filter column too (the OR), read by the filter's own
+             * readers (qv__filter_ctx) in every row group and, where a row
+             * survived, taken by the projection (block reads: some); s only
+             * where a row survived. */
+            if (g == 1)
+                assert_true(reads_of(&c, rd, g, C_ID) >= 2);
+            else
+                assert_int_equal(reads_of(&c, rd, g, C_ID), 1);
+            assert_int_equal(reads_of(&c, rd, g, C_S) > 0, g == 1);
         }
         /* No survivor anywhere: no projected-only column is read at all. */
         c.n = 0;
@@ -199,14 +207,17 @@ static void test_take_reads_touched_row_groups_only(void **state) {
     struct qv_scan_options so = {.columns = cols, .n_columns = 2, .take = take, .n_take = 3,
                                  .threads = QV_SCAN_SYNC};
     assert_int_equal(drain(rd, &so, r, NULL), 3);
+    int total = 0;
     for (int64_t g = 0; g < NRG; g++) {
         int want = g == 1 ? 0 : 1;
-        assert_int_equal(reads_of(&c, rd, g, C_ID), want);
-        assert_int_equal(reads_of(&c, rd, g, C_S), want);
+        int id = reads_of(&c, rd, g, C_ID), str = reads_of(&c, rd, g, C_S);
+        assert_int_equal(id > 0, want);
+        assert_int_equal(str > 0, want);
         assert_int_equal(reads_of(&c, rd, g, C_V), 0);
         assert_int_equal(reads_of(&c, rd, g, C_D), 0);
+        total += id + str;
     }
-    assert_int_equal(c.n, 4);
+    assert_int_equal(c.n, total); /* nothing outside the taken columns' spans */
     qv_reader_close(rd);
     qv_reservation_destroy(r);
 }
@@ -298,10 +309,20 @@ static void test_move_fails_like_open(void **state) {
             assert_int_equal(fclose(f), 0);
         }
         struct qv_error err;
-        /* Row group 1 is untouched; row group 2 is damaged. */
+        /* Row group 1 is untouched; row group 2 is damaged. A format 2
+         * file read with pread reads and verifies at the first decode, so
+         * the move succeeds and the read fails; then nothing stays open
+         * once the column reader is closed. */
         assert_int_equal(qv_column_reader_move(&cr, 1, &err), 0);
-        assert_int_equal(qv_column_reader_move(&cr, 2, &err), EIO);
-        assert_null(cr);
+        int rc = qv_column_reader_move(&cr, 2, &err);
+        if (rc == 0) {
+            struct ArrowArray a;
+            assert_int_equal(qv_column_reader_read(cr, 0, RG, &a, &err), EIO);
+            qv_column_reader_close(cr);
+        } else {
+            assert_int_equal(rc, EIO);
+            assert_null(cr);
+        }
         assert_non_null(strstr(err.message, mode == 0 ? "short read" : "checksum mismatch"));
         assert_non_null(strstr(err.message, "row group 2"));
         qv_reader_close(rd);

@@ -216,6 +216,70 @@ QV_API int qv_decode(const void *bytes, size_t size, enum qv_value_kind kind, in
               int64_t count, struct qv_reservation *r, struct qv_decode_out *out,
               struct qv_error *err);
 
+/* ---- Predicates on encoded values ----
+ *
+ * A comparison evaluated below decoding: bit-packed and frame-of-reference
+ * values compare in the packed domain (the literal translated into it);
+ * dictionaries evaluate the predicate once per entry and then select codes;
+ * run-end once per run; constants once; sparse nodes on the fill value once
+ * plus the exceptions; other integer trees decode one vector at a time into
+ * scratch and compare in a tight loop; binary trees (FSST, plain, zstd)
+ * compare EQ / NE / PREFIX on decoded bytes one vector at a time, without
+ * building Arrow arrays. Which nodes take which path: docs in
+ * core/src/encoding/filter.c. */
+
+enum qv_enc_op {
+    QV_ENC_OP_EQ = 0,
+    QV_ENC_OP_NE,
+    QV_ENC_OP_LT,
+    QV_ENC_OP_LE,
+    QV_ENC_OP_GT,
+    QV_ENC_OP_GE,
+    QV_ENC_OP_BETWEEN, /* lo <= v <= hi (both inclusive) */
+    QV_ENC_OP_PREFIX,  /* binary kinds: value starts with bytes[0..len) */
+    QV_ENC_OP_EVAL     /* only `eval` below: a predicate the encoding cannot translate */
+};
+
+/* Evaluates a predicate over values the decoder produced itself (a
+ * dictionary's entries, the values of runs, a constant, a sparse node's
+ * fill value and exceptions): bit i of out = predicate holds for value i of
+ * `vals` (n = vals->count, vals->kind the chunk's kind; out has
+ * ceil(n / 64) words, zeroed, the bits past n are ignored). Returns 0 or an
+ * errno (then err is set); the filter returns that errno. */
+typedef int (*qv_enc_eval_fn)(void *ctx, const struct qv_values *vals, uint64_t *out,
+                              struct qv_error *err);
+
+struct qv_enc_pred {
+    int op; /* enum qv_enc_op */
+    /* Signed integer kinds (INT8..INT64; decimals <= 18 digits and
+     * timestamps are INT64, dates INT32); single comparisons use lo. */
+    int64_t lo, hi;
+    uint64_t ulo, uhi; /* unsigned kinds */
+    const uint8_t *bytes; /* binary kinds: EQ / NE / PREFIX operand */
+    size_t len;
+    /* Optional; required for QV_ENC_OP_EVAL. When set, dictionary, run-end
+     * and constant nodes may use it on their few values instead of op (e.g.
+     * IN lists, floats, LT on strings). A decoder may keep the answers of
+     * a dictionary's entries for the next call with the same eval and
+     * eval_ctx: while it is open, one pair must mean one predicate. */
+    qv_enc_eval_fn eval;
+    void *eval_ctx;
+};
+
+/* Sets bit i of out (i in [0, n)) to whether value start + i satisfies
+ * pred, for the rows whose bit is set in `sel` (NULL = all rows); bits of
+ * rows not selected are 0 on return. `sel` and `out` are n-bit LSB-first
+ * bitmaps in 64-bit words (bit i = word i/64, bit i%64); they may not
+ * alias. Null slots hold whatever the writer stored there: the caller
+ * masks validity. Vectors (1024 values) with no selected row are not
+ * decoded. 0; ENOTSUP when this chunk's tree has no encoded-domain path
+ * for this predicate (nothing is wrong: the caller decodes and compares);
+ * EINVAL for bad arguments (range outside the chunk, op not valid for the
+ * kind); EIO corrupt. */
+QV_API int qv_decoder_filter(struct qv_decoder *d, int64_t start, int64_t n,
+                             const struct qv_enc_pred *pred, const uint64_t *sel, uint64_t *out,
+                             struct qv_error *err);
+
 /* ---- Inspection (for `qv inspect`) ---- */
 
 #define QV_ENC_MAX_PARAMS 8

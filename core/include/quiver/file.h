@@ -51,6 +51,9 @@ struct qv_file_options {
     bool skip_checksums;       /* do not verify segment checksums (the footer's always is);
                                   for speed on trusted storage only */
     const struct qv_file_identity *expect; /* fail with ESTALE unless equal; NULL = any */
+    int64_t take_cache_bytes;  /* column readers kept open for repeated takes (qv_file_take),
+                                  bounded by what the pool is charged for them; 0 = 256 MiB,
+                                  negative = none. Released at close */
 };
 
 /* Opens the .qvr file at `path` (NUL-terminated bytes, not necessarily

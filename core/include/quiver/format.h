@@ -235,8 +235,8 @@ QV_API uint64_t qv_writer_buffered_bytes(const struct qv_writer *w);
 QV_API uint64_t qv_writer_bytes_written(const struct qv_writer *w);
 
 /* ==== The reader ====
- * Opens a file with at most two reads (the last 64 KiB, then the rest of the
- * footer if it is larger), validates the whole footer before use, and
+ * Opens a file with at most two reads (the last 64 KiB plus 1/512 of the
+ * file, then the rest of the footer if it is larger), validates the whole footer before use, and
  * decodes any column of any row group, a row range or a set of rows, to
  * Arrow. Segment checksums are verified on every read unless turned off.
  * Every error names the file, the column, the row group and the file offset.
@@ -288,8 +288,8 @@ QV_API const char *qv_reader_writer_version(const struct qv_reader *reader);
 QV_API const char *qv_reader_path(const struct qv_reader *reader);
 QV_API const struct qv_kv *qv_reader_metadata(const struct qv_reader *reader, int64_t *n);
 /* Reads issued by open: 1, or 2 when the footer is larger than the first
- * read of the file's last 64 KiB (docs/format.md, "Opening in at most two
- * reads"). */
+ * read of the file's last 64 KiB plus 1/512 of the file (docs/format.md,
+ * "Opening in at most two reads"). */
 QV_API int qv_reader_open_reads(const struct qv_reader *reader);
 
 /* Physical nodes: the schema's fields in pre-order, root excluded. */
@@ -338,7 +338,12 @@ QV_API int qv_reader_segment_describe(const struct qv_reader *reader, int64_t rg
  * A column reader reads the byte span of one top-level column in one row
  * group (all its segments, one read), verifies the checksums, and keeps the
  * decoders open so that ranges and takes decode only the vectors they need.
- * One thread at a time; everything it holds is charged to `r`. */
+ * In a format 2 file read with pread (not mapped) the reading waits for the
+ * first decode: a range read reads the span with one read, a take reads
+ * only the checksum blocks it needs; so a damaged or truncated chunk fails
+ * that decode (EIO), not the open. Blocks are verified as they are decoded
+ * (docs/format.md, section 4). One thread at a time; everything it holds is
+ * charged to `r`. */
 struct qv_column_reader;
 
 QV_API int qv_column_reader_open(const struct qv_reader *reader, int64_t rg, int32_t column,

@@ -368,22 +368,40 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * columns for the surviving rows only. Row groups whose statistics prove
  * the predicate false are never read.
  *
- * Threads and memory. Decode runs on `threads` workers that share the work
- * of one batch column by column, so what is in flight is one batch, not one
- * per worker. At most `prefetch` completed batches wait for the consumer;
- * the producer starts the next batch only when there is room. Peak memory is
- * therefore about (prefetch + 2) batches plus one row group's compressed
- * column bytes, whatever the number of workers or cores. Every byte is
+ * Threads and memory. Decode runs on `threads` workers that take tasks of
+ * consecutive batches: per batch one filter task, then one task per
+ * projected column, then its assembly. A worker takes the oldest task it
+ * can run, so (with prefetch >= 2) the slow column of one batch overlaps
+ * with the other columns of the next instead of the batch waiting for its
+ * slowest column. A
+ * column's tasks run one at a time, in batch order, on its one reader.
+ * Batches are handed out in file order. At most `prefetch` batches are
+ * started and not yet taken by the consumer (completed or being built), so
+ * at most `prefetch` completed batches wait; of those, at most 2 are being
+ * built at once (with two or more workers and prefetch >= 2; otherwise the
+ * workers share one batch, its slowest columns first). Peak memory is
+ * therefore about (prefetch + 2) batches (counting the batch the consumer
+ * holds and the one it releases) plus one row group's compressed bytes of
+ * each projected column and of each filter column per
+ * batch being built, whatever the number of workers or cores. Every byte is
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for
- * decoding state, and one per output column per batch, which travels with
- * the batch and is freed when the batch is released. A batch's reservations
+ * decoding state, one per filter context, one per batch being built for its
+ * selection, and one per output column per batch, which travels with the
+ * batch and is freed when the batch is released. A batch's reservations
  * return their slack when the batch is complete, so a consumer holding many
  * batches is charged their bytes (docs/memory.md states the bound).
  *
+ * Small reads. A scan whose planned work is one batch, or at most 4096 rows
+ * (after pruning, take lists and, without a filter, max_rows), runs on the
+ * consumer's thread whatever `threads` says: starting and joining workers
+ * costs more than such a read (qv_scan_stats.threads is then 0).
+ *
  * Errors. A failure on a worker (corrupt data, checksum mismatch, ENOMEM)
- * is returned by the next get_next as its errno, with get_last_error naming
- * the file, column, row group and offset; later calls return it again.
+ * in a task of batch N is returned by the get_next that would have handed
+ * out batch N, after every batch before it (the first error in batch order
+ * wins), as its errno, with get_last_error naming the file, column, row
+ * group and offset; later calls return it again.
  *
  * Lifetime. Batches own their memory and stay valid after the stream is
  * released. Releasing the stream at any point cancels the workers and joins
@@ -462,8 +480,8 @@ struct qv_scan_options {
     int64_t row_group_begin, row_group_end; /* a split; end 0 = to the last */
     int64_t batch_rows;       /* rows per batch before filtering; 0 = 65536 */
     int64_t max_rows;         /* stop after this many output rows; 0 = no limit */
-    int threads;              /* 0 = cores, at most 4 (a take of at most 4096 rows: none);
-                                 QV_SCAN_SYNC = no threads */
+    int threads;              /* 0 = cores, at most 4; QV_SCAN_SYNC = no threads; small
+                                 reads (one batch, <= 4096 rows planned) use none */
     int prefetch;             /* completed batches waiting at most; 0 = 1; at most
                                  QV_SCAN_MAX_PREFETCH (EINVAL above) */
     int validate;             /* enum qv_scan_validate: check each output column before
@@ -517,8 +535,9 @@ struct qv_scan_stats {
     int64_t rows_filtered;
     /* Encoded bytes of the column segments this scan loaded: each column
      * reader counts the segments of the fields it reads, once per row group
-     * it enters (a column read both for the filter and, in part, for a
-     * nested projection counts twice: it is loaded twice). Row groups pruned
+     * it enters (a column read both by the filter and by the projection
+     * counts twice: the filter reads through readers of its own, and each
+     * row group's filter columns are read by one of them). Row groups pruned
      * by statistics, and projected columns of row groups whose rows the
      * filter all rejected, are never loaded and count nothing. */
     int64_t bytes_read;

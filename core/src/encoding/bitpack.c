@@ -232,6 +232,9 @@ int qv__bitpack_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64
     const unsigned w = (unsigned)nd->params[0], ow = nd->width;
     const uint8_t *buf = nd->buf[0];
     const int64_t count = nd->count;
+    /* Reached from `for` without the dispatch: verify the vectors here. */
+    int vrc = qv__dec_check(d, nd, start, n, err);
+    if (vrc) return vrc;
     uint8_t *o = out;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint64_t *tmp64 = NULL;

@@ -7,6 +7,7 @@
 
 #include "base/corrupt.h"
 #include "base/dcheck.h"
+#include "encoding/dec_verify.h"
 #include "encoding/enc_internal.h"
 
 /* Opening a decoder and taking a few rows should cost a single allocation:
@@ -22,9 +23,13 @@ struct qv_decoder {
     int32_t fixed_width;
     int64_t count;
     int pt;
+    const uint8_t *parsed; /* the bytes the tree was parsed from */
+    size_t parsed_size;
     /* take() on binary kinds: a reusable buffer for one vector's strings. */
     uint8_t *take_data;
     size_t take_cap;
+    /* qv_decoder_filter's state (filter.c), from the arena. */
+    void *filter;
     /* Inline memory (not zeroed at open; see above). */
     _Alignas(QV_ALIGNMENT) uint8_t slab[DEC_SLAB];
     _Alignas(QV_ALIGNMENT) uint8_t stack0[DEC_STACK];
@@ -44,6 +49,8 @@ int qv__dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
     QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
     if (!nd->codec->dec_word)
         return qv__corrupt(err, nd, "encoding cannot hold %s values", qv__pt_name(nd->pt));
+    int rc = qv__dec_check(d, nd, start, n, err);
+    if (rc) return rc;
     return nd->codec->dec_word(d, nd, start, n, out, err);
 }
 
@@ -52,6 +59,8 @@ int qv__dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
     if (n <= 0) return 0;
     QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
     if (!nd->codec->dec_bool) return qv__corrupt(err, nd, "encoding cannot hold booleans");
+    int rc = qv__dec_check(d, nd, start, n, err);
+    if (rc) return rc;
     return nd->codec->dec_bool(d, nd, start, n, bits, bit_off, err);
 }
 
@@ -61,7 +70,9 @@ int qv__dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
     QV_DCHECK(start >= 0 && start <= nd->count && n <= nd->count - start);
     if (!nd->codec->dec_bin) return qv__corrupt(err, nd, "encoding cannot hold binary values");
     const int64_t i0 = o->i; /* read by the check below (type-checked in release builds) */
-    int rc = nd->codec->dec_bin(d, nd, start, n, o, err);
+    int rc = qv__dec_check(d, nd, start, n, err);
+    if (rc) return rc;
+    rc = nd->codec->dec_bin(d, nd, start, n, o, err);
     /* A binary decoder ends exactly one offset per value and never writes
      * past the capacity it reserved. */
     QV_DCHECK(rc || o->i == i0 + n);
@@ -133,6 +144,38 @@ int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, u
     return 0;
 }
 
+struct qv__dec *qv__decoder_dec(struct qv_decoder *dc) { return &dc->d; }
+enum qv_value_kind qv__decoder_kind(const struct qv_decoder *dc) { return dc->kind; }
+void **qv__decoder_filter_slot(struct qv_decoder *dc) { return &dc->filter; }
+
+/* ---- Verification (dec_verify.h) ---- */
+
+int qv__dec_touch(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                  struct qv_error *err) {
+    if (n <= 0 || nd->nbufs != 1) return 0;
+    uint64_t lo, hi;
+    if (nd->enc == QV_ENC_BITPACK) {
+        unsigned w = (unsigned)nd->params[0];
+        lo = (uint64_t)(start >> QV__VEC_SHIFT) * 128 * w;
+        hi = ((uint64_t)((start + n - 1) >> QV__VEC_SHIFT) + 1) * 128 * w;
+    } else if (nd->pt == QV__PT_BOOL) {
+        lo = (uint64_t)start / 8;
+        hi = ((uint64_t)(start + n) + 7) / 8;
+    } else {
+        lo = (uint64_t)start * nd->width;
+        hi = (uint64_t)(start + n) * nd->width;
+    }
+    if (hi > nd->buf_len[0]) hi = nd->buf_len[0];
+    if (lo >= hi) return 0;
+    return qv__dec_touch_bytes(d, nd->buf[0] + lo, hi - lo, err);
+}
+
+
+int qv__decoder_verify_all(struct qv_decoder *dc, struct qv_error *err) {
+    if (!dc->d.vfn) return 0;
+    return dc->d.vfn(dc->d.vctx, 0, dc->parsed_size, err);
+}
+
 /* ---- Public API ---- */
 
 static int kind_pt(enum qv_value_kind kind) {
@@ -158,6 +201,13 @@ static int kind_pt(enum qv_value_kind kind) {
 int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
                     int32_t fixed_width, int64_t count, struct qv_reservation *r,
                     struct qv_decoder **out, struct qv_error *err) {
+    return qv__decoder_open_checked(bytes, size, kind, fixed_width, count, r, NULL, NULL, out, err);
+}
+
+int qv__decoder_open_checked(const void *bytes, size_t size, enum qv_value_kind kind,
+                             int32_t fixed_width, int64_t count, struct qv_reservation *r,
+                             qv__verify_fn fn, void *ctx, struct qv_decoder **out,
+                             struct qv_error *err) {
     int pt = kind_pt(kind);
     if (!out || !r || (!bytes && size))
         return qv_error_set(err, EINVAL, "qv_decoder_open: NULL argument");
@@ -182,6 +232,11 @@ int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
     dc->pt = pt;
     const uint8_t *p = bytes;
     int rc;
+    if (fn && ((uintptr_t)bytes & 7)) {
+        /* A copy would be made of bytes not yet read or verified. */
+        rc = qv_error_set(err, EINVAL, "qv_decoder_open: checked bytes must be 8-byte aligned");
+        goto fail;
+    }
     if ((uintptr_t)bytes & 7) {
         uint8_t *copy = qv__mem_alloc(&dc->d.mem, size, err);
         if (!copy) {
@@ -191,7 +246,14 @@ int qv_decoder_open(const void *bytes, size_t size, enum qv_value_kind kind,
         memcpy(copy, bytes, size);
         p = copy;
     }
-    if ((rc = qv__tree_parse(&dc->d.mem, p, size, 0, 0, 0, &dc->d.root, err))) goto fail;
+    dc->parsed = p;
+    dc->parsed_size = size;
+    dc->d.vfn = fn;
+    dc->d.vctx = ctx;
+    dc->d.vbase = p;
+    rc = fn ? qv__tree_parse_checked(&dc->d.mem, p, size, fn, ctx, &dc->d.root, err)
+            : qv__tree_parse(&dc->d.mem, p, size, 0, 0, 0, &dc->d.root, err);
+    if (rc) goto fail;
     struct qv__node *root = dc->d.root;
     if (root->pt != pt || (pt == QV__PT_FIXED && root->width != (uint32_t)fixed_width)) {
         rc = qv__corrupt(err, root, "holds %s values, the chunk is %s", qv__pt_name(root->pt),
@@ -335,6 +397,11 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     const unsigned w = dc->pt == QV__PT_FIXED ? (unsigned)dc->fixed_width : qv__pt_width(dc->pt);
     struct qv__mark mk = qv__stack_mark(&dc->d.stack);
     dc->d.want = n;
+    if (dc->d.root->codec->take_word && qv__pt_is_word(dc->pt)) {
+        rc = n ? dc->d.root->codec->take_word(&dc->d, dc->d.root, rows, n, out->values, err) : 0;
+        qv__stack_release(&dc->d.stack, mk);
+        return rc;
+    }
     void *tmp = NULL;
     for (int64_t i = 0; i < n && !rc;) {
         /* One group: the requested rows inside one 1024-value vector. */

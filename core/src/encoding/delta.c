@@ -7,7 +7,12 @@
  * encoder fills it with the smallest delta so it does not widen the
  * bit-packing of the deltas.
  */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
+
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                      struct qv__enode **out) {
@@ -46,30 +51,211 @@ int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, in
     return 0;
 }
 
-/* In-place prefix sum over one vector's decoded deltas: buf[0] becomes the
- * base, buf[i] += buf[i-1]. Only [lo, hi) is then copied out by the caller
- * when buf is a temporary. */
+/* ---- Decode kernels ----
+ *
+ * A vector's values are a running sum: x starts at the vector's base and
+ * each later slot adds its delta. The sum runs along the values' natural
+ * order, which the bit-packed lanes do not follow, so it cannot be split
+ * across lanes without changing the wire format; instead the kernels sum
+ * in registers: a 4- or 8-value block gets its own prefix sum in a few
+ * shifts and adds, and only one add per block carries the running total
+ * (the block's last value is broadcast off the critical path), so the
+ * chain is one add per block instead of one per value.
+ *
+ * Each kernel computes out[i] = x += d[i] (+ add) for i in [0, m) and
+ * returns the last x; out may equal d (in-place). All arithmetic wraps at
+ * the output width, as the encoder's deltas do. */
+
 #define PREFIX(T)                                                                                \
-    static void prefix_##T(T *buf, int64_t m, T base) {                                         \
-        T x = base;                                                                              \
-        buf[0] = x;                                                                              \
-        for (int64_t i = 1; i < m; i++) {                                                        \
-            x = (T)(x + buf[i]);                                                                 \
-            buf[i] = x;                                                                          \
+    static T prefix_##T(T *out, const T *d, int64_t m, T x) {                                    \
+        for (int64_t i = 0; i < m; i++) {                                                        \
+            x = (T)(x + d[i]);                                                                   \
+            out[i] = x;                                                                          \
         }                                                                                        \
+        return x;                                                                                \
     }
 PREFIX(uint8_t)
 PREFIX(uint16_t)
-PREFIX(uint32_t)
-PREFIX(uint64_t)
 
-static void prefix(void *buf, unsigned w, int64_t m, uint64_t base) {
-    switch (w) {
-    case 1: prefix_uint8_t(buf, m, (uint8_t)base); break;
-    case 2: prefix_uint16_t(buf, m, (uint16_t)base); break;
-    case 4: prefix_uint32_t(buf, m, (uint32_t)base); break;
-    default: prefix_uint64_t(buf, m, base); break;
+static QV__ALWAYS_INLINE uint32_t prefix32_body(uint32_t *out, const uint32_t *d, int64_t m,
+                                                 uint32_t x) {
+    for (int64_t i = 0; i < m; i++) out[i] = x += d[i];
+    return x;
+}
+static QV__ALWAYS_INLINE uint64_t prefix64_body(uint64_t *out, const uint64_t *d, int64_t m,
+                                                 uint64_t x) {
+    for (int64_t i = 0; i < m; i++) out[i] = x += d[i];
+    return x;
+}
+/* 32-bit deltas (unpacked from lanes of 32 bits) widened to 64-bit values
+ * with the frame-of-reference `add` folded in: the FOR node under a delta
+ * costs no pass of its own. */
+static QV__ALWAYS_INLINE uint64_t prefix64w_body(uint64_t *out, const uint32_t *d, int64_t m,
+                                                  uint64_t add, uint64_t x) {
+    for (int64_t i = 0; i < m; i++) out[i] = x += (uint64_t)d[i] + add;
+    return x;
+}
+
+static uint32_t prefix32_generic(uint32_t *out, const uint32_t *d, int64_t m, uint32_t x) {
+    return prefix32_body(out, d, m, x);
+}
+static uint64_t prefix64_generic(uint64_t *out, const uint64_t *d, int64_t m, uint64_t x) {
+    return prefix64_body(out, d, m, x);
+}
+static uint64_t prefix64w_generic(uint64_t *out, const uint32_t *d, int64_t m, uint64_t add,
+                                  uint64_t x) {
+    return prefix64w_body(out, d, m, add, x);
+}
+
+#if QV__X86_DISPATCH
+/* Inclusive prefix sum of four 64-bit lanes: add the lanes shifted up by
+ * one, then by two. */
+static QV__TARGET_AVX2 QV__ALWAYS_INLINE __m256i scan4_avx2(__m256i v) {
+    const __m256i z = _mm256_setzero_si256();
+    __m256i s1 = _mm256_blend_epi32(_mm256_permute4x64_epi64(v, 0x90), z, 0x03);
+    v = _mm256_add_epi64(v, s1);
+    return _mm256_add_epi64(v, _mm256_permute2x128_si256(v, v, 0x08));
+}
+/* Inclusive prefix sum of eight 32-bit lanes: within each 128-bit half by
+ * byte shifts, then the low half's total added to the high half. */
+static QV__TARGET_AVX2 QV__ALWAYS_INLINE __m256i scan8_avx2(__m256i v) {
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 4));
+    v = _mm256_add_epi32(v, _mm256_slli_si256(v, 8));
+    __m256i t = _mm256_shuffle_epi32(v, 0xFF);
+    return _mm256_add_epi32(v, _mm256_permute2x128_si256(t, t, 0x08));
+}
+static QV__TARGET_AVX2 QV__ALWAYS_INLINE __m256i last64_avx2(__m256i v) {
+    return _mm256_permute4x64_epi64(v, 0xFF);
+}
+
+static QV__TARGET_AVX2 uint64_t prefix64_avx2(uint64_t *out, const uint64_t *d, int64_t m,
+                                              uint64_t x) {
+    __m256i carry = _mm256_set1_epi64x((long long)x);
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m256i a = scan4_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i)));
+        __m256i b = scan4_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i + 4)));
+        b = _mm256_add_epi64(b, last64_avx2(a));
+        __m256i tot = last64_avx2(b);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_add_epi64(a, carry));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i + 4), _mm256_add_epi64(b, carry));
+        carry = _mm256_add_epi64(carry, tot);
     }
+    x = (uint64_t)_mm256_extract_epi64(carry, 0);
+    return prefix64_body(out + i, d + i, m - i, x);
+}
+
+static QV__TARGET_AVX2 uint64_t prefix64w_avx2(uint64_t *out, const uint32_t *d, int64_t m,
+                                               uint64_t add, uint64_t x) {
+    __m256i carry = _mm256_set1_epi64x((long long)x), va = _mm256_set1_epi64x((long long)add);
+    int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m256i a = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(d + i)));
+        __m256i b =
+            _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(d + i + 4)));
+        a = scan4_avx2(_mm256_add_epi64(a, va));
+        b = scan4_avx2(_mm256_add_epi64(b, va));
+        b = _mm256_add_epi64(b, last64_avx2(a));
+        __m256i tot = last64_avx2(b);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_add_epi64(a, carry));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i + 4), _mm256_add_epi64(b, carry));
+        carry = _mm256_add_epi64(carry, tot);
+    }
+    x = (uint64_t)_mm256_extract_epi64(carry, 0);
+    return prefix64w_body(out + i, d + i, m - i, add, x);
+}
+
+static QV__TARGET_AVX2 uint32_t prefix32_avx2(uint32_t *out, const uint32_t *d, int64_t m,
+                                              uint32_t x) {
+    __m256i carry = _mm256_set1_epi32((int)x);
+    const __m256i seven = _mm256_set1_epi32(7);
+    int64_t i = 0;
+    for (; i + 16 <= m; i += 16) {
+        __m256i a = scan8_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i)));
+        __m256i b = scan8_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i + 8)));
+        b = _mm256_add_epi32(b, _mm256_permutevar8x32_epi32(a, seven));
+        __m256i tot = _mm256_permutevar8x32_epi32(b, seven);
+        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_add_epi32(a, carry));
+        _mm256_storeu_si256((__m256i *)(void *)(out + i + 8), _mm256_add_epi32(b, carry));
+        carry = _mm256_add_epi32(carry, tot);
+    }
+    x = (uint32_t)_mm256_extract_epi32(carry, 0);
+    return prefix32_body(out + i, d + i, m - i, x);
+}
+#endif
+
+static uint32_t prefix32(uint32_t *out, const uint32_t *d, int64_t m, uint32_t x) {
+    return QV__DISPATCH2(prefix32, out, d, m, x);
+}
+static uint64_t prefix64(uint64_t *out, const uint64_t *d, int64_t m, uint64_t x) {
+    return QV__DISPATCH2(prefix64, out, d, m, x);
+}
+static uint64_t prefix64w(uint64_t *out, const uint32_t *d, int64_t m, uint64_t add,
+                          uint64_t x) {
+    return QV__DISPATCH2(prefix64w, out, d, m, add, x);
+}
+
+/* The running value just before slot k of a vector whose deltas are d
+ * (k >= 1): the base plus the deltas of slots 1..k-1. A plain reduction,
+ * which the compiler vectorizes, so a range that starts inside a vector
+ * skips its head without storing it. */
+#define SUM(N, T, D)                                                                             \
+    static T N(const D *d, int64_t k, T base, T add) {                                           \
+        T s = 0;                                                                                 \
+        for (int64_t i = 1; i < k; i++) s = (T)(s + (T)d[i]);                                    \
+        return (T)(base + s + (T)((T)(k - 1) * add));                                            \
+    }
+SUM(sum8, uint8_t, uint8_t)
+SUM(sum16, uint16_t, uint16_t)
+SUM(sum32, uint32_t, uint32_t)
+SUM(sum64, uint64_t, uint64_t)
+SUM(sum64w, uint64_t, uint32_t)
+
+/* Writes values [lo, hi) of one vector (offsets from its start, lo < hi)
+ * to out from the vector's deltas d (slot 0 ignored), base and, for 64-bit
+ * values with 32-bit deltas, the frame of reference `add`. */
+static void vec_out(void *out, const void *d, unsigned w, int wide, int64_t lo, int64_t hi,
+                    uint64_t base, uint64_t add) {
+    int64_t from = lo ? lo : 1;
+    if (wide) {
+        uint64_t *o = out;
+        const uint32_t *dd = d;
+        uint64_t x = lo ? sum64w(dd, lo, base, add) : base;
+        if (!lo) *o++ = base;
+        prefix64w(o, dd + from, hi - from, add, x);
+        return;
+    }
+    /* One case per width, the same steps on its own types: the first value
+     * (the base, or the sum of the deltas up to lo), then the running sum. */
+#define VEC_OUT(T, SUM, PREFIX)                                                                  \
+    {                                                                                            \
+        T *o = out;                                                                              \
+        const T *dd = d;                                                                         \
+        T x = lo ? SUM(dd, lo, (T)base, 0) : (T)base;                                            \
+        if (!lo) *o++ = x;                                                                       \
+        PREFIX(o, dd + from, hi - from, x);                                                      \
+        break;                                                                                   \
+    }
+    switch (w) {
+    case 1: VEC_OUT(uint8_t, sum8, prefix_uint8_t)
+    case 2: VEC_OUT(uint16_t, sum16, prefix_uint16_t)
+    case 4: VEC_OUT(uint32_t, sum32, prefix32)
+    default: VEC_OUT(uint64_t, sum64, prefix64)
+    }
+#undef VEC_OUT
+}
+
+/* The bit-packed node under the deltas (directly or under a FOR node) and
+ * the reference to add, when the fused path applies: 32- or 64-bit values. */
+static const struct qv__node *packed_deltas(const struct qv__node *nd, uint64_t *ref) {
+    const struct qv__node *c = nd->child[1];
+    *ref = 0;
+    if (nd->width != 4 && nd->width != 8) return NULL;
+    if (c->enc == QV_ENC_FOR && c->child[0]->enc == QV_ENC_BITPACK) {
+        *ref = (uint64_t)c->params[0];
+        c = c->child[0];
+    }
+    return c->enc == QV_ENC_BITPACK ? c : NULL;
 }
 
 int qv__delta_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
@@ -79,26 +265,46 @@ int qv__delta_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
     int rc = qv__dec_cached_u64(d, nd->child[0], 0, 0, &bases, err);
     if (rc) return rc;
     const unsigned w = nd->width;
+    uint64_t ref;
+    const struct qv__node *bp = packed_deltas(nd, &ref);
+    const unsigned bw = bp ? (unsigned)bp->params[0] : 0;
     struct qv__mark mk = qv__stack_mark(&d->stack);
-    uint8_t *tmp = NULL, *o = out;
+    /* One vector of deltas, 8 bytes a value whatever w (the unpack of a
+     * 64-bit vector may need them). */
+    uint8_t *tmp = qv__stack_push(&d->stack, (size_t)QV__VEC * 8, err);
+    if (!tmp) return ENOMEM;
+    uint8_t *o = out;
     int64_t pos = start, end = start + n;
     while (pos < end) {
         int64_t vec = pos >> QV__VEC_SHIFT, vs = vec << QV__VEC_SHIFT;
         int64_t vend = vs + QV__VEC < nd->count ? vs + QV__VEC : nd->count;
         int64_t hi = end < vend ? end : vend, lo = pos;
-        int64_t m = hi - vs; /* values decoded from the vector start */
-        if (lo == vs) {
-            /* Decode the deltas straight into the output and sum in place. */
-            if ((rc = qv__dec_word(d, nd->child[1], vs, m, o, err))) break;
-            prefix(o, w, m, bases[vec]);
-        } else {
-            if (!tmp && !(tmp = qv__stack_push(&d->stack, (size_t)QV__VEC * w, err))) {
-                rc = ENOMEM;
-                break;
+        if (bp && vend - vs == QV__VEC && hi - vs > 64) {
+            /* A full packed vector: unpack it into L1 scratch and sum while
+             * it is hot, the FOR reference folded into the sum. Widths above
+             * 32 bits unpack to 64-bit lanes with the reference added. */
+            /* The packed bytes are read here, not through the dispatch:
+             * verify (and, reading on demand, fetch) them first. */
+            if ((rc = qv__dec_check(d, (struct qv__node *)bp, vs, QV__VEC, err))) break;
+            const uint8_t *vin = bw ? bp->buf[0] + (uint64_t)vec * 128 * bw : bp->buf[0];
+            if (w == 4) {
+                qv__unpack32((const uint32_t *)(const void *)vin, bw, (uint32_t *)(void *)tmp,
+                             (uint32_t)ref);
+                vec_out(o, tmp, 4, 0, lo - vs, hi - vs, bases[vec], 0);
+            } else if (bw <= 32) {
+                qv__unpack32((const uint32_t *)(const void *)vin, bw, (uint32_t *)(void *)tmp, 0);
+                vec_out(o, tmp, 8, 1, lo - vs, hi - vs, bases[vec], ref);
+            } else {
+                qv__unpack64(vin, bw, (uint64_t *)(void *)tmp, ref);
+                vec_out(o, tmp, 8, 0, lo - vs, hi - vs, bases[vec], 0);
             }
-            if ((rc = qv__dec_word(d, nd->child[1], vs, m, tmp, err))) break;
-            prefix(tmp, w, m, bases[vec]);
-            memcpy(o, tmp + (size_t)(lo - vs) * w, (size_t)(hi - lo) * w);
+        } else {
+            /* Deltas of [vs, hi) from the child, summed from the vector
+             * start; straight into the output when the range starts there. */
+            int64_t m = hi - vs;
+            uint8_t *dst = lo == vs ? o : tmp;
+            if ((rc = qv__dec_word(d, nd->child[1], vs, m, dst, err))) break;
+            vec_out(o, dst, w, 0, lo - vs, hi - vs, bases[vec], 0);
         }
         o += (size_t)(hi - lo) * w;
         pos = hi;

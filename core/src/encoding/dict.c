@@ -7,7 +7,12 @@
  * the node, so random access costs one code lookup per value; a few rows
  * of a large dictionary decode only the entries their codes name.
  */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
+
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 #define EMPTY UINT32_MAX
 
@@ -393,26 +398,143 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
     return 0;
 }
 
+int qv__dict_entries(struct qv__dec *d, struct qv__node *nd, const void **vals,
+                     const uint64_t **off, const uint8_t **data, int64_t *dsize,
+                     struct qv_error *err) {
+    struct dict_cache *c;
+    int rc = load(d, nd, &c, err);
+    if (rc) return rc;
+    *vals = c->vals;
+    *off = c->off;
+    *data = c->data;
+    *dsize = c->d;
+    return 0;
+}
+
 static int bad_code(struct qv_error *err, const struct qv__node *nd, uint32_t code, int64_t row,
                     int64_t dsize) {
     return qv__corrupt(err, nd, "code %u at value %lld is outside the dictionary of %lld",
                        code, (long long)row, (long long)dsize);
 }
 
+/* The first code of codes[0..m) at or above dsize, or -1. The whole block
+ * is checked first with a vectorized maximum (AVX2 where the CPU has it),
+ * so the gather below runs without a branch per value; only a block that
+ * holds a bad code is searched again to name it. */
+static QV__ALWAYS_INLINE uint32_t codes_max_body(const uint32_t *codes, int64_t m) {
+    uint32_t mx = 0;
+    for (int64_t i = 0; i < m; i++) mx = codes[i] > mx ? codes[i] : mx;
+    return mx;
+}
+static uint32_t codes_max_generic(const uint32_t *codes, int64_t m) {
+    return codes_max_body(codes, m);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 uint32_t codes_max_avx2(const uint32_t *codes, int64_t m) {
+    return codes_max_body(codes, m);
+}
+#endif
+
+static int64_t first_bad(const uint32_t *codes, int64_t m, uint32_t dsize) {
+    if (QV__DISPATCH2(codes_max, codes, m) < dsize) return -1;
+    for (int64_t i = 0; i < m; i++)
+        if (codes[i] >= dsize) return i;
+    return -1;
+}
+
+/* Codes already checked: a plain indexed copy, four at a time so the
+ * loads of independent entries overlap. */
 #define GATHER(T)                                                                                \
-    static int64_t gather_##T(T *o, const T *vals, const uint32_t *codes, int64_t m,           \
-                              uint32_t dsize) {                                                  \
-        for (int64_t i = 0; i < m; i++) {                                                        \
-            uint32_t c = codes[i];                                                               \
-            if (__builtin_expect(c >= dsize, 0)) return i;                                       \
-            o[i] = vals[c];                                                                      \
+    static void gather_##T(T *restrict o, const T *restrict vals,                              \
+                           const uint32_t *restrict codes, int64_t m) {                         \
+        int64_t i = 0;                                                                           \
+        for (; i + 4 <= m; i += 4) {                                                             \
+            T a = vals[codes[i]], b = vals[codes[i + 1]];                                        \
+            T c = vals[codes[i + 2]], e = vals[codes[i + 3]];                                    \
+            o[i] = a;                                                                            \
+            o[i + 1] = b;                                                                        \
+            o[i + 2] = c;                                                                        \
+            o[i + 3] = e;                                                                        \
         }                                                                                        \
-        return -1;                                                                               \
+        for (; i < m; i++) o[i] = vals[codes[i]];                                                \
     }
 GATHER(uint8_t)
 GATHER(uint16_t)
 GATHER(uint32_t)
 GATHER(uint64_t)
+
+/* A dictionary of at most four 64-bit or eight 32-bit entries fits one
+ * 256-bit register: each code becomes a lane permutation instead of a load
+ * (run values of sorted keys, flags and small enumerations); larger 32- and
+ * 64-bit tables use the hardware gather. Codes checked by the caller;
+ * returns 0 when no variant applies (the caller gathers with plain loads). */
+static int table_gather_generic(void *o, const void *vals, const uint32_t *codes, int64_t m,
+                                unsigned w, uint32_t dsize) {
+    (void)o, (void)vals, (void)codes, (void)m, (void)w, (void)dsize;
+    return 0;
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 int table_gather_avx2(void *o, const void *vals, const uint32_t *codes,
+                                             int64_t m, unsigned w, uint32_t dsize) {
+    uint32_t tab[8] = {0};
+    if (w == 8 && dsize <= 4) {
+        memcpy(tab, vals, (size_t)dsize * 8);
+        const __m256i t = _mm256_loadu_si256((const __m256i *)(const void *)tab);
+        const __m256i lo_hi = _mm256_setr_epi32(0, 1, 0, 1, 0, 1, 0, 1);
+        uint64_t *out = o;
+        int64_t i = 0;
+        for (; i + 4 <= m; i += 4) {
+            /* Code c selects the 32-bit lanes 2c and 2c + 1. */
+            __m256i c = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(codes + i)));
+            __m256i idx = _mm256_or_si256(_mm256_slli_epi64(_mm256_or_si256(c, _mm256_slli_epi64(c, 32)), 1), lo_hi);
+            _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_permutevar8x32_epi32(t, idx));
+        }
+        for (; i < m; i++) memcpy(out + i, tab + 2 * codes[i], 8);
+        return 1;
+    }
+    if (w == 4 && dsize <= 8) {
+        memcpy(tab, vals, (size_t)dsize * 4);
+        const __m256i t = _mm256_loadu_si256((const __m256i *)(const void *)tab);
+        uint32_t *out = o;
+        int64_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+            __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
+            _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_permutevar8x32_epi32(t, c));
+        }
+        for (; i < m; i++) out[i] = tab[codes[i]];
+        return 1;
+    }
+    /* Larger tables: the hardware gather, four 64-bit or eight 32-bit
+     * entries an instruction (the baseline build's vectorized gather
+     * assembles them from scalar loads and is slower than this). */
+    if (dsize > (uint32_t)INT32_MAX) return 0; /* the gather's indices are signed */
+    if (w == 8) {
+        const long long *t = vals;
+        uint64_t *out = o;
+        int64_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+            __m128i c0 = _mm_loadu_si128((const __m128i *)(const void *)(codes + i));
+            __m128i c1 = _mm_loadu_si128((const __m128i *)(const void *)(codes + i + 4));
+            _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_i32gather_epi64(t, c0, 8));
+            _mm256_storeu_si256((__m256i *)(void *)(out + i + 4), _mm256_i32gather_epi64(t, c1, 8));
+        }
+        for (; i < m; i++) out[i] = ((const uint64_t *)vals)[codes[i]];
+        return 1;
+    }
+    if (w == 4) {
+        const int *t = vals;
+        uint32_t *out = o;
+        int64_t i = 0;
+        for (; i + 8 <= m; i += 8) {
+            __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(codes + i));
+            _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_i32gather_epi32(t, c, 4));
+        }
+        for (; i < m; i++) out[i] = ((const uint32_t *)vals)[codes[i]];
+        return 1;
+    }
+    return 0;
+}
+#endif
 
 /* Codes of [start, start + n) (n <= QV__VEC) with each checked against
  * the dictionary size. */
@@ -457,22 +579,18 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
         /* Blocks aligned to the codes' vectors when the range is. */
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
         if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
-        int64_t bad;
-        switch (w) {
-        case 1: bad = gather_uint8_t((uint8_t *)o, c->vals, codes, m, dsize); break;
-        case 2: bad = gather_uint16_t((uint16_t *)(void *)o, c->vals, codes, m, dsize); break;
-        case 4: bad = gather_uint32_t((uint32_t *)(void *)o, c->vals, codes, m, dsize); break;
-        case 8: bad = gather_uint64_t((uint64_t *)(void *)o, c->vals, codes, m, dsize); break;
-        default:
-            bad = -1;
-            for (int64_t i = 0; i < m; i++) {
-                if (codes[i] >= dsize) {
-                    bad = i;
-                    break;
-                }
-                memcpy(o + (size_t)i * w, (const uint8_t *)c->vals + (size_t)codes[i] * w, w);
+        int64_t bad = first_bad(codes, m, dsize);
+        if (bad < 0 && !QV__DISPATCH2(table_gather, o, c->vals, codes, m, w, dsize)) {
+            switch (w) {
+            case 1: gather_uint8_t((uint8_t *)o, c->vals, codes, m); break;
+            case 2: gather_uint16_t((uint16_t *)(void *)o, c->vals, codes, m); break;
+            case 4: gather_uint32_t((uint32_t *)(void *)o, c->vals, codes, m); break;
+            case 8: gather_uint64_t((uint64_t *)(void *)o, c->vals, codes, m); break;
+            default:
+                for (int64_t i = 0; i < m; i++)
+                    memcpy(o + (size_t)i * w, (const uint8_t *)c->vals + (size_t)codes[i] * w, w);
+                break;
             }
-            break;
         }
         if (bad >= 0) {
             rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);

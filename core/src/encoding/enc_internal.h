@@ -67,6 +67,18 @@ static inline int qv__pt_uint_of_width(unsigned w) {
 }
 const char *qv__pt_name(int pt);
 
+/* Index of the first of a[0..n) greater than key (run ends: the run that
+ * holds row key). */
+static inline int64_t qv__upper_bound32(const uint32_t *a, int64_t n, int64_t key) {
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if ((int64_t)a[mid] <= key) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 /* Sign-extends the low `bits` bits of v. */
 static inline int64_t qv__sext(uint64_t v, unsigned bits) {
     if (bits >= 64) return (int64_t)v;
@@ -299,9 +311,13 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
  * unless forced. */
 typedef int (*qv__frame_fn)(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
                             struct qv__enode **out, int *owned);
+/* ends[0..n_ends): each frame's end (sized frames, format 2); NULL: fixed
+ * frames of frame_values. */
 int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64_t count,
-                       int64_t frame_values, qv__frame_fn fn, void *ctx, int force,
-                       struct qv__enode **out);
+                       int64_t frame_values, const int64_t *ends, int64_t n_ends, qv__frame_fn fn,
+                       void *ctx, int force, struct qv__enode **out);
+/* String bytes at which the cascade's zstd/lz4 frames end (general.c). */
+#define QV__FRAME_BYTES (128 * 1024)
 /* Wraps a finished subtree as a single frame. */
 int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
                      struct qv__enode **out);
@@ -372,10 +388,30 @@ struct qv__node {
     void *cache; /* owned by the decoder's arena */
 };
 
+/* Buffers of a node that its decoder verifies by the range it reads
+ * (dec_verify.h): plain's values, bitpack's vectors, fsst's codes, zstd and
+ * lz4's frames. Every other byte of a node is verified when it is parsed. */
+static inline int qv__lazy_buffer(const struct qv__node *nd, int i) {
+    switch (nd->enc) {
+    case QV_ENC_PLAIN:
+    case QV_ENC_BITPACK: return i == 0;
+    case QV_ENC_FSST:
+    case QV_ENC_ZSTD:
+    case QV_ENC_LZ4: return i == 1;
+    default: return 0;
+    }
+}
+
 /* Parses a subtree at p[0, size) (8-aligned) into nodes allocated from `m`,
  * validating structure and per-encoding shape. */
 int qv__tree_parse(struct qv__mem *m, const uint8_t *p, size_t size, int depth, int inner,
                    uint64_t outer_offset, struct qv__node **out, struct qv_error *err);
+/* The same for a segment's root, calling vfn(vctx, off, len) on every byte
+ * range before the parser reads it (headers, and each node's buffers but
+ * the lazy ones, qv__lazy_buffer). */
+int qv__tree_parse_checked(struct qv__mem *m, const uint8_t *p, size_t size,
+                           int (*vfn)(void *, uint64_t, uint64_t, struct qv_error *), void *vctx,
+                           struct qv__node **out, struct qv_error *err);
 /* EIO of kind QV_ERROR_CORRUPT with "corrupt <enc> node at byte <off>: ..." */
 int qv__corrupt(struct qv_error *err, const struct qv__node *nd, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -430,7 +466,29 @@ struct qv__dec {
      * range's length): encodings that can either decode only what a few
      * values need or load a whole child once choose by it. */
     int64_t want;
+    /* Verifier of the segment's bytes (dec_verify.h); NULL: none. */
+    int (*vfn)(void *ctx, uint64_t off, uint64_t len, struct qv_error *err);
+    void *vctx;
+    const uint8_t *vbase; /* the parsed bytes: offsets are from here */
 };
+/* Verifies the bytes of plain's and bitpack's buffer that decoding values
+ * [start, start + n) reads, before they are read. Called by the dispatch and
+ * by encodings that decode a child without it (for -> bitpack). Plain
+ * binary, fsst and zstd/lz4 verify their lazy buffer in their decoders. */
+int qv__dec_touch(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                  struct qv_error *err);
+static inline int qv__dec_check(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                                struct qv_error *err) {
+    return d->vfn && !nd->inner &&
+                   ((nd->enc == QV_ENC_PLAIN && nd->pt != QV__PT_BIN) || nd->enc == QV_ENC_BITPACK)
+               ? qv__dec_touch(d, nd, start, n, err)
+               : 0;
+}
+/* Verifies bytes [p, p + len) of the segment (p inside it). */
+static inline int qv__dec_touch_bytes(struct qv__dec *d, const uint8_t *p, uint64_t len,
+                                      struct qv_error *err) {
+    return d->vfn && len ? d->vfn(d->vctx, (uint64_t)(p - d->vbase), len, err) : 0;
+}
 
 /* Decoders: values [start, start + n) of `nd` (the caller has checked the
  * range against nd->count). Word/fixed types write n * width bytes. */
@@ -478,6 +536,10 @@ int qv__rle_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void
                      struct qv_error *);
 int qv__rle_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *, int64_t,
                      struct qv_error *);
+/* All run ends of run-end node nd (child 0), decoded into memory of d and
+ * checked: strictly increasing, the last at nd's count. 0, ENOMEM or EIO. */
+int qv__rle_read_ends(struct qv__dec *d, struct qv__node *nd, uint32_t **out,
+                      struct qv_error *err);
 int qv__sparse_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
                         struct qv_error *);
 int qv__sparse_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, uint8_t *,
@@ -496,7 +558,8 @@ int qv__general_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t,
                         struct qv__binout *, struct qv_error *);
 int64_t qv__general_nframes(const struct qv__node *nd);
 /* Decompresses frame f of a zstd/lz4 node into a fresh block of `m`. */
-int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+/* dctx: a ZSTD_DCtx to reuse (NULL: one per call). */
+int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err);
 struct qv__frame_cache;
 void qv__frame_caches_free(struct qv__frame_cache *c);
@@ -573,6 +636,10 @@ typedef int (*qv__dec_bool_fn)(struct qv__dec *, struct qv__node *, int64_t, int
                                int64_t, struct qv_error *);
 typedef int (*qv__dec_bin_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t,
                               struct qv__binout *, struct qv_error *);
+/* Values at rows[0..k) (sorted non-decreasing, each below the node's count)
+ * into k consecutive word slots. */
+typedef int (*qv__take_word_fn)(struct qv__dec *, struct qv__node *, const int64_t *rows,
+                                int64_t k, void *out, struct qv_error *);
 
 struct qv__encoding {
     uint8_t id;       /* enum qv_encoding: the wire id, never renumbered */
@@ -588,6 +655,10 @@ struct qv__encoding {
     qv__dec_word_fn dec_word;
     qv__dec_bool_fn dec_bool;
     qv__dec_bin_fn dec_bin;
+    /* Optional take of word values, for encodings that reach a row's value
+     * faster than a range decode of its 1024-value vector does (run-end: a
+     * search per row). NULL: qv_decoder_take goes through dec_word. */
+    qv__take_word_fn take_word;
     /* Shape check of a parsed node (docs/format.md 5.5, "shape"): counts of
      * parameters, buffers and children, their ranges and children's types.
      * Runs after the generic checks of validate.c. */
@@ -626,6 +697,125 @@ int qv__want_child(const struct qv__node *nd, int i, int pt, int64_t count,
                    struct qv_error *err);
 /* Bytes the node's values take decoded (bool: bits rounded up to bytes). */
 uint64_t qv__node_value_bytes(const struct qv__node *nd);
+
+
+/* ---- Predicates on encoded values (filter*.c) ---- */
+
+/* decode.c owns struct qv_decoder; the filter reaches its parts here. */
+struct qv__dec *qv__decoder_dec(struct qv_decoder *dc);
+enum qv_value_kind qv__decoder_kind(const struct qv_decoder *dc);
+/* A pointer the filter keeps its per-decoder state in (allocated from the
+ * decoder's arena, so freed at close); NULL until the first filter. */
+void **qv__decoder_filter_slot(struct qv_decoder *dc);
+/* The loaded dictionary of a DICT node: word values (d * width bytes), or
+ * binary offsets (d + 1, uint64) and bytes. Loaded once, kept on the node. */
+int qv__dict_entries(struct qv__dec *d, struct qv__node *nd, const void **vals,
+                     const uint64_t **off, const uint8_t **data, int64_t *dsize,
+                     struct qv_error *err);
+
+/* An integer predicate as an arc of the circle of B-bit patterns: x
+ * satisfies it iff ((x - a) mod 2^B) <= d. Every comparison of signed or
+ * unsigned values of B bits (EQ, NE, ranges) is one such arc, and so is
+ * its translation into the residuals of a frame of reference or a bit
+ * packing, so one branch-free test serves them all. none / all: the answer
+ * is the same for every value. */
+struct qv__arc {
+    uint64_t a, d, mask; /* mask = 2^B - 1 */
+    int none, all;
+};
+
+/* A predicate prepared for one decoder and call. */
+struct qv__fpred {
+    const struct qv_enc_pred *p;
+    enum qv_value_kind kind;
+    unsigned width; /* bytes per value of word kinds */
+    int is_int, is_bin;
+    int use_eval;   /* op == QV_ENC_OP_EVAL: only the callback */
+    struct qv__arc arc;  /* integers, in the raw B-bit domain */
+    int prefix, neg;     /* binary: PREFIX; NE (the EQ answer inverted) */
+};
+
+/* Per-decoder filter state (see qv__decoder_filter_slot). */
+struct qv__fstate {
+    /* Binary values of one vector, decoded for comparison. */
+    uint64_t off[QV__VEC + 1];
+    uint8_t *data;
+    size_t data_cap;
+    /* The last dictionary table: the node, the predicate it answers and one
+     * byte per entry. */
+    const struct qv__node *tab_node;
+    struct qv_enc_pred tab_key;
+    uint8_t tab_bytes[256];
+    uint8_t *tab;
+    int64_t tab_cap;
+    /* The run ends of a run-end root, checked. */
+    const struct qv__node *ends_node;
+    uint32_t *ends;
+};
+
+/* 64 bytes of 0 or 1 as 64 bits (byte j -> bit j): per 8 bytes one
+ * multiply moves byte i's bit to bit 56 + i (the partial products sit at
+ * distinct bits, so nothing carries) and the top byte is kept. */
+static inline uint64_t qv__pack_bytes64(const uint8_t *t) {
+    uint64_t w = 0;
+    for (unsigned g = 0; g < 8; g++) {
+        uint64_t x;
+        memcpy(&x, t + 8 * g, 8);
+        w |= ((x * UINT64_C(0x0102040810204080)) >> 56) << (8 * g);
+    }
+    return w;
+}
+
+/* Writes ceil(m / 64) words of out: bit j = ((x[j] - a) & mask) <= d, for m
+ * values of `width` bytes (bits past m are 0). */
+void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
+                 uint64_t mask, uint64_t *out);
+/* Binary values (uint64 offsets, bytes): EQ or PREFIX against lit[0..len),
+ * inverted when neg. Same output shape. */
+void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
+                 size_t len, int prefix, int neg, uint64_t *out);
+/* The predicate over values the decoder produced itself: word values of
+ * the node's width, or binary (off, data). The callback of EVAL sees them
+ * as the chunk's kind (BINARY: int32 offsets, converted in scratch of
+ * `stk`). */
+int qv__fpred_values(const struct qv__fpred *fp, struct qv__stack *stk, const void *vals,
+                     const uint64_t *off, const uint8_t *data, int64_t m, uint64_t *out,
+                     struct qv_error *err);
+
+/* Callback of qv__filter_blocks: the predicate on values [pos, pos + m) of
+ * the root (within one 1024-value vector), bit j of res for value pos + j. */
+typedef int (*qv__block_fn)(void *ctx, int64_t pos, int64_t m, uint64_t *res,
+                            struct qv_error *err);
+/* Runs fn over the vectors of [start, start + n) that have a selected row
+ * and ORs the answers, masked by sel, into out (zeroed by the caller). */
+int qv__filter_blocks(int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                      qv__block_fn fn, void *ctx, struct qv_error *err);
+/* out = sel (all ones when NULL) over n bits: the answer when every value
+ * satisfies the predicate. */
+void qv__filter_fill(const uint64_t *sel, int64_t n, uint64_t *out);
+/* Bits [off, off + m) of src (ceil(nbits / 64) words) into dst[0..), m <= 1024. */
+void qv__bits_extract(const uint64_t *src, int64_t nbits, int64_t off, int64_t m,
+                      uint64_t *dst);
+
+/* The paths, by the root's encoding (filter_int.c, filter_dict.c,
+ * filter_str.c). Each returns 0, ENOTSUP or an error. */
+int qv__filter_packed(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
+                           int64_t n, const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                        const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                    int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                    struct qv_error *err);
+int qv__filter_rle(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                   int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                   struct qv_error *err);
+int qv__filter_sparse(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
+int qv__filter_decoded_bin(struct qv__dec *d, struct qv__fstate *st, const struct qv__fpred *fp,
+                           int64_t start, int64_t n, const uint64_t *sel, uint64_t *out,
+                           struct qv_error *err);
 
 /* Internal "did not fit" code for encoders that decline (dictionary too
  * large, compression not smaller). Never escapes qv_encode. */

@@ -32,6 +32,7 @@
  */
 #include <stdlib.h>
 
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 #define NSYM_MAX 255
@@ -365,11 +366,43 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
     return 0;
 }
 
-/* ---- Decoding ---- */
+/* ---- Decoding ----
+ * A code is one table lookup and one unconditional 16-byte copy of its
+ * symbol, the output advancing by the symbol's length. Codes go four at a
+ * time: one 4-byte load, one test whether any of them is the escape (then
+ * the codes up to and including the escape go one by one), four
+ * independent lookups and copies. A table entry is 32 bytes, the symbol
+ * then its length, so a code's entry is its byte shifted into place: no
+ * separate index arithmetic per table.
+ *
+ * Codes without a symbol (above the table: a corrupt chunk) are not tested
+ * for in that loop: a pass over the block's code bytes first looks for any
+ * byte in the unused range (it vectorizes), and only a block that has one -
+ * usually an escaped literal that happens to fall there - takes a loop
+ * that checks every code.
+ *
+ * Strings are decoded as one stream per block of consecutive strings (the
+ * codes of a block are contiguous and so is their output), not one loop per
+ * string: short strings - a comment, a URL - would otherwise spend their
+ * time starting and ending loops. The stream loop notes the output offset
+ * at every code, and a string's end offset is then the one noted at the
+ * code its successor starts with. An escape whose literal would be the next
+ * string's first code marks that code, and the block fails. */
+
+#define POS_LIT UINT32_MAX /* noted for the literal byte of an escape */
+/* Codes per stream block: the noted offsets (4 bytes each) stay in the L1
+ * cache and in the decoder's inline scratch. */
+#define STREAM_CODES 4096
+
+struct fsst_entry {
+    uint8_t sym[SYM_MAX]; /* unused codes: zeros */
+    uint8_t len;          /* ESC and unused codes: 0 */
+    uint8_t pad[15];
+};
 
 struct fsst_dec_table {
-    uint8_t sym[256][SYM_MAX]; /* ESC and unused codes: length 0 */
-    uint8_t len[256];
+    struct fsst_entry e[256];
+    int nsym;
 };
 
 static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_table **out,
@@ -387,13 +420,145 @@ static int load_table(struct qv__dec *d, struct qv__node *nd, struct fsst_dec_ta
         unsigned l = b[i];
         if (l < 1 || l > SYM_MAX || at + l > nd->buf_len[0])
             return qv__corrupt(err, nd, "symbol %d has length %u", i, l);
-        memcpy(t->sym[i], b + at, l);
-        t->len[i] = (uint8_t)l;
+        memcpy(t->e[i].sym, b + at, l);
+        t->e[i].len = (uint8_t)l;
         at += l;
     }
     if (at != nd->buf_len[0]) return qv__corrupt(err, nd, "symbol table has trailing bytes");
+    t->nsym = nsym;
     nd->cache = t;
     *out = t;
+    return 0;
+}
+
+/* Whether [p, e) holds a byte that is neither a symbol's code nor the
+ * escape (it may be an escaped literal). */
+static int has_unused(const struct fsst_dec_table *t, const uint8_t *p, const uint8_t *e) {
+    if (t->nsym >= ESC) return 0;
+    const uint8_t lo = (uint8_t)t->nsym, span = (uint8_t)(ESC - t->nsym);
+    unsigned bad = 0;
+    for (; p < e; p++) bad |= (uint8_t)(*p - lo) < span;
+    return bad != 0;
+}
+
+/* Decodes the codes [cp, ce) to ob + *dp (*dp advances). With `fast` the
+ * codes hold no unused byte (has_unused) and go four at a time; without,
+ * each is checked. With `pp`, pp[i] gets the output offset of code i (from
+ * ob; POS_LIT for a literal). Returns 0, or -1 for a code without a symbol
+ * or an escape whose literal is past ce. Writes up to SYM_MAX bytes per
+ * code from the output position, which grows by at most SYM_MAX a code. */
+static QV__ALWAYS_INLINE int decode_codes(const struct fsst_dec_table *restrict t,
+                                          const uint8_t *restrict cp, const uint8_t *ce,
+                                          uint8_t *restrict ob, uint64_t *dp,
+                                          uint32_t *restrict pp, const int fast) {
+    const uint8_t *tb = (const uint8_t *)t->e;
+    uint64_t d = *dp;
+    while (ce - cp >= 4) {
+        uint32_t w4;
+        memcpy(&w4, cp, 4);
+        /* A zero byte in ~w4 is an escape in w4. */
+        if (fast && !((~w4 - 0x01010101u) & w4 & 0x80808080u)) {
+            const size_t i0 = (w4 << 5) & 0x1FE0, i1 = (w4 >> 3) & 0x1FE0,
+                         i2 = (w4 >> 11) & 0x1FE0, i3 = (w4 >> 19) & 0x1FE0;
+            const uint64_t d1 = d + tb[i0 + SYM_MAX], d2 = d1 + tb[i1 + SYM_MAX],
+                           d3 = d2 + tb[i2 + SYM_MAX];
+            if (pp) {
+                pp[0] = (uint32_t)d;
+                pp[1] = (uint32_t)d1;
+                pp[2] = (uint32_t)d2;
+                pp[3] = (uint32_t)d3;
+                pp += 4;
+            }
+            memcpy(ob + d, tb + i0, SYM_MAX);
+            memcpy(ob + d1, tb + i1, SYM_MAX);
+            memcpy(ob + d2, tb + i2, SYM_MAX);
+            memcpy(ob + d3, tb + i3, SYM_MAX);
+            d = d3 + tb[i3 + SYM_MAX];
+            cp += 4;
+            continue;
+        }
+        /* Codes one by one, up to and including the first escape (all
+         * four when not fast). */
+        for (int k = 0; k < 4 && cp < ce; k++) {
+            const unsigned c = *cp;
+            if (pp) *pp = (uint32_t)d;
+            if (c == ESC) {
+                if (ce - cp < 2) return -1;
+                if (pp) {
+                    pp[1] = POS_LIT;
+                    pp += 2;
+                }
+                ob[d++] = cp[1];
+                cp += 2;
+                if (fast) break;
+                continue;
+            }
+            if (!fast && !t->e[c].len) return -1;
+            memcpy(ob + d, t->e[c].sym, SYM_MAX);
+            d += t->e[c].len;
+            cp++;
+            if (pp) pp++;
+        }
+    }
+    while (cp < ce) {
+        const unsigned c = *cp;
+        if (pp) *pp = (uint32_t)d;
+        if (c == ESC) {
+            if (ce - cp < 2) return -1;
+            if (pp) {
+                pp[1] = POS_LIT;
+                pp += 2;
+            }
+            ob[d++] = cp[1];
+            cp += 2;
+            continue;
+        }
+        if (!t->e[c].len) return -1;
+        memcpy(ob + d, t->e[c].sym, SYM_MAX);
+        d += t->e[c].len;
+        cp++;
+        if (pp) pp++;
+    }
+    *dp = d;
+    return 0;
+}
+
+/* The four instantiations: stream or one string, fast or checked. */
+static int decode_stream(const struct fsst_dec_table *t, const uint8_t *cp, const uint8_t *ce,
+                         uint8_t *ob, uint64_t *dp, uint32_t *pp) {
+    return has_unused(t, cp, ce) ? decode_codes(t, cp, ce, ob, dp, pp, 0)
+                                 : decode_codes(t, cp, ce, ob, dp, pp, 1);
+}
+static int decode_one(const struct fsst_dec_table *t, const uint8_t *cp, const uint8_t *ce,
+                      uint8_t *ob, uint64_t *dp) {
+    return has_unused(t, cp, ce) ? decode_codes(t, cp, ce, ob, dp, NULL, 0)
+                                 : decode_codes(t, cp, ce, ob, dp, NULL, 1);
+}
+
+/* The first corrupt code of [p, q), for the error message. */
+static int bad_codes(struct qv_error *err, const struct qv__node *nd,
+                     const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
+                     uint64_t q, int64_t value) {
+    for (; p < q; p++) {
+        unsigned c = codes[p];
+        if (c == ESC) {
+            if (p + 1 >= q) break;
+            p++;
+        } else if (!t->e[c].len) {
+            return qv__corrupt(err, nd, "code %u beyond the %lld symbols (value %lld)", c,
+                               (long long)nd->params[0], (long long)value);
+        }
+    }
+    return qv__corrupt(err, nd, "escape at the end of value %lld", (long long)value);
+}
+
+static inline int put_offset(struct qv__binout *o, int64_t i, size_t at) {
+    if (o->off64) {
+        ((int64_t *)o->offsets)[i] = (int64_t)at;
+        return 0;
+    }
+    if (at > (size_t)INT32_MAX) return EOVERFLOW;
+    ((int32_t *)o->offsets)[i] = (int32_t)at;
     return 0;
 }
 
@@ -407,7 +572,11 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
     struct qv__mark mk = qv__stack_mark(&d->stack);
     const int64_t blk = QV__VEC;
     uint64_t *off = qv__stack_push(&d->stack, (size_t)((n < blk ? n : blk) + 1) * 8, err);
-    if (!off) return ENOMEM;
+    uint32_t *pos = off ? qv__stack_push(&d->stack, (STREAM_CODES + 1) * 4, err) : NULL;
+    if (!pos) {
+        qv__stack_release(&d->stack, mk);
+        return ENOMEM;
+    }
     const uint8_t *codes = nd->buf[1];
     const uint64_t limit = nd->buf_len[1];
     for (int64_t b = 0; b < n && !rc; b += blk) {
@@ -415,58 +584,67 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
         if ((rc = qv__dec_u64(d, nd->child[0], start + b, m + 1, off, err))) break;
         /* Validate the block's offsets, then make room for its worst case
          * once, so the per-code loop has no checks but the code's own. */
-        for (int64_t i = 0; i < m; i++)
-            if (off[i + 1] < off[i]) {
-                rc = qv__corrupt(err, nd, "code offsets decrease at value %lld", (long long)(start + b + i));
-                goto done;
-            }
+        unsigned dec = 0;
+        for (int64_t i = 0; i < m; i++) dec |= off[i + 1] < off[i];
+        if (dec) {
+            int64_t i = 0;
+            while (off[i + 1] >= off[i]) i++;
+            rc = qv__corrupt(err, nd, "code offsets decrease at value %lld",
+                             (long long)(start + b + i));
+            break;
+        }
         if (off[m] > limit) {
             rc = qv__corrupt(err, nd, "code offset %llu beyond the %llu code bytes",
                              (unsigned long long)off[m], (unsigned long long)limit);
-            goto done;
+            break;
         }
+        if (!nd->inner && (rc = qv__dec_touch_bytes(d, codes + off[0], off[m] - off[0], err))) break;
         size_t worst = (size_t)(off[m] - off[0]) * SYM_MAX + SYM_MAX;
-        if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) goto done;
+        if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
         uint8_t *const base = o->data;
-        uint8_t *dst = base + o->size;
-        for (int64_t i = 0; i < m; i++) {
-            uint64_t p = off[i];
-            const uint64_t q = off[i + 1];
-            while (p < q) {
-                unsigned c = codes[p++];
-                if (__builtin_expect(c == ESC, 0)) {
-                    if (p >= q) {
-                        rc = qv__corrupt(err, nd, "escape at the end of value %lld",
-                                         (long long)(start + b + i));
-                        goto done;
-                    }
-                    *dst++ = codes[p++];
-                    continue;
+        for (int64_t i = 0; i < m && !rc;) {
+            uint8_t *ob = base + o->size;
+            uint64_t dn = 0;
+            /* The strings [i, j) whose codes fit one stream block. */
+            int64_t j = i + qv__upper_bound(off + i, m + 1 - i, off[i] + STREAM_CODES) - 1;
+            if (j == i) {
+                /* One long string alone. */
+                if (decode_one(t, codes + off[i], codes + off[i + 1], ob, &dn)) {
+                    rc = bad_codes(err, nd, t, codes, off[i], off[i + 1], start + b + i);
+                    break;
                 }
-                unsigned l = t->len[c];
-                if (__builtin_expect(l == 0, 0)) {
-                    rc = qv__corrupt(err, nd, "code %u beyond the %lld symbols", c,
-                                     (long long)nd->params[0]);
-                    goto done;
-                }
-                memcpy(dst, t->sym[c], SYM_MAX);
-                dst += l;
+                o->size += (size_t)dn;
+                if (put_offset(o, o->i + 1, o->size)) rc = EOVERFLOW;
+                o->i++;
+                i++;
+                continue;
             }
-            size_t at = (size_t)(dst - base);
-            if (o->off64) {
-                ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
-            } else {
-                if (at > (size_t)INT32_MAX) {
-                    rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
-                    goto done;
-                }
-                ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+            if (decode_stream(t, codes + off[i], codes + off[j], ob, &dn, pos)) {
+                rc = bad_codes(err, nd, t, codes, off[i], off[j], start + b + i);
+                break;
             }
+            pos[off[j] - off[i]] = (uint32_t)dn;
+            /* Each string ends where its successor's first code starts. */
+            uint32_t lit = 0;
+            for (int64_t s = i + 1; s <= j; s++) {
+                const uint32_t x = pos[off[s] - off[i]];
+                lit |= x == POS_LIT;
+                if (put_offset(o, o->i + (s - i), o->size + x)) rc = EOVERFLOW;
+            }
+            if (lit) {
+                int64_t s = i + 1;
+                while (pos[off[s] - off[i]] != POS_LIT) s++;
+                rc = qv__corrupt(err, nd, "escape at the end of value %lld",
+                                 (long long)(start + b + s - 1));
+                break;
+            }
+            o->size += (size_t)dn;
+            o->i += j - i;
+            i = j;
         }
-        o->size = (size_t)(dst - base);
-        o->i += m;
+        if (rc == EOVERFLOW)
+            rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
     }
-done:
     qv__stack_release(&d->stack, mk);
     return rc;
 }

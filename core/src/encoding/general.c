@@ -12,9 +12,18 @@
  * 16384 values, so a take of a few rows decompresses a few hundred KiB,
  * not the chunk.
  *
- * Node: param 0 = frame_values; buffer 0 = per frame two little-endian
- * u64: end offset of its compressed bytes in buffer 1, and its
- * decompressed size; buffer 1 = the compressed frames back to back.
+ * Two layouts (docs/format.md, section 5.5):
+ *  - fixed frames (format 1, and whole-tree frames): param 0 = values per
+ *    frame; buffer 0 = per frame two little-endian u64: end offset of its
+ *    compressed bytes in buffer 1, and its decompressed size;
+ *  - sized frames (format 2, the cascade's string frames): param 0 = most
+ *    values in a frame, param 1 = 1; buffer 0 = per frame three u64:
+ *    compressed end, decompressed size, and the end of its values (the
+ *    running count). Frames end at QV__FRAME_BYTES of values or at param 0
+ *    values, whichever comes first, so a row of long strings decompresses
+ *    at most about QV__FRAME_BYTES (a single longer value is a frame of its
+ *    own).
+ * Buffer 1 = the compressed frames back to back.
  */
 #include <lz4.h>
 #include <zstd.h>
@@ -30,6 +39,10 @@ size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int l
 
 static int64_t nframes_of(int64_t count, int64_t fv) { return count ? (count + fv - 1) / fv : 0; }
 
+/* Sized frames: two parameters, the second 1. */
+static int sized(const struct qv__node *nd) { return nd->nparams == 2; }
+static size_t stride(const struct qv__node *nd) { return sized(nd) ? 24 : 16; }
+
 static void put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 static uint64_t get64(const uint8_t *p) {
     uint64_t v;
@@ -38,20 +51,22 @@ static uint64_t get64(const uint8_t *p) {
 }
 
 int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64_t count,
-                       int64_t frame_values, qv__frame_fn fn, void *ctx, int force,
-                       struct qv__enode **out) {
+                       int64_t frame_values, const int64_t *ends, int64_t n_ends, qv__frame_fn fn,
+                       void *ctx, int force, struct qv__enode **out) {
     if (frame_values <= 0) frame_values = count > 0 ? count : 1;
-    const int64_t nf = nframes_of(count, frame_values);
+    const int64_t nf = ends ? n_ends : nframes_of(count, frame_values);
+    const size_t st = ends ? 24 : 16;
     struct qv__enode *nd = qv__enode_new(e, enc, pt, width, count);
-    uint8_t *table = nd ? qv__mem_alloc(&e->mem, (size_t)(nf ? nf : 1) * 16, e->err) : NULL;
+    uint8_t *table = nd ? qv__mem_alloc(&e->mem, (size_t)(nf ? nf : 1) * st, e->err) : NULL;
     if (!table) return ENOMEM;
     uint8_t *comp = NULL;
     size_t comp_len = 0, comp_cap = 0;
     uint64_t raw_total = 0;
     int rc = 0;
     for (int64_t f = 0; f < nf && !rc; f++) {
-        int64_t start = f * frame_values;
-        int64_t m = count - start < frame_values ? count - start : frame_values;
+        int64_t start = ends ? (f ? ends[f - 1] : 0) : f * frame_values;
+        int64_t m = ends ? ends[f] - start
+                         : count - start < frame_values ? count - start : frame_values;
         struct qv__enode *inner;
         int owned;
         if ((rc = fn(e, ctx, start, m, &inner, &owned))) break;
@@ -96,21 +111,23 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
         }
         qv__stack_release(&e->stack, mk);
         comp_len += clen;
-        put64(table + f * 16, comp_len);
-        put64(table + f * 16 + 8, raw_size);
+        put64(table + f * st, comp_len);
+        put64(table + f * st + 8, raw_size);
+        if (ends) put64(table + f * st + 16, (uint64_t)ends[f]);
     }
-    if (!rc && !force && comp_len + (uint64_t)nf * 16 + 32 >= raw_total) rc = QV__DECLINED;
+    if (!rc && !force && comp_len + (uint64_t)nf * st + 32 >= raw_total) rc = QV__DECLINED;
     if (rc) {
         qv__mem_free(&e->mem, comp);
         qv__mem_free(&e->mem, table);
         qv__mem_free(&e->mem, nd);
         return rc;
     }
-    nd->nparams = 1;
+    nd->nparams = ends ? 2 : 1;
     nd->params[0] = frame_values;
+    nd->params[1] = 1;
     nd->nbufs = 2;
     nd->buf[0] = table;
-    nd->buf_len[0] = (uint64_t)nf * 16;
+    nd->buf_len[0] = (uint64_t)nf * st;
     nd->buf[1] = comp ? comp : (const uint8_t *)"";
     nd->buf_len[1] = comp_len;
     qv__enode_finish(nd);
@@ -131,23 +148,45 @@ static int wrap_one(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
 int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
                      struct qv__enode **out) {
     return qv__general_encode(e, enc, inner->pt, inner->width, inner->count,
-                              inner->count > 0 ? inner->count : 1, wrap_one, (void *)inner, force,
-                              out);
+                              inner->count > 0 ? inner->count : 1, NULL, 0, wrap_one,
+                              (void *)inner, force, out);
 }
 
 /* ---- Decoding ---- */
 
 int64_t qv__general_nframes(const struct qv__node *nd) {
-    return nframes_of(nd->count, nd->params[0]);
+    return sized(nd) ? (int64_t)(nd->buf_len[0] / 24) : nframes_of(nd->count, nd->params[0]);
 }
 
-int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
+/* First value of frame f and its value count (f < frames; validated). */
+static int64_t frame_first(const struct qv__node *nd, int64_t f) {
+    if (sized(nd)) return f ? (int64_t)get64(nd->buf[0] + (size_t)(f - 1) * 24 + 16) : 0;
+    return f * nd->params[0];
+}
+static int64_t frame_count(const struct qv__node *nd, int64_t f) {
+    if (sized(nd)) return (int64_t)get64(nd->buf[0] + (size_t)f * 24 + 16) - frame_first(nd, f);
+    const int64_t fv = nd->params[0];
+    return nd->count - f * fv < fv ? nd->count - f * fv : fv;
+}
+/* The frame holding value `pos` (< count). */
+static int64_t frame_of(const struct qv__node *nd, int64_t pos) {
+    if (!sized(nd)) return pos / nd->params[0];
+    int64_t lo = 0, hi = qv__general_nframes(nd) - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((int64_t)get64(nd->buf[0] + (size_t)mid * 24 + 16) <= pos) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err) {
     const uint8_t *t = nd->buf[0];
-    uint64_t cbeg = f ? get64(t + (f - 1) * 16) : 0, cend = get64(t + f * 16);
-    uint64_t raw_size = get64(t + f * 16 + 8);
-    const int64_t fv = nd->params[0];
-    const int64_t vals = nd->count - f * fv < fv ? nd->count - f * fv : fv;
+    const size_t st = stride(nd);
+    uint64_t cbeg = f ? get64(t + (size_t)(f - 1) * st) : 0, cend = get64(t + (size_t)f * st);
+    uint64_t raw_size = get64(t + (size_t)f * st + 8);
+    const int64_t vals = frame_count(nd, f);
     if (cend < cbeg || cend > nd->buf_len[1])
         return qv__corrupt(err, nd, "frame %lld spans compressed bytes [%llu, %llu) of %llu",
                            (long long)f, (unsigned long long)cbeg, (unsigned long long)cend,
@@ -175,7 +214,8 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
     uint8_t *raw = qv__mem_alloc(m, (size_t)raw_size, err);
     if (!raw) return ENOMEM;
     if (nd->enc == QV_ENC_ZSTD) {
-        size_t got = ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
+        size_t got = dctx ? ZSTD_decompressDCtx(dctx, raw, (size_t)raw_size, src, (size_t)clen)
+                          : ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
         if (ZSTD_isError(got) || got != raw_size) {
             qv__mem_free(m, raw);
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
@@ -205,15 +245,39 @@ struct qv__frame_cache {
     struct qv__mem mem;
     int64_t frame;
     struct qv__node *inner;
+    /* zstd's decompression context, kept across frames: ZSTD_decompress
+     * makes (and clears) one per call, which dominated decoding frames
+     * sized by bytes (a few hundred KiB each). */
+    ZSTD_DCtx *dctx;
 };
 
 void qv__frame_caches_free(struct qv__frame_cache *c) {
-    for (; c; c = c->next) qv__mem_free_all(&c->mem);
+    for (; c; c = c->next) {
+        qv__mem_free_all(&c->mem);
+        ZSTD_freeDCtx(c->dctx);
+        c->dctx = NULL;
+    }
+}
+
+/* Compressed bytes of frame f in buffer 1, checked against the buffer. */
+static int frame_span(const struct qv__node *nd, int64_t f, uint64_t *beg, uint64_t *end,
+                      struct qv_error *err) {
+    const uint8_t *t = nd->buf[0];
+    const size_t st = stride(nd);
+    *beg = f ? get64(t + (size_t)(f - 1) * st) : 0;
+    *end = get64(t + (size_t)f * st);
+    if (*end < *beg || *end > nd->buf_len[1])
+        return qv__corrupt(err, nd, "frame %lld spans compressed bytes [%llu, %llu) of %llu",
+                           (long long)f, (unsigned long long)*beg, (unsigned long long)*end,
+                           (unsigned long long)nd->buf_len[1]);
+    return 0;
 }
 
 static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct qv__node **inner,
                      struct qv_error *err) {
     struct qv__frame_cache *c = nd->cache;
+    uint64_t cbeg, cend;
+    int rc0;
     if (!c) {
         c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
@@ -229,15 +293,23 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
     }
     qv__mem_free_all(&c->mem);
     c->frame = -1;
+    if (d->vfn && !nd->inner) {
+        /* Only this frame's compressed bytes (the table was verified with
+         * the node's header). */
+        rc0 = frame_span(nd, f, &cbeg, &cend, err);
+        if (!rc0) rc0 = qv__dec_touch_bytes(d, nd->buf[1] + cbeg, cend - cbeg, err);
+        if (rc0) return rc0;
+    }
     uint8_t *raw;
     size_t raw_size;
-    int rc = qv__general_decompress(&c->mem, nd, f, &raw, &raw_size, err);
+    if (nd->enc == QV_ENC_ZSTD && !c->dctx && !(c->dctx = ZSTD_createDCtx()))
+        return qv_error_set(err, ENOMEM, "zstd: out of memory for a decompression context");
+    int rc = qv__general_decompress(&c->mem, c->dctx, nd, f, &raw, &raw_size, err);
     if (rc) return rc;
     struct qv__node *in;
     rc = qv__tree_parse(&c->mem, raw, raw_size, nd->depth + 1, 1, nd->offset, &in, err);
     if (rc) return rc;
-    const int64_t fv = nd->params[0];
-    const int64_t vals = nd->count - f * fv < fv ? nd->count - f * fv : fv;
+    const int64_t vals = frame_count(nd, f);
     if (in->pt != nd->pt || in->count != vals || in->width != nd->width)
         return qv__corrupt(err, nd, "frame %lld holds %lld %s values, expected %lld %s",
                            (long long)f, (long long)in->count, qv__pt_name(in->pt),
@@ -251,10 +323,10 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
 /* Walks the frames overlapping [start, start + n): calls back with each
  * frame's subtree and the local range. */
 #define FOR_FRAMES(BODY)                                                                         \
-    const int64_t fv = nd->params[0];                                                           \
     for (int64_t pos = start, end = start + n; pos < end;) {                                     \
-        int64_t f = pos / fv, fs = f * fv;                                                       \
-        int64_t stop = fs + fv < end ? fs + fv : end;                                            \
+        int64_t f = frame_of(nd, pos), fs = frame_first(nd, f);                                  \
+        int64_t fe = fs + frame_count(nd, f);                                                    \
+        int64_t stop = fe < end ? fe : end;                                                      \
         struct qv__node *in = NULL;                                                              \
         int rc = get_frame(d, nd, f, &in, err);                                                  \
         if (rc) return rc;                                                                       \
@@ -288,6 +360,29 @@ int qv__general_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, i
  * decompressed. */
 static int general_validate(const struct qv__node *nd, struct qv_error *err) {
     int rc;
+    if (nd->nparams == 2) {
+        /* Sized frames: value ends strictly increasing up to the count, no
+         * frame over param 0 values. */
+        if ((rc = qv__want_shape(nd, 2, 2, 0, err))) return rc;
+        if (nd->params[1] != 1 || nd->params[0] <= 0 || nd->params[0] > QV_ENC_MAX_COUNT)
+            return qv__corrupt(err, nd, "frame layout %lld / %lld values", (long long)nd->params[1],
+                               (long long)nd->params[0]);
+        uint64_t nf = nd->buf_len[0] / 24;
+        if (nd->buf_len[0] % 24 || (nd->count > 0) != (nf > 0) || nf > (uint64_t)nd->count)
+            return qv__corrupt(err, nd, "frame table of %llu bytes for %lld values",
+                               (unsigned long long)nd->buf_len[0], (long long)nd->count);
+        uint64_t prev = 0;
+        for (uint64_t f = 0; f < nf; f++) {
+            uint64_t e = get64(nd->buf[0] + f * 24 + 16);
+            if (e <= prev || e - prev > (uint64_t)nd->params[0] || e > (uint64_t)nd->count ||
+                (f + 1 == nf && e != (uint64_t)nd->count))
+                return qv__corrupt(err, nd, "frame %llu ends at value %llu (previous %llu, count "
+                                   "%lld)", (unsigned long long)f, (unsigned long long)e,
+                                   (unsigned long long)prev, (long long)nd->count);
+            prev = e;
+        }
+        return 0;
+    }
     if ((rc = qv__want_shape(nd, 1, 2, 0, err))) return rc;
     if (nd->params[0] <= 0 || nd->params[0] > QV_ENC_MAX_COUNT)
         return qv__corrupt(err, nd, "frame size %lld", (long long)nd->params[0]);
@@ -298,7 +393,7 @@ static int general_validate(const struct qv__node *nd, struct qv_error *err) {
     return 0;
 }
 
-#define BIN_FRAME_VALUES (16 * QV__VEC) /* random access decompresses ~16K values */
+#define BIN_FRAME_VALUES (16 * QV__VEC) /* at most this many values per frame */
 
 /* One frame of plain strings, offsets rebased to the frame. */
 static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
@@ -322,8 +417,23 @@ static int bin_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t n,
 static int general_build(struct qv__enc *e, int enc, const struct qv__src *s,
                          struct qv__enode **out) {
     if (s->pt != QV__PT_BIN) return qv__enc_unsupported(e, enc, s->pt);
-    return qv__general_encode(e, enc, QV__PT_BIN, 0, s->n, BIN_FRAME_VALUES, bin_frame,
-                              (void *)s, 0, out);
+    /* Frames end at BIN_FRAME_VALUES values or once they hold
+     * QV__FRAME_BYTES of string bytes (a longer single value alone). */
+    int64_t cap = s->n + 1;
+    int64_t *ends = qv__mem_alloc(&e->mem, (size_t)cap * sizeof *ends, e->err);
+    if (!ends) return ENOMEM;
+    int64_t nf = 0;
+    for (int64_t i = 0; i < s->n;) {
+        int64_t j = i + 1;
+        while (j < s->n && j - i < BIN_FRAME_VALUES && s->off[j + 1] - s->off[i] <= QV__FRAME_BYTES)
+            j++;
+        ends[nf++] = j;
+        i = j;
+    }
+    int rc = qv__general_encode(e, enc, QV__PT_BIN, 0, s->n, BIN_FRAME_VALUES, ends, nf, bin_frame,
+                                (void *)s, 0, out);
+    qv__mem_free(&e->mem, ends);
+    return rc;
 }
 static int zstd_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
     return general_build(e, QV_ENC_ZSTD, s, out);
@@ -342,7 +452,7 @@ const struct qv__encoding qv__enc_zstd = {
     .dec_bin = qv__general_dec_bin,
     .validate = general_validate,
     .build = zstd_build,
-    .params = {"frame_values"},
+    .params = {"frame_values", "layout"},
     .children = {"frame0"},
 };
 
@@ -356,6 +466,6 @@ const struct qv__encoding qv__enc_lz4 = {
     .dec_bin = qv__general_dec_bin,
     .validate = general_validate,
     .build = lz4_build,
-    .params = {"frame_values"},
+    .params = {"frame_values", "layout"},
     .children = {"frame0"},
 };

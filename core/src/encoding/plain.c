@@ -111,6 +111,7 @@ int qv__plain_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int
             break;
         }
         uint64_t bytes = off[m] - off[0];
+        if (!nd->inner && (rc = qv__dec_touch_bytes(d, data + off[0], bytes, err))) break;
         if (o->cap - o->size < bytes + 8 && (rc = qv__binout_reserve(o, bytes, err))) break;
         memcpy(o->data + o->size, data + off[0], bytes);
         size_t base = o->size - off[0];

@@ -144,7 +144,13 @@ struct parse_ctx {
     uint64_t outer_offset;
     uint64_t nodes; /* nodes parsed so far, bounded by the bytes available */
     struct qv_error *err;
+    int (*vfn)(void *, uint64_t, uint64_t, struct qv_error *); /* dec_verify.h; may be NULL */
+    void *vctx;
 };
+
+/* The most bytes a node header takes: two ids, width and count varints,
+ * 8 parameters, 4 buffer and 4 child lengths with their counts. */
+#define HEADER_MAX (2 + 10 + 10 + 1 + 8 * 10 + 1 + 4 * 10 + 1 + 4 * 10)
 
 static int header_error(struct parse_ctx *c, uint64_t off, const char *what) {
     if (c->inner)
@@ -163,6 +169,10 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
     const uint8_t *p = c->base + off;
     size_t pos = 0, end = (size_t)size;
     uint64_t v;
+    if (c->vfn) {
+        int vrc = c->vfn(c->vctx, off, size < HEADER_MAX ? size : HEADER_MAX, c->err);
+        if (vrc) return vrc;
+    }
     struct qv__node *nd = qv__mem_small(c->m, sizeof *nd, c->err);
     if (!nd) return ENOMEM;
     nd->offset = off;
@@ -225,6 +235,11 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
         nd->buf[i] = p + at;
         at += padded;
     }
+    for (int i = 0; c->vfn && i < nd->nbufs; i++) {
+        if (qv__lazy_buffer(nd, i) || !nd->buf_len[i]) continue;
+        int vrc = c->vfn(c->vctx, (uint64_t)(nd->buf[i] - c->base), nd->buf_len[i], c->err);
+        if (vrc) return vrc;
+    }
     /* Every node takes at least 8 bytes of its parent, so the node count is
      * bounded by the input size and nesting by QV__ENC_MAX_DEPTH. */
     for (int i = 0; i < nd->nchildren; i++) {
@@ -246,8 +261,15 @@ static int parse_node(struct parse_ctx *c, uint64_t off, uint64_t size, int dept
 
 int qv__tree_parse(struct qv__mem *m, const uint8_t *p, size_t size, int depth, int inner,
                    uint64_t outer_offset, struct qv__node **out, struct qv_error *err) {
-    struct parse_ctx c = {m, p, inner, outer_offset, 0, err};
+    struct parse_ctx c = {m, p, inner, outer_offset, 0, err, NULL, NULL};
     return parse_node(&c, 0, size, depth, out);
+}
+
+int qv__tree_parse_checked(struct qv__mem *m, const uint8_t *p, size_t size,
+                           int (*vfn)(void *, uint64_t, uint64_t, struct qv_error *), void *vctx,
+                           struct qv__node **out, struct qv_error *err) {
+    struct parse_ctx c = {m, p, 0, 0, 0, err, vfn, vctx};
+    return parse_node(&c, 0, size, 0, out);
 }
 
 /* ---- Walking ---- */
@@ -292,7 +314,7 @@ static int walk_node(struct walk_ctx *w, const struct qv__node *nd, const char *
         /* Frames share one shape in practice: show the first. */
         uint8_t *raw = NULL;
         size_t raw_size = 0;
-        rc = qv__general_decompress(&w->m, nd, 0, &raw, &raw_size, w->err);
+        rc = qv__general_decompress(&w->m, NULL, nd, 0, &raw, &raw_size, w->err);
         if (rc) return rc;
         struct qv__node *inner;
         rc = qv__tree_parse(&w->m, raw, raw_size, nd->depth + 1, 1, nd->offset, &inner, w->err);

@@ -91,7 +91,12 @@ int qv_file_open_source(struct qv_source *src, const struct qv_file_options *opt
             rc = changed(err, qv_reader_path(f->rd), opts->expect, f->id.size,
                          &f->id.footer_checksum);
     }
+    int64_t tcb = opts ? opts->take_cache_bytes : 0;
+    if (!rc && tcb >= 0)
+        rc = qv__take_cache_create(f->rd, f->pool->pool, tcb ? (uint64_t)tcb : QV__TAKE_CACHE_DEFAULT,
+                                   &f->tc, err);
     if (rc) {
+        qv__take_cache_destroy(f->tc);
         qv_reader_close(f->rd);
         qv_reservation_destroy(f->res);
         qv__poolref_release(f->pool);
@@ -120,6 +125,7 @@ struct qv_file *qv_file_retain(struct qv_file *file) {
 
 void qv_file_close(struct qv_file *f) {
     if (!f || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    qv__take_cache_destroy(f->tc);
     qv_reader_close(f->rd);
     qv_reservation_destroy(f->res);
     qv__poolref_release(f->pool);

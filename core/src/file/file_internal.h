@@ -25,7 +25,30 @@ struct qv_file {
     struct qv_reservation *res; /* the reader's */
     struct qv_reader *rd;
     struct qv_file_identity id;
+    struct qv__take_cache *tc; /* column readers kept for takes; NULL = none */
 };
+
+/* The file's cache of column readers for takes (take_cache.c). */
+#define QV__TAKE_CACHE_DEFAULT ((uint64_t)256 << 20)
+struct qv__take_cache;
+int qv__take_cache_create(const struct qv_reader *rd, struct qv_pool *pool, uint64_t bound,
+                          struct qv__take_cache **out, struct qv_error *err);
+/* Closes every reader (none may be borrowed any more). */
+void qv__take_cache_destroy(struct qv__take_cache *c);
+/* Borrows a reader of the whole column `column` in row group `rg`: one the
+ * cache holds, or a fresh one (*fresh = 1). */
+int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
+                       struct qv_column_reader **out, int *fresh, struct qv_error *err);
+/* Gives a borrowed reader of (rg, column) back: kept (keep = 1; the least recently used
+ * are closed while the cache holds more than its bound) or closed (keep = 0,
+ * after a failure left its state unknown; every free reader is closed then
+ * too, in case the failure was a pool full of them). */
+void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
+                        struct qv_column_reader *cr, int keep);
+/* Closes every reader no take borrows. */
+void qv__take_cache_trim(struct qv__take_cache *c);
+/* What the cache holds: readers (borrowed or not) and bytes counted. */
+void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held);
 
 /* A self-contained copy of `src` in malloc'd memory (dst released on
  * failure, ENOMEM). `src` stays the caller's. */

@@ -124,6 +124,18 @@ static void fs_free(struct qv__file_stream *fs) {
 
 static void fs_released(void *ctx) { fs_free(ctx); }
 
+static int fs_reader_get(void *ctx, int64_t rg, int32_t column, struct qv_column_reader **out,
+                         int *fresh, struct qv_error *err) {
+    struct qv__file_stream *fs = ctx;
+    return qv__take_cache_get(fs->file->tc, rg, column, out, fresh, err);
+}
+
+static void fs_reader_put(void *ctx, int64_t rg, int32_t column, struct qv_column_reader *cr,
+                          int keep) {
+    struct qv__file_stream *fs = ctx;
+    qv__take_cache_put(fs->file->tc, rg, column, cr, keep);
+}
+
 int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
                          struct qv__reorder *reorder, struct ArrowArrayStream *out,
                          struct qv_error *err) {
@@ -148,6 +160,13 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
                                    .batch = fs_batch,
                                    .schema = fs_schema,
                                    .released = fs_released};
+    /* Takes borrow their column readers from the file's cache: a repeated
+     * take re-reads and re-parses nothing. Scans of ranges read each chunk
+     * once and keep their own. */
+    if (so->take && file->tc) {
+        hooks.reader_get = fs_reader_get;
+        hooks.reader_put = fs_reader_put;
+    }
     rc = qv__scan_open_hooked(file->rd, so, fs->res, &hooks, out, err);
     if (rc) fs_free(fs);
     return rc;

@@ -6,12 +6,27 @@
 
 #include "base/dcheck.h"
 #include "base/corrupt.h"
+#include "encoding/dec_verify.h"
 #include "format/reader_internal.h"
+
+struct qv_column_reader;
+
+/* What a decoder's verifier needs to check blocks of one segment (format
+ * 2; dec_verify.h). */
+struct seg_check {
+    struct qv_column_reader *cr;
+    const struct qv__segment *seg;
+    const uint8_t *bytes;
+    int32_t node;
+    int role;
+    uint64_t local_first; /* first bit of the segment's blocks in cr->vbits (pread) */
+};
 
 struct node_dec {
     struct qv_decoder *dec[3]; /* by role */
     const struct qv__segment *seg[3];
     const uint8_t *bytes[3];   /* the segment's bytes: in the mapping, or in `owned` */
+    struct seg_check check[3];
 };
 
 struct qv_column_reader {
@@ -29,6 +44,15 @@ struct qv_column_reader {
     size_t owned_cap;
     size_t bytes_size; /* bytes of the kept segments of the current row group */
     struct node_dec *nd;
+    /* Format 2 read with pread: one bit per block of the loaded segments,
+     * set once verified. The copy is fresh at every load, so the bits are
+     * cleared then (a mapping shares the reader's bits instead). */
+    uint64_t *vbits;
+    size_t vbits_words;
+    int lazy;         /* format 2 with pread: blocks are read on demand */
+    int all_present;  /* lazy, and every block has been read since the load */
+    int opened;       /* the decoders of the current row group are open */
+    uint64_t fetched; /* bytes read on demand since the load */
 };
 
 /* Prefixes a decoder error with where it happened. */
@@ -63,6 +87,7 @@ void qv_column_reader_close(struct qv_column_reader *cr) {
         qv_free(cr->r, cr->nd, (size_t)(cr->end - cr->first) * sizeof *cr->nd);
     }
     if (cr->owned) qv_free(cr->r, cr->owned, cr->owned_cap);
+    if (cr->vbits) qv_free(cr->r, cr->vbits, cr->vbits_words * sizeof(uint64_t));
     if (cr->keep) qv_free(cr->r, cr->keep, (size_t)(cr->end - cr->first));
     if (cr->pruned) qv_free(cr->r, cr->pruned, cr->pruned_size);
     qv_free(cr->r, cr, sizeof *cr);
@@ -110,16 +135,188 @@ static int read_run(struct qv_column_reader *cr, uint64_t off, size_t len, uint8
     return rc;
 }
 
-/* Reads, verifies and opens the decoders of row group rg (no decoders open).
- * Only the segments of kept nodes are read. A column's segments are
- * contiguous, so reading all of them is one read; a nested projection reads
- * each run of neighbouring kept segments with one read, and the segments of
- * the fields left out are never fetched. */
+/* Block b of a segment, bytes [at, at + n), against section 5. */
+static int block_mismatch(struct qv_column_reader *cr, const struct seg_check *sc, uint64_t b,
+                          uint64_t at, uint64_t n, struct qv_error *err) {
+    const struct qv_reader *rd = cr->rd;
+    const struct qv__segment *s = sc->seg;
+    uint64_t want = qv__get_u64le(rd->f.block_sums + (s->first_block + b) * 8);
+    if (qv_hash64(sc->bytes + at, (size_t)n, 0) == want) return 0;
+    char path[512];
+    qv__node_path(rd->f.nodes, sc->node, path, sizeof path);
+    return qv__corrupt_set(err,
+                           "file '%s': checksum mismatch in column '%s', row group %lld, %s "
+                           "segment at offset %llu (%llu bytes), block %llu (bytes %llu..%llu "
+                           "of the segment)",
+                           rd->src.name, path, (long long)cr->rg, qv__role_name(s->role),
+                           (unsigned long long)s->offset, (unsigned long long)s->length,
+                           (unsigned long long)b, (unsigned long long)at,
+                           (unsigned long long)(at + n));
+}
+
+/* The verifier of a format 2 segment: checks every block of [off, off +
+ * len) not checked before against section 5's checksums; read with pread,
+ * it first reads the blocks not read yet (a column reader of a format 2
+ * file reads its blocks on demand). */
+static int check_blocks(void *ctx, uint64_t off, uint64_t len, struct qv_error *err) {
+    struct seg_check *sc = ctx;
+    struct qv_column_reader *cr = sc->cr;
+    const struct qv_reader *rd = cr->rd;
+    const struct qv__segment *s = sc->seg;
+    const unsigned shift = rd->f.block_shift;
+    if (!len) return 0;
+    if (off > s->length || len > s->length - off) {
+        qv__corrupt_set(err, "bytes %llu+%llu outside the segment of %llu bytes",
+                        (unsigned long long)off, (unsigned long long)len,
+                        (unsigned long long)s->length);
+        return where(cr, sc->node, sc->role, EIO, err);
+    }
+    uint64_t *bits = rd->src.base ? rd->verified : cr->vbits;
+    uint64_t first = rd->src.base ? s->first_block : sc->local_first;
+    for (uint64_t b = off >> shift, last = (off + len - 1) >> shift; b <= last; b++) {
+        uint64_t i = first + b, bit = UINT64_C(1) << (i % 64);
+        if (__atomic_load_n(&bits[i / 64], __ATOMIC_ACQUIRE) & bit) continue;
+        uint64_t at = b << shift, n = s->length - at;
+        if (n > (UINT64_C(1) << shift)) n = UINT64_C(1) << shift;
+        if (cr->lazy && !cr->all_present) {
+            /* Read on demand (pread): this block and the neighbours the same
+             * request asks for that are not here yet, with one read. */
+            uint64_t e = b + 1;
+            while (e <= last && !(bits[(first + e) / 64] & (UINT64_C(1) << ((first + e) % 64))))
+                e++;
+            uint64_t span = (e << shift) < s->length ? (e << shift) - at : s->length - at;
+            int rc = read_run(cr, s->offset + at, (size_t)span, (uint8_t *)sc->bytes + at, err);
+            if (rc) return rc;
+            cr->fetched += span;
+            for (uint64_t k = b; k < e; k++) {
+                uint64_t a = k << shift, m = s->length - a;
+                if (m > (UINT64_C(1) << shift)) m = UINT64_C(1) << shift;
+                int vrc = block_mismatch(cr, sc, k, a, m, err);
+                if (vrc) return vrc;
+                cr->vbits[(first + k) / 64] |= UINT64_C(1) << ((first + k) % 64);
+            }
+            b = e - 1;
+            continue;
+        }
+        int vrc = block_mismatch(cr, sc, b, at, n, err);
+        if (vrc) return vrc;
+        __atomic_fetch_or(&bits[i / 64], bit, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+/* Format 2 read with pread: room for one bit per block of the kept
+ * segments, cleared. */
+static int reset_vbits(struct qv_column_reader *cr, uint64_t blocks, struct qv_error *err) {
+    size_t words = (size_t)((blocks + 63) / 64) + 1;
+    if (words > cr->vbits_words || words < cr->vbits_words / 4) {
+        if (cr->vbits) qv_free(cr->r, cr->vbits, cr->vbits_words * sizeof(uint64_t));
+        cr->vbits_words = 0;
+        cr->vbits = qv_alloc(cr->r, words * sizeof(uint64_t), err);
+        if (!cr->vbits) return ENOMEM;
+        cr->vbits_words = words;
+    }
+    memset(cr->vbits, 0, cr->vbits_words * sizeof(uint64_t));
+    return 0;
+}
+
+/* Reads the kept segments not read yet, each run of neighbouring segments
+ * with one read (a column's segments are contiguous: one read). */
+static int read_runs(struct qv_column_reader *cr, struct qv_error *err) {
+    uint64_t run_off = 0;
+    size_t run_len = 0;
+    uint8_t *run_dst = NULL;
+    int rc = 0;
+    for (int32_t k = cr->first; !rc && k < cr->end; k++) {
+        for (int role = 0; !rc && role < 3; role++) {
+            const struct qv__segment *sg = cr->nd[k - cr->first].seg[role];
+            if (!sg) continue;
+            uint8_t *dst = (uint8_t *)cr->nd[k - cr->first].bytes[role];
+            if (run_len && sg->offset == run_off + run_len && dst == run_dst + run_len) {
+                run_len += (size_t)sg->length;
+                continue;
+            }
+            if (run_len) rc = read_run(cr, run_off, run_len, run_dst, err);
+            run_off = sg->offset;
+            run_len = (size_t)sg->length;
+            run_dst = dst;
+        }
+    }
+    if (!rc && run_len) rc = read_run(cr, run_off, run_len, run_dst, err);
+    return rc;
+}
+
+/* Opens the decoders of the loaded segments (format 1: verifying each
+ * segment whole first; format 2: with the block verifier). */
+static int open_decoders(struct qv_column_reader *cr, struct qv_error *err) {
+    const struct qv_reader *rd = cr->rd;
+    const int by_block = rd->f.block_shift && !rd->opts.skip_checksums;
+    int rc = 0;
+    for (int32_t k = cr->first; !rc && k < cr->end; k++) {
+        for (int role = 0; role < 3 && !rc; role++) {
+            const struct qv__segment *sg = cr->nd[k - cr->first].seg[role];
+            if (!sg) continue;
+            const uint8_t *b = cr->nd[k - cr->first].bytes[role];
+            struct seg_check *sc = &cr->nd[k - cr->first].check[role];
+            if (!by_block) rc = qv__reader_verify(rd, cr->rg, k, sg, b, err);
+            if (rc) break;
+            struct qv_decoder **dp = &cr->nd[k - cr->first].dec[role];
+            /* An unaligned in-memory source is copied by the decoder:
+             * verify all of it first. */
+            int checked = by_block && !((uintptr_t)b & 7);
+            if (by_block && !checked) rc = check_blocks(sc, 0, sg->length, err);
+            if (!rc)
+                rc = qv__decoder_open_checked(b, (size_t)sg->length, (enum qv_value_kind)sg->kind,
+                                              sg->fixed_width, sg->count, cr->r,
+                                              checked ? check_blocks : NULL, sc, dp, err);
+            /* A checksum error names its block already. */
+            if (rc && !(by_block && err && strstr(err->message, "checksum mismatch")))
+                where(cr, k, role, rc, err);
+        }
+    }
+    cr->opened = !rc;
+    return rc;
+}
+
+/* Before a decode: a lazily loaded column (format 2 with pread) is read
+ * whole with one read when a range is read (`whole`; a scan reads as it
+ * always did), or left to be read block by block as a take's decoders ask;
+ * then its decoders are opened. */
+static int ensure_open(struct qv_column_reader *cr, int whole, struct qv_error *err) {
+    int rc = 0;
+    if (cr->lazy && whole && !cr->all_present) {
+        if (cr->fetched == 0) {
+            rc = read_runs(cr, err);
+        } else {
+            for (int32_t k = cr->first; !rc && k < cr->end; k++)
+                for (int role = 0; !rc && role < 3; role++) {
+                    struct seg_check *sc = &cr->nd[k - cr->first].check[role];
+                    if (cr->nd[k - cr->first].seg[role] && sc->seg->length)
+                        rc = check_blocks(sc, 0, sc->seg->length, err);
+                }
+        }
+        if (!rc) cr->all_present = 1;
+    }
+    if (!rc && !cr->opened) rc = open_decoders(cr, err);
+    return rc;
+}
+
+/* Loads row group rg (no decoders open): finds the kept segments and
+ * where their bytes go, reads them (pread, format 1) and opens their
+ * decoders, except for a format 2 file read with pread, whose reads and
+ * decoders wait for the first decode (ensure_open). Only the segments of
+ * kept nodes are read. A column's segments are contiguous, so reading all
+ * of them is one read; a nested projection reads each run of neighbouring
+ * kept segments with one read, and the segments of the fields left out
+ * are never fetched. */
 static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
     const struct qv_reader *rd = cr->rd;
     int32_t first = cr->first;
     cr->rg = rg;
     cr->bytes_size = 0;
+    cr->opened = 0;
+    cr->all_present = 0;
+    cr->fetched = 0;
     size_t total = 0;
     for (int32_t k = first; k < cr->end; k++) {
         if (!kept(cr, k)) continue;
@@ -131,54 +328,67 @@ static int load(struct qv_column_reader *cr, int64_t rg, struct qv_error *err) {
         }
     }
     int rc = 0;
-    if (total && !rd->src.base) {
-        /* Owned: the bytes verified below are the bytes decoded, even if
-         * the file changes while the column reader is open. */
-        rc = ensure_buffer(cr, total, err);
-    }
-    uint64_t run_off = 0;
-    size_t run_len = 0, run_pos = 0, pos = 0;
+    const int by_block = rd->f.block_shift && !rd->opts.skip_checksums;
+    cr->lazy = by_block && !rd->src.base;
+    /* Owned: the bytes verified are the bytes decoded, even if the file
+     * changes while the column reader is open. */
+    if (total && !rd->src.base) rc = ensure_buffer(cr, total, err);
+    size_t pos = 0;
+    uint64_t local = 0;
     for (int32_t k = first; !rc && k < cr->end; k++) {
-        if (!kept(cr, k)) continue;
-        const struct qv__chunk *ch = qv__reader_chunk(rd, rg, k);
-        for (uint32_t i = 0; !rc && i < ch->n_segments; i++) {
-            const struct qv__segment *sg = &rd->f.segments[ch->first_segment + i];
+        for (int role = 0; role < 3; role++) {
+            const struct qv__segment *sg = cr->nd[k - first].seg[role];
+            if (!sg) continue;
+            const uint8_t *b;
             if (rd->src.base) {
                 /* Mapped (an opt-in) or memory: decode in place; only the
                  * pages a decode touches are read. A mapped file changed by
                  * someone else is decoded as it is now (or faults): the
                  * documented caveat. */
-                cr->nd[k - first].bytes[sg->role] = (const uint8_t *)rd->src.base + sg->offset;
-                continue;
-            }
-            if (run_len && sg->offset == run_off + run_len) {
-                run_len += (size_t)sg->length;
+                b = (const uint8_t *)rd->src.base + sg->offset;
             } else {
-                if (run_len) rc = read_run(cr, run_off, run_len, cr->owned + run_pos, err);
-                run_off = sg->offset;
-                run_len = (size_t)sg->length;
-                run_pos = pos;
+                b = cr->owned + pos;
+                pos += (size_t)sg->length;
             }
-            cr->nd[k - first].bytes[sg->role] = cr->owned + pos;
-            pos += (size_t)sg->length;
+            cr->nd[k - first].bytes[role] = b;
+            cr->nd[k - first].check[role] = (struct seg_check){cr, sg, b, k, role, local};
+            if (by_block) local += qv__blocks_of(sg->length, rd->f.block_shift);
         }
     }
-    if (!rc && run_len) rc = read_run(cr, run_off, run_len, cr->owned + run_pos, err);
+    /* Format 2 read with pread: a bit per block of the kept segments. */
+    if (!rc && cr->lazy) rc = reset_vbits(cr, local, err);
+    if (!rc && !rd->src.base && !cr->lazy) rc = read_runs(cr, err);
     cr->bytes_size = rc ? 0 : total;
-    for (int32_t k = first; !rc && k < cr->end; k++) {
-        for (int role = 0; role < 3 && !rc; role++) {
-            const struct qv__segment *sg = cr->nd[k - first].seg[role];
-            if (!sg) continue;
-            const uint8_t *b = cr->nd[k - first].bytes[role];
-            rc = qv__reader_verify(rd, rg, k, sg, b, err);
-            if (!rc) {
-                rc = qv_decoder_open(b, (size_t)sg->length, (enum qv_value_kind)sg->kind,
-                                     sg->fixed_width, sg->count, cr->r, &cr->nd[k - first].dec[role], err);
-                if (rc) where(cr, k, role, rc, err);
-            }
-        }
-    }
+    if (!rc && !cr->lazy) rc = open_decoders(cr, err);
     return rc;
+}
+
+void qv__column_reader_top(const struct qv_column_reader *cr, const struct qv_reader **rd,
+                           int64_t *rg, int32_t *node, struct qv_reservation **r) {
+    *rd = cr->rd;
+    *rg = cr->rg;
+    *node = cr->first;
+    *r = cr->r;
+}
+
+struct qv_decoder *qv__column_reader_decoder(struct qv_column_reader *cr, int role) {
+    return cr->nd[0].dec[role];
+}
+
+int qv__column_reader_where(struct qv_column_reader *cr, int role, int rc, struct qv_error *err) {
+    return where(cr, cr->first, role, rc, err);
+}
+
+int qv__column_reader_verify_all(struct qv_column_reader *cr, struct qv_error *err) {
+    int orc = ensure_open(cr, 1, err);
+    if (orc) return orc;
+    for (int32_t k = cr->first; k < cr->end; k++)
+        for (int role = 0; role < 3; role++) {
+            struct qv_decoder *d = cr->nd[k - cr->first].dec[role];
+            int rc = d ? qv__decoder_verify_all(d, err) : 0;
+            if (rc) return rc;
+        }
+    return 0;
 }
 
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr) {
@@ -489,6 +699,8 @@ int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64
         return qv_error_set(err, EINVAL, "file '%s': rows %lld+%lld outside row group %lld (%lld rows)",
                             cr->rd->src.name, (long long)start, (long long)n, (long long)cr->rg,
                             (long long)rg_rows(cr));
+    int rc = ensure_open(cr, n > 0, err);
+    if (rc) return rc;
     return read_node(cr, cr->first, start, NULL, n, node, err);
 }
 
@@ -503,6 +715,8 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
                                 "group %lld (%lld rows) or not strictly increasing",
                                 cr->rd->src.name, (long long)rows[i], (long long)i,
                                 (long long)cr->rg, (long long)rg_rows(cr));
+    int rc = ensure_open(cr, 0, err);
+    if (rc) return rc;
     return read_node(cr, cr->first, 0, rows, n, node, err);
 }
 

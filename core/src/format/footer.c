@@ -133,6 +133,26 @@ uint64_t qv__footer_size(uint64_t head_bytes, int64_t n_row_groups, int32_t n_no
     return head_bytes + qv__footer_rg_header(hdr, n_row_groups, n_nodes, dir_bytes) + dir_bytes;
 }
 
+void qv__dir_block_sums(struct qv__wbuf *out, const uint8_t *bytes, uint64_t length) {
+    const uint64_t block = UINT64_C(1) << QV__BLOCK_SHIFT;
+    for (uint64_t at = 0; at < length; at += block) {
+        uint64_t n = length - at < block ? length - at : block;
+        qv__wbuf_u64le(out, qv_hash64(bytes + at, (size_t)n, 0));
+    }
+}
+
+uint64_t qv__footer_block_section_size(size_t sums_bytes) {
+    uint64_t body = 1 + (uint64_t)sums_bytes; /* shift varint + sums */
+    return qv__varint_size(QV__SEC_BLOCK_CHECKSUMS) + qv__varint_size(body) + body;
+}
+
+void qv__footer_block_section(struct qv__wbuf *out, const uint8_t *sums, size_t sums_bytes) {
+    qv__wbuf_varint(out, QV__SEC_BLOCK_CHECKSUMS);
+    qv__wbuf_varint(out, 1 + (uint64_t)sums_bytes);
+    qv__wbuf_varint(out, QV__BLOCK_SHIFT);
+    qv__wbuf_put(out, sums, sums_bytes);
+}
+
 /* ---- parsing ---- */
 
 /* Every refusal below reports corruption (base/corrupt.h): EIO of kind
@@ -462,6 +482,30 @@ static int parse_row_groups(struct parse_ctx *p, struct qv__footer *f, uint64_t 
     return 0;
 }
 
+/* Section 5: the block size, then exactly one checksum per block of every
+ * segment, in segment order. */
+static int parse_block_sums(struct qv__footer *f, const uint8_t *body, uint64_t len,
+                            struct qv_error *err) {
+    struct qv__cursor c = {body, body + len, 0};
+    uint64_t shift = qv__cur_varint(&c);
+    if (c.bad || shift < QV__BLOCK_SHIFT_MIN || shift > QV__BLOCK_SHIFT_MAX)
+        return qv__corrupt_set(err, "footer: block checksums: block size 2^%llu is corrupt",
+                               (unsigned long long)shift);
+    uint64_t total = 0;
+    for (int64_t i = 0; i < f->n_segments; i++) {
+        f->segments[i].first_block = total;
+        total += qv__blocks_of(f->segments[i].length, (unsigned)shift);
+    }
+    uint64_t have = (uint64_t)(c.end - c.p);
+    if (have % 8 || have / 8 != total)
+        return qv__corrupt_set(err, "footer: block checksums: %llu bytes for %llu blocks",
+                               (unsigned long long)have, (unsigned long long)total);
+    f->block_shift = (unsigned)shift;
+    f->block_sums = c.p;
+    f->n_blocks = total;
+    return 0;
+}
+
 int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
                      struct qv_reservation *r, struct qv__footer *f, struct qv_error *err) {
     memset(f, 0, sizeof *f);
@@ -473,6 +517,8 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
     memcpy(f->arena, bytes, size);
     struct parse_ctx p = {{f->arena, f->arena + size, 0}, (char *)f->arena + size, 0, size + 64, err};
     int rc = 0, have_schema = 0, have_rg = 0;
+    const uint8_t *block_body = NULL;
+    uint64_t block_len = 0;
     while (p.c.p < p.c.end) {
         uint64_t tag = qv__cur_varint(&p.c);
         uint64_t len;
@@ -515,6 +561,10 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
             if (!have_schema) rc = qv__corrupt_set(err, "footer: row groups come before the schema");
             else rc = parse_row_groups(&p, f, data_end);
             have_rg = 1;
+        } else if (tag == QV__SEC_BLOCK_CHECKSUMS && !block_body) {
+            block_body = body;
+            block_len = len;
+            p.c.p = p.c.end; /* checked below, once the segments are known */
         } /* unknown sections (newer minor versions) are skipped */
         if (rc) break;
         if (p.c.bad) {
@@ -524,6 +574,7 @@ int qv__footer_parse(const uint8_t *bytes, size_t size, uint64_t data_end,
         p.c = saved;
     }
     if (!rc && (!have_schema || !have_rg)) rc = qv__corrupt_set(err, "footer: schema or row groups missing");
+    if (!rc && block_body) rc = parse_block_sums(f, block_body, block_len, err);
     if (rc) qv__footer_free(f);
     return rc;
 }

@@ -1,5 +1,5 @@
 /* The .qvr reader: open with at most two reads (the file's last
- * QV__FIRST_READ bytes, then the footer only when it did not fit in them),
+ * qv__first_read(size) bytes, then the footer only when it did not fit in them),
  * validate the footer, and answer questions about row groups, chunks and
  * segments. Decoding lives in column_reader.c. */
 #include <stdio.h>
@@ -42,7 +42,7 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
         goto fail;
     }
     /* Read 1: the end of the file, which usually holds the whole footer. */
-    first = size < QV__FIRST_READ ? (size_t)size : QV__FIRST_READ;
+    first = (size_t)qv__first_read(size);
     tailbuf = qv_alloc(r, first, err);
     if (!tailbuf) {
         rc = ENOMEM;
@@ -59,15 +59,16 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
     }
     unsigned major = (unsigned)tail[24] | (unsigned)tail[25] << 8;
     unsigned minor = (unsigned)tail[26] | (unsigned)tail[27] << 8;
-    if (major != QV__FORMAT_MAJOR) {
+    if (major < QV__FORMAT_MAJOR_MIN || major > QV__FORMAT_MAJOR) {
         /* A later major version is a valid file this reader cannot read;
          * major 0 never existed, so those bytes are damaged. */
         int later = major > QV__FORMAT_MAJOR;
         rc = qv_error_set_kind(err, later ? ENOSYS : EIO,
                                later ? QV_ERROR_NOT_SUPPORTED : QV_ERROR_CORRUPT,
                                "file '%s': format version %u.%u; this reader (quiver %s) reads "
-                               "version %d.x only",
-                               name, major, minor, QV_VERSION_STRING, QV__FORMAT_MAJOR);
+                               "versions %d.x to %d.x only",
+                               name, major, minor, QV_VERSION_STRING, QV__FORMAT_MAJOR_MIN,
+                               QV__FORMAT_MAJOR);
         goto fail;
     }
     uint64_t foff = qv__get_u64le(tail), flen = qv__get_u64le(tail + 8);
@@ -110,12 +111,22 @@ int qv_reader_open_source(struct qv_source *src, const struct qv_reader_options 
         if (first == size && memcmp(tailbuf, QV__MAGIC, 4) != 0)
             rc = qv__corrupt_set(err, "file '%s': not a Quiver file (no magic at offset 0)", name);
         if (!rc) rc = qv__footer_parse(footer, (size_t)flen, foff, r, &rd->f, err);
+        /* Format 2 verifies by block: a file of that version without its
+         * block checksums is damaged (a format 1 file has none and is
+         * verified by whole segments). */
+        if (!rc && major >= 2 && !rd->f.block_shift) {
+            qv__footer_free(&rd->f);
+            rc = qv__corrupt_set(err, "footer: format %u.%u file without block checksums (section 5)",
+                                 major, minor);
+        }
         if (rc && rc != ENOMEM) qv_error_wrap(err, EIO, "file '%s': ", name);
     }
     if (big) qv_free(r, big, (size_t)flen);
     if (rc) goto fail;
     rd->footer_checksum = fsum;
-    rd->verified_words = ((size_t)rd->f.n_segments + 63) / 64 + 1;
+    rd->major = major;
+    /* In place: one bit per segment (format 1) or per block (format 2). */
+    rd->verified_words = ((size_t)(rd->f.block_shift ? rd->f.n_blocks : (uint64_t)rd->f.n_segments) + 63) / 64 + 1;
     rd->verified = qv_calloc(r, rd->verified_words * sizeof(uint64_t), err);
     if (!rd->verified) {
         qv__footer_free(&rd->f);

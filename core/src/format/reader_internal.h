@@ -11,7 +11,9 @@ struct qv_reader {
     struct qv__footer f;
     int open_reads; /* reads the open made: 1, or 2 when the footer did not fit the first */
     uint64_t footer_checksum; /* from the tail: the file's identity with its size */
-    /* One bit per segment, set once its checksum matched, used only when
+    unsigned major;           /* format version of the file */
+    /* One bit per segment (format 1) or per block (format 2), set once its
+     * checksum matched, used only when
      * decoding in place (src.base: a mapping or memory): a segment is then
      * hashed once, not on every read (warm takes would otherwise hash whole
      * chunks for a few rows). Bytes read with pread are hashed every time.
@@ -27,10 +29,37 @@ const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg,
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr);
 /* EIO of kind QV_ERROR_CORRUPT naming column, row group and offset when the
  * checksum does not match. */
+/* Verifies every block of the segments the column reader loaded (format 2;
+ * a no-op for format 1 files, verified whole at load). Code that reads a
+ * loaded segment's bytes other than through its decoder's dispatch
+ * (encoded-domain filters) calls it first. */
+int qv__column_reader_verify_all(struct qv_column_reader *cr, struct qv_error *err);
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err);
 int qv__projection_field(const struct qv_reader *rd, const int32_t *columns, int32_t n,
                          struct qv_reservation *r, struct qv_field *root,
                          struct qv_field **children, struct qv_error *err);
+
+/* For column_filter.c (column_reader.c owns the column reader): where it
+ * reads (reader, row group, the column's top node, its reservation), the decoder of one of
+ * the top node's segments (NULL when the chunk has none), and an error
+ * prefixed with file, column, row group and segment as its other calls do. */
+void qv__column_reader_top(const struct qv_column_reader *cr, const struct qv_reader **rd,
+                           int64_t *rg, int32_t *node, struct qv_reservation **r);
+struct qv_decoder *qv__column_reader_decoder(struct qv_column_reader *cr, int role);
+int qv__column_reader_where(struct qv_column_reader *cr, int role, int rc, struct qv_error *err);
+
+/* pred on rows [start, start + n) of the row group, for a column reader
+ * opened on a top-level column without children whose values the encodings
+ * can compare (integers of every width, dates, timestamps, decimals <= 18
+ * digits in their stored int64 domain, binary kinds; not bool, floats
+ * (unless op == EVAL), wide decimals, fixed binary): bit i of out = the row
+ * is non-null and satisfies pred, for rows selected in sel (NULL = all);
+ * unselected rows 0. ENOTSUP when it cannot (the caller decodes); errors
+ * name file, column, row group, segment as the column reader's other calls
+ * do. Defined in column_filter.c. */
+int qv__column_reader_filter(struct qv_column_reader *cr, int64_t start, int64_t n,
+                             const struct qv_enc_pred *pred, const uint64_t *sel, uint64_t *out,
+                             struct qv_error *err);
 
 #endif

@@ -138,6 +138,8 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     w->opts.n_metadata = 0;
     qv__wbuf_init(&w->dir, w->er);
     qv__wbuf_init(&w->rgdir, w->er);
+    qv__wbuf_init(&w->blocks, w->er);
+    qv__wbuf_init(&w->rgblocks, w->er);
     rc = qv_schema_copy(schema, r, &w->schema, err);
     if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
     if (rc && rc != ENOMEM) qv_error_wrap(err, rc, "writer '%s': schema: ", name);
@@ -153,7 +155,8 @@ static int writer_new(const char *name, const struct qv_schema *schema,
         }
     }
     if (!rc) {
-        uint64_t size = qv__footer_size(w->head_size, 0, w->n_nodes, 0);
+        uint64_t size = qv__footer_size(w->head_size, 0, w->n_nodes, 0) +
+                        qv__footer_block_section_size(0);
         if (size > QV__MAX_FOOTER_BYTES) rc = footer_too_big(name, size, "", err);
     }
     if (!rc) {
@@ -404,6 +407,15 @@ int qv_writer_finish(struct qv_writer *w, struct qv_error *err) {
     size_t start = w->dir_start - hlen - w->head_size;
     memmove(w->dir.data + start, w->dir.data, w->head_size);
     memcpy(w->dir.data + w->dir_start - hlen, hdr, hlen);
+    /* Section 5 last: a reader finds every segment's first block by
+     * counting the blocks of the segments before it. */
+    qv__footer_block_section(&w->dir, w->blocks.data, w->blocks.size);
+    if (w->dir.failed || w->blocks.failed) {
+        if (err) *err = w->dir.failed ? w->dir.err : w->blocks.err;
+        rc = fail(w, ENOMEM, err);
+        abort_sink(w);
+        return rc;
+    }
     const uint8_t *footer = w->dir.data + start;
     size_t footer_size = w->dir.size - start;
     /* Encoding each row group and open keep it within the limit; a file the reader
@@ -456,6 +468,8 @@ void qv_writer_close(struct qv_writer *w) {
     qv_builder_destroy(w->joiner);
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
+    qv__wbuf_free(&w->blocks);
+    qv__wbuf_free(&w->rgblocks);
     if (w->nodes) qv_free(w->r, w->nodes, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->nodes);
     qv_schema_destroy(w->schema);
     qv_reservation_destroy(w->br);

@@ -48,6 +48,7 @@ static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t r
     seg->offset = w->sink.position;
     seg->length = enc.size;
     seg->checksum = qv_hash64(enc.data, enc.size, 0);
+    qv__dir_block_sums(&w->rgblocks, enc.data, enc.size);
     rc = qv_sink_write(&w->sink, enc.data, enc.size, err);
     qv_encoded_release(w->er, &enc);
     if (rc) note_path(w, path);
@@ -234,6 +235,7 @@ static int put_joined(struct qv_writer *w, const struct qv__rowgroup *rg, int64_
 int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
     uint64_t start = w->sink.position;
     w->rgdir.size = 0;
+    w->rgblocks.size = 0;
     w->fail_path[0] = 0;
     const struct ArrowArray *whole = NULL;
     if (rg->n_pieces == 1 && rg->pieces[0].start == 0 &&
@@ -259,8 +261,8 @@ int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_er
         rc = whole ? put_node(w, k, whole->children[c], err) : put_joined(w, rg, c, k, err);
         if (rc && !w->fail_path[0]) qv__node_path(w->nodes, k, w->fail_path, sizeof w->fail_path);
     }
-    if (!rc && (w->rgdir.failed || w->dir.failed)) {
-        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->dir.err;
+    if (!rc && (w->rgdir.failed || w->dir.failed || w->rgblocks.failed)) {
+        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->rgblocks.failed ? w->rgblocks.err : w->dir.err;
         rc = ENOMEM;
     }
     if (rc) {
@@ -274,14 +276,16 @@ int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_er
     }
     qv__dir_row_group(&w->dir, rg->rows, start, w->sink.position - start);
     qv__wbuf_put(&w->dir, w->rgdir.data, w->rgdir.size);
-    if (w->dir.failed) {
-        if (err) *err = w->dir.err;
+    qv__wbuf_put(&w->blocks, w->rgblocks.data, w->rgblocks.size);
+    if (w->dir.failed || w->blocks.failed) {
+        if (err) *err = w->dir.failed ? w->dir.err : w->blocks.err;
         return ENOMEM;
     }
     /* The footer grows with every row group: refuse the one that would make
      * it unreadable now, not at finish after more data. */
     uint64_t size = qv__footer_size(w->head_size, w->enc_row_groups + 1, w->n_nodes,
-                                    w->dir.size - w->dir_start);
+                                    w->dir.size - w->dir_start) +
+                    qv__footer_block_section_size(w->blocks.size);
     if (size > QV__MAX_FOOTER_BYTES) {
         qv_error_set(err, EINVAL,
                      "writer '%s': with row group %lld, the footer would take %llu bytes, more "

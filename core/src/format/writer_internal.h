@@ -69,6 +69,9 @@ struct qv_writer {
     struct qv__wbuf dir;
     size_t head_size, dir_start;
     struct qv__wbuf rgdir;  /* the current row group's chunk records */
+    /* Section 5: block checksums of the row groups written, then those of
+     * the current row group (moved over when it is committed). */
+    struct qv__wbuf blocks, rgblocks;
     int64_t enc_row_groups; /* row groups written to the file (encoder side) */
     struct qv_builder *joiner; /* joins a column of several pieces; on er */
     char fail_path[512];    /* the field an encoding failure happened at */

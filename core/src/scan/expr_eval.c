@@ -756,6 +756,32 @@ static void eval(const struct ectx *x, const struct qv__xplan *p, int32_t level,
     }
 }
 
+/* Evaluates plan p over the batch's rows (batch->length > 0) in bitmaps
+ * taken from scratch: two per plan level (a node's operands use the levels
+ * below it; a sub-plan is never deeper than the whole plan, so the
+ * binding's depth bounds every plan of it), then V, V2 and C. Returns the
+ * bitmaps, the first holding the rows where p is TRUE, for the caller to
+ * free (*bytes); NULL with err set when scratch is short. */
+static uint64_t *eval_in_scratch(const struct qv__xbinding *b, const struct qv__xplan *p,
+                                 const struct ArrowArray *batch, const int32_t *map,
+                                 struct qv_reservation *scratch, size_t *bytes,
+                                 struct qv_error *err) {
+    int64_t n = batch->length, nw = words_for(n);
+    size_t nbitmaps = 2 * ((size_t)b->levels + 1) + 3;
+    *bytes = nbitmaps * (size_t)nw * 8;
+    uint64_t *mem = qv_alloc(scratch, *bytes, err);
+    if (!mem) {
+        qv_error_wrap(err, ENOMEM, "filter: scratch bitmaps: ");
+        return NULL;
+    }
+    struct ectx x = {.b = b, .batch = batch, .map = map, .n = n, .nw = nw, .levels = mem};
+    x.V = mem + (nbitmaps - 3) * (size_t)nw;
+    x.V2 = x.V + nw;
+    x.C = x.V2 + nw;
+    eval(&x, p, 0, mem, mem + nw, QV__TV_T);
+    return mem;
+}
+
 int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
                  const int32_t *batch_child_of_column, uint8_t *selected, int64_t *n_selected,
                  struct qv_reservation *scratch, struct qv_error *err) {
@@ -796,17 +822,9 @@ int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
     int64_t n = batch->length;
     if (n == 0) return 0;
     int64_t nw = words_for(n);
-    size_t nbitmaps = 2 * ((size_t)b->levels + 1) + 3;
-    size_t bytes = nbitmaps * (size_t)nw * 8;
-    uint64_t *mem = qv_alloc(scratch, bytes, err);
-    if (!mem) return qv_error_wrap(err, ENOMEM, "filter: scratch bitmaps: ");
-    struct ectx x = {.b = b, .batch = batch, .map = batch_child_of_column, .n = n, .nw = nw,
-                     .levels = mem};
-    x.V = mem + (nbitmaps - 3) * (size_t)nw;
-    x.V2 = x.V + nw;
-    x.C = x.V2 + nw;
-    uint64_t *T = mem, *F = mem + nw;
-    eval(&x, b->plan, 0, T, F, QV__TV_T);
+    size_t bytes;
+    uint64_t *T = eval_in_scratch(b, b->plan, batch, batch_child_of_column, scratch, &bytes, err);
+    if (!T) return ENOMEM;
     int64_t count = 0;
     for (int64_t w = 0; w < nw; w++) {
         uint64_t v = T[w];
@@ -814,7 +832,21 @@ int qv_expr_eval(const struct qv_expr *e, const struct ArrowArray *batch,
         int64_t nb = (w == nw - 1) ? qv_bytes_for_bits(n) - w * 8 : 8;
         for (int64_t k = 0; k < nb; k++) selected[w * 8 + k] = (uint8_t)(v >> (8 * k));
     }
-    qv_free(scratch, mem, bytes);
+    qv_free(scratch, T, bytes);
     if (n_selected) *n_selected = count;
+    return 0;
+}
+
+int qv__expr_eval_node(const struct qv__xbinding *b, const struct qv__xplan *p,
+                       const struct ArrowArray *batch, const int32_t *map, uint64_t *T,
+                       struct qv_reservation *scratch, struct qv_error *err) {
+    int64_t n = batch->length;
+    if (n == 0) return 0;
+    int64_t nw = words_for(n);
+    size_t bytes;
+    uint64_t *mem = eval_in_scratch(b, p, batch, map, scratch, &bytes, err);
+    if (!mem) return ENOMEM;
+    memcpy(T, mem, (size_t)nw * 8);
+    qv_free(scratch, mem, bytes);
     return 0;
 }

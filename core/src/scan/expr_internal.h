@@ -305,4 +305,22 @@ void qv__cmpcol_eval(const struct qv__xplan *p, const struct qv__xref *ra,
                      const struct ArrowArray *a, int64_t sa, const struct qv__xref *rb,
                      const struct ArrowArray *b, int64_t sb, int64_t n, uint64_t *out);
 
+/* Hooks of the conjunct-by-conjunct filter (filter.c). */
+
+/* Evaluates plan node p of binding b (a node of b's plan) over the rows of
+ * `batch` (columns found through map as in qv_expr_eval) and writes the rows
+ * where it is TRUE to T (whole words, bits past the row count zero). The
+ * columns must already be validated (cheap tier): nothing is checked here. */
+int qv__expr_eval_node(const struct qv__xbinding *b, const struct qv__xplan *p,
+                       const struct ArrowArray *batch, const int32_t *map, uint64_t *T,
+                       struct qv_reservation *scratch, struct qv_error *err);
+/* The statistics of every reference of b in row group rg (st has b->n_refs
+ * entries), as qv_expr_prune_row_group gathers them. */
+int qv__prune_zone_stats(const struct qv__xbinding *b, const struct qv_reader *reader, int64_t rg,
+                         struct qv_zone_stats *st, struct qv_error *err);
+/* The truth values (QV__TV_*) plan node p may take on a zone of `rows` rows
+ * with statistics per_ref (a superset of what occurs); 0 for no rows. */
+unsigned qv__prune_truth(const struct qv__xbinding *b, const struct qv__xplan *p,
+                         const struct qv_zone_stats *per_ref, int64_t rows);
+
 #endif

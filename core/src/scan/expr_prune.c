@@ -447,27 +447,15 @@ static int64_t subtree_nodes(const struct qv_field *f) {
     return n;
 }
 
-int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *reader, int64_t rg,
-                            int *may_match, struct qv_reservation *scratch,
-                            struct qv_error *err) {
-    if (may_match) *may_match = 1;
-    if (!e || !e->binding) return qv_error_set(err, EINVAL, "filter: pruning with an unbound filter");
-    if (!reader || !may_match) return qv_error_set(err, EINVAL, "filter: no reader or output given");
-    if (rg < 0 || rg >= qv_reader_num_row_groups(reader))
-        return qv_error_set(err, EINVAL, "filter: row group %lld out of range", (long long)rg);
-    const struct qv__xbinding *b = e->binding;
+unsigned qv__prune_truth(const struct qv__xbinding *b, const struct qv__xplan *p,
+                         const struct qv_zone_stats *per_ref, int64_t rows) {
+    if (rows == 0) return 0;
+    return prune_node(b, p, per_ref, rows);
+}
+
+int qv__prune_zone_stats(const struct qv__xbinding *b, const struct qv_reader *reader, int64_t rg,
+                         struct qv_zone_stats *st, struct qv_error *err) {
     const struct qv_schema *schema = qv_reader_schema(reader);
-    struct qv_zone_stats local[32];
-    struct qv_zone_stats *st = local;
-    size_t bytes = 0;
-    if (b->n_refs > 32) {
-        if (!scratch)
-            return qv_error_set(err, EINVAL, "filter: %d references need a scratch reservation",
-                                (int)b->n_refs);
-        bytes = (size_t)b->n_refs * sizeof *st;
-        st = qv_alloc(scratch, bytes, err);
-        if (!st) return ENOMEM;
-    }
     int rc = 0;
     int64_t rows = qv_reader_row_group_rows(reader, rg);
     for (int32_t i = 0; i < b->n_refs && !rc; i++) {
@@ -522,7 +510,31 @@ int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *rea
         st[i].null_count_min = nmin;
         st[i].null_count_max = nsum < rows ? nsum : rows;
     }
-    if (!rc) *may_match = qv_expr_prune(e, st, rows);
+    return rc;
+}
+
+int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_reader *reader, int64_t rg,
+                            int *may_match, struct qv_reservation *scratch,
+                            struct qv_error *err) {
+    if (may_match) *may_match = 1;
+    if (!e || !e->binding) return qv_error_set(err, EINVAL, "filter: pruning with an unbound filter");
+    if (!reader || !may_match) return qv_error_set(err, EINVAL, "filter: no reader or output given");
+    if (rg < 0 || rg >= qv_reader_num_row_groups(reader))
+        return qv_error_set(err, EINVAL, "filter: row group %lld out of range", (long long)rg);
+    const struct qv__xbinding *b = e->binding;
+    struct qv_zone_stats local[32];
+    struct qv_zone_stats *st = local;
+    size_t bytes = 0;
+    if (b->n_refs > 32) {
+        if (!scratch)
+            return qv_error_set(err, EINVAL, "filter: %d references need a scratch reservation",
+                                (int)b->n_refs);
+        bytes = (size_t)b->n_refs * sizeof *st;
+        st = qv_alloc(scratch, bytes, err);
+        if (!st) return ENOMEM;
+    }
+    int rc = qv__prune_zone_stats(b, reader, rg, st, err);
+    if (!rc) *may_match = qv_expr_prune(e, st, qv_reader_row_group_rows(reader, rg));
     if (bytes) qv_free(scratch, st, bytes);
     return rc;
 }

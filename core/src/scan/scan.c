@@ -1,17 +1,46 @@
-/* The scan stream: plans units, decodes filter columns, evaluates, decodes
- * projected columns for surviving rows, and hands out batches through an
- * ArrowArrayStream with bounded prefetch. See quiver/scan.h for the
- * contract; this comment explains the machinery.
+/* The scan stream: plans units, cuts them into batches, filters each batch,
+ * decodes the projected columns of its surviving rows, and hands batches out
+ * in file order through an ArrowArrayStream with bounded prefetch. See
+ * quiver/scan.h for the contract; this comment explains the machinery.
  *
- * One producer (a thread, or the consumer itself in synchronous mode) makes
- * batches in file order. Each batch has up to two phases (filter columns,
- * projected columns); a phase is a set of column tasks on a task board that
- * the producer and the helper threads drain together, then the producer
- * waits for the last one. So workers share one batch, and memory in flight
- * does not grow with the number of workers. Completed batches go into a ring
- * of `prefetch` slots; the producer starts a batch only when a slot is free. */
+ * Batches and tasks. Batch number `seq` (in file order) lives in slot
+ * seq % cap of a window of `cap` slots (`prefetch`, below), from the moment
+ * it is started until the consumer takes it. A batch is a set of tasks: one
+ * filter task (the whole filter, on a filter context), then, once it is
+ * known how many of its rows survive, one task per projected column, then
+ * one assembly task. Workers take the oldest runnable task of any batch in
+ * the window, so the slow column of batch N (l_comment) runs while the fast
+ * columns of batch N + 1 are decoded: there is no barrier at the end of a
+ * batch. A worker that finds nothing to run starts the next batch, when the
+ * window allows it.
+ *
+ * The bound. At most W batches are being built at once (W = 2 with two or
+ * more workers and prefetch >= 2, else 1), and at most cap = prefetch
+ * batches are started and not yet taken by the consumer (completed or being
+ * built): the bound of the scheduler this one replaced, whatever the number
+ * of workers. So batches overlap from prefetch = 2 on; at prefetch = 1 the
+ * workers share one batch, its slowest columns first. (QV_SCAN_EXTRA = 1
+ * allows one more batch with two or more workers, for overlap at prefetch
+ * 1, at a measured cost in memory.)
+ *
+ * Columns. Each projected column has one column reader (one read buffer),
+ * used by one task at a time: a column's tasks run one after another, in
+ * batch order (tasks are taken oldest batch first, and a column that is busy
+ * is skipped). Filter contexts (qv__filter_ctx) hold their own readers; there
+ * are W of them, one per batch being built.
+ *
+ * Order of what the consumer sees. The projected rows of batch N are cut by
+ * max_rows only after the filters of every batch before it have run
+ * (`decided`), so max_rows counts rows in file order. A failed task fails
+ * its batch; batches after it are abandoned, batches before it are finished
+ * and handed out, and the error is returned where batch N would have been:
+ * the first error in batch order wins.
+ *
+ * Synchronous scans (threads = QV_SCAN_SYNC, and scans whose planned work is
+ * small) run the same tasks one after another inside get_next. */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/corrupt.h"
 #include "base/dcheck.h"
@@ -19,9 +48,37 @@
 #include "format/reader_internal.h"
 #include "scan/scan_internal.h"
 
-#define QV_SCAN_SMALL_TAKE 4096
+/* Planned work at or below this many rows runs on the consumer's thread:
+ * starting and joining workers costs more than decoding it (a warm 100-row
+ * take of lineitem SF1: ~1 ms synchronous, 3-4 ms with workers). */
+#define QV_SCAN_SMALL_ROWS 4096
 
-enum { T_FILTER = 0, T_PROJECT = 1 };
+/* Batches started ahead of the consumer beyond `prefetch` with two or more
+ * workers. 0: the bound of the single-batch scheduler (prefetch batches
+ * started and not taken), so batches overlap from prefetch = 2 on. 1 let
+ * them overlap at prefetch = 1 too, but measured on lineitem SF1 (flat read,
+ * prefetch 1) it raised peak anonymous RSS from 50.8 to 54.1 MB with 2
+ * workers and from 56.8 to 70.5 MB with 4 (pool peak 31.6 to 38.4 and 43.7):
+ * the memory bound comes first. */
+#ifndef QV_SCAN_EXTRA
+#define QV_SCAN_EXTRA 0
+#endif
+
+/* Filter tasks of consecutive batches may run at once, each on its own
+ * context (1), or one at a time on one context (0). */
+#ifndef QV_SCAN_FILTERS_AT_ONCE
+#define QV_SCAN_FILTERS_AT_ONCE 1
+#endif
+
+enum bstate {
+    B_FREE = 0,
+    B_FILTER,   /* its filter task is pending or running */
+    B_FILTERED, /* filtered, waiting for the batches before it (max_rows) */
+    B_PROJECT,  /* projection tasks, then assembly */
+    B_DONE,     /* assembled in `out` */
+    B_EMPTY,    /* no row survived (or max_rows was reached): nothing to hand out */
+    B_DEAD      /* abandoned after a failure or cancellation */
+};
 
 struct colstate {
     int32_t column;
@@ -29,7 +86,36 @@ struct colstate {
     const struct qv_field *field; /* the type decoded: the column's, or pruned */
     struct qv_reservation *res; /* decoding state; used by one task at a time */
     struct qv_column_reader *cr;
+    int borrowed; /* cr is the front end's (hooks.reader_get) */
     int64_t rg;
+    int busy;        /* a task is using cr (under the lock) */
+    int64_t cost_ns; /* smoothed time of one task: slow columns go first */
+};
+
+/* Scratch of a batch being built: returned when it is assembled or dropped. */
+struct work {
+    struct qv_reservation *res;
+    int64_t *sel;
+    size_t sel_size;
+    struct ArrowArray *parr; /* projected columns, n_proj */
+    int32_t *order;          /* projection tasks in the order they are taken */
+    uint8_t *claimed;        /* per projection task */
+    int in_use;
+};
+
+struct batch {
+    int state;
+    int64_t seq;
+    int64_t rg, lo, n;   /* rows [lo, lo + n) of row group rg, or rows[0..n) */
+    const int64_t *rows;
+    struct work *w;
+    int filter_claimed, fctx;
+    int32_t first_open;  /* order[] before it are all claimed */
+    int32_t running, done;
+    int assembling;
+    int rc;              /* the batch failed: returned where it is handed out */
+    struct qv_error err;
+    struct ArrowArray out;
 };
 
 struct qv_scan {
@@ -43,49 +129,48 @@ struct qv_scan {
     int validate; /* enum qv_scan_validate */
     unsigned cast; /* enum qv_cast flags */
 
-    /* Column states: one per column needed whole (projected or filtered),
-     * plus one per column projected in part (a nested projection), which a
-     * filter on the same column does not share: the filter reads the whole
-     * column, as the predicate's paths index the full type. */
+    /* Column states: one per projected column (whole, or in part for a
+     * nested projection). The filter reads through its own contexts. */
     int32_t n_cols;
     struct colstate *cols; /* room for 2 per schema column */
     struct qv__proj_col *pcols; /* the nested projection (paths), or NULL */
-    int32_t n_proj, n_filter;
+    int32_t n_proj;
     int32_t *proj;           /* -> cols index */
-    int32_t *filt;           /* -> cols index */
-    int32_t *child_of_column;/* schema column -> child in the filter batch, or -1 */
     const struct qv_field **proj_fields;
 
-    struct qv_reservation *prod; /* the producer's scratch */
-    int64_t unit, pos, rows_out;
-    /* The batch in the making. */
-    int64_t cur_rg, cur_lo, cur_n;
-    const int64_t *cur_rows;
-    int64_t *sel;
-    size_t sel_size;
-    uint8_t *bits;
-    size_t bits_size;
-    struct ArrowArray *farr; /* filter arrays, per filter column */
-    struct ArrowArray **fchildren; /* &farr[i]: the filter batch's children (n_filter) */
-    struct ArrowArray *parr; /* projected arrays, per projected column */
+    struct qv__filter *flt;
+    struct qv__filter_ctx **fctx;
+    int n_fctx;
+    uint8_t *fctx_busy;
+    int64_t *fctx_rg;      /* the row group each context filtered last */
+    int filters_running;
+
+    /* The window (all under mu when there are threads). */
+    int window, cap;
+    struct batch *slots;   /* cap */
+    struct work *works;    /* window */
+    int64_t unit, pos;     /* planning: the next batch's rows */
+    int64_t head;          /* the next batch handed out */
+    int64_t next_start;    /* the next batch started */
+    int64_t decided;       /* batches before it have their output rows fixed */
+    int64_t rows_decided;
+    int64_t fail_seq;      /* the first failed batch, or INT64_MAX */
+    int building;
+    int planned_all;       /* no batch will be started any more */
 
     /* Threads. */
     qv_thread *threads;
     int started;
     qv_mutex mu;
-    qv_cond cv_task, cv_done, cv_queue;
-    int task_kind;
-    int32_t n_tasks, next_task, done_tasks;
-    int task_rc;
-    struct qv_error task_err;
+    qv_cond cv_task, cv_queue;
     int shutdown, cancel, sync_ready;
-    struct ArrowArray *queue;
-    int qhead, qcount, finished, prod_rc;
+    int idle;    /* workers waiting for work */
+    int waiting; /* consumers waiting in get_next or qv_scan_wait */
+    int prod_rc;
     struct qv_error prod_err;
-    struct qv_scan_stats stats;  /* published under mu (threads) */
-    struct qv_scan_stats pstats; /* the producer's own counts */
+    struct qv_scan_stats stats; /* under mu (threads) */
     /* Segment bytes loaded by column readers, counted by whichever thread
-     * (producer or helper) loads them: atomic, read without the lock. */
+     * loads them: atomic, read without the lock. */
     int64_t bytes_read;
 
     struct qv__scan_hooks hooks; /* of a front-end layer (qv__scan_open_hooked) */
@@ -93,10 +178,33 @@ struct qv_scan {
     struct qv_error last; /* what get_last_error and qv_scan_last_error report */
 };
 
-/* ---- tasks ---- */
+static struct batch *slot_of_seq(struct qv_scan *s, int64_t seq) { return &s->slots[seq % s->cap]; }
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- tasks (run without the lock) ---- */
 
 static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, struct qv_error *err) {
     if (c->cr && c->rg == rg) return 0;
+    if (s->hooks.reader_get && !c->keep) {
+        /* A take: the front end keeps readers across takes. */
+        if (c->cr) s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 1);
+        c->cr = NULL;
+        c->rg = -1;
+        int fresh = 0;
+        int rc = s->hooks.reader_get(s->hooks.ctx, rg, c->column, &c->cr, &fresh, err);
+        if (rc) return rc;
+        c->borrowed = 1;
+        c->rg = rg;
+        if (fresh)
+            __atomic_fetch_add(&s->bytes_read, (int64_t)qv__column_reader_loaded_bytes(c->cr),
+                               __ATOMIC_RELAXED);
+        return 0;
+    }
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
@@ -107,21 +215,11 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
     return rc;
 }
 
-static int decode_into(struct qv_scan *s, struct colstate *c, struct ArrowArray *out,
-                       struct qv_reservation *tree_r, struct qv_error *err) {
-    int rc = qv_owned_array_create(out, c->field, tree_r, err);
-    if (rc) return rc;
-    rc = s->cur_rows ? qv_column_reader_take_into(c->cr, s->cur_rows, s->cur_n, out, tree_r, err)
-                     : qv_column_reader_read_into(c->cr, s->cur_lo, s->cur_n, out, tree_r, err);
-    if (rc) out->release(out);
-    return rc;
-}
-
 /* Checks a decoded output column (opts->validate) on the thread that decoded
  * it; on failure releases it and returns EIO naming file, column and row
  * group. */
-static int validate_column(struct qv_scan *s, const struct colstate *c, struct ArrowArray *a,
-                           struct qv_error *err) {
+static int validate_column(struct qv_scan *s, const struct colstate *c, int64_t rg,
+                           struct ArrowArray *a, struct qv_error *err) {
     const struct qv_field *f = c->field;
     enum qv_validate_level lv =
         s->validate == QV_SCAN_VALIDATE_FULL ? QV_VALIDATE_FULL : QV_VALIDATE_CHEAP;
@@ -133,235 +231,443 @@ static int validate_column(struct qv_scan *s, const struct colstate *c, struct A
     qv_error_wrap(err, EIO,
                   "file '%.300s': column '%.200s', row group %lld is corrupt: it decoded to an "
                   "invalid array: ",
-                  qv_reader_path(s->rd), f->name ? f->name : "", (long long)s->cur_rg);
+                  qv_reader_path(s->rd), f->name ? f->name : "", (long long)rg);
     return EIO;
 }
 
-static int exec_task(struct qv_scan *s, int kind, int32_t i, struct qv_error *err) {
+/* Projection task j of batch b: decodes its rows of column proj[j] into
+ * b->w->parr[j], an adopted array with a reservation of its own. */
+static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv_error *err) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
         return qv_error_set(err, ECANCELED, "scan cancelled");
-    struct colstate *c = &s->cols[kind == T_FILTER ? s->filt[i] : s->proj[i]];
-    int rc = ensure_reader(s, c, s->cur_rg, err);
-    if (rc) return rc;
-    if (kind == T_FILTER) return decode_into(s, c, &s->farr[i], c->res, err);
-    /* An output column gets its own reservation, which travels with it. */
+    struct colstate *c = &s->cols[s->proj[j]];
+    struct ArrowArray *out = &b->w->parr[j];
     struct qv_reservation *res;
-    struct qv_reservation_options ro = {.name = "scan column"};
-    rc = qv_reservation_create(s->pool, &ro, &res, err);
-    if (rc) return rc;
-    rc = decode_into(s, c, &s->parr[i], res, err);
-    if (!rc && s->validate) rc = validate_column(s, c, &s->parr[i], err);
+    int rc;
+    for (int attempt = 0;; attempt++) {
+        rc = ensure_reader(s, c, b->rg, err);
+        if (rc) return rc;
+        struct qv_reservation_options ro = {.name = "scan column"};
+        rc = qv_reservation_create(s->pool, &ro, &res, err);
+        if (rc) return rc;
+        rc = qv_owned_array_create(out, c->field, res, err);
+        if (!rc) {
+            rc = b->rows ? qv_column_reader_take_into(c->cr, b->rows, b->n, out, res, err)
+                         : qv_column_reader_read_into(c->cr, b->lo, b->n, out, res, err);
+            if (rc) out->release(out);
+        }
+        if (!rc || !c->borrowed) break;
+        /* A borrowed reader's state after a failed decode is unknown: it is
+         * closed. The front end then also closes the readers no take
+         * borrows, so when the pool was full of what its cache kept, one
+         * more attempt has room. */
+        s->hooks.reader_put(s->hooks.ctx, c->rg, c->column, c->cr, 0);
+        c->cr = NULL;
+        c->rg = -1;
+        if (rc != ENOMEM || attempt) break;
+        out->release = NULL;
+        qv_reservation_destroy(res);
+        qv_error_clear(err);
+    }
+    if (!rc && s->validate) rc = validate_column(s, c, b->rg, out, err);
     if (!rc && s->cast) {
-        struct qv__cast_where w = {qv_reader_path(s->rd), s->cur_rg, s->cur_lo, s->cur_rows};
-        rc = qv__cast_column(&s->parr[i], c->field, s->cast, res, &w, err);
+        struct qv__cast_where w = {qv_reader_path(s->rd), b->rg, b->lo, b->rows};
+        rc = qv__cast_column(out, c->field, s->cast, res, &w, err);
     }
     if (rc) {
+        out->release = NULL;
         qv_reservation_destroy(res);
         return rc;
     }
-    return qv__column_adopt(&s->parr[i], res, err);
+    return qv__column_adopt(out, res, err);
 }
 
-static void note_task_error(struct qv_scan *s, int rc, const struct qv_error *err) {
-    if (rc && !s->task_rc) {
-        s->task_rc = rc;
-        s->task_err = *err;
-    }
-}
-
-/* Runs a phase: n tasks of `kind`, with the helpers when there are any. */
-static int run_tasks(struct qv_scan *s, int kind, int32_t n, struct qv_error *err) {
-    if (s->nthreads <= 1) {
-        for (int32_t i = 0; i < n; i++) {
-            int rc = exec_task(s, kind, i, err);
-            if (rc) return rc;
-        }
-        return 0;
-    }
-    qv_mutex_lock(&s->mu);
-    s->task_kind = kind;
-    s->n_tasks = n;
-    s->next_task = 0;
-    s->done_tasks = 0;
-    s->task_rc = 0;
-    qv_cond_broadcast(&s->cv_task);
-    while (s->next_task < s->n_tasks) {
-        int32_t i = s->next_task++;
-        int skip = s->task_rc != 0;
-        qv_mutex_unlock(&s->mu);
-        struct qv_error e;
-        int rc = skip ? 0 : exec_task(s, kind, i, &e);
-        qv_mutex_lock(&s->mu);
-        note_task_error(s, rc, &e);
-        s->done_tasks++;
-    }
-    while (s->done_tasks < s->n_tasks) qv_cond_wait(&s->cv_done, &s->mu);
-    int rc = s->task_rc;
-    if (rc && err) *err = s->task_err;
-    s->n_tasks = 0;
-    qv_mutex_unlock(&s->mu);
-    return rc;
-}
-
-static void *helper_main(void *arg) {
-    struct qv_scan *s = arg;
-    qv_mutex_lock(&s->mu);
-    for (;;) {
-        while (!s->shutdown && s->next_task >= s->n_tasks) qv_cond_wait(&s->cv_task, &s->mu);
-        if (s->shutdown && s->next_task >= s->n_tasks) break;
-        int32_t i = s->next_task++;
-        int kind = s->task_kind, skip = s->task_rc != 0;
-        qv_mutex_unlock(&s->mu);
-        struct qv_error e;
-        int rc = skip ? 0 : exec_task(s, kind, i, &e);
-        qv_mutex_lock(&s->mu);
-        note_task_error(s, rc, &e);
-        if (++s->done_tasks == s->n_tasks) qv_cond_signal(&s->cv_done);
-    }
-    qv_mutex_unlock(&s->mu);
-    return NULL;
-}
-
-/* ---- producing one batch ---- */
-
-/* The filter batch is a view over arrays the scan owns; it is never released. */
-static void view_release(struct ArrowArray *a) { a->release = NULL; }
-
-static void release_arrays(struct ArrowArray *a, int32_t n) {
-    for (int32_t i = 0; i < n; i++)
-        if (a[i].release) a[i].release(&a[i]);
-}
-
-static int grow_scratch(struct qv_scan *s, int64_t n, struct qv_error *err) {
-    size_t need = (size_t)(n ? n : 1) * sizeof(int64_t);
-    if (need > s->sel_size) {
-        int64_t *p = qv_realloc(s->prod, s->sel, s->sel_size, need, err);
+/* The filter task of batch b on context fc: narrows b to its surviving rows. */
+static int exec_filter(struct qv_scan *s, struct batch *b, struct qv__filter_ctx *fc,
+                       struct qv__filter_counts *counts, struct qv_error *err) {
+    struct work *w = b->w;
+    size_t need = (size_t)(b->n ? b->n : 1) * sizeof(int64_t);
+    if (need > w->sel_size) {
+        int64_t *p = qv_realloc(w->res, w->sel, w->sel_size, need, err);
         if (!p) return ENOMEM;
-        s->sel = p;
-        s->sel_size = need;
+        w->sel = p;
+        w->sel_size = need;
     }
-    size_t bneed = (size_t)qv_bytes_for_bits(n ? n : 1);
-    if (bneed > s->bits_size) {
-        uint8_t *b = qv_realloc(s->prod, s->bits, s->bits_size, bneed, err);
-        if (!b) return ENOMEM;
-        s->bits = b;
-        s->bits_size = bneed;
-    }
-    return 0;
-}
-
-/* Evaluates the filter over the decoded filter columns and narrows the
- * current batch to the rows where it is TRUE. */
-static int apply_filter(struct qv_scan *s, struct qv_error *err) {
-    int rc = run_tasks(s, T_FILTER, s->n_filter, err);
-    if (rc) {
-        release_arrays(s->farr, s->n_filter);
-        return rc;
-    }
-    s->pstats.rows_decoded += s->cur_n;
-    const void *no_validity = NULL;
-    struct ArrowArray view = {.length = s->cur_n, .n_buffers = 1, .buffers = &no_validity,
-                              .n_children = s->n_filter, .children = s->fchildren,
-                              .release = view_release};
-    rc = grow_scratch(s, s->cur_n, err);
-    if (!rc) {
-        memset(s->bits, 0, (size_t)qv_bytes_for_bits(s->cur_n));
-        rc = qv_expr_eval(s->filter, &view, s->child_of_column, s->bits, NULL, s->prod, err);
-    }
-    release_arrays(s->farr, s->n_filter);
-    if (rc) return rc;
     int64_t k = 0;
-    for (int64_t i = 0; i < s->cur_n; i++)
-        if (qv_bit_get(s->bits, i)) s->sel[k++] = s->cur_rows ? s->cur_rows[i] : s->cur_lo + i;
-    s->pstats.rows_filtered += s->cur_n - k;
-    if (k < s->cur_n) {
-        s->cur_rows = s->sel;
-        s->cur_n = k;
+    int rc = qv__filter_batch(fc, b->rg, b->lo, b->rows, b->n, w->sel, &k, counts, &s->cancel, err);
+    if (rc) return rc;
+    if (k < b->n) {
+        b->rows = w->sel;
+        b->n = k;
     }
     return 0;
 }
 
-/* Makes the next batch into `out`, or leaves out->release NULL at the end. */
-static int produce_one(struct qv_scan *s, struct ArrowArray *out, struct qv_error *err) {
-    out->release = NULL;
+static void release_parr(struct qv_scan *s, struct work *w) {
+    for (int32_t i = 0; i < s->n_proj; i++)
+        if (w->parr[i].release) w->parr[i].release(&w->parr[i]);
+}
+
+/* ---- planning (under the lock) ---- */
+
+/* Takes the next batch's rows from the plan into b; 0 when there is none. */
+static int plan_next(struct qv_scan *s, struct batch *b) {
     for (;;) {
-        if (s->unit >= s->plan.n_units || (s->max_rows && s->rows_out >= s->max_rows)) return 0;
+        if (s->unit >= s->plan.n_units || (s->max_rows && s->rows_decided >= s->max_rows)) return 0;
         const struct qv__unit *u = &s->plan.units[s->unit];
         int64_t total = u->take ? u->n_take : u->hi - u->lo;
         int64_t n = total - s->pos < s->batch_rows ? total - s->pos : s->batch_rows;
-        s->cur_rg = u->rg;
-        s->cur_n = n;
-        s->cur_rows = u->take ? u->take + s->pos : NULL;
-        s->cur_lo = u->take ? 0 : u->lo + s->pos;
+        b->rg = u->rg;
+        b->n = n;
+        b->rows = u->take ? u->take + s->pos : NULL;
+        b->lo = u->take ? 0 : u->lo + s->pos;
         s->pos += n;
         if (s->pos >= total) {
             s->unit++;
             s->pos = 0;
         }
-        if (n == 0) continue;
-        if (s->filter) {
-            int rc = apply_filter(s, err);
-            if (rc) return rc;
-            if (s->cur_n == 0) continue;
-        } else {
-            s->pstats.rows_decoded += n;
-        }
-        if (s->max_rows && s->cur_n > s->max_rows - s->rows_out) s->cur_n = s->max_rows - s->rows_out;
-        int rc = run_tasks(s, T_PROJECT, s->n_proj, err);
-        if (rc) {
-            release_arrays(s->parr, s->n_proj);
-            return rc;
-        }
-        rc = qv__batch_assemble(out, s->parr, s->n_proj, s->cur_n, s->pool, err);
-        if (rc) return rc;
-        s->rows_out += s->cur_n;
-        s->pstats.rows_output += s->cur_n;
-        s->pstats.batches++;
-        return 0;
+        if (n > 0) return 1;
     }
 }
 
-static void *producer_main(void *arg) {
-    struct qv_scan *s = arg;
-    for (;;) {
-        qv_mutex_lock(&s->mu);
-        while (s->qcount >= s->prefetch && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
-            qv_cond_wait(&s->cv_queue, &s->mu);
-        int cancel = __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE);
-        qv_mutex_unlock(&s->mu);
-        if (cancel) break;
-        struct ArrowArray b;
-        struct qv_error e;
-        qv_error_clear(&e);
-        int rc = produce_one(s, &b, &e);
-        qv_mutex_lock(&s->mu);
-        s->stats.rows_decoded = s->pstats.rows_decoded;
-        s->stats.rows_output = s->pstats.rows_output;
-        s->stats.batches = s->pstats.batches;
-        s->stats.rows_filtered = s->pstats.rows_filtered;
-        if (rc || !b.release) {
-            s->prod_rc = rc;
-            s->prod_err = e;
-            s->finished = 1;
-            qv_cond_broadcast(&s->cv_queue);
-            qv_mutex_unlock(&s->mu);
-            break;
+static struct work *work_get(struct qv_scan *s) {
+    for (int i = 0; i < s->window; i++)
+        if (!s->works[i].in_use) {
+            s->works[i].in_use = 1;
+            return &s->works[i];
         }
-        /* The wait above left a free slot; the queue never holds more
-         * than `prefetch` batches, and a queued batch is a live one. */
-        QV_DCHECK(s->qcount >= 0 && s->qcount < s->prefetch);
-        QV_DCHECK(b.release != NULL);
-        s->queue[(s->qhead + s->qcount) % s->prefetch] = b;
-        s->qcount++;
-        if (s->qcount > s->stats.max_queued) s->stats.max_queued = s->qcount;
-        qv_cond_broadcast(&s->cv_queue);
-        qv_mutex_unlock(&s->mu);
+    QV_DCHECK(0 && "more batches building than the window");
+    return NULL;
+}
+
+/* The batch no longer needs its scratch (assembled, empty or dropped). */
+static void work_put(struct qv_scan *s, struct batch *b) {
+    if (!b->w) return;
+    b->w->in_use = 0;
+    b->w = NULL;
+    s->building--;
+}
+
+/* Slowest column first (smoothed task times), so that the tail of a batch is
+ * its fast columns; column order for wide projections. */
+static void order_tasks(struct qv_scan *s, int32_t *order) {
+    for (int32_t i = 0; i < s->n_proj; i++) order[i] = i;
+    if (s->nthreads < 2 || s->n_proj > 64) return;
+    for (int32_t i = 1; i < s->n_proj; i++) {
+        int32_t v = order[i], k = i;
+        int64_t cv = s->cols[s->proj[v]].cost_ns;
+        while (k > 0 && s->cols[s->proj[order[k - 1]]].cost_ns < cv) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = v;
+    }
+}
+
+/* Fixes the output rows of filtered batches in batch order (max_rows) and
+ * opens their projection tasks. */
+static void decide(struct qv_scan *s) {
+    while (s->decided < s->next_start) {
+        struct batch *b = slot_of_seq(s, s->decided);
+        if (b->state != B_FILTERED || b->rc) break;
+        if (s->max_rows && b->n > s->max_rows - s->rows_decided) b->n = s->max_rows - s->rows_decided;
+        s->rows_decided += b->n;
+        if (s->max_rows && s->rows_decided >= s->max_rows) s->planned_all = 1;
+        if (b->n == 0) {
+            work_put(s, b);
+            b->state = B_EMPTY;
+        } else {
+            b->state = B_PROJECT;
+            b->first_open = 0;
+            b->running = b->done = 0;
+            b->assembling = 0;
+            memset(b->w->claimed, 0, (size_t)(s->n_proj ? s->n_proj : 1));
+            memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
+            order_tasks(s, b->w->order);
+        }
+        s->decided++;
+    }
+}
+
+/* Starts the next batch if the window allows; 1 when it did (or when it
+ * found the plan exhausted, which also changes what waiters see). */
+static int can_start(const struct qv_scan *s);
+
+static int start_batch(struct qv_scan *s) {
+    if (!can_start(s)) return 0;
+    struct batch *b = slot_of_seq(s, s->next_start);
+    QV_DCHECK(b->state == B_FREE);
+    memset(b, 0, sizeof *b);
+    if (!plan_next(s, b)) {
+        s->planned_all = 1;
+        return 1;
+    }
+    b->seq = s->next_start++;
+    b->w = work_get(s);
+    s->building++;
+    if (s->flt) {
+        b->state = B_FILTER;
+    } else {
+        b->state = B_FILTERED;
+        s->stats.rows_decoded += b->n;
+        decide(s);
+    }
+    return 1;
+}
+
+/* After a failure at fail_seq: drops every batch from there on whose tasks
+ * are not running (the failed one keeps its error for the consumer). */
+static void drop_failed(struct qv_scan *s) {
+    for (int64_t q = s->fail_seq; q < s->next_start; q++) {
+        struct batch *b = slot_of_seq(s, q);
+        int idle = (b->state == B_FILTER && !b->filter_claimed) || b->state == B_FILTERED ||
+                   (b->state == B_PROJECT && b->running == 0 && !b->assembling);
+        if (!idle) continue;
+        if (b->w) release_parr(s, b->w);
+        work_put(s, b);
+        b->state = B_DEAD;
+    }
+}
+
+static void fail_batch(struct qv_scan *s, struct batch *b, int rc, const struct qv_error *err) {
+    if (!b->rc) {
+        b->rc = rc;
+        b->err = *err;
+    }
+    if (b->seq < s->fail_seq) s->fail_seq = b->seq;
+}
+
+/* ---- workers ---- */
+
+enum { T_NONE, T_FILTER, T_PROJECT, T_ASSEMBLE };
+
+struct task {
+    int kind;
+    struct batch *b;
+    int32_t j; /* projection task, or filter context */
+};
+
+/* Claims the oldest runnable task (under the lock); with `dry`, only
+ * returns the kind of the one it would claim (T_NONE: none). */
+static int claim_task(struct qv_scan *s, struct task *t, int dry) {
+    for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
+        struct batch *b = slot_of_seq(s, q);
+        if (b->rc) continue;
+        if (b->state == B_FILTER && !b->filter_claimed) {
+            /* The context already in this row group takes it (when busy,
+             * the batch waits for it), so that each row group's filter
+             * columns are loaded and verified once; otherwise any free one. */
+            int i = -1;
+            for (int k = 0; k < s->n_fctx && i < 0; k++)
+                if (s->fctx_rg[k] == b->rg) i = k;
+            if (i >= 0 && s->fctx_busy[i]) continue;
+            for (int k = 0; k < s->n_fctx && i < 0; k++)
+                if (!s->fctx_busy[k]) i = k;
+            if (i < 0) continue;
+            if (dry) return T_FILTER;
+            s->fctx_rg[i] = b->rg;
+            s->fctx_busy[i] = 1;
+            s->filters_running++;
+            b->filter_claimed = 1;
+            b->fctx = i;
+            *t = (struct task){T_FILTER, b, i};
+            return 1;
+        }
+        if (b->state != B_PROJECT) continue;
+        struct work *w = b->w;
+        while (b->first_open < s->n_proj && w->claimed[w->order[b->first_open]]) b->first_open++;
+        for (int32_t i = b->first_open; i < s->n_proj; i++) {
+            int32_t j = w->order[i];
+            struct colstate *c = &s->cols[s->proj[j]];
+            if (w->claimed[j] || c->busy) continue;
+            if (dry) return T_PROJECT;
+            w->claimed[j] = 1;
+            c->busy = 1;
+            b->running++;
+            *t = (struct task){T_PROJECT, b, j};
+            return 1;
+        }
+        if (b->done == s->n_proj && !b->assembling) {
+            if (dry) return T_ASSEMBLE;
+            b->assembling = 1;
+            *t = (struct task){T_ASSEMBLE, b, 0};
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Runs a claimed task without the lock, then records its outcome under it. */
+static void run_task(struct qv_scan *s, struct task *t) {
+    struct batch *b = t->b;
+    struct qv_error e;
+    qv_error_clear(&e);
+    struct qv__filter_counts counts = {0};
+    int64_t n_in = b->n, t0 = 0;
+    int rc = 0;
+    qv_mutex_unlock(&s->mu);
+    switch (t->kind) {
+    case T_FILTER:
+        rc = exec_filter(s, b, s->fctx[t->j], &counts, &e);
+        break;
+    case T_PROJECT:
+        t0 = now_ns();
+        rc = exec_project(s, b, t->j, &e);
+        t0 = now_ns() - t0;
+        break;
+    default:
+        rc = qv__batch_assemble(&b->out, b->w->parr, s->n_proj, b->n, s->pool, &e);
+        break;
     }
     qv_mutex_lock(&s->mu);
-    s->shutdown = 1;
-    qv_cond_broadcast(&s->cv_task);
+    __atomic_fetch_add(&s->bytes_read, counts.bytes_loaded, __ATOMIC_RELAXED);
+    switch (t->kind) {
+    case T_FILTER:
+        s->fctx_busy[t->j] = 0;
+        s->filters_running--;
+        if (rc) {
+            fail_batch(s, b, rc, &e);
+            b->filter_claimed = 0; /* idle again: drop_failed takes it */
+            break;
+        }
+        s->stats.rows_decoded += n_in;
+        s->stats.rows_filtered += n_in - b->n;
+        b->state = B_FILTERED;
+        decide(s);
+        break;
+    case T_PROJECT: {
+        struct colstate *c = &s->cols[s->proj[t->j]];
+        c->busy = 0;
+        c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
+        b->running--;
+        b->done++;
+        if (rc) fail_batch(s, b, rc, &e);
+        break;
+    }
+    default:
+        /* qv__batch_assemble moved the columns in (or released them). */
+        memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
+        b->assembling = 0;
+        if (rc) {
+            fail_batch(s, b, rc, &e);
+            break;
+        }
+        work_put(s, b);
+        b->state = B_DONE;
+        s->stats.rows_output += b->n;
+        s->stats.batches++;
+        break;
+    }
+    if (s->fail_seq != INT64_MAX) drop_failed(s);
+}
+
+/* Completed batches among the first `prefetch` positions: the queue. */
+static void note_queued(struct qv_scan *s) {
+    int32_t q = 0;
+    for (int64_t i = s->head; i < s->next_start && i < s->head + s->prefetch; i++)
+        if (slot_of_seq(s, i)->state == B_DONE) q++;
+    if (q > s->stats.max_queued) s->stats.max_queued = q;
+}
+
+static void skip_empty(struct qv_scan *s);
+
+/* Whether a batch could be started now (under the lock). */
+static int can_start(const struct qv_scan *s) {
+    return !s->planned_all && s->fail_seq == INT64_MAX && s->building < s->window &&
+           s->next_start - s->head < s->cap;
+}
+
+/* Wakes one idle worker when there is work worth a wake-up (under the
+ * lock): a filter or column task, or a batch to start whose first tasks can
+ * run beside the busy ones (it has a filter, or more than one column); any
+ * work when no worker is running. One at a time: a worker that takes a
+ * task wakes the next if more is left. An assembly alone, or a batch of one
+ * column whose reader is busy, is left to a worker that is running (it
+ * looks for work when its task ends): handing it to another thread costs
+ * more than it saves (a single-column projection with 2 workers would be
+ * slower than with 1). */
+static void wake_worker(struct qv_scan *s) {
+    if (!s->idle) return;
+    struct task t;
+    int kind = claim_task(s, &t, 1);
+    /* A worker that is not waiting is running a task and looks for more
+     * when it is done; with none, whatever there is needs a wake-up. */
+    int running = s->nthreads - s->idle; /* one not started yet will look */
+    if (kind == T_FILTER || kind == T_PROJECT ||
+        ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
+        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
+        qv_cond_signal(&s->cv_task);
+}
+
+static int head_ready(struct qv_scan *s);
+
+/* Wakes the consumer when what it waits for happened (under the lock). */
+static void wake_consumer(struct qv_scan *s) {
+    if (s->waiting && head_ready(s)) qv_cond_broadcast(&s->cv_queue);
+}
+
+static void *worker_main(void *arg) {
+    struct qv_scan *s = arg;
+    qv_mutex_lock(&s->mu);
+    while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
+        struct task t;
+        if (claim_task(s, &t, 0)) {
+            wake_worker(s);
+            run_task(s, &t);
+            skip_empty(s); /* empty batches never reach the consumer: free their slots */
+            note_queued(s);
+            wake_consumer(s);
+            continue;
+        }
+        if (start_batch(s)) {
+            wake_consumer(s);
+            continue;
+        }
+        s->idle++;
+        qv_cond_wait(&s->cv_task, &s->mu);
+        s->idle--;
+    }
     qv_mutex_unlock(&s->mu);
     return NULL;
+}
+
+/* ---- synchronous batches ---- */
+
+/* Makes the next batch into `out` on the calling thread, or leaves
+ * out->release NULL at the end. */
+static int produce_sync(struct qv_scan *s, struct ArrowArray *out, struct qv_error *err) {
+    out->release = NULL;
+    for (;;) {
+        struct batch *b = &s->slots[0];
+        memset(b, 0, sizeof *b);
+        if (!plan_next(s, b)) return 0;
+        b->w = &s->works[0];
+        int64_t n_in = b->n;
+        if (s->flt) {
+            struct qv__filter_counts counts = {0};
+            int rc = exec_filter(s, b, s->fctx[0], &counts, err);
+            s->bytes_read += counts.bytes_loaded;
+            if (rc) return rc;
+            s->stats.rows_filtered += n_in - b->n;
+        }
+        s->stats.rows_decoded += n_in;
+        if (s->max_rows && b->n > s->max_rows - s->rows_decided) b->n = s->max_rows - s->rows_decided;
+        s->rows_decided += b->n;
+        if (b->n == 0) continue;
+        memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
+        for (int32_t j = 0; j < s->n_proj; j++) {
+            int rc = exec_project(s, b, j, err);
+            if (rc) {
+                release_parr(s, b->w);
+                return rc;
+            }
+        }
+        int rc = qv__batch_assemble(out, b->w->parr, s->n_proj, b->n, s->pool, err);
+        if (rc) return rc;
+        s->stats.rows_output += b->n;
+        s->stats.batches++;
+        return 0;
+    }
 }
 
 /* ---- the stream ---- */
@@ -423,6 +729,24 @@ static int scan_cancelled(struct qv_scan *s) {
     return qv_error_set(&s->last, ECANCELED, "scan cancelled");
 }
 
+/* Drops the empty batches at the head of the window (under the lock). */
+static void skip_empty(struct qv_scan *s) {
+    while (s->head < s->next_start && slot_of_seq(s, s->head)->state == B_EMPTY) {
+        slot_of_seq(s, s->head)->state = B_FREE;
+        s->head++;
+        wake_worker(s); /* a window slot is free */
+    }
+}
+
+/* Whether get_next would not block (under the lock). */
+static int head_ready(struct qv_scan *s) {
+    skip_empty(s);
+    if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE) || s->prod_rc) return 1;
+    if (s->head == s->next_start) return s->planned_all || s->fail_seq != INT64_MAX;
+    const struct batch *b = slot_of_seq(s, s->head);
+    return b->state == B_DONE || b->rc;
+}
+
 int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     struct qv_scan *s = st->private_data;
     out->release = NULL;
@@ -431,38 +755,39 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         if (s->prod_rc) return s->prod_rc;
         struct qv_error e;
         qv_error_clear(&e);
-        int rc = s->finished ? 0 : produce_one(s, out, &e);
+        int rc = produce_sync(s, out, &e);
         if (rc) {
             s->prod_rc = rc;
             set_last(s, rc, &e);
-        } else if (!out->release) {
-            s->finished = 1;
         }
         return rc;
     }
     qv_mutex_lock(&s->mu);
-    int cancel;
-    while (!(cancel = __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) && s->qcount == 0 &&
-           !s->finished)
-        qv_cond_wait(&s->cv_queue, &s->mu);
-    if (cancel) {
+    s->waiting++;
+    while (!head_ready(s)) qv_cond_wait(&s->cv_queue, &s->mu);
+    s->waiting--;
+    int rc = s->prod_rc;
+    if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         qv_mutex_unlock(&s->mu);
         return scan_cancelled(s);
     }
-    int rc = s->prod_rc;
-    if (rc) {
-        set_last(s, rc, &s->prod_err);
-    } else if (s->qcount) {
-        QV_DCHECK(s->qcount <= s->prefetch && s->qhead >= 0 && s->qhead < s->prefetch);
-        /* A slot is handed out once: a released batch still queued would be
-         * given to the consumer a second time. */
-        QV_DCHECK(s->queue[s->qhead].release != NULL);
-        *out = s->queue[s->qhead];
-        s->queue[s->qhead].release = NULL;
-        s->qhead = (s->qhead + 1) % s->prefetch;
-        s->qcount--;
-        qv_cond_broadcast(&s->cv_queue);
+    if (!rc && s->head < s->next_start) {
+        struct batch *b = slot_of_seq(s, s->head);
+        if (b->rc) {
+            /* Batches before it were handed out intact; this one and all
+             * after it are not: the error is the scan's from now on. */
+            rc = s->prod_rc = b->rc;
+            s->prod_err = b->err;
+        } else {
+            QV_DCHECK(b->state == B_DONE && b->out.release != NULL);
+            *out = b->out;
+            b->out.release = NULL;
+            b->state = B_FREE;
+            s->head++;
+            wake_worker(s); /* a window slot is free */
+        }
     }
+    if (rc) set_last(s, rc, &s->prod_err);
     qv_mutex_unlock(&s->mu);
     return rc;
 }
@@ -499,40 +824,45 @@ static void scan_free(struct qv_scan *s) {
         qv_mutex_unlock(&s->mu);
         for (int i = 0; i < s->started; i++) qv_thread_join(s->threads[i]);
     }
-    if (s->queue) {
-        QV_DCHECK(s->qcount >= 0 && s->qcount <= s->prefetch);
-        for (int i = 0; i < s->qcount; i++) {
-            struct ArrowArray *a = &s->queue[(s->qhead + i) % s->prefetch];
-            if (a->release) a->release(a);
-        }
-        qv_free(s->r, s->queue, (size_t)s->prefetch * sizeof *s->queue);
-    }
-    if (s->threads) qv_free(s->r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
-    for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
-        qv_column_reader_close(s->cols[i].cr);
-        qv_reservation_destroy(s->cols[i].res);
-    }
-    if (s->prod) {
-        if (s->sel) qv_free(s->prod, s->sel, s->sel_size);
-        if (s->bits) qv_free(s->prod, s->bits, s->bits_size);
-        qv_reservation_destroy(s->prod);
-    }
     struct qv_reservation *r = s->r;
     int32_t ncol = (int32_t)qv_reader_schema(s->rd)->root.n_children;
-    if (s->cols) qv_free(r, s->cols, 2 * (size_t)(ncol ? ncol : 1) * sizeof *s->cols);
+    size_t np = (size_t)(ncol ? ncol : 1);
+    /* The workers are gone: whatever is in the window is ours to release. */
+    for (int i = 0; s->slots && i < s->cap; i++) {
+        struct batch *b = &s->slots[i];
+        if (b->out.release) b->out.release(&b->out);
+        if (b->w) release_parr(s, b->w);
+    }
+    if (s->slots) qv_free(r, s->slots, (size_t)s->cap * sizeof *s->slots);
+    for (int i = 0; s->works && i < s->window; i++) {
+        struct work *w = &s->works[i];
+        if (!w->res) continue;
+        if (w->sel) qv_free(w->res, w->sel, w->sel_size);
+        if (w->parr) qv_free(w->res, w->parr, np * sizeof *w->parr);
+        if (w->order) qv_free(w->res, w->order, np * sizeof *w->order);
+        if (w->claimed) qv_free(w->res, w->claimed, np);
+        qv_reservation_destroy(w->res);
+    }
+    if (s->works) qv_free(r, s->works, (size_t)s->window * sizeof *s->works);
+    for (int i = 0; s->fctx && i < s->n_fctx; i++) qv__filter_ctx_destroy(s->fctx[i]);
+    if (s->fctx) qv_free(r, s->fctx, (size_t)s->n_fctx * sizeof *s->fctx);
+    if (s->fctx_busy) qv_free(r, s->fctx_busy, (size_t)s->n_fctx);
+    if (s->fctx_rg) qv_free(r, s->fctx_rg, (size_t)s->n_fctx * sizeof *s->fctx_rg);
+    qv__filter_destroy(s->flt);
+    if (s->threads) qv_free(r, s->threads, (size_t)s->nthreads * sizeof *s->threads);
+    for (int32_t i = 0; s->cols && i < s->n_cols; i++) {
+        if (s->cols[i].borrowed)
+            s->hooks.reader_put(s->hooks.ctx, s->cols[i].rg, s->cols[i].column, s->cols[i].cr, 1);
+        else qv_column_reader_close(s->cols[i].cr);
+        qv_reservation_destroy(s->cols[i].res);
+    }
+    if (s->cols) qv_free(r, s->cols, 2 * np * sizeof *s->cols);
     qv__projection_free(s->pcols, ncol, r);
-    if (s->proj) qv_free(r, s->proj, (size_t)(ncol ? ncol : 1) * sizeof *s->proj);
-    if (s->filt) qv_free(r, s->filt, (size_t)(ncol ? ncol : 1) * sizeof *s->filt);
-    if (s->child_of_column) qv_free(r, s->child_of_column, (size_t)(ncol ? ncol : 1) * sizeof(int32_t));
-    if (s->farr) qv_free(r, s->farr, (size_t)(ncol ? ncol : 1) * sizeof *s->farr);
-    if (s->parr) qv_free(r, s->parr, (size_t)(ncol ? ncol : 1) * sizeof *s->parr);
-    if (s->fchildren)
-        qv_free(r, s->fchildren, (size_t)(s->n_filter ? s->n_filter : 1) * sizeof *s->fchildren);
+    if (s->proj) qv_free(r, s->proj, np * sizeof *s->proj);
     qv__plan_free(&s->plan, r);
     qv_expr_destroy(s->filter);
     if (s->sync_ready) {
         qv_cond_destroy(&s->cv_queue);
-        qv_cond_destroy(&s->cv_done);
         qv_cond_destroy(&s->cv_task);
         qv_mutex_destroy(&s->mu);
     }
@@ -594,10 +924,6 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     s->nthreads = opts->threads == QV_SCAN_SYNC ? 0
                   : opts->threads > 0          ? opts->threads
                   : (qv_cpu_count() < 4 ? qv_cpu_count() : 4);
-    /* A small take is over before threads would have started: by default it
-     * runs on the consumer's thread (a warm 100-row take of lineitem SF1:
-     * ~1 ms synchronous, 3-4 ms with workers started and joined). */
-    if (opts->threads == 0 && opts->take && opts->n_take <= QV_SCAN_SMALL_TAKE) s->nthreads = 0;
     if (s->nthreads > 64) s->nthreads = 64;
     int rc = 0;
     /* Negative counts are caller bugs, not defaults: refused rather than
@@ -646,24 +972,20 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     s->cols = qv_calloc(r, 2 * nc * sizeof *s->cols, err);
     s->proj = s->cols ? qv_calloc(r, nc * sizeof *s->proj, err) : NULL;
-    s->filt = s->proj ? qv_calloc(r, nc * sizeof *s->filt, err) : NULL;
-    s->child_of_column = s->filt ? qv_calloc(r, nc * sizeof(int32_t), err) : NULL;
-    s->farr = s->child_of_column ? qv_calloc(r, nc * sizeof *s->farr, err) : NULL;
-    s->parr = s->farr ? qv_calloc(r, nc * sizeof *s->parr, err) : NULL;
-    if (!s->parr) {
+    int32_t *slot_of = s->proj ? qv_alloc(r, nc * sizeof *slot_of, err) : NULL;
+    if (!slot_of) {
         rc = ENOMEM;
         goto fail;
     }
-    int32_t *slot_of = s->child_of_column; /* reused as scratch below, then filled */
     for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
     if (opts->paths && opts->columns) {
         rc = qv_error_set(err, EINVAL, "scan: give columns or paths, not both");
-        goto fail;
+        goto fail_slots;
     }
     int32_t np = opts->columns ? opts->n_columns : ncol;
     if (opts->paths) {
         rc = qv__projection_build(schema, opts->paths, opts->n_paths, r, &s->pcols, &np, err);
-        if (rc) goto fail;
+        if (rc) goto fail_slots;
         for (int32_t i = 0; i < np; i++) {
             const struct qv__proj_col *pc = &s->pcols[i];
             if (!pc->keep) {
@@ -682,44 +1004,24 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     if (np < 0 || np > ncol) {
         rc = qv_error_set(err, EINVAL, "scan: %d projected columns of %d", np, ncol);
-        goto fail;
+        goto fail_slots;
     }
     for (int32_t i = 0; i < np; i++) {
         int32_t c = opts->columns ? opts->columns[i] : i;
         if (c < 0 || c >= ncol) {
             rc = qv_error_set(err, EINVAL, "scan: projected column %d out of range (%d columns)", c, ncol);
-            goto fail;
+            goto fail_slots;
         }
         /* Only projected columns have a slot yet: a slot means "twice". */
         if (slot_of[c] >= 0) {
             rc = qv_error_set(err, EINVAL, "scan: column '%s' projected twice",
                               schema->root.children[c].name);
-            goto fail;
+            goto fail_slots;
         }
         s->proj[s->n_proj++] = col_slot(s, c, slot_of);
     }
-    if (s->filter) {
-        /* Any number of filter columns (generated filters OR over hundreds):
-         * the distinct columns are at most the schema's, and s->filt has room
-         * for them all; each column index is replaced by its slot in place. */
-        int32_t nf = qv_expr_columns(s->filter, NULL, 0);
-        if (nf < 0 || nf > ncol) {
-            rc = qv_error_set(err, EINVAL, "scan: the filter reads %d columns of %d", nf, ncol);
-            goto fail;
-        }
-        qv_expr_columns(s->filter, s->filt, nf);
-        for (int32_t i = 0; i < nf; i++) s->filt[i] = col_slot(s, s->filt[i], slot_of);
-        s->n_filter = nf;
-        s->fchildren = qv_calloc(r, (size_t)(nf ? nf : 1) * sizeof *s->fchildren, err);
-        if (!s->fchildren) {
-            rc = ENOMEM;
-            goto fail;
-        }
-        for (int32_t i = 0; i < nf; i++) s->fchildren[i] = &s->farr[i];
-    }
-    /* child_of_column: schema column -> child index in the filter batch. */
-    for (int32_t c = 0; c < ncol; c++) slot_of[c] = -1;
-    for (int32_t i = 0; i < s->n_filter; i++) s->child_of_column[s->cols[s->filt[i]].column] = i;
+    qv_free(r, slot_of, nc * sizeof *slot_of);
+    slot_of = NULL;
     for (int32_t i = 0; i < s->n_cols; i++) {
         char name[96];
         snprintf(name, sizeof name, "scan column %.60s", schema->root.children[s->cols[i].column].name);
@@ -727,28 +1029,77 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         rc = qv_reservation_create(s->pool, &ro, &s->cols[i].res, err);
         if (rc) goto fail;
     }
-    struct qv_reservation_options po = {.name = "scan producer"};
-    rc = qv_reservation_create(s->pool, &po, &s->prod, err);
-    if (rc) goto fail;
     rc = qv__plan_build(reader, opts, s->filter, r, &s->plan, err);
     if (rc) goto fail;
     s->stats.row_groups_total = s->plan.row_groups_total;
     s->stats.row_groups_pruned = s->plan.row_groups_pruned;
+    /* Small reads run on the consumer's thread: one batch cannot be shared
+     * out across batches, and a few thousand rows decode in less time than
+     * starting and joining workers takes. */
+    int64_t planned_rows = 0, planned_batches = 0;
+    for (int64_t u = 0; u < s->plan.n_units; u++) {
+        const struct qv__unit *pu = &s->plan.units[u];
+        int64_t n = pu->take ? pu->n_take : pu->hi - pu->lo;
+        planned_rows += n;
+        planned_batches += (n + s->batch_rows - 1) / s->batch_rows;
+    }
+    if (!s->filter && s->max_rows && planned_rows > s->max_rows) {
+        planned_rows = s->max_rows;
+        planned_batches = (s->max_rows + s->batch_rows - 1) / s->batch_rows;
+    }
+    if (planned_batches <= 1 || planned_rows <= QV_SCAN_SMALL_ROWS) s->nthreads = 0;
     s->stats.threads = s->nthreads;
+    s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
+    s->window = s->nthreads >= 2 && s->cap >= 2 ? 2 : 1;
+    s->slots = qv_calloc(r, (size_t)s->cap * sizeof *s->slots, err);
+    s->works = s->slots ? qv_calloc(r, (size_t)s->window * sizeof *s->works, err) : NULL;
+    if (!s->works) {
+        rc = ENOMEM;
+        goto fail;
+    }
+    for (int i = 0; i < s->window; i++) {
+        struct work *w = &s->works[i];
+        struct qv_reservation_options wo = {.name = "scan batch"};
+        rc = qv_reservation_create(s->pool, &wo, &w->res, err);
+        if (rc) goto fail;
+        w->parr = qv_calloc(w->res, nc * sizeof *w->parr, err);
+        w->order = w->parr ? qv_calloc(w->res, nc * sizeof *w->order, err) : NULL;
+        w->claimed = w->order ? qv_calloc(w->res, nc, err) : NULL;
+        if (!w->claimed) {
+            rc = ENOMEM;
+            goto fail;
+        }
+    }
+    if (s->filter) {
+        rc = qv__filter_create(reader, s->filter, s->pool, r, &s->flt, err);
+        if (rc) goto fail;
+        s->n_fctx = QV_SCAN_FILTERS_AT_ONCE ? s->window : 1;
+        s->fctx = qv_calloc(r, (size_t)s->n_fctx * sizeof *s->fctx, err);
+        s->fctx_busy = s->fctx ? qv_calloc(r, (size_t)s->n_fctx, err) : NULL;
+        s->fctx_rg = s->fctx_busy ? qv_calloc(r, (size_t)s->n_fctx * sizeof *s->fctx_rg, err) : NULL;
+        if (!s->fctx_rg) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        for (int i = 0; i < s->n_fctx; i++) {
+            s->fctx_rg[i] = -1;
+            rc = qv__filter_ctx_create(s->flt, s->pool, &s->fctx[i], err);
+            if (rc) goto fail;
+        }
+    }
+    s->fail_seq = INT64_MAX;
     if (s->nthreads > 0) {
-        s->queue = qv_calloc(r, (size_t)s->prefetch * sizeof *s->queue, err);
-        s->threads = s->queue ? qv_calloc(r, (size_t)s->nthreads * sizeof *s->threads, err) : NULL;
+        s->threads = qv_calloc(r, (size_t)s->nthreads * sizeof *s->threads, err);
         if (!s->threads) {
             rc = ENOMEM;
             goto fail;
         }
         qv_mutex_init(&s->mu);
         qv_cond_init(&s->cv_task);
-        qv_cond_init(&s->cv_done);
         qv_cond_init(&s->cv_queue);
         s->sync_ready = 1;
         for (int i = 0; i < s->nthreads; i++) {
-            if (qv_thread_create(&s->threads[i], i == 0 ? producer_main : helper_main, s) != 0) {
+            if (qv_thread_create(&s->threads[i], worker_main, s) != 0) {
                 rc = qv_error_set(err, ENOMEM, "scan: cannot start worker thread %d", i);
                 goto fail;
             }
@@ -761,6 +1112,8 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     out->release = stream_release;
     out->private_data = s;
     return 0;
+fail_slots:
+    qv_free(r, slot_of, nc * sizeof *slot_of);
 fail:
     scan_free(s);
     return rc;
@@ -770,10 +1123,10 @@ int qv_scan_cancel(struct ArrowArrayStream *stream) {
     if (!stream || stream->release != stream_release) return EINVAL;
     struct qv_scan *s = stream->private_data;
     /* The flag first: a synchronous get_next polls it between column tasks
-     * (exec_task) and has no one to wake. */
+     * (exec_project) and has no one to wake. */
     __atomic_store_n(&s->cancel, 1, __ATOMIC_RELEASE);
     if (s->sync_ready) {
-        /* Under the lock, so a consumer or producer between its check of the
+        /* Under the lock, so a consumer or worker between its check of the
          * flag and its wait cannot miss the wake-up. */
         qv_mutex_lock(&s->mu);
         qv_cond_broadcast(&s->cv_queue);
@@ -788,10 +1141,18 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     struct qv_scan *s = stream->private_data;
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
-#define QV_SCAN_READY (s->qcount || s->finished || __atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
-    if (!QV_SCAN_READY && timeout_ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, timeout_ms);
-    int ready = QV_SCAN_READY;
-#undef QV_SCAN_READY
+    s->waiting++;
+    /* The condition is broadcast for other events too (and waits may wake
+     * spuriously): wait again until the head batch is ready or the whole
+     * timeout has passed. */
+    const int64_t deadline = timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0;
+    while (!head_ready(s) && timeout_ms > 0) {
+        int64_t left_ms = (deadline - now_ns() + 999999) / 1000000;
+        if (left_ms <= 0) break;
+        qv_cond_timedwait_ms(&s->cv_queue, &s->mu, left_ms);
+    }
+    s->waiting--;
+    int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
 }
@@ -806,18 +1167,9 @@ int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *o
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {
     if (!stream || stream->release != stream_release) return EINVAL;
     struct qv_scan *s = stream->private_data;
-    if (s->nthreads == 0) {
-        *out = s->stats;
-        out->rows_decoded = s->pstats.rows_decoded;
-        out->rows_output = s->pstats.rows_output;
-        out->batches = s->pstats.batches;
-        out->rows_filtered = s->pstats.rows_filtered;
-        out->bytes_read = __atomic_load_n(&s->bytes_read, __ATOMIC_RELAXED);
-        return 0;
-    }
-    qv_mutex_lock(&s->mu);
+    if (s->sync_ready) qv_mutex_lock(&s->mu);
     *out = s->stats;
-    qv_mutex_unlock(&s->mu);
+    if (s->sync_ready) qv_mutex_unlock(&s->mu);
     out->bytes_read = __atomic_load_n(&s->bytes_read, __ATOMIC_RELAXED);
     return 0;
 }

@@ -61,7 +61,13 @@ void qv__projection_free(struct qv__proj_col *cols, int32_t cap, struct qv_reser
  *    released); on failure it releases the batch;
  *  - schema: turns the schema the scan exported (moved in) into the one
  *    handed out (a self-contained copy); on failure *in is released;
- *  - released: called by the stream's release after the scan is freed.
+ *  - released: called by the stream's release after the scan is freed;
+ *  - reader_get / reader_put (both or neither): the column readers of whole
+ *    projected columns are borrowed from the front end (a file's take cache)
+ *    instead of opened by the scan, and given back when the column moves to
+ *    another row group, when the scan is freed (keep = 1), or after a failed
+ *    decode (keep = 0). *fresh says the reader was just opened (its bytes
+ *    count as read).
  * Errors: rc and a message in err, which becomes get_last_error. */
 struct qv__scan_hooks {
     void *ctx;
@@ -70,6 +76,10 @@ struct qv__scan_hooks {
     int (*batch)(void *ctx, struct ArrowArray *batch, struct qv_error *err);
     int (*schema)(void *ctx, struct ArrowSchema *in, struct ArrowSchema *out, struct qv_error *err);
     void (*released)(void *ctx);
+    int (*reader_get)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader **out,
+                      int *fresh, struct qv_error *err);
+    void (*reader_put)(void *ctx, int64_t rg, int32_t column, struct qv_column_reader *cr,
+                       int keep);
 };
 /* qv_scan_open with hooks (copied; NULL = none). On failure `released` is
  * not called: the caller still owns what ctx holds. */
@@ -92,6 +102,61 @@ int qv__schema_adopt(struct ArrowSchema *sc, struct qv_reservation *res, struct 
  * batch is released. On failure the columns are released. */
 int qv__batch_assemble(struct ArrowArray *out, struct ArrowArray *cols, int64_t n, int64_t length,
                        struct qv_pool *pool, struct qv_error *err);
+
+/* The filter, evaluated conjunct by conjunct (filter.c). The top-level AND
+ * of the bound predicate is split into conjuncts; each batch evaluates them
+ * one after another on the rows still selected, cheapest and most selective
+ * first (an order from estimates and row-group statistics, then from the
+ * measured cost and pass rate), comparing in the encoded domain where the
+ * column's encodings allow and decoding a column only for the 1024-row
+ * vectors that still hold selected rows. The set of rows selected never
+ * depends on the order. */
+struct qv__filter;      /* the bound filter, its conjuncts, their order and measured selectivity */
+struct qv__filter_ctx;  /* per-worker state: column readers of the filter columns, scratch */
+/* `filter` is bound to rd's schema and stays the caller's (it must outlive
+ * the filter); the filter's own memory comes from r. */
+int qv__filter_create(const struct qv_reader *rd, struct qv_expr *filter, struct qv_pool *pool,
+                      struct qv_reservation *r, struct qv__filter **out, struct qv_error *err);
+void qv__filter_destroy(struct qv__filter *f);
+/* Per-worker state, charged to a reservation of its own in `pool`. A ctx is
+ * used by one thread at a time; several ctxs of one filter may run at once on
+ * different batches (the measured selectivity they share is updated
+ * thread-safely). */
+int qv__filter_ctx_create(struct qv__filter *f, struct qv_pool *pool, struct qv__filter_ctx **out,
+                          struct qv_error *err);
+void qv__filter_ctx_destroy(struct qv__filter_ctx *c);
+/* What one batch cost: rows_in rows evaluated, rows_out selected;
+ * rows_decoded of them had a value of some filter column decoded to Arrow
+ * (rows compared in the encoded domain, or skipped, are not counted),
+ * values_decoded values were decoded over all filter columns, bytes_loaded
+ * encoded bytes of segments were loaded by the ctx's own column readers
+ * (qv_scan_stats.bytes_read). */
+struct qv__filter_counts {
+    int64_t rows_decoded, values_decoded, rows_in, rows_out;
+    int64_t bytes_loaded;
+};
+/* Evaluates the filter on one batch: rows [lo, lo + n) of row group rg, or,
+ * when rows != NULL, the n row-group-local increasing rows[0..n). On success
+ * sel[0..*k) holds the surviving row-group-local row numbers, increasing (sel
+ * has room for n; it may be `rows` itself). Counts are added to *counts (may
+ * be NULL). Errors name file, column, row group. ECANCELED if *cancel (may be
+ * NULL) becomes nonzero (checked between conjuncts). */
+int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int64_t *rows,
+                     int64_t n, int64_t *sel, int64_t *k, struct qv__filter_counts *counts,
+                     const int *cancel, struct qv_error *err);
+/* Where a ctx gets the reader of a filter column (schema column `column`)
+ * positioned on row group rg: by default it opens and owns its own; a scan
+ * that reads the same column for its projection hands its own reader, so
+ * that the column is loaded (and its bytes counted) once per row group.
+ * fn counts the bytes it loads itself; the reader stays the caller's and is
+ * used only during qv__filter_batch, by the ctx's thread. */
+typedef int (*qv__filter_reader_fn)(void *arg, int32_t column, int64_t rg,
+                                    struct qv_column_reader **cr, struct qv_error *err);
+void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg);
+/* For tests: the number of conjuncts, and an order of them to run from now
+ * on (a permutation of 0..n-1; the measured ranking stops). */
+int32_t qv__filter_conjuncts(const struct qv__filter *f);
+void qv__filter_set_order(struct qv__filter *f, const int32_t *order);
 
 /* Casts (qv_scan_options.cast, cast.c). */
 

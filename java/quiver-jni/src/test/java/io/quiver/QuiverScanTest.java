@@ -483,8 +483,14 @@ class QuiverScanTest {
                 outstanding.addAndGet(-bytes);
             }
         };
+        // More rows than a small read, which runs on the caller's thread
+        // whatever `threads` says: this scan must have native workers.
+        Path big = dir.resolve("mixed-workers.qvr");
+        try (BufferAllocator w = root.newChildAllocator("write-workers", 0, Long.MAX_VALUE)) {
+            TestTables.writeMixed(w, big, 20_000, 1000, WriterOptions.builder().rowGroupRows(1024).build());
+        }
         try (io.quiver.memory.NativePool pool = io.quiver.memory.NativePool.create("closing", closing, 64 << 10);
-                QuiverFile f = QuiverFile.open(mixed, FileOptions.defaults().pool(pool));
+                QuiverFile f = QuiverFile.open(big, FileOptions.defaults().pool(pool));
                 QuiverScanReader r = f.scan(a, ScanOptions.builder().batchRows(100).threads(2).build())) {
             reader.set(r);
             RuntimeException e = assertThrows(RuntimeException.class, () -> {

@@ -1,0 +1,152 @@
+/*
+ * Integer predicates by vectors: bit-packed residuals compared in their own
+ * domain, and other integer trees decoded one vector at a time.
+ *
+ * Bitpack and FOR: a value is (ref + r) mod 2^B for a residual r < 2^w.
+ * The raw arc of the predicate shifted by -ref is an arc of residuals on
+ * the B-bit circle; its intersection with [0, 2^w) is empty, everything,
+ * or again one arc of the w-bit circle (two pieces of it touch the ends
+ * 0 and 2^w - 1, which the w-bit circle joins). So each residual needs
+ * one subtraction, one mask and one comparison, in the residuals' own
+ * width: the base is never added and nothing is widened.
+ *
+ * Why unpack then compare: the unpack kernels are the tuned,
+ * width-specialized ones (AVX2 when the CPU has it) and a vector's 1024
+ * residuals stay in L1, so the compare pass costs little beside them; the
+ * scan reads them once either way.
+ */
+#include "encoding/enc_internal.h"
+
+/* The residual arc of a raw arc (see above); w <= bits. */
+static struct qv__arc residual_arc(const struct qv__arc *raw, uint64_t ref, unsigned w) {
+    __extension__ typedef unsigned __int128 u128;
+    struct qv__arc r = {0};
+    const uint64_t M = qv__mask(w);
+    r.mask = M;
+    if (raw->none || raw->all) {
+        r.none = raw->none;
+        r.all = raw->all;
+        return r;
+    }
+    const uint64_t s = (raw->a - ref) & raw->mask;
+    if (w >= 64 || M == raw->mask) {
+        r.a = s;
+        r.d = raw->d;
+    } else {
+        const u128 top = (u128)raw->mask + 1, e = (u128)s + raw->d;
+        if (e < top) {
+            if (s > M) {
+                r.none = 1;
+                return r;
+            }
+            r.a = s;
+            r.d = ((uint64_t)e < M ? (uint64_t)e : M) - s;
+        } else {
+            const u128 e2 = e - top; /* the part that wrapped, from 0 */
+            if (s > M) {
+                r.a = 0;
+                r.d = e2 < M ? (uint64_t)e2 : M;
+            } else if (e2 + 1 >= s) {
+                r.all = 1;
+                return r;
+            } else {
+                r.a = s;
+                r.d = (M - s) + 1 + (uint64_t)e2;
+            }
+        }
+    }
+    if (r.d >= M) r.all = 1;
+    return r;
+}
+
+struct packed_ctx {
+    const struct qv__node *bp;
+    unsigned w;
+    struct qv__arc arc;
+    struct qv__dec *d;
+    uint32_t *buf32;
+    uint64_t *buf64;
+    uint8_t *pad;
+};
+
+static int packed_block(void *vctx, int64_t pos, int64_t m, uint64_t *res,
+                        struct qv_error *err) {
+    struct packed_ctx *c = vctx;
+    const unsigned w = c->w;
+    const int64_t vec = pos >> QV__VEC_SHIFT, vstart = vec << QV__VEC_SHIFT;
+    const int64_t vrem = c->bp->count - vstart < QV__VEC ? c->bp->count - vstart : QV__VEC;
+    const unsigned lo = (unsigned)(pos - vstart);
+    const uint8_t *vin = c->bp->buf[0] + (uint64_t)vec * 128 * w;
+    const uint64_t a = c->arc.a, dd = c->arc.d, M = c->arc.mask;
+    if (m < 64) {
+        /* A few values: read them in place (inside the truncated tail). */
+        res[0] = 0;
+        for (unsigned j = 0; j < (unsigned)m; j++)
+            res[0] |= (uint64_t)(((qv__bitpack_get(vin, w, lo + j) - a) & M) <= dd) << j;
+        return 0;
+    }
+    if (vrem < QV__VEC) {
+        /* The partial tail vector is stored truncated: unpack a zero-padded
+         * copy. */
+        if (!c->pad && !(c->pad = qv__stack_push(&c->d->stack, (size_t)128 * w, err)))
+            return ENOMEM;
+        uint64_t have = qv__bitpack_vec_bytes(vrem, w);
+        memcpy(c->pad, vin, have);
+        memset(c->pad + have, 0, 128 * w - have);
+        vin = c->pad;
+    }
+    if (w <= 32) {
+        qv__unpack32((const uint32_t *)(const void *)vin, w, c->buf32, 0);
+        qv__arc_cmp(c->buf32 + lo, 4, m, a, dd, M, res);
+    } else {
+        qv__unpack64(vin, w, c->buf64, 0);
+        qv__arc_cmp(c->buf64 + lo, 8, m, a, dd, M, res);
+    }
+    return 0;
+}
+
+int qv__filter_packed(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                      const uint64_t *sel, uint64_t *out, struct qv_error *err) {
+    struct qv__node *root = d->root;
+    struct packed_ctx c = {0};
+    uint64_t ref = 0;
+    c.bp = root;
+    if (root->enc == QV_ENC_FOR) {
+        ref = (uint64_t)root->params[0];
+        c.bp = root->child[0];
+    }
+    c.w = (unsigned)c.bp->params[0];
+    c.d = d;
+    c.arc = residual_arc(&fp->arc, ref & fp->arc.mask, c.w);
+    if (c.arc.none) return 0;
+    if (c.arc.all) {
+        qv__filter_fill(sel, n, out);
+        return 0;
+    }
+    if (c.w <= 32) c.buf32 = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    else c.buf64 = qv__stack_push(&d->stack, QV__VEC * 8, err);
+    if (!c.buf32 && !c.buf64) return ENOMEM;
+    return qv__filter_blocks(start, n, sel, out, packed_block, &c, err);
+}
+
+struct decoded_ctx {
+    struct qv__dec *d;
+    const struct qv__fpred *fp;
+    void *buf;
+};
+
+static int decoded_block(void *vctx, int64_t pos, int64_t m, uint64_t *res,
+                         struct qv_error *err) {
+    struct decoded_ctx *c = vctx;
+    int rc = qv__dec_word(c->d, c->d->root, pos, m, c->buf, err);
+    if (rc) return rc;
+    qv__arc_cmp(c->buf, c->fp->width, m, c->fp->arc.a, c->fp->arc.d, c->fp->arc.mask, res);
+    return 0;
+}
+
+int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
+                           int64_t n, const uint64_t *sel, uint64_t *out, struct qv_error *err) {
+    struct decoded_ctx c = {d, fp, qv__stack_push(&d->stack, (size_t)QV__VEC * fp->width, err)};
+    if (!c.buf) return ENOMEM;
+    return qv__filter_blocks(start, n, sel, out, decoded_block, &c, err);
+}

@@ -1,0 +1,291 @@
+/*
+ * FSST decoding paths: the four-codes-at-a-time stream over blocks of
+ * short strings and the one-string path of strings too long for a block;
+ * escapes (bytes the table has no symbol for), empty strings, strings of
+ * exactly 8, 16 and 17 bytes (the symbol copy is 16 bytes wide), ranges and
+ * takes, int32 and int64 offsets into exactly sized offset buffers; and
+ * codes that must fail with EIO: a code beyond the symbol table, an escape
+ * as the last code of a string (in the stream its literal would be the
+ * next string's first code) and of the chunk.
+ */
+#include "base/varint.h"
+#include "test_enc_util.h"
+
+static size_t g_shapes(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    static const char *w[] = {"carefully ", "final ", "requests ", "sleep ", "the ", "ironic ",
+                              "deposits ", "haggle ", "quickly ", "furiously "};
+    (void)cap;
+    size_t len;
+    switch (i % 11) {
+    case 0: return 0;
+    case 1: len = 8; break;
+    case 2: len = 16; break;
+    case 3: len = 17; break;
+    case 4: len = 1 + rng_next(s) % 3; break;
+    case 5: /* escapes: bytes no text has */
+        len = 1 + rng_next(s) % 40;
+        for (size_t j = 0; j < len; j++)
+            b[j] = (uint8_t)(rng_next(s) % 3 == 0 ? 0x80 + rng_next(s) % 0x7F : 'a' + rng_next(s) % 26);
+        return len;
+    case 6: len = 15 + rng_next(s) % 4; break;
+    default: len = 10 + rng_next(s) % 34; break;
+    }
+    size_t l = 0;
+    while (l < len) {
+        const char *x = w[rng_next(s) % 10];
+        size_t xl = strlen(x) < len - l ? strlen(x) : len - l;
+        memcpy(b + l, x, xl);
+        l += xl;
+    }
+    return len;
+}
+
+/* Strings of any length (col_strings caps them at 4 KiB): gen writes
+ * string i into b (room for `cap` bytes). */
+typedef size_t (*big_gen)(int64_t i, uint64_t *s, uint8_t *b, size_t cap);
+static struct col col_big(enum qv_value_kind k, int64_t n, big_gen g, size_t cap, uint64_t seed) {
+    struct col c;
+    memset(&c, 0, sizeof c);
+    size_t used = 0;
+    c.data = malloc(cap * (size_t)n + 1);
+    c.values = malloc((size_t)(n + 1) * 8);
+    uint64_t s = seed;
+    for (int64_t i = 0; i <= n; i++) {
+        if (k == QV_KIND_BINARY) ((int32_t *)c.values)[i] = (int32_t)used;
+        else ((int64_t *)c.values)[i] = (int64_t)used;
+        if (i < n) used += g(i, &s, c.data + used, cap);
+    }
+    c.v.kind = k;
+    c.v.count = n;
+    c.v.values = c.values;
+    c.v.data = c.data;
+    return c;
+}
+
+/* A few strings far longer than a stream block of codes: random letters
+ * (short symbols) and random bytes (many escapes). */
+static size_t g_long(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    if (i % 50 == 7 || i % 50 == 31) {
+        for (size_t j = 0; j < cap; j++)
+            b[j] = (uint8_t)(i % 50 == 7 ? rng_next(s) : 'a' + rng_next(s) % 26);
+        return cap;
+    }
+    return g_shapes(i, s, b, cap);
+}
+
+static int64_t off_of(const struct qv_decode_out *o, enum qv_value_kind k, int64_t i) {
+    return k == QV_KIND_BINARY ? ((const int32_t *)o->values)[i] : ((const int64_t *)o->values)[i];
+}
+
+/* Decodes [start, start + n) (rows == NULL) or a take of rows[0..n) into an
+ * offsets buffer of exactly n + 1 slots, after `pre` bytes already in the
+ * data buffer, and compares with the input. */
+static void check_out(struct qv_decoder *d, const struct col *c, int64_t start, const int64_t *rows,
+                      int64_t n, size_t pre, struct enc_env *env) {
+    const enum qv_value_kind k = c->v.kind;
+    const size_t ow = k == QV_KIND_BINARY ? 4 : 8;
+    struct qv_decode_out o = {0};
+    o.values = malloc((size_t)(n + 1) * ow);
+    struct qv_error err = {0};
+    if (pre) {
+        o.data = qv_alloc(env->r, pre, &err);
+        assert_non_null(o.data);
+        memset(o.data, 'x', pre);
+        o.data_capacity = o.data_size = pre;
+    }
+    int rc = rows ? qv_decoder_take(d, rows, n, &o, &err) : qv_decoder_decode_range(d, start, n, &o, &err);
+    if (rc) fail_msg("%s of %lld from %lld: %s", rows ? "take" : "range", (long long)n, (long long)start, err.message);
+    assert_int_equal(off_of(&o, k, 0), (int64_t)pre);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t row = rows ? rows[i] : start + i;
+        int64_t a0 = off_at(&c->v, row), a1 = off_at(&c->v, row + 1);
+        int64_t b0 = off_of(&o, k, i), b1 = off_of(&o, k, i + 1);
+        if (a1 - a0 != b1 - b0 || b1 > (int64_t)o.data_size)
+            fail_msg("row %lld: length %lld, decoded %lld", (long long)row, (long long)(a1 - a0), (long long)(b1 - b0));
+        if (a1 > a0 && memcmp(c->data + a0, o.data + b0, (size_t)(a1 - a0)))
+            fail_msg("row %lld differs", (long long)row);
+    }
+    assert_int_equal(off_of(&o, k, n), (int64_t)o.data_size);
+    free(o.values);
+    if (o.data) qv_free(env->r, o.data, o.data_capacity);
+}
+
+static void check_column(struct enc_env *env, const struct col *c, uint64_t seed) {
+    struct qv_encoded e = encode_forced(env, &c->v, QV_ENC_FSST);
+    const int64_t n = c->v.count;
+    struct qv_error err = {0};
+    struct qv_decoder *d;
+    assert_int_equal(qv_decoder_open(e.data, e.size, c->v.kind, 0, n, env->r, &d, &err), 0);
+    check_out(d, c, 0, NULL, n, 0, env);
+    check_out(d, c, 0, NULL, n, 5, env);
+    uint64_t s = seed;
+    for (int t = 0; t < 60; t++) {
+        int64_t len = 1 + (int64_t)(rng_next(&s) % (t % 2 ? 40 : 3000));
+        if (len > n) len = n;
+        int64_t start = t < 5 ? n - len : (int64_t)(rng_next(&s) % (uint64_t)(n - len + 1));
+        check_out(d, c, start, NULL, len, t % 3 ? 0 : 3, env);
+        int64_t rows[300], k = 1 + (int64_t)(rng_next(&s) % 300);
+        for (int64_t i = 0; i < k; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
+        sort_rows(rows, k);
+        check_out(d, c, 0, rows, k, 0, env);
+    }
+    check_out(d, c, n, NULL, 0, 0, env);
+    qv_decoder_close(d);
+    qv_encoded_release(env->r, &e);
+}
+
+static void test_string_shapes(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    static const int64_t ns[] = {1, 11, 1023, 1025, 20000};
+    for (int wide = 0; wide < 2; wide++)
+        for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+            struct col c = col_strings(wide ? QV_KIND_LARGE_BINARY : QV_KIND_BINARY, ns[i], g_shapes, 40 + i);
+            check_column(&env, &c, 7 + i);
+            col_free(&c);
+        }
+    env_close(&env);
+}
+
+static void test_long_strings(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    for (int wide = 0; wide < 2; wide++) {
+        struct col c = col_big(wide ? QV_KIND_LARGE_BINARY : QV_KIND_BINARY, 300, g_long, 30000, 3);
+        check_column(&env, &c, 13);
+        col_free(&c);
+    }
+    env_close(&env);
+}
+
+/* Where the root's parameters and buffers are (docs/format.md: the node
+ * header). */
+struct layout {
+    int64_t params[8];
+    size_t buf_off[4], buf_len[4];
+};
+
+static void root_layout(const uint8_t *p, size_t size, struct layout *l) {
+    size_t pos = 2;
+    uint64_t v;
+    assert_int_equal(qv__varint_get(p, size, &pos, &v), 0); /* count */
+    unsigned np = p[pos++];
+    for (unsigned i = 0; i < np; i++) {
+        assert_int_equal(qv__varint_get(p, size, &pos, &v), 0);
+        l->params[i] = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    }
+    unsigned nb = p[pos++];
+    for (unsigned i = 0; i < nb; i++) {
+        assert_int_equal(qv__varint_get(p, size, &pos, &v), 0);
+        l->buf_len[i] = (size_t)v;
+    }
+    unsigned nc = p[pos++];
+    for (unsigned i = 0; i < nc; i++) assert_int_equal(qv__varint_get(p, size, &pos, &v), 0);
+    pos = (pos + 7) & ~(size_t)7;
+    for (unsigned i = 0; i < nb; i++) {
+        l->buf_off[i] = pos;
+        pos += (l->buf_len[i] + 7) & ~(size_t)7;
+    }
+    assert_true(pos <= size);
+}
+
+/* Decodes [start, start + n) of a corrupted copy; returns the code. */
+static int decode_bad(struct enc_env *env, const uint8_t *p, size_t size, int64_t count,
+                      int64_t start, int64_t n) {
+    struct qv_error err = {0};
+    struct qv_decoder *d;
+    int rc = qv_decoder_open(p, size, QV_KIND_BINARY, 0, count, env->r, &d, &err);
+    if (rc) return rc;
+    struct qv_decode_out o = {0};
+    o.values = malloc((size_t)(n + 1) * 4);
+    rc = qv_decoder_decode_range(d, start, n, &o, &err);
+    free(o.values);
+    if (o.data) qv_free(env->r, o.data, o.data_capacity);
+    qv_decoder_close(d);
+    return rc;
+}
+
+static size_t g_a(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)s;
+    (void)cap;
+    b[0] = 'a';
+    return 1;
+}
+static size_t g_letters(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    for (size_t j = 0; j < cap; j++) b[j] = (uint8_t)('a' + rng_next(s) % 2);
+    return cap;
+}
+
+static void test_corrupt_codes(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    /* Short strings of one code each (the stream path). */
+    const int64_t n = 3000;
+    struct col c = col_strings(QV_KIND_BINARY, n, g_a, 1);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_FSST);
+    struct layout l = {0};
+    root_layout(e.data, e.size, &l);
+    assert_int_equal(l.buf_len[1], (size_t)n); /* one code a string */
+    const int64_t nsym = l.params[0];
+    assert_true(nsym >= 1 && nsym < 255);
+    uint8_t *bad = malloc(e.size);
+    uint8_t *codes = bad + l.buf_off[1];
+    assert_int_equal(decode_bad(&env, e.data, e.size, n, 0, n), 0);
+    /* A code beyond the table, at the start, in the middle and at the end
+     * of the 4-code groups. */
+    static const int64_t at[] = {0, 1, 2, 3, 5, 1500, 2998, 2999};
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        memcpy(bad, e.data, e.size);
+        codes[at[i]] = (uint8_t)nsym;
+        assert_int_equal(decode_bad(&env, bad, e.size, n, 0, n), EIO);
+        assert_int_equal(decode_bad(&env, bad, e.size, n, at[i], 1), EIO);
+        if (at[i] > 0) assert_int_equal(decode_bad(&env, bad, e.size, n, 0, at[i]), 0);
+        /* An escape as a string's only code: its literal would be the next
+         * string's code (or beyond the last). */
+        codes[at[i]] = 255;
+        assert_int_equal(decode_bad(&env, bad, e.size, n, 0, n), EIO);
+        assert_int_equal(decode_bad(&env, bad, e.size, n, at[i], 1), EIO);
+        if (at[i] + 2 <= n) assert_int_equal(decode_bad(&env, bad, e.size, n, at[i], 2), EIO);
+    }
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    /* One string far longer than a stream block: its last code made an
+     * escape, and (when the table has room) a code beyond the table. */
+    c = col_big(QV_KIND_BINARY, 1, g_letters, 60000, 2);
+    e = encode_forced(&env, &c.v, QV_ENC_FSST);
+    root_layout(e.data, e.size, &l);
+    assert_true(l.buf_len[1] > 8192);
+    assert_int_equal(decode_bad(&env, e.data, e.size, 1, 0, 1), 0);
+    bad = realloc(bad, e.size);
+    codes = bad + l.buf_off[1];
+    memcpy(bad, e.data, e.size);
+    size_t last = 0;
+    for (size_t p = 0; p < l.buf_len[1]; p += codes[p] == 255 ? 2 : 1) last = p;
+    /* Two letters: the table has a symbol for each, no escapes. */
+    assert_int_not_equal(codes[last], 255);
+    codes[last] = 255;
+    assert_int_equal(decode_bad(&env, bad, e.size, 1, 0, 1), EIO);
+    if (l.params[0] < 255) {
+        memcpy(bad, e.data, e.size);
+        codes[l.buf_len[1] / 2] = (uint8_t)l.params[0];
+        assert_int_equal(decode_bad(&env, bad, e.size, 1, 0, 1), EIO);
+    }
+    free(bad);
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    env_close(&env);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_string_shapes),
+        cmocka_unit_test(test_long_strings),
+        cmocka_unit_test(test_corrupt_codes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,234 @@
+/* Format 2's per-block checksums: a byte flipped in block k of a segment
+ * fails exactly the reads that touch block k (takes and whole reads, pread
+ * and mmap, column readers and the file layer's take), with EIO naming
+ * file, column, row group, segment and block; reads elsewhere succeed and
+ * are exact. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "pool_env.h"
+#include "format/format_internal.h"
+#include "format/format_testing.h"
+#include "quiver/file.h"
+#include "quiver/format.h"
+#include "test_util.h"
+
+#define ROWS 131072
+#define WIDTH 40 /* bits per value: 5120 bytes per 1024-value vector */
+
+static uint64_t value_of(int64_t i) {
+    uint64_t x = (uint64_t)i * 0x9E3779B97F4A7C15u;
+    x ^= x >> 29;
+    return i == 0 ? (UINT64_C(1) << WIDTH) - 1 : x & ((UINT64_C(1) << WIDTH) - 1);
+}
+
+/* One row group: column "v" (int64, bit-packed at WIDTH bits, forced) and
+ * column "w" (int64, the same values, as a neighbour that stays intact). */
+static void write_file_forced(struct pool_env *e, const char *path, int encoding) {
+    static const struct qv_field cols[] = {
+        {.name = "v", .type = QV_TYPE_INT64, .nullable = false},
+        {.name = "w", .type = QV_TYPE_INT64, .nullable = false},
+    };
+    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 2,
+                                         .children = cols};
+    struct qv_schema *s;
+    struct qv_error err;
+    assert_int_equal(qv_schema_create(&root, e->r, &s, &err), 0);
+    struct qv_builder *b;
+    assert_int_equal(qv_builder_create(s, e->r, NULL, &b, &err), 0);
+    for (int64_t i = 0; i < ROWS; i++) {
+        assert_int_equal(qv_append_int64(qv_builder_column(b, 0), (int64_t)value_of(i)), 0);
+        assert_int_equal(qv_append_int64(qv_builder_column(b, 1), (int64_t)value_of(i)), 0);
+    }
+    struct ArrowArray batch;
+    assert_int_equal(qv_builder_finish(b, &batch, &err), 0);
+    qv_builder_destroy(b);
+    struct qv_writer *w;
+    struct qv_writer_options o = {.row_group_rows = ROWS};
+    assert_int_equal(qv_writer_open(path, s, &o, e->r, &w, &err), 0);
+    qv_writer_force_encoding(w, encoding);
+    assert_int_equal(qv_writer_write(w, &batch, &err), 0);
+    assert_int_equal(qv_writer_finish(w, &err), 0);
+    qv_writer_close(w);
+    batch.release(&batch);
+    qv_schema_destroy(s);
+}
+
+static void write_file(struct pool_env *e, const char *path) {
+    write_file_forced(e, path, QV_ENC_BITPACK);
+}
+
+/* Flips one byte at `at` bytes into column 0's values segment of row
+ * group 0. Returns the segment's offset. */
+static uint64_t flip(struct pool_env *e, const char *path, uint64_t at) {
+    struct qv_reader *rd;
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    assert_true(at < si.length);
+    qv_reader_close(rd);
+    FILE *f = fopen(path, "r+b");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, (long)(si.offset + at), SEEK_SET), 0);
+    int c = fgetc(f);
+    assert_int_equal(fseek(f, (long)(si.offset + at), SEEK_SET), 0);
+    fputc(c ^ 0x10, f);
+    fclose(f);
+    return si.offset;
+}
+
+static int take_rows(struct pool_env *e, struct qv_reader *rd, int32_t column, const int64_t *rows,
+                     int64_t n, struct qv_error *err) {
+    struct qv_column_reader *cr;
+    int rc = qv_column_reader_open(rd, 0, column, e->r, &cr, err);
+    if (rc) return rc;
+    struct ArrowArray out;
+    rc = qv_column_reader_take(cr, rows, n, &out, err);
+    if (!rc) {
+        const int64_t *v = out.children ? NULL : (const int64_t *)out.buffers[1];
+        for (int64_t i = 0; i < n; i++) assert_int_equal((uint64_t)v[i], value_of(rows[i]));
+        out.release(&out);
+    }
+    qv_column_reader_close(cr);
+    return rc;
+}
+
+static int read_all(struct pool_env *e, struct qv_reader *rd, int32_t column,
+                    struct qv_error *err) {
+    struct qv_column_reader *cr;
+    int rc = qv_column_reader_open(rd, 0, column, e->r, &cr, err);
+    if (rc) return rc;
+    struct ArrowArray out;
+    rc = qv_column_reader_read(cr, 0, ROWS, &out, err);
+    if (!rc) out.release(&out);
+    qv_column_reader_close(cr);
+    return rc;
+}
+
+static void check_corrupt_block(struct pool_env *e, int mapped) {
+    char path[512];
+    tu_path(path, sizeof path, mapped ? "blocks_mapped.qvr" : "blocks.qvr");
+    write_file(e, path);
+    /* Block 5 (bytes [5 B, 6 B) of the segment, B = 2^QV__BLOCK_SHIFT, a
+     * multiple of 1024), 2560 bytes in: with the root's header under 2560
+     * bytes, that byte is in vector vec = (5 B + 2560) / 5120 (5120 bytes per
+     * vector at 40 bits). Vectors vec - 1 and vec + 1 may share block 5 with
+     * it; the good rows below keep two vectors away. */
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    const int64_t vec = (int64_t)((5 * B + 2560) / 5120);
+    flip(e, path, 5 * B + 2560);
+    struct qv_reader_options ro = {.mmap = mapped};
+    struct qv_reader *rd;
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, &ro, e->r, &rd, &err), 0);
+    /* Rows far from the block: fine, and exact. */
+    int64_t good[] = {0, 1, (vec - 2) * 1024 + 7, (vec + 2) * 1024 + 5, 100000, ROWS - 1};
+    assert_true(vec >= 2 && (vec + 2) * 1024 + 5 < 100000);
+    assert_int_equal(take_rows(e, rd, 0, good, 6, &err), 0);
+    /* A row in the damaged vector. */
+    int64_t bad[] = {1, vec * 1024 + 17};
+    assert_int_equal(take_rows(e, rd, 0, bad, 2, &err), EIO);
+    assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "column 'v'"));
+    assert_non_null(strstr(err.message, "row group 0"));
+    assert_non_null(strstr(err.message, "values segment"));
+    assert_non_null(strstr(err.message, "block 5 "));
+    /* A full read of the column touches the block; the other column reads. */
+    assert_int_equal(read_all(e, rd, 0, &err), EIO);
+    assert_non_null(strstr(err.message, "block 5 "));
+    assert_int_equal(read_all(e, rd, 1, &err), 0);
+    assert_int_equal(take_rows(e, rd, 1, bad, 2, &err), 0);
+    /* Again after the failure: still refused, still fine elsewhere. */
+    assert_int_equal(take_rows(e, rd, 0, bad + 1, 1, &err), EIO);
+    assert_int_equal(take_rows(e, rd, 0, good, 6, &err), 0);
+    qv_reader_close(rd);
+    /* Through the file layer's take and scan. */
+    struct qv_file *f;
+    struct qv_file_options fo = {.pool = e->pool, .mmap = mapped};
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_file_take(f, good, 6, NULL, &st, &err), 0);
+    struct ArrowArray b;
+    int64_t got = 0;
+    for (;;) {
+        assert_int_equal(st.get_next(&st, &b), 0);
+        if (!b.release) break;
+        got += b.length;
+        b.release(&b);
+    }
+    assert_int_equal(got, 6);
+    st.release(&st);
+    assert_int_equal(qv_file_take(f, bad, 2, NULL, &st, &err), 0);
+    int rc = st.get_next(&st, &b);
+    assert_int_equal(rc, EIO);
+    const char *msg = st.get_last_error(&st);
+    assert_non_null(msg);
+    assert_non_null(strstr(msg, "block 5 "));
+    st.release(&st);
+    qv_file_close(f);
+    remove(path);
+}
+
+static void test_corrupt_block_pread(void **state) { check_corrupt_block(*state, 0); }
+static void test_corrupt_block_mapped(void **state) { check_corrupt_block(*state, 1); }
+
+/* The footer of a format 2 file: one checksum per block of every segment,
+ * each the hash of its block. */
+static void test_block_sums_match(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_sums.qvr");
+    write_file(e, path);
+    struct qv_reader *rd;
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    size_t size;
+    unsigned char *bytes = tu_read_file(path, &size);
+    assert_non_null(bytes);
+    assert_int_equal(bytes[size - 8], 2); /* major version 2 in the tail */
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    assert_true(si.length > 6 * (UINT64_C(1) << QV__BLOCK_SHIFT));
+    assert_int_equal(qv_hash64(bytes + si.offset, (size_t)si.length, 0), si.checksum);
+    free(bytes);
+    qv_reader_close(rd);
+    remove(path);
+}
+
+/* Encodings that read a child's packed bytes themselves (delta fused with
+ * its bit-packed deltas) verify and, reading on demand, fetch them first: a
+ * take on a freshly opened pread reader decodes only bytes it read. */
+static void test_fused_child_reads_its_blocks(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_delta.qvr");
+    write_file_forced(e, path, QV_ENC_DELTA);
+    struct qv_error err;
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    int64_t rows[64];
+    for (int i = 0; i < 64; i++) rows[i] = (int64_t)i * 2039 + 1000; /* late in their vectors */
+    for (int32_t c = 0; c < 2; c++) assert_int_equal(take_rows(e, rd, c, rows, 64, &err), 0);
+    assert_int_equal(read_all(e, rd, 0, &err), 0);
+    qv_reader_close(rd);
+    remove(path);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_corrupt_block_pread, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_sums_match, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, pool_env_setup,
+                                        pool_env_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
