@@ -261,14 +261,16 @@ static QV__ALWAYS_INLINE uint64_t pattern(const uint8_t *v, unsigned w) {
     return x;
 }
 
-/* Fills o[a, e) (value width w) with the block b: whole blocks, then the
- * rest value by value. */
-static QV__ALWAYS_INLINE void fill_exact(uint8_t *restrict o, int64_t a, int64_t e, rle_v4u64 b,
-                                         const uint8_t *v, const unsigned w) {
+/* Fills o[a, e) (value width w) with the block *b: whole blocks, then the
+ * rest value by value. The block comes by pointer: a 32-byte vector passed
+ * by value changes the calling convention between the generic and AVX2
+ * instantiations (clang's -Wpsabi). */
+static QV__ALWAYS_INLINE void fill_exact(uint8_t *restrict o, int64_t a, int64_t e,
+                                         const rle_v4u64 *b, const uint8_t *v, const unsigned w) {
     const int64_t bb = w == 8 ? 64 : 32, bv = bb / (int64_t)w;
     for (; a + bv <= e; a += bv) {
-        memcpy(o + (size_t)a * w, &b, 32);
-        if (bb == 64) memcpy(o + (size_t)a * w + 32, &b, 32);
+        memcpy(o + (size_t)a * w, b, 32);
+        if (bb == 64) memcpy(o + (size_t)a * w + 32, b, 32);
     }
     for (; a < e; a++) memcpy(o + (size_t)a * w, v, w);
 }
@@ -312,7 +314,7 @@ static QV__ALWAYS_INLINE int64_t expand_body(uint8_t *restrict o, int64_t n,
         const rle_v4u64 b = {x, x, x, x};
         int64_t e = (int64_t)ends[r] - start;
         e = e < n ? e : n;
-        fill_exact(o, pos, e, b, vals + (size_t)r * w, w);
+        fill_exact(o, pos, e, &b, vals + (size_t)r * w, w);
         pos = e;
     }
     return pos;
