@@ -441,6 +441,35 @@ static int has_unused(const struct fsst_dec_table *t, const uint8_t *p, const ui
     return bad != 0;
 }
 
+/* One code of [*cpp, ce) to ob + *dp, advancing *cpp, *dp and *ppp (when
+ * positions are kept): 0 for a symbol, 1 for an escaped literal, -1 for an
+ * escape without its literal or (with `check`) a code without a symbol. */
+static QV__ALWAYS_INLINE int decode_code(const struct fsst_dec_table *restrict t,
+                                         const uint8_t *restrict *cpp, const uint8_t *ce,
+                                         uint8_t *restrict ob, uint64_t *dp, uint32_t *restrict *ppp,
+                                         const int check) {
+    const uint8_t *cp = *cpp;
+    uint32_t *pp = *ppp;
+    const unsigned c = *cp;
+    if (pp) *pp = (uint32_t)*dp;
+    if (c == ESC) {
+        if (ce - cp < 2) return -1;
+        if (pp) {
+            pp[1] = POS_LIT;
+            *ppp = pp + 2;
+        }
+        ob[(*dp)++] = cp[1];
+        *cpp = cp + 2;
+        return 1;
+    }
+    if (check && !t->e[c].len) return -1;
+    memcpy(ob + *dp, t->e[c].sym, SYM_MAX);
+    *dp += t->e[c].len;
+    *cpp = cp + 1;
+    if (pp) *ppp = pp + 1;
+    return 0;
+}
+
 /* Decodes the codes [cp, ce) to ob + *dp (*dp advances). With `fast` the
  * codes hold no unused byte (has_unused) and go four at a time; without,
  * each is checked. With `pp`, pp[i] gets the output offset of code i (from
@@ -480,45 +509,13 @@ static QV__ALWAYS_INLINE int decode_codes(const struct fsst_dec_table *restrict 
         /* Codes one by one, up to and including the first escape (all
          * four when not fast). */
         for (int k = 0; k < 4 && cp < ce; k++) {
-            const unsigned c = *cp;
-            if (pp) *pp = (uint32_t)d;
-            if (c == ESC) {
-                if (ce - cp < 2) return -1;
-                if (pp) {
-                    pp[1] = POS_LIT;
-                    pp += 2;
-                }
-                ob[d++] = cp[1];
-                cp += 2;
-                if (fast) break;
-                continue;
-            }
-            if (!fast && !t->e[c].len) return -1;
-            memcpy(ob + d, t->e[c].sym, SYM_MAX);
-            d += t->e[c].len;
-            cp++;
-            if (pp) pp++;
+            const int r = decode_code(t, &cp, ce, ob, &d, &pp, !fast);
+            if (r < 0) return -1;
+            if (r && fast) break;
         }
     }
-    while (cp < ce) {
-        const unsigned c = *cp;
-        if (pp) *pp = (uint32_t)d;
-        if (c == ESC) {
-            if (ce - cp < 2) return -1;
-            if (pp) {
-                pp[1] = POS_LIT;
-                pp += 2;
-            }
-            ob[d++] = cp[1];
-            cp += 2;
-            continue;
-        }
-        if (!t->e[c].len) return -1;
-        memcpy(ob + d, t->e[c].sym, SYM_MAX);
-        d += t->e[c].len;
-        cp++;
-        if (pp) pp++;
-    }
+    while (cp < ce)
+        if (decode_code(t, &cp, ce, ob, &d, &pp, 1) < 0) return -1;
     *dp = d;
     return 0;
 }
