@@ -243,10 +243,10 @@ int qv_file_take(struct qv_file *file, const int64_t *rows, int64_t n,
     int64_t out_rows = so->batch_rows > 0 ? so->batch_rows : 65536;
     /* Increasing rows that fit one output batch are reordered too (the
      * identity order): the scan hands out a batch per row group touched (a
-     * 100-row take of lineitem SF1: ~40 batches of 2-3 rows), and a
-     * consumer pays per batch (Python imports each one: about half of a
-     * warm take's time), while copying a batch's worth of rows costs
-     * little. Longer increasing takes stream as the scan hands them out. */
+     * 100-row take of lineitem SF1: ~42 batches of 2-3 rows), and a
+     * consumer pays per batch (Python imports each one), while one batch
+     * of these rows costs little more to build (gathered, below, or
+     * copied). Longer increasing takes stream as the scan hands them out. */
     if (increasing && n > out_rows) {
         fo.scan.take = n ? rows : &none;
         fo.scan.n_take = n;
