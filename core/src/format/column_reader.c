@@ -720,6 +720,118 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
     return read_node(cr, cr->first, 0, rows, n, node, err);
 }
 
+bool qv__column_is_flat(const struct qv_reader *rd, int32_t column) {
+    int32_t k = qv_reader_column_node(rd, column);
+    if (k < 0) return false;
+    const struct qv__node *nd = &rd->f.nodes[k];
+    return nd->subtree_end == k + 1 &&
+           (nd->kind == QV__NODE_PRIMITIVE || nd->kind == QV__NODE_DECIMAL64);
+}
+
+/* Binary values of one row group: the decoder writes offsets from 0 into
+ * the output's offsets at o->pos and its bytes into a buffer of the column
+ * reader's; they are appended to o->data and the offsets moved by what it
+ * held before. */
+static int take_flat_binary(struct qv_column_reader *cr, struct qv_decoder *d, int w,
+                            const int64_t *rows, int64_t n, struct qv__flat_out *o,
+                            struct qv_error *err) {
+    uint8_t *offs = (uint8_t *)o->values + (size_t)o->pos * (size_t)w;
+    /* The decoder writes offset 0 over the previous row group's end: kept. */
+    int64_t base = (int64_t)o->data_size;
+    struct qv_decode_out t = {.values = offs};
+    int rc = qv_decoder_take(d, rows, n, &t, err);
+    if (rc) {
+        if (t.data) qv_free(cr->r, t.data, t.data_capacity);
+        return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    }
+    if (t.data_size) {
+        if (w == 4 && t.data_size > (size_t)INT32_MAX - o->data_size)
+            rc = qv_error_set(err, EOVERFLOW, "file '%s': take: %zu bytes of values exceed int32 "
+                              "offsets", cr->rd->src.name, o->data_size + t.data_size);
+        if (!rc && o->data_size + t.data_size > o->data_cap) {
+            size_t cap = o->data_cap ? o->data_cap : 256;
+            while (cap < o->data_size + t.data_size) cap *= 2;
+            uint8_t *p = qv_realloc(o->data_r, o->data, o->data_cap, cap, err);
+            if (p) {
+                o->data = p;
+                o->data_cap = cap;
+            } else {
+                rc = ENOMEM;
+            }
+        }
+        if (!rc) memcpy(o->data + o->data_size, t.data, t.data_size);
+    }
+    if (t.data) qv_free(cr->r, t.data, t.data_capacity);
+    if (rc) return rc;
+    o->data_size += t.data_size;
+    for (int64_t i = 0; i <= n; i++) set_off(offs, w, i, get_off(offs, w, i) + base);
+    return 0;
+}
+
+int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                                struct qv__flat_out *o, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[cr->first];
+    if (node->subtree_end != cr->first + 1 || cr->keep ||
+        (node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64))
+        return qv_error_set(err, EINVAL, "file '%s': take: column %d is not flat",
+                            cr->rd->src.name, (int)node->column);
+    for (int64_t i = 0; i < n; i++)
+        if (rows[i] < 0 || rows[i] >= rg_rows(cr) || (i && rows[i] <= rows[i - 1]))
+            return qv_error_set(err, EINVAL,
+                                "file '%s': take: row %lld at position %lld is out of range of row "
+                                "group %lld (%lld rows) or not strictly increasing",
+                                cr->rd->src.name, (long long)rows[i], (long long)i,
+                                (long long)cr->rg, (long long)rg_rows(cr));
+    if (n == 0) return 0;
+    int rc = ensure_open(cr, 0, err);
+    if (rc) return rc;
+    struct qv_decoder *vd = cr->nd[0].dec[QV_SEGMENT_VALIDITY];
+    if (vd && !o->validity)
+        return qv_error_set(err, EINVAL, "file '%s': take: no validity bitmap to write",
+                            cr->rd->src.name);
+    if (o->validity) {
+        if (vd) {
+            struct qv_decode_out t = {.values = o->validity, .bit_offset = o->pos};
+            rc = qv_decoder_take(vd, rows, n, &t, err);
+            if (rc) return where(cr, cr->first, QV_SEGMENT_VALIDITY, rc, err);
+            o->null_count += n - qv_bits_count(o->validity, o->pos, n);
+        } else {
+            for (int64_t i = 0; i < n; i++) qv_bit_set(o->validity, o->pos + i);
+        }
+    }
+    struct qv_decoder *d = cr->nd[0].dec[QV_SEGMENT_VALUES];
+    enum qv_value_kind kind = node->value_kind;
+    if (!d) return corrupt(cr, cr->first, QV_SEGMENT_VALUES, err, "the values segment is missing");
+    if (kind == QV_KIND_BINARY || kind == QV_KIND_LARGE_BINARY) {
+        rc = take_flat_binary(cr, d, kind == QV_KIND_BINARY ? 4 : 8, rows, n, o, err);
+    } else if (kind == QV_KIND_BOOL) {
+        struct qv_decode_out t = {.values = o->values, .bit_offset = o->pos};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    } else if (node->kind == QV__NODE_DECIMAL64) {
+        /* int64 values at the slots' start, widened in place to 128-bit
+         * two's complement last first (slot i is at 16 i >= 8 i). */
+        uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
+        struct qv_decode_out t = {.values = p};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+        for (int64_t i = n - 1; i >= 0; i--) {
+            int64_t v;
+            memcpy(&v, p + (size_t)i * 8, 8);
+            int64_t hi = v < 0 ? -1 : 0;
+            memcpy(p + (size_t)i * 16, &v, 8);
+            memcpy(p + (size_t)i * 16 + 8, &hi, 8);
+        }
+    } else {
+        size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
+        struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    }
+    if (!rc) o->pos += n;
+    return rc;
+}
+
 const struct qv_field *qv_column_reader_field(const struct qv_column_reader *cr) {
     return cr->pruned ? cr->pruned : cr->rd->f.nodes[cr->first].field;
 }
