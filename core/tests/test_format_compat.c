@@ -152,7 +152,7 @@ static void test_old_file_corrupt_segment(void **state) {
     const struct cf_spec *s = &cf_specs[0];
     char path[1024], copy[1024];
     fixture_path(s, path, sizeof path);
-    size_t size;
+    size_t size = 0;
     unsigned char *bytes = tu_read_file(path, &size);
     assert_non_null(bytes);
     struct qv_reader *rd;

@@ -188,7 +188,7 @@ static void test_block_sums_match(void **state) {
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
-    size_t size;
+    size_t size = 0;
     unsigned char *bytes = tu_read_file(path, &size);
     assert_non_null(bytes);
     assert_int_equal(bytes[size - 8], 2); /* major version 2 in the tail */
