@@ -69,8 +69,14 @@ def rss_child(fmt_name, path, threads):
 BUDGET = 12.0
 
 
-def timed(fn, runs, warmup=True):
-    """Runs fn warmup + runs times; returns (min, median, last result rows)."""
+# A small table's calls take milliseconds, where one run's noise is large:
+# they are repeated until they fill FILL seconds, at most FILL_RUNS times.
+FILL, FILL_RUNS = 0.5, 40
+
+
+def timed(fn, runs, warmup=True, fill=False):
+    """Runs fn warmup + runs times; returns (min, median, last result rows).
+    fill: more runs for a fast call (FILL)."""
     times, rows = [], None
     i = 0
     while i < runs + (1 if warmup else 0):
@@ -83,9 +89,35 @@ def timed(fn, runs, warmup=True):
         i += 1
         if warmup and i == 1:
             runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
+            if fill:
+                runs = max(runs, min(FILL_RUNS, int(FILL // max(dt, 1e-9))))
             continue
         times.append(dt)
     return min(times), statistics.median(times), rows
+
+
+def column_records(ds_name, table, adapters, paths):
+    """Per-column sizes (metric "column_size", one record per column with a
+    "column" key): the Arrow table's buffers (variant "arrow/0t") and every
+    written format that can tell (formats.py column_sizes); and the
+    problems met."""
+    out, problems = [], []
+
+    def add(variant, sizes):
+        for col, v in sizes.items():
+            out.append({"bench": "compare", "case": ds_name, "variant": f"{variant}/0t",
+                        "metric": "column_size", "stat": "value", "value": int(v),
+                        "unit": "bytes", "column": col})
+    add("arrow", {f.name: table.column(i).nbytes for i, f in enumerate(table.schema)})
+    for name, fmt in adapters.items():
+        if name not in paths or not hasattr(fmt, "column_sizes"):
+            continue
+        try:
+            add(name, fmt.column_sizes(paths[name]))
+        except Exception as e:
+            problems.append(f"{ds_name}/{name}: no column sizes: {type(e).__name__}: "
+                            f"{str(e)[:200]}")
+    return out, problems
 
 
 def thread_modes(args, cpus):
@@ -135,7 +167,7 @@ def run(args, cpus):
     print(f"# CPUs of this process: {machine.cpus_text(cpus)}; thread modes "
           f"{', '.join(map(str, modes))}" + (f" (oversubscribed: {over})" if over else ""),
           flush=True)
-    records, problems, notes = [], [], {}
+    records, problems, notes, shapes = [], [], {}, {}
     adapters = {}
     for n in fmt_names:
         try:
@@ -162,19 +194,24 @@ def run(args, cpus):
             continue
         table = ds.table
         n = table.num_rows
-        notes[ds.name] = (f"{ds.note}: {n:,} rows, {table.num_columns} columns, "
-                          f"{table.nbytes / 2**20:,.0f} MiB in Arrow")
-        if "filter_dec" not in ds.filters:
+        size_text = (f"{table.nbytes / 2**20:,.0f} MiB" if table.nbytes >= 2**20
+                     else f"{table.nbytes / 2**10:,.0f} KiB")
+        notes[ds.name] = f"{ds.note}: {n:,} rows, {table.num_columns} columns, {size_text} in Arrow"
+        shapes[ds.name] = [n, table.num_columns, table.nbytes]
+        if ds.light:
+            notes[ds.name] += "; size, write, full scan and take only"
+        elif "filter_dec" not in ds.filters:
             notes[ds.name] += "; no decimal columns, so no decimal filter"
         print(f"# {notes[ds.name]}", flush=True)
-        work = os.path.join(datasets.DATA, "files", ds.name)
+        work = os.path.join(args.work_dir, ds.name)
         os.makedirs(work, exist_ok=True)
-        idx = np.sort(np.random.default_rng(42).choice(n, 100, replace=False)).astype(np.int64)
+        idx = np.sort(np.random.default_rng(42).choice(n, min(n, 100), replace=False)
+                      ).astype(np.int64)
         expect = {"full_scan": n, "project_int": n, "project_int_str": n}
         for metric, (terms, _) in ds.filters.items():
             expect[metric] = filter_mask(table, terms)
         for metric in ["take_100", "take_warm"] + list(ds.takes):
-            expect[metric] = 100
+            expect[metric] = len(idx)
         paths = {}
         for name, fmt in adapters.items():
             path = os.path.join(work, f"{name}.{fmt.ext}")
@@ -189,6 +226,9 @@ def run(args, cpus):
             except Exception as e:  # a format that cannot store this dataset
                 problems.append(f"{ds.name}/{name}: cannot write: {type(e).__name__}: {e}")
                 print(f"  {name}: cannot write: {e}", flush=True)
+        cols, trouble = column_records(ds.name, table, adapters, paths)
+        records += cols
+        problems += trouble
         for mode in modes:
             for name, fmt in adapters.items():
                 if name not in paths:
@@ -197,10 +237,11 @@ def run(args, cpus):
                 ops = {
                     "write": lambda: fmt.write(table, path + ".w", mode),
                     "full_scan": lambda: fmt.full(path, mode, ds),
-                    "project_int": lambda: fmt.project(path, mode, [ds.project_int], ds),
-                    "project_int_str": lambda: fmt.project(path, mode,
-                                                           [ds.project_int, ds.project_str], ds),
                 }
+                if not ds.light:
+                    ops["project_int"] = lambda: fmt.project(path, mode, [ds.project_int], ds)
+                    ops["project_int_str"] = lambda: fmt.project(
+                        path, mode, [ds.project_int, ds.project_str], ds)
                 for metric, (terms, cols) in ds.filters.items():
                     ops[metric] = (lambda terms=terms, cols=cols:
                                    fmt.filter(path, mode, terms, cols, ds))
@@ -208,7 +249,8 @@ def run(args, cpus):
                 # page cache is warm, as for every measure). Warm take: one
                 # open file, the same 100 rows taken again and again.
                 ops["take_100"] = lambda: fmt.take(path, mode, idx, ds)
-                ops["take_warm"] = None
+                if not ds.light:
+                    ops["take_warm"] = None
                 for metric, col in ds.takes.items():
                     ops[metric] = lambda col=col: fmt.take(path, mode, idx, ds, [col])
                 line = []
@@ -222,7 +264,7 @@ def run(args, cpus):
                         # write, no warm-up
                         one_write = metric == "write" and (args.quick or ds.write_runs)
                         lo, med, rows = timed(fn, (ds.write_runs or 1) if one_write else runs,
-                                              warmup=not one_write)
+                                              warmup=not one_write, fill=ds.light)
                     except Exception as e:
                         problems.append(f"{ds.name}/{name}/{mode}t/{metric}: "
                                         f"{type(e).__name__}: {str(e)[:200]}")
@@ -240,8 +282,10 @@ def run(args, cpus):
                 for p in (path + ".w", path + ".w.wal"):
                     if os.path.exists(p):
                         os.unlink(p)
-                # --quick: peak RSS of the first dataset only, 1 thread
-                if not args.no_rss and (not args.quick or (mode == 1 and first)):
+                # --quick: peak RSS of the first dataset only, 1 thread; none
+                # for the small tables (a process per table and format would
+                # measure the interpreter, not the format)
+                if not args.no_rss and not ds.light and (not args.quick or (mode == 1 and first)):
                     r = subprocess.run([sys.executable, __file__, "--rss-child", name, path,
                                         str(mode)], capture_output=True, text=True)
                     if r.returncode == 0:
@@ -261,6 +305,7 @@ def run(args, cpus):
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "machine": machine.machine(), "versions": machine.versions(), "quick": args.quick,
             "runs": runs, "elapsed_s": round(time.time() - t_start, 1), "datasets": notes,
+            "shapes": shapes,
             "cpus": cpus, "modes": modes, "oversubscribed": over, "problems": problems}
     return records, meta
 
@@ -303,7 +348,12 @@ def main():
                          "FILE minus .json plus .meta.json)")
     ap.add_argument("--formats", help=f"comma-separated subset of {','.join(ALL_FORMATS)}")
     ap.add_argument("--datasets",
-                    help="comma-separated name prefixes (lineitem,nested,flights,takes)")
+                    help="comma-separated name prefixes (lineitem,nested,flights,takes,real; "
+                         "real-vega, real-sm-co2, ...)")
+    ap.add_argument("--work-dir", metavar="DIR",
+                    default=os.path.join(ROOT, "data", "compare", "files"),
+                    help="where the files measured are written, one folder per dataset "
+                         "(default data/compare/files; two runs at once need two)")
     ap.add_argument("--threads", metavar="N,M",
                     help="thread counts to measure (default 1,2)")
     ap.add_argument("--oversubscribe", action="store_true",
