@@ -85,23 +85,36 @@ FILL, FILL_RUNS = 0.5, 40
 
 def timed(fn, runs, warmup=True, fill=False):
     """Runs fn warmup + runs times; returns (min, median, last result rows).
-    fill: more runs for a fast call (FILL)."""
+    Each run starts after a garbage collection, so that no collection of
+    earlier garbage lands inside it. fill: a small table's fast call, run
+    more often (FILL); then one collection comes first and the collector is
+    off during the runs instead (a collection costs more than such a call
+    once pandas and the datasets' packages are loaded, and these calls leave
+    too little garbage to need one)."""
     times, rows = [], None
     i = 0
-    while i < runs + (1 if warmup else 0):
+    if fill:
         gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t0
-        rows = out.num_rows if out is not None and hasattr(out, "num_rows") else rows
-        del out
-        i += 1
-        if warmup and i == 1:
-            runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
-            if fill:
-                runs = max(runs, min(FILL_RUNS, int(FILL // max(dt, 1e-9))))
-            continue
-        times.append(dt)
+        gc.disable()
+    try:
+        while i < runs + (1 if warmup else 0):
+            if not fill:
+                gc.collect()
+            t0 = time.perf_counter()
+            out = fn()
+            dt = time.perf_counter() - t0
+            rows = out.num_rows if out is not None and hasattr(out, "num_rows") else rows
+            del out
+            i += 1
+            if warmup and i == 1:
+                runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
+                if fill:
+                    runs = max(runs, min(FILL_RUNS, int(FILL // max(dt, 1e-9))))
+                continue
+            times.append(dt)
+    finally:
+        if fill:
+            gc.enable()
     return min(times), statistics.median(times), rows
 
 

@@ -45,8 +45,13 @@ def _arrow(df):
 
 
 def _vega(name):
+    import warnings
+
     from vega_datasets import local_data
-    return local_data(name)
+    with warnings.catch_warnings():
+        # vega_datasets 0.9 passes read_json an argument pandas 3 deprecates
+        warnings.simplefilter("ignore")
+        return local_data(name)
 
 
 def _sklearn(loader):

@@ -404,11 +404,14 @@ def test_real_tables_load_from_their_packages():
     assert keys and all(k.startswith("real-sm-") for k in keys)
 
 
-def test_fast_calls_get_more_runs():
+def test_fast_calls_get_more_runs(monkeypatch):
+    import gc
     mod = _main_module()
+    monkeypatch.setattr(mod, "FILL_RUNS", 7)
     calls = []
-    lo, med, rows = mod.timed(lambda: calls.append(1), 3, fill=True)
-    assert len(calls) == 1 + mod.FILL_RUNS and lo <= med
+    lo, med, rows = mod.timed(lambda: calls.append(gc.isenabled()), 3, fill=True)
+    assert len(calls) == 1 + 7 and lo <= med
+    assert not any(calls) and gc.isenabled()  # off during the runs, on again after
     calls.clear()
     mod.timed(lambda: calls.append(1), 3)
     assert len(calls) == 4
