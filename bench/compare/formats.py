@@ -135,17 +135,18 @@ class Quiver:
         self.q = quiver
         self.compact = compact
         self.name = "quiver-compact" if compact else "quiver"
-        # A writer-threads option, where the package has one (issue 15's
-        # parallel writer): without it the library writes on one thread
-        # whatever the mode.
-        params = inspect.signature(quiver.write).parameters
-        self.write_threads = next((p for p in ("threads", "write_threads") if p in params), None)
+        # The writer's threads option, where the package has one (issue 15's
+        # parallel writer; without it the library writes on the calling
+        # thread whatever the mode). Told like the scan: 1 thread is
+        # SCAN_SYNC (encode on the calling thread, no worker), N is N
+        # workers; never left to its default (the machine's cores).
+        self.write_threads = "threads" in inspect.signature(quiver.write).parameters
 
     def _t(self, threads):
         return self.q.SCAN_SYNC if threads == 1 else threads
 
     def write(self, table, path, threads):
-        kw = {self.write_threads: threads} if self.write_threads else {}
+        kw = {"threads": self._t(threads)} if self.write_threads else {}
         self.q.write(table, path, compact=self.compact, **kw)
 
     def column_sizes(self, path):

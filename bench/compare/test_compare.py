@@ -453,3 +453,23 @@ def test_run_measures_a_light_dataset(tmp_path, monkeypatch):
     assert os.path.exists(tmp_path / "real-test" / "parquet-zstd.parquet")
     md = report.markdown(records, meta)
     assert "### Sizes against Parquet-zstd" in md and "real-test" in md
+
+
+def test_quiver_writer_is_told_the_threads(monkeypatch):
+    import sys
+    from . import formats
+    calls = []
+
+    def write(table, path, *, compact=False, threads=None):
+        calls.append((compact, threads))
+    monkeypatch.setitem(sys.modules, "quiver", types.SimpleNamespace(SCAN_SYNC=-1, write=write))
+    q = formats.Quiver(True)
+    q.write(None, "x.qvr", 1)
+    q.write(None, "x.qvr", 2)
+    assert calls == [(True, -1), (True, 2)]  # 1 thread: the calling thread alone
+
+    def older(table, path, *, compact=False):  # a package without the option
+        calls.append(compact)
+    monkeypatch.setitem(sys.modules, "quiver", types.SimpleNamespace(SCAN_SYNC=-1, write=older))
+    formats.Quiver(False).write(None, "x.qvr", 2)
+    assert calls[-1] is False
