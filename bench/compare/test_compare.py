@@ -268,7 +268,7 @@ def test_issue15_targets_evaluated():
     assert t["flights: Quiver default ≤ 0.90× Parquet-zstd's size"][1] is True
     assert t["real-sm-co2: Quiver default ≤ 0.90× Parquet-zstd's size"][1] is False  # 0.95
     assert "lineitem-sf1: Quiver default ≤ 0.90× Parquet-zstd's size" not in t  # not real
-    mean = t["geometric mean of Quiver's size over Parquet-zstd's, 3 real tables (informative)"]
+    mean = t["geometric mean of Quiver's size over Parquet-zstd's, 3 real datasets (informative)"]
     assert mean == (f"{(0.81 * 0.80 * 0.95) ** (1 / 3):.2f}×", None)
     assert t["real-vega-cars: no column larger than Parquet-zstd's"] == \
         ("1 of 3 larger: year 2.50×", False)
@@ -289,7 +289,7 @@ def test_size_and_write_tables_with_geometric_means():
     assert sizes["dataset"][3:] == ["quiver/P", "quiver-compact/P", "vortex/P", "quiver/vortex"]
     assert sizes["real-vega-cars"][1:5] == ["406", "0.1 KiB", "0.80×", "0.65×"]
     assert sizes["real-sm-co2"][3] == "0.95× ✗" and sizes["lineitem-sf1"][3] == "0.80×"
-    mean = sizes["**geometric mean, real tables (2)**"]
+    mean = sizes["**geometric mean, real datasets (2)**"]
     assert mean[3] == f"{(0.8 * 0.95) ** 0.5:.2f}×" and mean[6] == f"{(0.64 * 0.76) ** 0.5:.2f}×"
     every = sizes["**geometric mean, every dataset (3)**"]
     assert every[3] == f"{(0.8 * 0.8 * 0.95) ** (1 / 3):.2f}×"

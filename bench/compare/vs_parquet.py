@@ -72,10 +72,10 @@ def _others(rs):
 
 
 def _mean_rows(rs, cases, cells):
-    """Geometric-mean rows (real tables, every dataset) of per-case ratios:
+    """Geometric-mean rows (real datasets, every dataset) of per-case ratios:
     cells(case) -> [ratio or None per column]."""
     out = []
-    groups = [("real tables", [c for c in cases if is_real(c)]), ("every dataset", cases)]
+    groups = [("real datasets", [c for c in cases if is_real(c)]), ("every dataset", cases)]
     for label, group in groups:
         per = [cells(c) for c in group]
         if not per or (label == "every dataset" and len(group) == len(groups[0][1])):
@@ -258,7 +258,7 @@ def issue15_targets(rs, meta):
     if real:
         g = geomean([size_ratio(rs, c, "quiver") for c in real])
         out.append((f"geometric mean of Quiver's size over {REF_LABEL}'s, {len(real)} real "
-                    f"tables (informative)", "—" if g is None else f"{g:.2f}×", None))
+                    f"datasets (informative)", "—" if g is None else f"{g:.2f}×", None))
     for c in rs.cases:
         if not (rs.column_sizes(c, "quiver") and rs.column_sizes(c, REF)):
             continue
