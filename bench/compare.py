@@ -359,6 +359,22 @@ def load_run(path):
     return records, meta
 
 
+def load_runs(paths):
+    """load_run of each path, joined: the records one after another (the
+    report's index keeps the later of two figures of the same measure), the
+    first file's metadata with every file named as the source."""
+    records, meta = [], None
+    for p in paths:
+        recs, m = load_run(p)
+        records += recs
+        if meta is None:
+            meta = m
+    meta = dict(meta)
+    meta["source"] = " + ".join(load_run(p)[1]["source"] for p in paths) if len(paths) > 1 \
+        else meta["source"]
+    return records, meta
+
+
 def main():
     from compare import machine, report
 
@@ -383,9 +399,11 @@ def main():
                          "(reported as oversubscribed, not as such)")
     ap.add_argument("--runs", type=int, help="measured runs per figure (default 5; quick 2)")
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS processes")
-    ap.add_argument("--before", metavar="FILE.json",
+    ap.add_argument("--before", metavar="FILE.json[,FILE2.json]",
                     help="an earlier run's records: its figures and Vortex/Quiver ratios are "
-                         "shown beside this run's (before | after | change)")
+                         "shown beside this run's (before | after | change); several files, "
+                         "comma-separated, are joined (e.g. the large datasets' before run and "
+                         "the small tables'; a figure in two: the later file's)")
     ap.add_argument("--results-dir", metavar="DIR", default=os.path.join(HERE, "results"),
                     help="where the md/json/png go (default bench/results)")
     ap.add_argument("--note", metavar="TEXT",
@@ -404,7 +422,7 @@ def main():
         return
     res = args.results_dir
     stem = "compare-quick" if args.quick else "compare"
-    before, before_meta = load_run(args.before) if args.before else (None, None)
+    before, before_meta = load_runs(args.before.split(",")) if args.before else (None, None)
     if args.report_only is not None:
         src = args.report_only or os.path.join(res, stem + ".json")
         records, meta = load_run(src)

@@ -473,3 +473,16 @@ def test_quiver_writer_is_told_the_threads(monkeypatch):
     monkeypatch.setitem(sys.modules, "quiver", types.SimpleNamespace(SCAN_SYNC=-1, write=older))
     formats.Quiver(False).write(None, "x.qvr", 2)
     assert calls[-1] is False
+
+
+def test_load_runs_joins_before_files(tmp_path):
+    mod = _main_module()
+    a, b = tmp_path / "big.json", tmp_path / "small.json"
+    a.write_text(json.dumps(BEFORE))
+    (tmp_path / "big.meta.json").write_text(json.dumps({"date": "D1"}))
+    b.write_text(json.dumps(REAL))
+    records, meta = mod.load_runs([str(a), str(b)])
+    assert records == BEFORE + REAL and meta["date"] == "D1"
+    assert meta["source"] == f"{a} + {b}"
+    rs = report.Records(records)
+    assert "lineitem-sf1" in rs.cases and "real-vega-cars" in rs.cases
