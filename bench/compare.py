@@ -251,7 +251,9 @@ def run(args, cpus):
         cols, trouble = column_records(ds.name, table, adapters, paths)
         records += cols
         problems += trouble
-        for mode in modes:
+        # --sizes-only: the files and their sizes, no timed measure (sizes
+        # do not need a quiet machine)
+        for mode in [] if getattr(args, "sizes_only", False) else modes:
             for name, fmt in adapters.items():
                 if name not in paths:
                     continue
@@ -327,7 +329,7 @@ def run(args, cpus):
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "machine": machine.machine(), "versions": machine.versions(), "quick": args.quick,
             "runs": runs, "elapsed_s": round(time.time() - t_start, 1), "datasets": notes,
-            "shapes": shapes,
+            "shapes": shapes, "sizes_only": bool(getattr(args, "sizes_only", False)),
             "cpus": cpus, "modes": modes, "oversubscribed": over, "problems": problems}
     return records, meta
 
@@ -399,6 +401,9 @@ def main():
                          "(reported as oversubscribed, not as such)")
     ap.add_argument("--runs", type=int, help="measured runs per figure (default 5; quick 2)")
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS processes")
+    ap.add_argument("--sizes-only", action="store_true",
+                    help="write each file once and record its size and its columns' sizes; "
+                         "time nothing (sizes do not need a quiet machine)")
     ap.add_argument("--before", metavar="FILE.json[,FILE2.json]",
                     help="an earlier run's records: its figures and Vortex/Quiver ratios are "
                          "shown beside this run's (before | after | change); several files, "

@@ -453,6 +453,9 @@ def test_run_measures_a_light_dataset(tmp_path, monkeypatch):
     assert os.path.exists(tmp_path / "real-test" / "parquet-zstd.parquet")
     md = report.markdown(records, meta)
     assert "### Sizes against Parquet-zstd" in md and "real-test" in md
+    args.sizes_only = True
+    records, meta = mod.run(args, cpus)
+    assert meta["sizes_only"] and {r["metric"] for r in records} == {"file_size", "column_size"}
 
 
 def test_quiver_writer_is_told_the_threads(monkeypatch):
