@@ -288,7 +288,8 @@ def run(args, cpus):
                         # write, no warm-up
                         one_write = metric == "write" and (args.quick or ds.write_runs)
                         lo, med, rows = timed(fn, (ds.write_runs or 1) if one_write else runs,
-                                              warmup=not one_write, fill=ds.light)
+                                              warmup=not one_write,
+                                              fill=ds.light and not args.quick)
                     except Exception as e:
                         problems.append(f"{ds.name}/{name}/{mode}t/{metric}: "
                                         f"{type(e).__name__}: {str(e)[:200]}")
