@@ -438,12 +438,9 @@ def main():
         records, meta = run(args, cpus)
     if args.note:
         meta["note"] = args.note
-    md_text = report.markdown(records, meta, before, before_meta)
-    print()
-    print(md_text)
+    # The records first: a run's measurements outlive a report that fails
+    # (--report-only renders it again).
     os.makedirs(res, exist_ok=True)
-    with open(os.path.join(res, stem + ".md"), "w") as f:
-        f.write(md_text + "\n")
     payload = json.dumps(records, indent=1)
     meta_out = {k: v for k, v in meta.items() if k != "source"}
     for path in [os.path.join(res, stem + ".json")] + ([args.json] if args.json else []):
@@ -451,6 +448,11 @@ def main():
             f.write(payload + "\n")
         with open(meta_path(path), "w") as f:
             json.dump(meta_out, f, indent=1)
+    md_text = report.markdown(records, meta, before, before_meta)
+    print()
+    print(md_text)
+    with open(os.path.join(res, stem + ".md"), "w") as f:
+        f.write(md_text + "\n")
     try:
         report.chart(records, meta, os.path.join(res, stem + ".png"))
     except Exception as e:  # the figures matter more than the picture

@@ -157,7 +157,7 @@ def ratio_rows(rs, ds, mode):
     mode (file size in the 1-thread table only)."""
     rows = []
     for m in rs.metrics(ds):
-        if m == "file_size" and mode != rs.modes[0]:
+        if m == "file_size" and rs.modes and mode != rs.modes[0]:
             continue
         q, x = rs.value(ds, "quiver", mode, m), rs.value(ds, "vortex", mode, m)
         if q is None and x is None:
@@ -196,8 +196,12 @@ def ratio_tables(rs, meta):
 
 def issue14_targets(rs, meta):
     """[(target, measured text, met: True/False/None)] of issue 14's targets
-    on one run's records. None: not measurable from these records."""
+    on one run's records. None: not measurable from these records. None at
+    all for a run that timed nothing (--sizes-only): file sizes alone would
+    judge "no measure behind Vortex" on one measure."""
     out = []
+    if not rs.modes:
+        return out
 
     def case(key):
         return next((c for c in rs.cases if dataset_key(c) == key), None)

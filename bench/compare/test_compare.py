@@ -489,3 +489,13 @@ def test_load_runs_joins_before_files(tmp_path):
     assert meta["source"] == f"{a} + {b}"
     rs = report.Records(records)
     assert "lineitem-sf1" in rs.cases and "real-vega-cars" in rs.cases
+
+
+def test_report_of_a_sizes_only_run():
+    recs = [r for r in _run15() + REAL if r["metric"] == "file_size"] + \
+        [r for r in REAL if r["metric"] == "column_size"]
+    rs = report.Records(recs)
+    assert rs.modes == [] and report.issue14_targets(rs, {}) == []
+    md = report.markdown(recs, {"sizes_only": True})
+    assert "### Sizes against Parquet-zstd" in md and "### Writes against" not in md
+    assert "real-vega-cars: 1 of 3 columns larger than Parquet-zstd" in md
