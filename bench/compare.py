@@ -363,13 +363,14 @@ def load_run(path):
 
 
 def load_runs(paths):
-    """load_run of each path, joined: the records one after another (the
-    report's index keeps the later of two figures of the same measure), the
-    first file's metadata with every file named as the source."""
+    """load_run of each path, joined: the first file's figure where two
+    files have the same one (its records come last, and the report's index
+    keeps the later), the first file's metadata with every file named as the
+    source."""
     records, meta = [], None
     for p in paths:
         recs, m = load_run(p)
-        records += recs
+        records = recs + records
         if meta is None:
             meta = m
     meta = dict(meta)
@@ -409,7 +410,7 @@ def main():
                     help="an earlier run's records: its figures and Vortex/Quiver ratios are "
                          "shown beside this run's (before | after | change); several files, "
                          "comma-separated, are joined (e.g. the large datasets' before run and "
-                         "the small tables'; a figure in two: the later file's)")
+                         "the small tables'; a figure in two: the first file's)")
     ap.add_argument("--results-dir", metavar="DIR", default=os.path.join(HERE, "results"),
                     help="where the md/json/png go (default bench/results)")
     ap.add_argument("--note", metavar="TEXT",

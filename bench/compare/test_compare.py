@@ -485,7 +485,7 @@ def test_load_runs_joins_before_files(tmp_path):
     (tmp_path / "big.meta.json").write_text(json.dumps({"date": "D1"}))
     b.write_text(json.dumps(REAL))
     records, meta = mod.load_runs([str(a), str(b)])
-    assert records == BEFORE + REAL and meta["date"] == "D1"
+    assert records == REAL + BEFORE and meta["date"] == "D1"  # the first file's figures win
     assert meta["source"] == f"{a} + {b}"
     rs = report.Records(records)
     assert "lineitem-sf1" in rs.cases and "real-vega-cars" in rs.cases
