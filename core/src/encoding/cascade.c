@@ -498,7 +498,11 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             int64_t sn, sd, hn, hd;
             if ((rc = bin_sample_distinct(e, off, data, n, &sn, &sd, &hn, &hd))) return rc;
             double d = qv__distinct_estimate(n, sn, sd, hn, hd);
-            dict_distinct = d;
+            /* The estimate extrapolates the sample's growth and so runs
+             * high on skewed values (rare ones keep appearing); the
+             * sample's own count is the better guide here, and an
+             * underestimate costs only time (dict_first_check). */
+            dict_distinct = fmin(d, (double)sd);
             if (d * 2 <= n) {
                 double avg = (double)total / n;
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
