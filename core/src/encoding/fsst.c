@@ -254,9 +254,13 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
         for (int64_t i = 0; i < n; i += step) {
             const uint8_t *s = data + off[i];
             size_t len = (size_t)(off[i + 1] - off[i]), p = 0;
+            /* Bytes readable from s (up to the end of the data): short
+             * strings then match with one 16-byte load, not a copy of
+             * their few bytes; the result is the same. */
+            const size_t room = (size_t)(off[n] - off[i]);
             int prev = -1;
             while (p < len) {
-                unsigned m = match(t, s + p, len - p, len - p);
+                unsigned m = match(t, s + p, len - p, room - p);
                 unsigned code = m & 0xFF, l = m >> 8;
                 int c = code == ESC ? 256 + s[p] : (int)code;
                 c1[c]++;
@@ -349,7 +353,7 @@ double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, cons
         size_t len = (size_t)(off[i + 1] - off[i]);
         if (len > sizeof buf / 2) len = sizeof buf / 2; /* long strings: their head is enough */
         raw += len;
-        comp += compress1(t, s, len, len, buf);
+        comp += compress1(t, s, len, (size_t)(off[n] - off[i]), buf);
     }
     return raw ? (double)comp / (double)raw : 1.0;
 }
