@@ -117,9 +117,15 @@ static uint32_t cut(const uint8_t *p, size_t n, int utf8) {
  * to a zero byte, which leaves the keys equal). Only equal keys need the
  * byte comparison, so a chunk's min and max cost one load and two integer
  * compares per string instead of two memcmp calls. */
-static uint64_t prefix_key(const uint8_t *p, size_t n) {
+static uint64_t prefix_key(const uint8_t *p, size_t n, const uint8_t *end) {
     uint64_t k = 0;
-    memcpy(&k, p, n < 8 ? n : 8);
+    if (end - p >= 8) {
+        /* One load; the bytes past a short string are masked off. */
+        memcpy(&k, p, 8);
+        if (n < 8) k &= (UINT64_C(1) << (8 * n)) - 1;
+    } else if (n) {
+        memcpy(&k, p, n < 8 ? n : 8);
+    }
     return __builtin_bswap64(k);
 }
 
@@ -139,6 +145,9 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
         return;
     }
     uint64_t mnk = 0, mxk = 0;
+    const uint8_t *end = fixed ? (const uint8_t *)v->values + (size_t)v->count * (size_t)v->fixed_width
+                         : v->kind == QV_KIND_BINARY ? v->data + ((const int32_t *)v->values)[v->count]
+                                                     : v->data + ((const int64_t *)v->values)[v->count];
     for (int64_t i = 0; i < v->count; i++) {
         if (!valid(validity, i)) continue;
         const uint8_t *p;
@@ -155,7 +164,7 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
             p = v->data + off[i];
             n = (size_t)(off[i + 1] - off[i]);
         }
-        uint64_t k = prefix_key(p, n);
+        uint64_t k = prefix_key(p, n, end);
         if (!mn) {
             mn = mx = p;
             mnl = mxl = n;
