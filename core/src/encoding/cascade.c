@@ -421,6 +421,54 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
     return 0;
 }
 
+/* ---- Dictionary first ----
+ * A dictionary of at most 256 entries has codes of at most 8 bits, and FSST
+ * spends at least one 8-bit code per string, plus its offsets, plus a
+ * symbol table that must hold whole strings to get down to one code each
+ * (the dictionary holds each string once). So when the sample estimates
+ * that few distinct strings, the dictionary is not larger than FSST can
+ * be, and FSST's training (five rounds over up to 32 KiB of strings, on
+ * every chunk) is skipped. The estimate comes from a sample; when the
+ * dictionary actually built has more entries than that argument covers,
+ * FSST is trained after all and the smaller node is kept. */
+#define DICT_FIRST_MAX 256
+
+static int dict_first(double distinct) { return distinct <= DICT_FIRST_MAX; }
+
+/* After the build loop, when FSST was not trained because of dict_first:
+ * a dictionary of at most DICT_FIRST_MAX entries stands. Anything else
+ * (the sample saw fewer distinct strings than the chunk has, or another
+ * encoding won) gets FSST's chance as it would have had in the loop: FSST
+ * is trained, its size estimated as there, and built only when that
+ * estimate beats the chosen node; the smaller of the two is kept. */
+static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offsets_est,
+                            struct qv__enode **out) {
+    if ((*out)->enc == QV_ENC_DICT && (*out)->child[1]->count <= DICT_FIRST_MAX) return 0;
+    if ((*out)->enc == QV_ENC_CONSTANT) return 0;
+    struct qv__fsst_table *t;
+    int rc = qv__fsst_train(e, src->off, src->data, src->n, &t);
+    if (rc) return rc;
+    const uint64_t total = src->off[src->n];
+    double ratio = qv__fsst_sample_ratio(t, src->off, src->data, src->n);
+    double est = (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(t) + 64;
+    if (est * cost_factor(QV_ENC_FSST) < (double)(*out)->size * cost_factor((*out)->enc)) {
+        struct qv__enode *f;
+        src->fsst = t;
+        rc = build(e, QV_ENC_FSST, src, 0, &f);
+        src->fsst = NULL;
+        if (!rc) {
+            if (f->size < (*out)->size) {
+                qv__enode_drop(e, *out);
+                *out = f;
+            } else {
+                qv__enode_drop(e, f);
+            }
+        }
+    }
+    qv__mem_free(&e->mem, t);
+    return rc == QV__DECLINED ? 0 : rc;
+}
+
 int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
                     int depth, int force, struct qv__enode **out) {
     if (is_frames(force)) {
@@ -439,7 +487,8 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     const double plain = (double)total + offsets_est + 16;
     struct cands c = {.n = 0};
     struct qv__fsst_table *fsst = NULL;
-    int rc = 0, equal = n > 0 && bin_all_equal(off, data, n);
+    int rc = 0, equal = n > 0 && bin_all_equal(off, data, n), fsst_deferred = 0;
+    double dict_distinct = INFINITY;
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
     if (force == QV_ENC_AUTO) {
@@ -449,16 +498,24 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             int64_t sn, sd, hn, hd;
             if ((rc = bin_sample_distinct(e, off, data, n, &sn, &sd, &hn, &hd))) return rc;
             double d = qv__distinct_estimate(n, sn, sd, hn, hd);
+            /* The estimate extrapolates the sample's growth and so runs
+             * high on skewed values (rare ones keep appearing); the
+             * sample's own count is the better guide here, and an
+             * underestimate costs only time (dict_first_check). */
+            dict_distinct = fmin(d, (double)sd);
             if (d * 2 <= n) {
                 double avg = (double)total / n;
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
             }
         }
         /* FSST emits at least one code per 16 bytes of each string; skip
-         * training it when a dictionary is estimated below that. */
+         * training it when a dictionary is estimated below that, or when
+         * the sample says the dictionary is small (dict_first). */
         double dict_est = c.n && c.v[c.n - 1].enc == QV_ENC_DICT ? c.v[c.n - 1].est : INFINITY;
+        if (dict_est > (double)fsst_floor && dict_est < INFINITY && dict_first(dict_distinct))
+            fsst_deferred = 1;
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
-            qv__allowed(e, QV_ENC_FSST)) {
+            !fsst_deferred && qv__allowed(e, QV_ENC_FSST)) {
             if ((rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
             src.fsst = fsst;
             double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
@@ -484,6 +541,9 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     }
     if (fsst) qv__mem_free(&e->mem, fsst);
     if (rc) return rc;
+    if (fsst_deferred && n > 0 && total >= 2048 && qv__allowed(e, QV_ENC_FSST) &&
+        (rc = dict_first_check(e, &src, offsets_est, out)))
+        return rc;
     if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
         return rc;
     return finish_root(e, depth, force, out);

@@ -200,9 +200,22 @@ static inline uint64_t str_key(const uint8_t *p, size_t len, const uint8_t *end)
     return qv_hash64(p, len, 0) | UINT64_C(1) << 63;
 }
 
-/* memcmp is a call; most dictionary strings are short. */
+/* memcmp is a call; most dictionary strings are short. Strings of 8 to 32
+ * bytes compare as words: the first and last 8 (or 16) bytes, which
+ * overlap when shorter, cover every byte without reading past either
+ * string. */
+static inline int words_equal(const uint8_t *a, const uint8_t *b, size_t at) {
+    uint64_t x, y;
+    memcpy(&x, a + at, 8);
+    memcpy(&y, b + at, 8);
+    return x == y;
+}
 static inline int bytes_equal(const uint8_t *a, const uint8_t *b, size_t len) {
-    if (len > 16) return memcmp(a, b, len) == 0;
+    if (len > 32) return memcmp(a, b, len) == 0;
+    if (len >= 16)
+        return words_equal(a, b, 0) && words_equal(a, b, 8) && words_equal(a, b, len - 16) &&
+               words_equal(a, b, len - 8);
+    if (len >= 8) return words_equal(a, b, 0) && words_equal(a, b, len - 8);
     for (size_t i = 0; i < len; i++)
         if (a[i] != b[i]) return 0;
     return 1;
