@@ -421,6 +421,27 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
     return 0;
 }
 
+#define ZDICT_SAMPLE_MIN (64 << 10)
+
+/* zstd_dict's candidate: trains the dictionary (kept in *zd for the build)
+ * and estimates its frames on text outside the training sample. Only for
+ * chunks with enough bytes that a dictionary pays for itself. */
+static int zdict_candidate(struct qv__enc *e, struct cands *c, const uint64_t *off,
+                           const uint8_t *data, int64_t n, double lengths_est,
+                           struct qv__zdict **zd) {
+    const uint64_t total = off[n];
+    if (total < ZDICT_SAMPLE_MIN || !qv__allowed(e, QV_ENC_ZSTD_DICT)) return 0;
+    int rc = qv__zdict_train(e, off, data, n, zd);
+    if (rc || !qv__zdict_size(*zd)) return rc;
+    double ratio;
+    if ((rc = qv__zdict_sample_ratio(e, *zd, off, data, n, &ratio))) return rc;
+    /* Frame table: 8 bytes per frame of about 16 KiB. */
+    add(c, e, QV_ENC_ZSTD_DICT,
+        (double)total * ratio + lengths_est + (double)qv__zdict_size(*zd) +
+            (double)total / (16 << 10) * 8 + 64);
+    return 0;
+}
+
 int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
                     int depth, int force, struct qv__enode **out) {
     if (is_frames(force)) {
@@ -439,6 +460,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     const double plain = (double)total + offsets_est + 16;
     struct cands c = {.n = 0};
     struct qv__fsst_table *fsst = NULL;
+    struct qv__zdict *zd = NULL;
     int rc = 0, equal = n > 0 && bin_all_equal(off, data, n);
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
@@ -464,6 +486,13 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
             add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
         }
+        if (n > 0 && !equal && dict_est > (double)fsst_floor) {
+            if ((rc = zdict_candidate(e, &c, off, data, n, offsets_est, &zd))) {
+                if (fsst) qv__mem_free(&e->mem, fsst);
+                return rc;
+            }
+            src.zdict = zd;
+        }
         if (n > 0 && !equal && total >= ZSTD_SAMPLE_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
             /* General-purpose compression only where it wins by a wide
              * margin: text with long repeats beats FSST's 8-byte symbols. */
@@ -483,6 +512,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         break;
     }
     if (fsst) qv__mem_free(&e->mem, fsst);
+    qv__zdict_free(e, zd);
     if (rc) return rc;
     if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
         return rc;
