@@ -1,5 +1,5 @@
 /*
- * bench_strings FILE.qvr COLUMN [--chunk ROWS] [--reps N] [--level L]
+ * bench_strings FILE.qvr COLUMN [--chunk ROWS] [--reps N] [--level L] [--coder NAME]
  *
  * The string coders side by side on one real column: the column is read
  * from a .qvr file and cut into chunks of ROWS rows (default 131072, the
@@ -105,15 +105,16 @@ static int cmp64(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_strings FILE.qvr COLUMN [--chunk ROWS] [--reps N] [--level L]\n");
+        fprintf(stderr, "usage: bench_strings FILE.qvr COLUMN [--chunk ROWS] [--reps N] [--level L] [--coder NAME]\n");
         return 2;
     }
     int64_t chunk = 131072;
-    int reps = 5, level = 0;
+    int reps = 5, level = 0, only = -1;
     for (int i = 3; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--chunk")) chunk = atoll(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--level")) level = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--coder")) only = qv_encoding_from_name(argv[i + 1]);
     }
     if (reps < 1 || reps > 100) reps = 5;
     struct strs s;
@@ -137,6 +138,7 @@ int main(int argc, char **argv) {
     printf("%-10s %10s %7s %10s %10s %12s %12s %12s %12s  %s\n", "coder", "bytes", "ratio",
            "enc MB/s", "dec MB/s", "take cold", "(median)", "take warm", "(median)", "roots");
     for (size_t ci = 0; ci < sizeof coders / sizeof coders[0]; ci++) {
+        if (only >= 0 && coders[ci] != only) continue;
         struct qv_encode_options eo;
         memset(&eo, 0, sizeof eo);
         eo.force = coders[ci];

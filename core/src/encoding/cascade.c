@@ -435,10 +435,10 @@ static int zdict_candidate(struct qv__enc *e, struct cands *c, const uint64_t *o
     if (rc || !qv__zdict_size(*zd)) return rc;
     double ratio;
     if ((rc = qv__zdict_sample_ratio(e, *zd, off, data, n, &ratio))) return rc;
-    /* Frame table: 8 bytes per frame of about 16 KiB. */
+    /* Frame table: 8 bytes per frame of about 8 KiB. */
     add(c, e, QV_ENC_ZSTD_DICT,
         (double)total * ratio + lengths_est + (double)qv__zdict_size(*zd) +
-            (double)total / (16 << 10) * 8 + 64);
+            (double)total / (8 << 10) * 8 + 64);
     return 0;
 }
 
