@@ -544,7 +544,7 @@ static int zdict_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
             return rc;
         /* The strings of one frame are contiguous: one copy, then their
          * offsets. */
-        memcpy(o->data + o->size, c->raw + b0, (size_t)bytes);
+        if (bytes) memcpy(o->data + o->size, c->raw + b0, (size_t)bytes);
         const size_t base = o->size - (size_t)b0;
         if (o->off64) {
             int64_t *ov = (int64_t *)o->offsets + o->i + 1;
