@@ -398,6 +398,53 @@ static void test_alloc_failures(void **state) {
     env_close(&env);
 }
 
+/* Predicates on a zstd_dict chunk (decoded one vector at a time): EQ and
+ * PREFIX on a window with a selection agree with comparing the input. */
+static void test_filter(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    const int64_t n = 30000;
+    struct col c = col_strings(QV_KIND_BINARY, n, g_sentences, 71);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_ZSTD_DICT);
+    struct qv_error err;
+    struct qv_decoder *d;
+    assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_BINARY, 0, n, env.r, &d, &err), 0);
+    const int32_t *off = c.values;
+    const int64_t start = 1234, len = 20000;
+    uint64_t *sel = calloc((size_t)len / 64 + 1, 8), *out = calloc((size_t)len / 64 + 1, 8);
+    for (int64_t i = 0; i < len; i++)
+        if (i % 3) sel[i >> 6] |= UINT64_C(1) << (i & 63);
+    /* The literal: value 5000 (EQ) and its first 12 bytes (PREFIX). */
+    const uint8_t *lit = c.data + off[5000];
+    const size_t lit_len = (size_t)(off[5001] - off[5000]);
+    for (int op = 0; op < 2; op++) {
+        struct qv_enc_pred p = {.op = op ? QV_ENC_OP_PREFIX : QV_ENC_OP_EQ, .bytes = lit,
+                                .len = op ? (lit_len < 12 ? lit_len : 12) : lit_len};
+        memset(out, 0, (size_t)(len / 64 + 1) * 8);
+        int rc = qv_decoder_filter(d, start, len, &p, sel, out, &err);
+        if (rc) fail_msg("filter: %s", err.message);
+        int64_t hits = 0;
+        for (int64_t i = 0; i < len; i++) {
+            const int64_t r = start + i;
+            const size_t l = (size_t)(off[r + 1] - off[r]);
+            int want = (sel[i >> 6] >> (i & 63) & 1) &&
+                       (op ? l >= p.len && !memcmp(c.data + off[r], lit, p.len)
+                           : l == p.len && !memcmp(c.data + off[r], lit, p.len));
+            int got = (int)(out[i >> 6] >> (i & 63) & 1);
+            if (want != got) fail_msg("op %d row %lld: %d, expected %d", op, (long long)r, got, want);
+            hits += got;
+        }
+        assert_true(hits > 0);
+    }
+    free(sel);
+    free(out);
+    qv_decoder_close(d);
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    env_close(&env);
+}
+
 /* Not binary: refused when forced. */
 static void test_refuses_other_kinds(void **state) {
     (void)state;
@@ -420,6 +467,7 @@ int main(void) {
         cmocka_unit_test(test_long_string),    cmocka_unit_test(test_chosen),
         cmocka_unit_test(test_corrupt),        cmocka_unit_test(test_corrupt_named),
         cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_refuses_other_kinds),
+        cmocka_unit_test(test_filter),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
