@@ -5,9 +5,10 @@
  * report, leak (reservation not back to 0) or non-errno return is a bug.
  *
  * Input layout: byte 0 picks the kind, bytes 1..2 the value count (so small
- * inputs reach deep trees), the rest is the encoded segment. Every 64th
- * input is instead encoded first (with the cascade) and the encoding
- * mutated, which reaches valid-looking trees quickly.
+ * inputs reach deep trees), the rest is the encoded segment. Inputs whose
+ * byte 0 has its top bits 11 are instead encoded first (with the cascade)
+ * and the encoding mutated, which reaches valid-looking trees quickly; top
+ * bits 10 do the same with zstd_dict forced on strings made of the body.
  *
  * Build (when wired): clang -fsanitize=fuzzer,address,undefined with the
  * library sources; not built by CMake yet.
@@ -92,6 +93,44 @@ static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kin
     if (qv_reservation_used(res) != base) abort(); /* leak */
 }
 
+/* zstd_dict (id 16) forced: the body repeated into at least 16 KiB of
+ * strings (enough for a trained dictionary), cut at lengths the body
+ * gives; the encoding is then mutated at positions the tail picks. */
+static void fuzz_zstd_dict(const uint8_t *body, size_t blen) {
+    size_t total = blen;
+    while (total < (16u << 10)) total *= 2;
+    uint8_t *text = malloc(total);
+    int32_t *offs = malloc((2 * total + 2) * sizeof *offs);
+    if (!text || !offs) abort();
+    for (size_t i = 0; i < total; i++) text[i] = body[i % blen] ^ (uint8_t)(i / blen);
+    int64_t n = 0;
+    for (size_t at = 0; at < total;) {
+        offs[n++] = (int32_t)at;
+        size_t step = body[(size_t)n % blen] % 48;
+        if (!step && n % 4) step = 1; /* some empty strings, always progress */
+        at = at + step > total ? total : at + step;
+    }
+    offs[n] = (int32_t)total;
+    struct qv_values v;
+    memset(&v, 0, sizeof v);
+    v.kind = QV_KIND_BINARY;
+    v.count = n;
+    v.values = offs;
+    v.data = text;
+    struct qv_encode_options o = {0};
+    o.force = QV_ENC_ZSTD_DICT;
+    struct qv_encoded e;
+    struct qv_error err;
+    if (qv_encode(&v, &o, res, &e, &err) == 0) {
+        for (size_t i = 0; i + 3 < blen && i < 24; i += 3)
+            e.data[((size_t)body[i] << 8 | body[i + 1]) * 7 % e.size] ^= body[i + 2];
+        decode_all(e.data, e.size, QV_KIND_BINARY, n);
+        qv_encoded_release(res, &e);
+    }
+    free(offs);
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     setup();
@@ -104,7 +143,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *copy = malloc(blen + 8);
     if (!copy) return 0;
     memcpy(copy, body, blen);
-    if ((data[0] & 0xC0) == 0xC0 && blen >= 8) {
+    if ((data[0] & 0xC0) == 0x80 && blen >= 8) {
+        fuzz_zstd_dict(body, blen);
+    } else if ((data[0] & 0xC0) == 0xC0 && blen >= 8) {
         /* Encode the body as values of the kind, then flip bytes of the
          * encoding chosen by the input's tail. */
         struct qv_values v;

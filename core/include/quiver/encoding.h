@@ -83,6 +83,9 @@ enum qv_encoding {
     QV_ENC_FSST = 12,
     QV_ENC_ZSTD = 13,
     QV_ENC_LZ4 = 14,
+    /* 16: strings as zstd frames sharing a dictionary trained per chunk
+     * (docs/format.md 5.5.16); 15 and 17 are other encodings' ids. */
+    QV_ENC_ZSTD_DICT = 16,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

@@ -322,6 +322,22 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
 int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
                      struct qv__enode **out);
 
+/* zstd_dict (zstd_dict.c): a dictionary trained by zstd's builder on a
+ * sample spread over the strings (size 0 when there is too little to learn
+ * from, or the library was built without the builder); the compressed
+ * size relative to the raw bytes on frames outside the training pieces;
+ * the node. Dictionaries live in the encoder's arena. */
+struct qv__zdict;
+int qv__zdict_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                    struct qv__zdict **out);
+size_t qv__zdict_size(const struct qv__zdict *zd);
+void qv__zdict_free(struct qv__enc *e, struct qv__zdict *zd);
+int qv__zdict_sample_ratio(struct qv__enc *e, const struct qv__zdict *zd, const uint64_t *off,
+                           const uint8_t *data, int64_t n, double *ratio);
+int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64_t *off,
+                     const uint8_t *data, int64_t n, int depth, int forced,
+                     struct qv__enode **out);
+
 /* zstd helpers for the cascade's estimates (0 on failure). */
 size_t qv__zstd_bound(size_t n);
 size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level);
@@ -398,6 +414,7 @@ static inline int qv__lazy_buffer(const struct qv__node *nd, int i) {
     case QV_ENC_FSST:
     case QV_ENC_ZSTD:
     case QV_ENC_LZ4: return i == 1;
+    case QV_ENC_ZSTD_DICT: return i == 2;
     default: return 0;
     }
 }
@@ -628,6 +645,7 @@ struct qv__src {
     const struct qv__alp_choice *alp;
     const struct qv__alprd_choice *alprd;
     struct qv__fsst_table *fsst;
+    struct qv__zdict *zdict; /* zstd_dict: the dictionary trained while estimating */
 };
 
 typedef int (*qv__dec_word_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
@@ -679,6 +697,7 @@ struct qv__encoding {
 extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpack, qv__enc_for,
     qv__enc_delta, qv__enc_zigzag, qv__enc_dict, qv__enc_rle, qv__enc_sparse, qv__enc_alp,
     qv__enc_alp_rd, qv__enc_fsst, qv__enc_zstd, qv__enc_lz4;
+extern const struct qv__encoding qv__enc_zstd_dict;
 
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
  * bounds-checked, so any byte from a file may be passed. */
