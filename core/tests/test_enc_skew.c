@@ -1,6 +1,6 @@
 /*
  * Skew and repetition in the cascade: the entropy stage (zstd in frames of
- * 16 vectors over packed integer codes), frequency-ordered dictionaries,
+ * 4 or 16 vectors over packed integer codes), frequency-ordered dictionaries,
  * patched codes, and the second build when an estimate was wrong. Each case
  * of the issue (a repeating 0..23 hour column, decade years, Zipf-skewed
  * ints with 1,000 distinct values, skewed strings, unsorted data whose
@@ -182,7 +182,7 @@ static void test_frame_edges(void **state) {
     (void)state;
     struct enc_env env;
     env_open(&env);
-    static const int64_t ns[] = {4095, 4096, 16383, 16384, 16385, 40000};
+    static const int64_t ns[] = {1023, 1024, 4095, 4096, 4097, 16383, 16384, 16385, 40000};
     for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
         struct col c = col_words(QV_KIND_UINT16, ns[k]);
         for (int64_t i = 0; i < ns[k]; i++) ((uint16_t *)c.values)[i] = (uint16_t)(1000 + (i * 5) % 37);

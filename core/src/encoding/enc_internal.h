@@ -310,7 +310,7 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                         const struct qv__istats *s, struct qv__patched_choice *c);
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                        const struct qv__patched_choice *c, int forced, struct qv__enode **out);
-/* The entropy stage (entropy.c): zstd in frames of 16 vectors over a
+/* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
  * frame of reference + bit-packing of the values at `width` (their own
  * width or the next whole byte width, whichever the sample compressed
  * better). est_bytes < 0: not proposed (too few values, compact mode,
@@ -318,6 +318,7 @@ int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
 struct qv__entropy_choice {
     uint64_t ref;
     unsigned width;
+    int64_t frame_values; /* 4 vectors, 16 for repetitive data */
     double est_bytes;
 };
 void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,

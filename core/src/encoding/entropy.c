@@ -4,8 +4,8 @@
  * chosen by the cascade when a sample says it pays. Fixed-width packing
  * spends as many bits on a value seen a million times as on one seen once
  * and never exploits a repeating pattern (an hour column cycling 0..23);
- * zstd's Huffman literals and matches do both, and frames of ENTROPY_FRAME
- * values keep random access: a take decompresses one frame of a few KiB.
+ * zstd's Huffman literals and matches do both, and small frames (4 or 16
+ * vectors) keep random access: a take decompresses one frame of a few KiB.
  *
  * Each frame is an ordinary subtree, frame of reference plus bit-packing,
  * at either the values' own width or that width rounded up to whole bytes:
@@ -17,9 +17,14 @@
  */
 #include "encoding/enc_internal.h"
 
-/* Values per frame: 16 vectors. A take of one row decompresses at most
- * 16 KiB per byte of width. */
-#define ENTROPY_FRAME (16 * QV__VEC)
+/* Values per frame: 4 vectors, so a take of one row decompresses at most
+ * 4 KiB per byte of width (a take of 100 random rows of a column touches
+ * up to 100 frames); 16 vectors when the sample compressed below a
+ * quarter (repeating patterns: the frames are then mostly matches, which
+ * decompress at memory speed, and larger frames find more of them). */
+#define ENTROPY_FRAME (4 * QV__VEC)
+#define ENTROPY_FRAME_REPETITIVE (16 * QV__VEC)
+#define ENTROPY_REPETITIVE_RATIO 0.25
 /* Smallest node worth the sample's two trial compressions. */
 #define ENTROPY_MIN_VALUES 1024
 /* The sample: up to 16 whole vectors spread over the node. */
@@ -91,7 +96,8 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     qv__stack_release(&e->stack, mk);
     if (best < 0 || raw_exact == 0) return;
     const double ratio = best / (double)raw_exact;
-    const int64_t frames = (n + ENTROPY_FRAME - 1) / ENTROPY_FRAME;
+    c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
+    const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
     c->ref = ref;
     c->width = best_w;
     /* Per frame: the table entry, zstd's frame header and the subtree's
@@ -141,6 +147,6 @@ int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        int forced, struct qv__enode **out) {
     struct frame_ctx f = {v, pt, c->ref, qv__mask(s->bits), c->width};
     if (!qv__pt_is_int(pt)) return qv__enc_unsupported(e, QV_ENC_ZSTD, pt);
-    return qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, ENTROPY_FRAME, NULL, 0,
+    return qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, c->frame_values, NULL, 0,
                               build_frame, &f, forced, out);
 }
