@@ -27,8 +27,8 @@
 #define ENTROPY_REPETITIVE_RATIO 0.25
 /* Smallest node worth the sample's two trial compressions. */
 #define ENTROPY_MIN_VALUES 1024
-/* The sample: up to 16 whole vectors spread over the node. */
-#define ENTROPY_SAMPLE_VECTORS 16
+/* The sample: up to 8 whole vectors spread over the node. */
+#define ENTROPY_SAMPLE_VECTORS 8
 
 static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
 
@@ -53,6 +53,10 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
     if (fb < 1 || fb > 32) return;
+    /* Mostly distinct values (three quarters of the sample or more): no
+     * repeats for matches and near-uniform bytes for Huffman; the trial
+     * compressions would only cost write time. */
+    if (s->sample_distinct * 4 >= s->sample_n * 3) return;
     const unsigned bw = byte_width(fb);
     const uint64_t mask = qv__mask(s->bits);
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
@@ -76,7 +80,9 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     int64_t sn = 0;
     for (int pass = 0; pass < 2; pass++) {
         const unsigned w = pass ? bw : fb;
-        if (pass && bw == fb) break;
+        /* Whole words (above 16 bits) only pay on data zstd compresses
+         * anyway at its own width. */
+        if (pass && (bw == fb || bw > 16)) break;
         uint64_t at = 0;
         sn = 0;
         for (int64_t k = 0; k < take; k++) {

@@ -12,12 +12,12 @@
  *
  * The width is chosen to minimize packed bits plus the estimated cost of
  * the exceptions, from a histogram of residual widths; the reference is
- * the minimum, or a low percentile (1%, 3%, 10%) of a sample when a few
+ * the minimum, or a low percentile (1%, 10%) of a sample when a few
  * values far below the rest would otherwise widen every value.
  */
 #include "encoding/enc_internal.h"
 
-#define SAMPLE_VECTORS 16
+#define SAMPLE_VECTORS 8
 
 /* Key of a value in the chosen order: signed order is unsigned order with
  * the sign bit flipped. */
@@ -134,14 +134,14 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     c->width = w;
     c->est_bytes = bytes;
     c->est_exceptions = exc;
-    /* References 2..4: low percentiles of the sample, for outliers below
-     * the rest (1%, 3%, 10% of the values). The selection works on a copy
+    /* References 2 and 3: low percentiles of the sample, for outliers
+     * below the rest (1% and 10% of the values). The selection works on a copy
      * in key order, so the histograms still see the sample's values. */
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)sn * 8, e->err);
     if (!keys) {
         qv_error_clear(e->err);
     } else {
-        static const int64_t per_mille[] = {10, 30, 100};
+        static const int64_t per_mille[] = {10, 100};
         for (size_t pi = 0; pi < sizeof per_mille / sizeof per_mille[0]; pi++) {
             for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
             uint64_t ref_p = order_key(select_kth(keys, sn, sn * per_mille[pi] / 1000), flip);
