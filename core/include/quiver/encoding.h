@@ -14,8 +14,9 @@
  * bit-packing over 1024-value vectors in an interleaved lane layout,
  * frame-of-reference, delta with a base per 1024-value vector, zig-zag,
  * dictionary, run-end, sparse (fill value + exceptions), ALP and ALP-RD for
- * floating point, FSST for strings (symbols up to 16 bytes), and zstd / lz4
- * over serialized subtrees in frames.
+ * floating point, FSST for strings (symbols up to 16 bytes), zstd / lz4
+ * over serialized subtrees in frames, and patched (bit-packing with
+ * exceptions: a narrow base plus outliers' positions and values).
  *
  * Random access: every encoding decodes a row range touching only the
  * 1024-value vectors that hold it (run-end and sparse find their place by
@@ -83,9 +84,8 @@ enum qv_encoding {
     QV_ENC_FSST = 12,
     QV_ENC_ZSTD = 13,
     QV_ENC_LZ4 = 14,
-    /* 16: strings as zstd frames sharing a dictionary trained per chunk
-     * (docs/format.md 5.5.16); 15 and 17 are other encodings' ids. */
-    QV_ENC_ZSTD_DICT = 16,
+    QV_ENC_PATCHED = 15, /* bit-packing with exceptions: base + patch positions and values */
+    QV_ENC_ZSTD_DICT = 16, /* strings as zstd frames sharing a dictionary trained per chunk */
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

@@ -142,6 +142,63 @@ static int int_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_word(e, c->v, c->n, c->pt, out);
 }
 
+/* Builds integer candidate `enc`: zstd over integers is the entropy stage
+ * (entropy.c), everything else goes through its record. */
+static int build_int(struct qv__enc *e, int enc, struct qv__src *src,
+                     const struct qv__entropy_choice *ec, struct qv__enode **out) {
+    if (enc == QV_ENC_ZSTD && ec->est_bytes >= 0)
+        return qv__entropy_encode(e, src->u64, src->n, src->pt, src->s, ec, 0, out);
+    return build(e, enc, src, 0, out);
+}
+
+/* An estimate from a sample can be wrong where the sample is not typical
+ * (delta estimated on sorted vectors of otherwise unsorted data): when the
+ * built node is larger than the next candidate's estimate by more than a
+ * tenth, the next candidate is built too and the smaller kept. One retry
+ * only, so a bad estimate costs at most one more build. */
+static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *src,
+                          const struct qv__entropy_choice *ec, struct qv__enode **nd) {
+    int bi = -1;
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].enc != QV_ENC_PLAIN && (bi < 0 || c->v[i].score < c->v[bi].score)) bi = i;
+    if (bi < 0 || (double)(*nd)->size <= c->v[bi].est * 1.1 + 64) return 0;
+    struct qv__enode *alt;
+    int rc = build_int(e, c->v[bi].enc, src, ec, &alt);
+    if (rc == QV__DECLINED) return 0;
+    if (rc) return rc;
+    if (alt->size < (*nd)->size) {
+        qv__enode_drop(e, *nd);
+        *nd = alt;
+    } else {
+        qv__enode_drop(e, alt);
+    }
+    return 0;
+}
+
+/* The entropy stage (entropy.c): zstd over the packed values in small
+ * frames, proposed when its sample beats the others by ENTROPY_MARGIN
+ * beyond zstd's decode cost (its estimate comes from two trial
+ * compressions of 16 vectors, which is noisy on small differences). */
+#define ENTROPY_MARGIN 1.1
+static void add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__entropy_choice *ec) {
+    if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return;
+    qv__entropy_choose(e, v, n, pt, s, ec);
+    if (ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
+}
+
+/* Patched (bit-packing with exceptions): proposed when a narrower width
+ * plus the outliers as patches is estimated below frame of reference. */
+static void add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
+                        struct qv__src *src) {
+    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return;
+    qv__patched_choose(e, v, n, pt, s, pc);
+    if (pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return;
+    src->patched = pc;
+    add(c, e, QV_ENC_PATCHED, pc->est_bytes);
+}
+
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                     int force, struct qv__enode **out) {
     const unsigned w = qv__pt_width(pt);
@@ -159,6 +216,8 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
     }
     const double plain = (double)n * w + 16;
     struct cands c = {.n = 0};
+    struct qv__patched_choice pc;
+    struct qv__entropy_choice ec = {.est_bytes = -1};
     add(&c, e, QV_ENC_PLAIN, plain);
     if (n > 0) {
         if (s.umin == s.umax) add(&c, e, QV_ENC_CONSTANT, w + 16);
@@ -187,15 +246,18 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
                 add(&c, e, QV_ENC_SPARSE,
                     exc * (qv__bits((uint64_t)(2 * n / exc)) + fb) / 8 + 64);
             }
+            add_patched(e, &c, v, n, pt, &s, fb, &pc, &src);
         }
+        add_entropy(e, &c, v, n, pt, &s, &ec);
     }
     struct int_ctx ic = {v, n, pt};
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        rc = build(e, enc, &src, 0, out);
+        rc = build_int(e, enc, &src, &ec, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         if (rc) return rc;
+        if ((rc = second_opinion(e, &c, &src, &ec, out))) return rc;
         rc = keep_smaller(e, out, (uint64_t)plain + 64, int_plain, &ic);
         return rc ? rc : finish_root(e, depth, QV_ENC_AUTO, out);
     }

@@ -295,6 +295,37 @@ struct qv__alprd_choice {
 void qv__alprd_choose(const void *v, int64_t n, int pt, struct qv__alprd_choice *c);
 int qv__alprd_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
                      unsigned right_bits, struct qv__enode **out);
+/* Patched (patched.c): bit-packing with exceptions. The choice: reference
+ * and width that minimize packed bits plus exceptions, estimated on a
+ * sample (est_bytes < 0: not worth proposing); flip is the sign bit when
+ * the reference is taken in signed order, full the frame-of-reference
+ * width without exceptions. */
+struct qv__patched_choice {
+    uint64_t ref, flip;
+    unsigned width, full;
+    double est_bytes;
+    int64_t est_exceptions;
+};
+void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__patched_choice *c);
+int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                       const struct qv__patched_choice *c, int forced, struct qv__enode **out);
+/* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
+ * frame of reference + bit-packing of the values at `width` (their own
+ * width or the next whole byte width, whichever the sample compressed
+ * better). est_bytes < 0: not proposed (too few values, compact mode,
+ * zstd not allowed). */
+struct qv__entropy_choice {
+    uint64_t ref;
+    unsigned width;
+    int64_t frame_values; /* 4 vectors, 16 for repetitive data */
+    double est_bytes;
+};
+void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__entropy_choice *c);
+int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, const struct qv__entropy_choice *c,
+                       int forced, struct qv__enode **out);
 /* FSST: trains a table on a sample, estimates, then builds. */
 struct qv__fsst_table;
 int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
@@ -645,6 +676,7 @@ struct qv__src {
     const struct qv__alp_choice *alp;
     const struct qv__alprd_choice *alprd;
     struct qv__fsst_table *fsst;
+    const struct qv__patched_choice *patched;
     struct qv__zdict *zdict; /* zstd_dict: the dictionary trained while estimating */
 };
 
@@ -697,6 +729,7 @@ struct qv__encoding {
 extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpack, qv__enc_for,
     qv__enc_delta, qv__enc_zigzag, qv__enc_dict, qv__enc_rle, qv__enc_sparse, qv__enc_alp,
     qv__enc_alp_rd, qv__enc_fsst, qv__enc_zstd, qv__enc_lz4;
+extern const struct qv__encoding qv__enc_patched;
 extern const struct qv__encoding qv__enc_zstd_dict;
 
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
