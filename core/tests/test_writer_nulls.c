@@ -175,6 +175,42 @@ static void test_fill_auto_choice(void **state) {
     free(valid);
 }
 
+/* Strings: a few distinct words repeat the previous word under the nulls
+ * (dictionary codes keep their runs); varied strings leave them empty. */
+static void test_fill_auto_strings(void **state) {
+    struct env *e = *state;
+    const int64_t n = 5000;
+    int32_t *off = malloc((size_t)(n + 1) * 4);
+    char *data = malloc((size_t)n * 16);
+    uint8_t *valid = calloc((size_t)n / 8 + 1, 1);
+    uint64_t seed = 17;
+    for (int varied = 0; varied < 2; varied++) {
+        int64_t nulls = 0;
+        int32_t at = 0;
+        memset(valid, 0, (size_t)n / 8 + 1);
+        for (int64_t i = 0; i < n; i++) {
+            off[i] = at;
+            if (next(&seed) % 4 == 0) {
+                nulls++;
+                continue;
+            }
+            qv_bit_set(valid, i);
+            uint64_t x = varied ? next(&seed) : next(&seed) % 6;
+            at += (int32_t)snprintf(data + at, 16, "w%llu", (unsigned long long)(x % 1000000000));
+        }
+        off[n] = at;
+        struct qv_values v = {.kind = QV_KIND_BINARY, .count = n, .values = off,
+                              .data = (const uint8_t *)data};
+        struct qv__filled f;
+        assert_int_equal(qv__null_fill(&v, valid, nulls, QV__FILL_AUTO, e->r, &f, NULL), 0);
+        assert_int_equal(f.mode, varied ? QV__FILL_ZERO : QV__FILL_PREVIOUS);
+        qv__null_fill_release(e->r, &f);
+    }
+    free(off);
+    free(data);
+    free(valid);
+}
+
 static void test_fill_bool(void **state) {
     struct env *e = *state;
     uint64_t seed = 5;
@@ -246,8 +282,10 @@ static void test_fill_binary(void **state) {
                 if (mode == QV__FILL_KEEP) continue;
                 struct qv__filled f;
                 assert_int_equal(qv__null_fill(&v, valid, nulls, mode, e->r, &f, NULL), 0);
-                if (mode == QV__FILL_AUTO && nulls)
-                    assert_int_equal(f.mode, same && nulls < n ? QV__FILL_FREQUENT : QV__FILL_ZERO);
+                if (mode == QV__FILL_AUTO && nulls && same && nulls < n)
+                    assert_int_equal(f.mode, QV__FILL_FREQUENT);
+                else if (mode == QV__FILL_AUTO && nulls)
+                    assert_true(f.mode == QV__FILL_ZERO || f.mode == QV__FILL_PREVIOUS);
                 int64_t prev = -1;
                 for (int64_t i = 0; i < n; i++) {
                     int64_t a = wide ? ((const int64_t *)f.v.values)[i] : ((const int32_t *)f.v.values)[i];
@@ -689,6 +727,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fill_fixed_widths, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_auto_choice, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fill_auto_strings, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_bool, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_binary, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_binary_already_empty, setup, teardown),

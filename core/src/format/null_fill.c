@@ -24,17 +24,21 @@
  *  - Booleans: the same rule on bits.
  *  - Binary: empty values (the bytes of null slots are dropped), unless
  *    every non-null value is the same, where that value makes the chunk
- *    constant. Repeating a previous string would copy its bytes, which every
+ *    constant, or the strings look like a dictionary's (few distinct among
+ *    a sample), where the previous value keeps the codes' runs. On varied
+ *    strings repeating a previous one would copy its bytes, which every
  *    byte-level coder (FSST, zstd, plain) pays for.
  *
- * The most frequent value is found by majority vote (Boyer-Moore): two
- * passes, no hash table. When no value holds a majority the vote's
- * candidate is some value, and the rule above compares the exceptions it
- * would actually make, counted exactly in the second pass.
+ * The most frequent value is the mode of a sample of non-null slots, its
+ * occurrences then counted exactly (the automatic rule), or found by
+ * majority vote (Boyer-Moore: two passes, no hash table) when the fill is
+ * forced. When no value holds a majority the vote's candidate is some
+ * value.
  *
  * Every fill is a function of the chunk's values and validity alone, so the
  * same rows make the same bytes whatever the batch boundaries or writer
  * threads. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "format/null_fill.h"
@@ -170,6 +174,85 @@ static void fill_any(uint8_t *dst, size_t w, const uint8_t *validity, int64_t n,
     }
 }
 
+/* Sample k of `of`: the first non-null slot of the k-th of `of` equal
+ * parts of [0, n), or -1 (a regular stride alone would see only nulls
+ * under a periodic null pattern). */
+static int64_t sample_slot(const uint8_t *validity, int64_t n, int k, int of) {
+    int64_t end = (int64_t)(k + 1) * n / of;
+    for (int64_t i = (int64_t)k * n / of; i < end; i++)
+        if (bit_valid(validity, i)) return i;
+    return -1;
+}
+
+/* The AUTO rule for 1/2/4/8-byte values, over dst already holding the
+ * values with their nulls filled by the previous value: the runs among the
+ * non-null values are exactly the runs of dst (a filled slot repeats its
+ * neighbour), counted in one branch-free pass; the most frequent value is
+ * the mode of up to 256 non-null slots spread over the chunk, and its
+ * occurrences among the non-null values are counted exactly. Where the rule
+ * picks it, it replaces the previous values in the null slots. Returns the
+ * mode used. A sample, not a vote: this runs for every chunk with nulls,
+ * and the vote's unpredictable branches cost ten times more. */
+#define SAMPLE 256
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+static inline uint64_t load(const uint8_t *p, size_t w) {
+    uint64_t x = 0;
+    memcpy(&x, p, w);
+    return x;
+}
+static inline __attribute__((always_inline)) int auto_words(uint8_t *dst, size_t w,
+                                                             const uint8_t *validity, int64_t n,
+                                                             int64_t nulls) {
+    int64_t runs = 1;
+    uint64_t prev = load(dst, w);
+    for (int64_t i = 1; i < n; i++) {
+        uint64_t x = load(dst + (size_t)i * w, w);
+        runs += x != prev;
+        prev = x;
+    }
+    uint64_t sample[SAMPLE];
+    int m = 0;
+    for (int k = 0; k < SAMPLE; k++) {
+        int64_t i = sample_slot(validity, n, k, SAMPLE);
+        if (i >= 0) sample[m++] = load(dst + (size_t)i * w, w);
+    }
+    if (m == 0) return QV__FILL_PREVIOUS;
+    qsort(sample, (size_t)m, sizeof sample[0], cmp_u64);
+    uint64_t top = sample[0];
+    int best = 0;
+    for (int a = 0, b; a < m; a = b) {
+        for (b = a; b < m && sample[b] == sample[a]; b++) {}
+        if (b - a > best) best = b - a, top = sample[a];
+    }
+    int64_t count = 0;
+    const int64_t words = (n + 63) >> 6;
+    for (int64_t j = 0; j < words; j++) {
+        uint64_t vw = valid_word(validity, j, n);
+        int64_t end = j * 64 + 64 < n ? 64 : n - j * 64;
+        const uint8_t *base = dst + (size_t)j * 64 * w;
+        for (int64_t b = 0; b < end; b++)
+            count += (int64_t)((vw >> b) & 1) & (int64_t)(load(base + (size_t)b * w, w) == top);
+    }
+    struct vote vt = {.first = 0, .runs = runs, .count = count};
+    if (choose(&vt, n, nulls) != QV__FILL_FREQUENT) return QV__FILL_PREVIOUS;
+    uint8_t fill[8];
+    memcpy(fill, &top, w); /* the bytes load() read, on any byte order */
+    fill_words(dst, w, validity, n, fill, NULL);
+    return QV__FILL_FREQUENT;
+}
+
+static int auto_any(uint8_t *dst, size_t w, const uint8_t *validity, int64_t n, int64_t nulls) {
+    switch (w) {
+    case 1: return auto_words(dst, 1, validity, n, nulls);
+    case 2: return auto_words(dst, 2, validity, n, nulls);
+    case 4: return auto_words(dst, 4, validity, n, nulls);
+    default: return auto_words(dst, 8, validity, n, nulls);
+    }
+}
+
 static size_t kind_width(const struct qv_values *v) {
     switch (v->kind) {
     case QV_KIND_INT8:
@@ -197,6 +280,24 @@ static int fill_fixed(const struct qv_values *in, const uint8_t *validity, int64
     if (w == 0 || w > QV_ENC_MAX_FIXED_WIDTH) return 0;
     const uint8_t *v = in->values;
     struct vote vt = {.first = -1};
+    if (mode == QV__FILL_AUTO && (w == 1 || w == 2 || w == 4 || w == 8)) {
+        int64_t first = 0;
+        while (first < n && !bit_valid(validity, first)) first++;
+        if (first == n) {
+            mode = QV__FILL_ZERO;
+        } else {
+            size_t size = (size_t)n * w;
+            uint8_t *dst = qv_alloc(r, size, err);
+            if (!dst) return ENOMEM;
+            memcpy(dst, v, size);
+            fill_any(dst, w, validity, n, NULL, v + (size_t)first * w);
+            out->values = dst;
+            out->values_size = size;
+            out->v.values = dst;
+            out->mode = auto_any(dst, w, validity, n, nulls);
+            return 0;
+        }
+    }
     if (mode != QV__FILL_ZERO) vote_any(v, w, validity, n, &vt);
     if (mode == QV__FILL_AUTO) mode = choose(&vt, n, nulls);
     if (vt.first < 0 && mode != QV__FILL_ZERO) mode = QV__FILL_ZERO; /* all null */
@@ -285,6 +386,35 @@ static inline void off_put(void *off, int wide, int64_t i, uint64_t x) {
     else ((int32_t *)off)[i] = (int32_t)x;
 }
 
+/* Whether the non-null strings look like a dictionary's: fewer than one
+ * distinct value in four among up to 512 non-null slots spread over the
+ * chunk (hash equality standing for string equality: an estimate). Null
+ * slots then repeat the previous value, so the dictionary codes keep their
+ * runs and no empty value joins the dictionary; bench_nulls measured that
+ * 25% smaller than empty values on 20 distinct words with 90% nulls, and
+ * larger on free text, where empty values win. */
+#define STR_SAMPLE 512
+static int few_distinct(const void *off, int wide, const uint8_t *data, const uint8_t *validity,
+                        int64_t n) {
+    uint64_t table[2 * STR_SAMPLE];
+    memset(table, 0, sizeof table);
+    int sampled = 0, distinct = 0;
+    for (int k = 0; k < STR_SAMPLE; k++) {
+        int64_t i = sample_slot(validity, n, k, STR_SAMPLE);
+        if (i < 0) continue;
+        uint64_t a = off_at(off, wide, i);
+        uint64_t h = qv_hash64(data + a, (size_t)(off_at(off, wide, i + 1) - a), 0) | 1;
+        size_t j = (size_t)h & (2 * STR_SAMPLE - 1);
+        while (table[j] && table[j] != h) j = (j + 1) & (2 * STR_SAMPLE - 1);
+        if (!table[j]) {
+            table[j] = h;
+            distinct++;
+        }
+        sampled++;
+    }
+    return sampled >= 8 && distinct * 4 <= sampled;
+}
+
 static int fill_binary(const struct qv_values *in, const uint8_t *validity, int64_t nulls,
                        int mode, struct qv_reservation *r, struct qv__filled *out,
                        struct qv_error *err) {
@@ -292,38 +422,45 @@ static int fill_binary(const struct qv_values *in, const uint8_t *validity, int6
     const int wide = in->kind == QV_KIND_LARGE_BINARY;
     const void *off = in->values;
     const uint8_t *data = in->data;
-    /* The vote, on whole strings. */
-    int64_t first = -1, cand = -1, cnt = 0, count = 0, prev = -1, runs = 0;
+    int64_t first = -1, cand = -1;
     uint64_t valid_bytes = 0;
+    int equal = 1; /* every non-null value equals the first */
     for (int64_t i = 0; i < n; i++) {
         if (!bit_valid(validity, i)) continue;
         uint64_t a = off_at(off, wide, i), len = off_at(off, wide, i + 1) - a;
         valid_bytes += len;
         if (first < 0) first = i;
-        if (mode == QV__FILL_ZERO) continue;
-        if (prev < 0 || off_at(off, wide, prev + 1) - off_at(off, wide, prev) != len ||
-            memcmp(data + off_at(off, wide, prev), data + a, len))
-            runs++;
-        prev = i;
-        if (cnt == 0) {
-            cand = i;
-            cnt = 1;
-        } else if (off_at(off, wide, cand + 1) - off_at(off, wide, cand) == len &&
-                   !memcmp(data + off_at(off, wide, cand), data + a, len)) {
-            cnt++;
+        else if (equal && (len != off_at(off, wide, first + 1) - off_at(off, wide, first) ||
+                           memcmp(data + a, data + off_at(off, wide, first), len)))
+            equal = 0;
+    }
+    if (mode == QV__FILL_AUTO) {
+        if (first >= 0 && equal) {
+            mode = QV__FILL_FREQUENT;
+            cand = first;
         } else {
-            cnt--;
+            mode = first >= 0 && few_distinct(off, wide, data, validity, n) ? QV__FILL_PREVIOUS
+                                                                            : QV__FILL_ZERO;
+        }
+    } else if (mode == QV__FILL_FREQUENT && first >= 0) {
+        /* The vote, on whole strings. */
+        int64_t cnt = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (!bit_valid(validity, i)) continue;
+            uint64_t a = off_at(off, wide, i), len = off_at(off, wide, i + 1) - a;
+            if (cnt == 0) {
+                cand = i;
+                cnt = 1;
+            } else if (off_at(off, wide, cand + 1) - off_at(off, wide, cand) == len &&
+                       !memcmp(data + off_at(off, wide, cand), data + a, len)) {
+                cnt++;
+            } else {
+                cnt--;
+            }
         }
     }
     uint64_t clen = cand >= 0 ? off_at(off, wide, cand + 1) - off_at(off, wide, cand) : 0;
     const uint8_t *cdata = cand >= 0 ? data + off_at(off, wide, cand) : NULL;
-    if (mode != QV__FILL_ZERO && cand >= 0)
-        for (int64_t i = 0; i < n; i++)
-            if (bit_valid(validity, i) &&
-                off_at(off, wide, i + 1) - off_at(off, wide, i) == clen &&
-                !memcmp(data + off_at(off, wide, i), cdata, clen))
-                count++;
-    if (mode == QV__FILL_AUTO) mode = count == n - nulls ? QV__FILL_FREQUENT : QV__FILL_ZERO;
     if (first < 0) mode = QV__FILL_ZERO;
     /* Bytes the filled chunk holds; a fill that would not fit the kind's
      * offsets (or the encoder's limit) falls back to empty values. */
