@@ -64,6 +64,15 @@ static inline uint64_t valid_word(const uint8_t *validity, int64_t j, int64_t n)
     return w;
 }
 
+/* The bits of word j that are slots below n. */
+static inline uint64_t live_mask(int64_t j, int64_t n) {
+    return j * 64 + 64 <= n ? ~UINT64_C(0) : (UINT64_C(1) << (n - j * 64)) - 1;
+}
+/* Bits [64 j, 64 j + 64) of a bitmap of n bits, those past n zero. */
+static inline uint64_t bits_word(const uint8_t *bits, int64_t j, int64_t n) {
+    return valid_word(bits, j, n) & live_mask(j, n);
+}
+
 static inline int bit_valid(const uint8_t *validity, int64_t i) {
     return (validity[i >> 3] >> (i & 7)) & 1;
 }
@@ -332,30 +341,52 @@ static int fill_bool(const struct qv_values *in, const uint8_t *validity, int64_
     const uint8_t *v = in->values;
     size_t bytes = (size_t)qv_bytes_for_bits(n);
     if (mode != QV__FILL_ZERO) {
-        int64_t ones = 0, valid = n - nulls, runs = 0, first = -1;
-        int prev = -1;
-        for (int64_t i = 0; i < n; i++) {
-            if (!bit_valid(validity, i)) continue;
-            int b = bit_valid(v, i);
-            if (first < 0) first = i;
-            runs += b != prev;
-            prev = b;
-            ones += b;
+        /* Word at a time: the per-slot loop cost 40 ns a row. */
+        const int64_t words = (n + 63) >> 6;
+        int64_t ones = 0, valid = n - nulls, runs = 1, first = -1;
+        for (int64_t j = 0; j < words; j++) {
+            uint64_t live = live_mask(j, n), vw = valid_word(validity, j, n) & live;
+            ones += __builtin_popcountll(bits_word(v, j, n) & vw);
+            if (first < 0 && vw) first = j * 64 + __builtin_ctzll(vw);
         }
-        int majority = ones * 2 >= valid;
-        struct vote vt = {.first = first, .runs = runs, .count = majority ? ones : valid - ones};
-        if (mode == QV__FILL_AUTO) mode = choose(&vt, n, nulls);
         if (first < 0) mode = QV__FILL_ZERO;
         uint8_t *dst = qv_alloc(r, bytes ? bytes : 1, err);
         if (!dst) return ENOMEM;
         memcpy(dst, v, bytes);
-        for (int64_t i = 0; i < n; i++) {
-            if (bit_valid(validity, i)) continue;
-            int b = mode == QV__FILL_ZERO       ? 0
-                    : mode == QV__FILL_FREQUENT ? majority
-                    : i == 0                    ? bit_valid(v, first)
-                                                : bit_valid(dst, i - 1);
-            qv_bit_put(dst, i, b);
+        int majority = ones * 2 >= valid;
+        for (int64_t j = 0; j < words; j++) {
+            uint64_t nullbits = ~valid_word(validity, j, n);
+            while (nullbits) {
+                int64_t i = j * 64 + __builtin_ctzll(nullbits);
+                nullbits &= nullbits - 1;
+                int b = mode == QV__FILL_ZERO       ? 0
+                        : mode == QV__FILL_FREQUENT ? majority
+                        : i == 0                    ? bit_valid(v, first)
+                                                    : bit_valid(dst, i - 1);
+                qv_bit_put(dst, i, b);
+            }
+        }
+        if (mode == QV__FILL_AUTO) {
+            /* dst now repeats the previous value: its runs are the runs of
+             * the non-null values. */
+            uint64_t carry = dst[0] & 1;
+            for (int64_t j = 0; j < words; j++) {
+                uint64_t f = bits_word(dst, j, n);
+                runs += __builtin_popcountll((f ^ ((f << 1) | carry)) & live_mask(j, n));
+                carry = f >> 63;
+            }
+            struct vote vt = {.first = first, .runs = runs,
+                              .count = majority ? ones : valid - ones};
+            mode = choose(&vt, n, nulls);
+            if (mode == QV__FILL_FREQUENT)
+                for (int64_t j = 0; j < words; j++) {
+                    uint64_t nullbits = ~valid_word(validity, j, n);
+                    while (nullbits) {
+                        int64_t i = j * 64 + __builtin_ctzll(nullbits);
+                        nullbits &= nullbits - 1;
+                        qv_bit_put(dst, i, majority);
+                    }
+                }
         }
         if (n & 7) dst[bytes - 1] &= (uint8_t)((1u << (n & 7)) - 1);
         out->values = dst;
