@@ -455,10 +455,14 @@ static int fill_binary(const struct qv_values *in, const uint8_t *validity, int6
     const uint8_t *data = in->data;
     int64_t first = -1, cand = -1;
     uint64_t valid_bytes = 0;
-    int equal = 1; /* every non-null value equals the first */
+    int equal = 1;       /* every non-null value equals the first */
+    int null_bytes = 0;  /* some null slot holds bytes */
     for (int64_t i = 0; i < n; i++) {
-        if (!bit_valid(validity, i)) continue;
         uint64_t a = off_at(off, wide, i), len = off_at(off, wide, i + 1) - a;
+        if (!bit_valid(validity, i)) {
+            null_bytes |= len != 0;
+            continue;
+        }
         valid_bytes += len;
         if (first < 0) first = i;
         else if (equal && (len != off_at(off, wide, first + 1) - off_at(off, wide, first) ||
@@ -512,11 +516,7 @@ static int fill_binary(const struct qv_values *in, const uint8_t *validity, int6
     }
     if (mode == QV__FILL_ZERO) {
         /* Producers usually leave null strings empty already. */
-        int empty = 1;
-        for (int64_t i = 0; i < n && empty; i++)
-            if (!bit_valid(validity, i) && off_at(off, wide, i + 1) != off_at(off, wide, i))
-                empty = 0;
-        if (empty) {
+        if (!null_bytes) {
             out->mode = mode;
             return 0;
         }
