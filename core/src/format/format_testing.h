@@ -16,6 +16,11 @@
  * write with the encoder's error. */
 void qv_writer_force_encoding(struct qv_writer *w, int encoding);
 
+/* Makes `mode` (an enum qv__fill_mode of format/null_fill.h; 0 = AUTO, the
+ * default) what the writer stores under the null slots of values segments
+ * from now on, so tests and benchmarks can compare fills. */
+void qv_writer_force_null_fill(struct qv_writer *w, int mode);
+
 /* Calls hook(ctx, row_group, column) on the encoding thread before each
  * top-level column of each row group is encoded; a nonzero return is an
  * injected failure with that errno (the writer fails as for a real one). A

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "format/null_fill.h"
 #include "format/writer_internal.h"
 
 static void note_path(struct qv_writer *w, const char *path) {
@@ -122,7 +123,13 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
+        /* Null slots get a fill value that costs next to nothing
+         * (null_fill.c); statistics were taken from the input, masked. */
+        struct qv__filled filled;
+        rc = qv__null_fill(&v, validity, nulls, w->null_fill, w->er, &filled, err);
+        if (rc) note_path(w, path);
+        else rc = put_segment(w, &filled.v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
+        qv__null_fill_release(w->er, &filled);
         if (narrow) qv_free(w->er, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {

@@ -62,6 +62,7 @@ struct qv_writer {
     struct qv_builder *builder;
     struct qv_writer_options opts;
     int force_encoding;     /* QV_ENC_AUTO unless a test forced one (format_testing.h) */
+    int null_fill;          /* enum qv__fill_mode: AUTO unless a test forced one (null_fill.h) */
     /* The footer in the making: the head (writer, schema and metadata
      * sections, serialized at open), QV__RG_HEADER_MAX bytes of room for the
      * row-group section's header, then the directory records appended as
