@@ -173,6 +173,10 @@ struct qv_file_write_options {
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */
     void *interrupted_arg;
+    /* Encoding threads (qv_writer_options.threads): 0 = the cores, at most 4;
+     * QV_WRITER_INLINE (-1) = encode on the calling thread, no thread at all.
+     * The file is the same bytes whatever the number. */
+    int threads;
 };
 /* Writes every batch of `stream` to a new file at `path` and publishes it;
  * on any failure nothing is left under `path` and an existing file there is
