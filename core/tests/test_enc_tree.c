@@ -155,7 +155,11 @@ static void test_walk_and_describe(void **state) {
 
 static void test_names(void **state) {
     (void)state;
-    for (int i = 1; i < QV_ENC_COUNT; i++) assert_int_equal(qv_encoding_from_name(qv_encoding_name(i)), i);
+    /* Ids without a record (reserved for another branch's encoding until
+     * the branches meet) have no name to round-trip. */
+    for (int i = 1; i < QV_ENC_COUNT; i++)
+        if (qv__encoding_of((unsigned)i))
+            assert_int_equal(qv_encoding_from_name(qv_encoding_name(i)), i);
     assert_int_equal(qv_encoding_from_name("nope"), -1);
     assert_string_equal(qv_encoding_name(99), "?");
     assert_string_equal(qv_value_kind_name(QV_KIND_LARGE_BINARY), "large_binary");
@@ -172,13 +176,16 @@ static void test_registry(void **state) {
     for (unsigned id = QV_ENC_COUNT; id < 300; id++) assert_null(qv__encoding_of(id));
     for (unsigned id = 1; id < QV_ENC_COUNT; id++) {
         const struct qv__encoding *c = qv__encoding_of(id);
+        /* 15 and 16 belong to encodings of sibling branches (issue 15). */
+        if (!c && (id == 15 || id == 16)) continue;
         assert_non_null(c);
         assert_int_equal(c->id, id);
         assert_non_null(c->validate);
         assert_non_null(c->build);
         assert_true(c->dec_word || c->dec_bool || c->dec_bin);
         assert_string_equal(qv_encoding_name((int)id), c->name);
-        for (unsigned j = 1; j < id; j++) assert_string_not_equal(qv__encoding_of(j)->name, c->name);
+        for (unsigned j = 1; j < id; j++)
+            if (qv__encoding_of(j)) assert_string_not_equal(qv__encoding_of(j)->name, c->name);
     }
 }
 

@@ -41,6 +41,16 @@ static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t r
         note_path(w, path);
         return rc;
     }
+    rc = qv__writer_put_encoded(w, v, role, &enc, seg, err);
+    if (rc) note_path(w, path);
+    return rc;
+}
+
+int qv__writer_put_encoded(struct qv_writer *w, const struct qv_values *v, uint8_t role,
+                           struct qv_encoded *encp, struct qv__segment *seg,
+                           struct qv_error *err) {
+    struct qv_encoded enc = *encp;
+    int rc;
     seg->role = role;
     seg->kind = (uint8_t)v->kind;
     seg->fixed_width = v->kind == QV_KIND_FIXED_BINARY ? v->fixed_width : 0;
@@ -50,8 +60,7 @@ static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t r
     seg->checksum = qv_hash64(enc.data, enc.size, 0);
     qv__dir_block_sums(&w->rgblocks, enc.data, enc.size);
     rc = qv_sink_write(&w->sink, enc.data, enc.size, err);
-    qv_encoded_release(w->er, &enc);
-    if (rc) note_path(w, path);
+    qv_encoded_release(w->er, encp);
     return rc;
 }
 
@@ -122,7 +131,15 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
+        /* A column stored relative to another, or the reference of one,
+         * is written by writer_relative.c. Forcing relative (a test knob)
+         * leaves the other columns to the cascade. */
+        int done = 0;
+        if (w->rel) rc = qv__relative_put(w, k, &v, validity, &segs[ns], &done, err);
+        if (rc) note_path(w, path);
+        int force = w->force_encoding == QV_ENC_RELATIVE ? QV_ENC_AUTO : w->force_encoding;
+        if (!rc && !done) rc = put_segment(w, &v, QV_SEGMENT_VALUES, force, &segs[ns], path, err);
+        ns++;
         if (narrow) qv_free(w->er, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {
@@ -232,7 +249,20 @@ static int put_joined(struct qv_writer *w, const struct qv__rowgroup *rg, int64_
     return rc;
 }
 
+static int encode_row_group(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err);
+
 int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
+    int rc = qv__relative_plan(w, rg, err);
+    if (rc)
+        qv_error_wrap(err, rc, "writer '%s': row group %lld: choosing relative columns: ",
+                      w->sink.name, (long long)rg->index);
+    else
+        rc = encode_row_group(w, rg, err);
+    qv__relative_end(w);
+    return rc;
+}
+
+static int encode_row_group(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
     uint64_t start = w->sink.position;
     w->rgdir.size = 0;
     w->rgblocks.size = 0;

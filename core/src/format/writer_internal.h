@@ -103,6 +103,9 @@ struct qv_writer {
     struct qv_error worker_err;
     qv__writer_hook_fn hook;
     void *hook_ctx;
+    /* The current row group's relative columns (writer_relative.c), on
+     * the encoding thread; NULL when none. */
+    struct qv__relplan *rel;
 };
 
 /* writer.c */
@@ -112,6 +115,27 @@ int qv__writer_fail(struct qv_writer *w, int rc, struct qv_error *err);
  * footer. Runs on the encoding thread (the worker, or the caller inline);
  * on failure err names the file, row group and column. */
 int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err);
+/* Fills *seg for the encoded bytes of `v` (role), appends their block
+ * checksums to the row group's and writes them to the sink; enc is
+ * released in every case. */
+int qv__writer_put_encoded(struct qv_writer *w, const struct qv_values *v, uint8_t role,
+                           struct qv_encoded *enc, struct qv__segment *seg,
+                           struct qv_error *err);
+
+/* writer_relative.c: columns stored relative to another column of the
+ * row group (encoding 17). Plan chooses the pairs of a row group from a
+ * sample of its rows (w->rel; NULL when none); the encoding thread then
+ * encodes columns in order, and relative_put writes the values segment of
+ * a column that is a reference (keeping what its segment decodes to) or a
+ * dependent (the differences), setting *done; columns with no part in a
+ * pair are left to the caller (*done == 0). A reference always comes
+ * before its dependents, and is never itself relative. End frees the
+ * plan (every path). */
+int qv__relative_plan(struct qv_writer *w, const struct qv__rowgroup *rg, struct qv_error *err);
+int qv__relative_put(struct qv_writer *w, int32_t node, const struct qv_values *v,
+                     const uint8_t *validity, struct qv__segment *seg, int *done,
+                     struct qv_error *err);
+void qv__relative_end(struct qv_writer *w);
 
 /* writer_pipeline.c */
 /* Bytes buffered in the row group in the making. */
