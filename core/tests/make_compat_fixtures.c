@@ -5,7 +5,10 @@
  * never to refresh fixtures after a format change: they are the old files
  * the new reader must still read.
  *
- *   make_compat_fixtures <dir> */
+ *   make_compat_fixtures <dir> [prefix]
+ *
+ * With a prefix (for example v2_0_), only the fixtures whose file names start
+ * with it are written: the older ones are never rewritten by a newer writer. */
 #include <stdio.h>
 #include <string.h>
 
@@ -45,15 +48,18 @@ static int write_one(const struct cf_spec *s, const char *dir, struct qv_reserva
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s <dir>\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s <dir> [prefix]\n", argv[0]);
         return 2;
     }
     struct qv_pool *pool;
     struct qv_reservation *r;
     if (qv_pool_create(NULL, &pool, NULL) || qv_reservation_create(pool, NULL, &r, NULL)) return 1;
     int rc = 0;
-    for (int i = 0; !rc && i < cf_n_specs; i++) rc = write_one(&cf_specs[i], argv[1], r);
+    const char *prefix = argc == 3 ? argv[2] : "";
+    for (int i = 0; !rc && i < cf_n_specs; i++)
+        if (strncmp(cf_specs[i].file, prefix, strlen(prefix)) == 0)
+            rc = write_one(&cf_specs[i], argv[1], r);
     qv_reservation_destroy(r);
     qv_pool_destroy(pool);
     return rc ? 1 : 0;

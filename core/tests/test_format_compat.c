@@ -1,9 +1,10 @@
 /* Files written by earlier versions of the format still read, value for
- * value. core/tests/data holds files the format 1.0 writer wrote
+ * value. core/tests/data holds files the format 1.0 and 2.0 writers wrote
  * (data/README.md); the rows they hold are regenerated here from their
  * specification (support/compat_fixtures.c) and every row group, and takes
- * of scattered rows, are compared with them. A byte flipped in an old file's
- * segment is still caught by its whole-segment checksum. */
+ * of scattered rows, are compared with them; the same rows as written by the
+ * format 2.0 writer too. A byte flipped in a 1.0 file's segment is still
+ * caught by its whole-segment checksum. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
