@@ -348,10 +348,14 @@ static void test_scan_dependent_only(void **state) {
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
     char filter[64];
     snprintf(filter, sizeof filter, "key2 < %lld", (long long)limit);
-    for (int filtered = 0; filtered < 2; filtered++) {
+    /* On the caller's thread, and on two workers (each decoding the
+     * reference in its own column reader). */
+    for (int run = 0; run < 4; run++) {
+        int filtered = run & 1;
         int32_t col = C_KEY2;
-        struct qv_scan_options so = {.columns = &col, .n_columns = 1, .threads = QV_SCAN_SYNC,
-                                     .batch_rows = 1000, .filter = filtered ? filter : NULL};
+        struct qv_scan_options so = {.columns = &col, .n_columns = 1,
+                                     .threads = run < 2 ? QV_SCAN_SYNC : 2, .batch_rows = 1000,
+                                     .filter = filtered ? filter : NULL};
         struct ArrowArrayStream st;
         int rc = qv_scan_open(rd, &so, e->r, &st, &err);
         if (rc) fail_msg("scan: %s", err.message);
