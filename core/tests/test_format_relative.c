@@ -243,6 +243,77 @@ static void test_chosen_on_correlated_columns(void **state) {
     unlink(path);
 }
 
+/* The parallel writer: a dependent column's task computes its reference's
+ * values itself (null fill of the reference's input), so the file is the
+ * same bytes with 1, 2 and 4 encoding threads, whole input (encoded in
+ * place) or cut into pieces (joined), default and compact modes; and it
+ * reads back. Chosen pairs with dependents with nulls; forced pairs with a
+ * reference with nulls too (the sample does not pair a reference whose
+ * null slots make the differences wide: null fill puts a neighbour's value
+ * there, unrelated to the dependent's). */
+static void test_same_bytes_any_threads(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "relative_threads.qvr");
+    struct ArrowArray batches[2];
+    make_batch(e, 60000, 7, 0, 100, &batches[0]);
+    make_batch(e, 60000, 8, 150, 100, &batches[1]);
+    static const int64_t cuts[] = {1, 9000, 9001, 30000, 47777};
+    for (int shape = 0; shape < 6; shape++) {
+        const int pieces = shape & 1, compact = shape == 2 || shape == 3, forced = shape >= 4;
+        struct ArrowArray batch = batches[forced];
+        unsigned char *first = NULL;
+        size_t first_size = 0;
+        for (int ti = 0; ti < 3; ti++) {
+            const int threads = ti == 0 ? 1 : 2 * ti;
+            struct qv_writer *w;
+            struct qv_error err;
+            struct qv_writer_options o = {.row_group_rows = 20000, .compact = compact,
+                                          .threads = threads, .max_in_flight = 3};
+            assert_int_equal(qv_writer_open(path, e->schema, &o, e->r, &w, &err), 0);
+            if (forced) qv_writer_force_encoding(w, QV_ENC_RELATIVE);
+            int64_t at = 0;
+            const int n_cuts = pieces ? (int)(sizeof cuts / sizeof cuts[0]) : 0;
+            for (int i = 0; i <= n_cuts; i++) {
+                int64_t end = i < n_cuts ? cuts[i] : batch.length;
+                struct ArrowArray part = batch;
+                part.offset += at;
+                part.length = end - at;
+                part.release = borrowed_release;
+                int rc = qv_writer_write(w, &part, &err);
+                if (rc) fail_msg("write: %s", err.message);
+                at = end;
+            }
+            int rc = qv_writer_finish(w, &err);
+            if (rc) fail_msg("finish: %s", err.message);
+            qv_writer_close(w);
+            size_t size;
+            unsigned char *bytes = tu_read_file(path, &size);
+            assert_non_null(bytes);
+            if (!first) {
+                first = bytes;
+                first_size = size;
+                struct qv_reader *rd;
+                assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+                char d[512];
+                describe(e, rd, 0, C_RECEIPT, d, sizeof d);
+                if (strncmp(d, "relative(ref=0,", 15) != 0) fail_msg("shape %d: receipt: %s", shape, d);
+                check_all(e, rd, e->schema, &batch);
+                qv_reader_close(rd);
+            } else {
+                if (size != first_size || memcmp(bytes, first, size) != 0)
+                    fail_msg("shape %d: %d threads wrote other bytes than 1 (%zu vs %zu)", shape,
+                             threads, size, first_size);
+                free(bytes);
+            }
+        }
+        free(first);
+    }
+    batches[0].release(&batches[0]);
+    batches[1].release(&batches[1]);
+    unlink(path);
+}
+
 /* A reference with nulls (its null slots hold whatever its segment
  * decodes to) and dependents with nulls; every boundary of row groups and
  * input pieces; mapped and pread reads. */
@@ -481,6 +552,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_forced_every_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_scan_dependent_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_corrupt_reference_and_dependent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_bytes_any_threads, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -96,6 +96,27 @@ static void gather(const struct qv_writer *w, const struct qv__rowgroup *rg, int
     }
 }
 
+/* The sample's null slots as null fill would mostly have them (its usual
+ * choice on scattered nulls: the previous non-null value; leading nulls
+ * the window's first), so a reference with nulls is judged on values near
+ * what its segment will hold rather than on whatever the producer left
+ * under its nulls. Only the choice depends on this; the differences
+ * written are taken against the real fill (qv__relative_values). */
+static void fill_previous(uint64_t *v, const uint8_t *valid, int64_t nwin, int64_t win) {
+    for (int64_t w0 = 0; w0 < nwin; w0++) {
+        uint64_t *x = v + w0 * win;
+        const uint8_t *ok = valid + w0 * win;
+        int64_t first = 0;
+        while (first < win && !ok[first]) first++;
+        if (first == win) continue;
+        uint64_t prev = x[first];
+        for (int64_t i = 0; i < win; i++) {
+            if (ok[i]) prev = x[i];
+            else x[i] = prev;
+        }
+    }
+}
+
 /* Frame-of-reference bits of m values of `bits` bits read as signed. */
 static unsigned for_bits(const uint64_t *v, int64_t m, unsigned bits) {
     if (m == 0) return 0;
@@ -229,8 +250,9 @@ int qv__relative_plan(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_er
             }
             for (int64_t i = 0; i < nwin; i++) {
                 int64_t row = nwin > 1 ? (rg->rows - win) * i / (nwin - 1) : 0;
-                gather(w, rg, c, row, win, sample[c] + i * win, NULL);
+                gather(w, rg, c, row, win, sample[c] + i * win, valid + i * win);
             }
+            fill_previous(sample[c], valid, nwin, win);
         }
         for (int32_t c = 1; !rc && c < n_columns; c++) {
             if (!p->cols[c].candidate) continue;
