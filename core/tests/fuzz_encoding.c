@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "quiver/encoding.h"
+#include "encoding/relative.h"
 
 static struct qv_pool *pool;
 static struct qv_reservation *res;
@@ -65,12 +66,46 @@ static size_t out_bytes(enum qv_value_kind k, int64_t n) {
     }
 }
 
+/* A relative chunk (17) decodes against another chunk's decoder: a
+ * reference of `count` values of the kind (a fixed ramp), encoded by the
+ * cascade and attached. Attaching must refuse the chunk itself and a
+ * reference of another count. *ref_enc and *ref are the caller's to free. */
+static void attach_reference(struct qv_decoder *d, enum qv_value_kind kind, int64_t count,
+                             struct qv_encoded *ref_enc, struct qv_decoder **ref) {
+    struct qv_error err;
+    memset(ref_enc, 0, sizeof *ref_enc);
+    *ref = NULL;
+    if (qv_decoder_reference_node(d) < 0) return;
+    if (qv_decoder_set_reference(d, d, &err) == 0) abort();
+    size_t w = kind == QV_KIND_INT8 ? 1 : kind == QV_KIND_UINT16 ? 2 : kind == QV_KIND_INT32 ? 4 : 8;
+    uint8_t *ramp = calloc((size_t)count + 1, w);
+    if (!ramp) abort();
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t v = (uint64_t)i * 7919u;
+        memcpy(ramp + (size_t)i * w, &v, w < 8 ? w : 8);
+    }
+    struct qv_values v = {.kind = kind, .count = count, .values = ramp};
+    if (qv_encode(&v, NULL, res, ref_enc, &err) == 0 &&
+        qv_decoder_open(ref_enc->data, ref_enc->size, kind, 0, count, res, ref, &err) == 0)
+        qv_decoder_set_reference(d, *ref, &err);
+    free(ramp);
+}
+
+static int is_int_kind(enum qv_value_kind k) {
+    return k >= QV_KIND_INT8 && k <= QV_KIND_UINT64;
+}
+
 static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kind, int64_t count) {
     const uint64_t base = qv_reservation_used(res);
     struct qv_error err;
     struct qv_decoder *d;
+    struct qv_encoded ref_enc = {0};
+    struct qv_decoder *ref = NULL;
     int rc = qv_decoder_open(bytes, size, kind, 16, count, res, &d, &err);
     if (rc == 0) {
+        /* Every other relative input decodes without a reference (the
+         * refusal path), the rest against one. */
+        if (is_int_kind(kind) && (size & 8)) attach_reference(d, kind, count, &ref_enc, &ref);
         struct qv_decode_out o;
         memset(&o, 0, sizeof o);
         o.values = malloc(out_bytes(kind, count) + 16);
@@ -97,6 +132,8 @@ static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kin
         qv_decoder_filter(d, count / 4, count - count / 4, &p, sel, bits, &err);
         free(bits);
         qv_decoder_close(d);
+        qv_decoder_close(ref);
+        qv_encoded_release(res, &ref_enc);
     }
     qv_enc_walk(bytes, size, res, visit, NULL, &err);
     if (qv_reservation_used(res) != base) abort(); /* leak */
@@ -188,7 +225,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct qv_encode_options eo;
         memset(&eo, 0, sizeof eo);
         eo.force = skew_force(kind, blen > 8 ? body[blen - 1] : 0);
-        if (qv_encode(&v, &eo, res, &e, &err) == 0) {
+        /* Integers: every other such input stored as relative differences. */
+        int rel = is_int_kind(kind) && (body[0] & 1);
+        if ((rel ? qv__relative_encode(&v, body[1], NULL, res, &e, &err)
+                 : qv_encode(&v, &eo, res, &e, &err)) == 0) {
             for (size_t i = 0; i + 1 < blen && i < 16; i += 2) e.data[body[i] % e.size] ^= body[i + 1];
             decode_all(e.data, e.size, kind, n);
             qv_encoded_release(res, &e);

@@ -100,13 +100,15 @@ static void assert_same_bytes(const struct memsink *a, const struct memsink *b) 
 /* Writes the plan's batches (seeds from `seed`) into `m`; owned moves
  * tracked copies in, otherwise the batches are copied. */
 static int write_plan(struct owned_env *e, struct memsink *m, const struct plan *p, uint64_t seed,
-                      const struct qv_writer_options *o, int owned, struct qv_error *err) {
+                      const struct qv_writer_options *o, int owned, int force,
+                      struct qv_error *err) {
     struct tracker t;
     tracker_init(&t);
     struct qv_writer *w;
     struct qv_sink sink = ms_open(m);
     int rc = qv_writer_open_sink(&sink, e->s, o, e->r, &w, err);
     if (rc) return rc;
+    qv_writer_force_encoding(w, force);
     for (int i = 0; i < p->n && !rc; i++) {
         struct ArrowArray b;
         if (owned) {
@@ -137,14 +139,14 @@ static void test_identical_across_threads(void **state) {
         uint64_t seed = 50 + 100 * round;
         struct qv_error err;
         struct qv_writer_options o = {.row_group_rows = p.rg_rows, .max_in_flight = QV_WRITER_INLINE};
-        assert_int_equal(write_plan(&e, &ref, &p, seed, &o, 0, &err), 0);
+        assert_int_equal(write_plan(&e, &ref, &p, seed, &o, 0, QV_ENC_AUTO, &err), 0);
         static const int threads[] = {1, 2, 4, 8};
         for (int ti = 0; ti < 4; ti++) {
             for (int owned = 0; owned < 2; owned++) {
                 struct qv_writer_options po = {.row_group_rows = p.rg_rows,
                                                .threads = threads[ti],
                                                .max_in_flight = 1 + (int)((round + (uint64_t)ti) % 3)};
-                assert_int_equal(write_plan(&e, &par, &p, seed, &po, owned, &err), 0);
+                assert_int_equal(write_plan(&e, &par, &p, seed, &po, owned, QV_ENC_AUTO, &err), 0);
                 assert_same_bytes(&ref, &par);
             }
         }
@@ -152,10 +154,18 @@ static void test_identical_across_threads(void **state) {
         /* A single row group big enough for the threads at finish. */
         struct plan one = {.n = 2, .rows = {3000, 2500}, .rg_rows = 10000};
         o.row_group_rows = 10000;
-        assert_int_equal(write_plan(&e, &ref, &one, seed, &o, 0, &err), 0);
+        assert_int_equal(write_plan(&e, &ref, &one, seed, &o, 0, QV_ENC_AUTO, &err), 0);
         struct qv_writer_options po = {.row_group_rows = 10000, .threads = 4};
-        assert_int_equal(write_plan(&e, &par, &one, seed, &po, 1, &err), 0);
+        assert_int_equal(write_plan(&e, &par, &one, seed, &po, 1, QV_ENC_AUTO, &err), 0);
         assert_same_bytes(&ref, &par);
+        /* Every integer column paired with an earlier one (encoding 17),
+         * references and dependents with nulls: a dependent's task reads
+         * its reference's input itself, so the same bytes too. */
+        assert_int_equal(write_plan(&e, &ref, &one, seed, &o, 0, QV_ENC_RELATIVE, &err), 0);
+        for (int owned = 0; owned < 2; owned++) {
+            assert_int_equal(write_plan(&e, &par, &one, seed, &po, owned, QV_ENC_RELATIVE, &err), 0);
+            assert_same_bytes(&ref, &par);
+        }
     }
     free(ref.p);
     free(par.p);
@@ -165,7 +175,7 @@ static void test_identical_across_threads(void **state) {
 /* Allocation failure at every step: the writer's reservation lives in a
  * pool of its own, so the injector counts the writer's allocations only
  * (the batches are made before, from the environment's pool). */
-static void run_alloc_failures(int threads, int owned) {
+static void run_alloc_failures(int threads, int owned, int force) {
     struct owned_env e;
     owned_env_init(&e);
     struct memsink ref = {0}, out = {0};
@@ -173,7 +183,7 @@ static void run_alloc_failures(int threads, int owned) {
     const uint64_t seed = 9;
     struct qv_error err;
     struct qv_writer_options ro = {.row_group_rows = p.rg_rows, .max_in_flight = QV_WRITER_INLINE};
-    assert_int_equal(write_plan(&e, &ref, &p, seed, &ro, 0, &err), 0);
+    assert_int_equal(write_plan(&e, &ref, &p, seed, &ro, 0, force, &err), 0);
     struct qv_writer_options o = {.row_group_rows = p.rg_rows, .threads = threads};
     /* Every step in plain builds; the sanitizers run 3x (ASan) to 10x
      * (TSan) slower, so they take every 3rd / 7th step (still a few
@@ -205,6 +215,7 @@ static void run_alloc_failures(int threads, int owned) {
         struct qv_writer *w = NULL;
         struct qv_sink sink = ms_open(&out);
         int rc = qv_writer_open_sink(&sink, e.s, &o, wr, &w, &err);
+        if (!rc) qv_writer_force_encoding(w, force);
         for (int i = 0; i < p.n; i++) {
             if (!rc) rc = owned ? qv_writer_write_owned(w, &b[i], &err) : qv_writer_write(w, &b[i], &err);
             if (b[i].release) b[i].release(&b[i]);
@@ -242,8 +253,17 @@ static void run_alloc_failures(int threads, int owned) {
 static void test_alloc_failure_every_step(void **state) {
     (void)state;
     alarm(1200);
-    run_alloc_failures(2, 0);
-    run_alloc_failures(4, 1);
+    run_alloc_failures(2, 0, QV_ENC_AUTO);
+    run_alloc_failures(4, 1, QV_ENC_AUTO);
+}
+
+/* The same with every integer column stored relative to an earlier one:
+ * failures in the pair plan (caller's thread, at seal) and in a dependent
+ * task's reading of its reference. */
+static void test_alloc_failure_relative(void **state) {
+    (void)state;
+    alarm(1200);
+    run_alloc_failures(2, 1, QV_ENC_RELATIVE);
 }
 
 /* Fails column 7 of row group 1 at once and column 2 of the same row group
@@ -396,6 +416,7 @@ int main(void) {
         cmocka_unit_test(test_first_failure_in_file_order),
         cmocka_unit_test(test_abort_with_busy_threads),
         cmocka_unit_test(test_alloc_failure_every_step),
+        cmocka_unit_test(test_alloc_failure_relative),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

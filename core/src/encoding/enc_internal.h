@@ -518,6 +518,9 @@ struct qv__dec {
     int (*vfn)(void *ctx, uint64_t off, uint64_t len, struct qv_error *err);
     void *vctx;
     const uint8_t *vbase; /* the parsed bytes: offsets are from here */
+    /* The reference chunk's decoder of a relative root (relative.c);
+     * borrowed, NULL until qv_decoder_set_reference. */
+    struct qv_decoder *ref;
 };
 /* Verifies the bytes of plain's and bitpack's buffer that decoding values
  * [start, start + n) reads, before they are read. Called by the dispatch and
@@ -731,6 +734,16 @@ extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpac
     qv__enc_alp_rd, qv__enc_fsst, qv__enc_zstd, qv__enc_lz4;
 extern const struct qv__encoding qv__enc_patched;
 extern const struct qv__encoding qv__enc_zstd_dict;
+extern const struct qv__encoding qv__enc_relative;
+
+/* qv_encode's set-up of one call from its options (encode.c), and its
+ * end: on rc == 0 serializes `root` into *out (from e->r); in every case
+ * frees the call's arena and stack. Returns rc or ENOMEM. */
+void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct qv_reservation *r,
+                  struct qv_error *err);
+int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
+                   struct qv_encoded *out);
+
 
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
  * bounds-checked, so any byte from a file may be passed. */

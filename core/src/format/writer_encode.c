@@ -28,6 +28,8 @@ struct ctx {
     struct qv_writer *w;
     struct qv__wworker *wk;
     struct qv__task *t;
+    const struct qv__rowgroup *rg;
+    int32_t c; /* the task's top-level column */
 };
 
 static void note_path(struct ctx *x, const char *path) {
@@ -40,9 +42,11 @@ static void note_path(struct ctx *x, const char *path) {
 }
 
 /* Encodes one segment into the task: its bytes, its block checksums and
- * its record (offset from the task's first byte). */
+ * its record (offset from the task's first byte). With `pre`, the segment
+ * is those bytes, already encoded on the task's reservation (moved in, or
+ * released on failure). */
 static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
-                       const char *path, struct qv_error *err) {
+                       struct qv_encoded *pre, const char *path, struct qv_error *err) {
     struct qv_writer *w = x->w;
     struct qv__task *tk = x->t;
     struct qv__taskout *t = tk->o;
@@ -51,6 +55,7 @@ static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, i
         struct qv__wseg *p = qv_realloc(tk->r, t->segs, (size_t)t->cap_segs * sizeof *p,
                                         (size_t)cap * sizeof *p, err);
         if (!p) {
+            if (pre) qv_encoded_release(tk->r, pre);
             note_path(x, path);
             return ENOMEM;
         }
@@ -64,7 +69,9 @@ static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, i
     };
     struct qv__wseg *ws = &t->segs[t->n_segs];
     memset(ws, 0, sizeof *ws);
-    int rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
+    int rc = 0;
+    if (pre) ws->enc = *pre;
+    else rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
     if (rc) {
         note_path(x, path);
         return rc;
@@ -143,7 +150,7 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
     int rc = 0;
     if (nulls) {
         struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
-        rc = put_segment(x, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, NULL, path, err);
         ns++;
         if (rc) return rc;
     } else {
@@ -184,18 +191,33 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
         qv__stats_compute(node, &v, validity, &st);
         /* Null slots get a fill value that costs next to nothing
          * (null_fill.c); statistics were taken from the input, masked. */
-        struct qv__filled filled;
-        rc = qv__null_fill(&v, validity, nulls, w->null_fill, x->t->r, &filled, err);
-        if (rc) note_path(x, path);
-        else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, w->force_encoding, path, err);
+        /* A column stored relative to another (writer_relative.c) takes
+         * differences, 0 at its null slots: no fill. Forcing relative (a
+         * test knob) leaves the other columns to the cascade. */
+        struct qv_encoded rel;
+        int is_rel = 0;
+        if (x->rg->rel && node->parent == -1) {
+            memset(&rel, 0, sizeof rel);
+            rc = qv__relative_values(w, x->rg, x->c, &v, validity, x->t->r, &rel, &is_rel, err);
+            if (rc) note_path(x, path);
+        }
+        int force = w->force_encoding == QV_ENC_RELATIVE ? QV_ENC_AUTO : w->force_encoding;
+        if (!rc && is_rel) {
+            rc = put_segment(x, &v, QV_SEGMENT_VALUES, force, &rel, path, err);
+        } else if (!rc) {
+            struct qv__filled filled;
+            rc = qv__null_fill(&v, validity, nulls, w->null_fill, x->t->r, &filled, err);
+            if (rc) note_path(x, path);
+            else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, force, NULL, path, err);
+            qv__null_fill_release(x->t->r, &filled);
+        }
         ns++;
-        qv__null_fill_release(x->t->r, &filled);
         if (narrow) qv_free(x->t->r, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {
         struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
         raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
-        rc = put_segment(x, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, NULL, path, err);
         ns++;
         if (rc) return rc;
     }
@@ -346,7 +368,7 @@ void qv__writer_encode_task(struct qv__wworker *wk, struct qv__rowgroup *rg, int
     qv_error_clear(err);
     wk->fail_path[0] = 0;
     int32_t k = column_node(w, c);
-    struct ctx x = {.w = w, .wk = wk, .t = t};
+    struct ctx x = {.w = w, .wk = wk, .t = t, .rg = rg, .c = c};
     int rc = 0;
     if (w->hook) {
         rc = w->hook(w->hook_ctx, rg->index, c);

@@ -102,6 +102,7 @@ struct qv__rowgroup {
     int32_t dispatched;     /* tasks handed out (or skipped): order[0..dispatched) */
     int32_t committed;      /* tasks written (or dropped), in column order */
     int whole;              /* encoded in place from one array (writer_encode.c) */
+    struct qv__relplan *rel; /* its relative columns (writer_relative.c), or NULL; on r */
     uint64_t start;         /* file position of its first byte (committer) */
 };
 
@@ -204,6 +205,23 @@ int qv__writer_commit_task(struct qv_writer *w, struct qv__rowgroup *rg, struct 
 int qv__writer_end_row_group(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err);
 /* Frees a task's buffers and reservation (any thread that owns it). */
 void qv__writer_task_free(struct qv__task *t);
+
+/* writer_relative.c: columns stored relative to another column of the
+ * row group (encoding 17). Plan chooses the pairs of a sealed row group
+ * from a sample of its rows, on the caller's thread at seal (rg->rel, on
+ * the caller's reservation; NULL when none; free releases it, with the row
+ * group). Values is called by column c's task: when c is stored relative
+ * to another column, it encodes c's values `v` (validity: its null slots,
+ * or NULL) as differences against that column's values as readers will
+ * decode them, into *out on r, and sets *done; otherwise *done == 0 and
+ * nothing is allocated. It reads only the row group's input, so it waits
+ * for no other task. */
+int qv__relative_plan(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err);
+int qv__relative_values(struct qv_writer *w, const struct qv__rowgroup *rg, int32_t c,
+                        const struct qv_values *v, const uint8_t *validity,
+                        struct qv_reservation *r, struct qv_encoded *out, int *done,
+                        struct qv_error *err);
+void qv__relative_free(struct qv_writer *w, struct qv__rowgroup *rg);
 
 /* writer_parallel.c */
 /* Puts a sealed row group (tasks allocated) in flight and wakes the

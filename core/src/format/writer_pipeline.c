@@ -99,6 +99,7 @@ static void rowgroup_retire(struct qv_writer *w, struct qv__rowgroup *rg, int no
         qv_free(w->r, rg->tasks, (size_t)rg->n_tasks * sizeof *rg->tasks);
         qv_free(w->r, rg->order, (size_t)rg->n_tasks * sizeof *rg->order);
     }
+    qv__relative_free(w, rg);
     if (rg->encoded && notify && w->opts.on_row_group)
         w->opts.on_row_group(w->opts.progress_ctx, w->rows_written);
     qv_free(w->r, rg, sizeof *rg);
@@ -226,6 +227,13 @@ static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
         rg->n_tasks = n;
     }
     qv__writer_plan(w, rg);
+    rc = qv__relative_plan(w, rg, err);
+    if (rc) {
+        qv_error_wrap(err, rc, "writer '%s': row group %lld: choosing relative columns: ",
+                      w->sink.name, (long long)rg->index);
+        rowgroup_retire(w, rg, 0);
+        return qv__writer_fail(w, rc, err);
+    }
     if (w->max_in_flight == QV_WRITER_INLINE || (inline_now && !worth_threads(w, rg)))
         return encode_inline(w, rg, err);
     if (!w->has_thread) {
