@@ -409,8 +409,53 @@ static void test_threads_option(void **state) {
     owned_env_done(&e);
 }
 
+static void no_release(struct ArrowArray *a) { a->release = NULL; }
+
+/* A schema of no columns: a row group has no column task whose end would
+ * commit it, and its rows must not be lost (rows are all such a file
+ * holds), however many threads and row groups. */
+static void test_no_columns(void **state) {
+    (void)state;
+    alarm(120);
+    struct owned_env e;
+    owned_env_init(&e);
+    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT};
+    struct qv_schema *s;
+    struct qv_error err;
+    assert_int_equal(qv_schema_create(&root, e.r, &s, &err), 0);
+    static const int threads[] = {QV_WRITER_INLINE, 1, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        char path[512];
+        tu_path(path, sizeof path, "par_mt_nocols.qvr");
+        struct qv_writer_options o = {.row_group_rows = 3,
+                                      .threads = threads[i] == QV_WRITER_INLINE ? 0 : threads[i],
+                                      .max_in_flight = threads[i] == QV_WRITER_INLINE ? QV_WRITER_INLINE
+                                                                                      : 0};
+        struct qv_writer *w;
+        assert_int_equal(qv_writer_open(path, s, &o, e.r, &w, &err), 0);
+        for (int b = 0; b < 3; b++) {
+            struct ArrowArray batch = {.length = 4, .n_buffers = 1};
+            static const void *none[1] = {NULL};
+            batch.buffers = none;
+            batch.release = no_release;
+            if (qv_writer_write(w, &batch, &err)) fail_msg("write: %s", err.message);
+        }
+        if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
+        qv_writer_close(w);
+        struct qv_reader *rd;
+        assert_int_equal(qv_reader_open(path, NULL, e.r, &rd, &err), 0);
+        assert_int_equal(qv_reader_num_rows(rd), 12);
+        assert_int_equal(qv_reader_num_row_groups(rd), 4);
+        qv_reader_close(rd);
+        unlink(path);
+    }
+    qv_schema_destroy(s);
+    owned_env_done(&e);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_columns),
         cmocka_unit_test(test_threads_option),
         cmocka_unit_test(test_identical_across_threads),
         cmocka_unit_test(test_first_failure_in_file_order),

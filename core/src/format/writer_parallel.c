@@ -228,6 +228,9 @@ void qv__writer_enqueue(struct qv_writer *w, struct qv__rowgroup *rg) {
     qv_mutex_lock(&w->mu);
     w->stop = 0;
     append(w, rg);
+    /* A row group of no columns has no task whose end would commit it:
+     * it is ended here (when it is next in file order). */
+    if (rg->n_tasks == 0) commit_ready(w);
     qv_cond_broadcast(&w->work);
     qv_mutex_unlock(&w->mu);
 }
@@ -236,8 +239,10 @@ void qv__writer_encode_inline(struct qv_writer *w, struct qv__rowgroup *rg) {
     qv_mutex_lock(&w->mu);
     append(w, rg);
     /* No thread runs: the caller is the only encoder and the committer, and
-     * every task of the row group is written when work returns. */
+     * every task of the row group is written when work returns (a row group
+     * of no columns has none: commit_ready ends it). */
     work(w, &w->workers[0], 0);
+    commit_ready(w);
     qv_mutex_unlock(&w->mu);
 }
 
