@@ -49,10 +49,12 @@ test-fuzz:
 	core/tests/run-fuzz
 
 # The Python package (installed by scripts/setup.sh) and its pytest suite,
-# then the comparison harness's own tests (report, CPU check, datasets; ~1 s).
+# then the benchmark harnesses' own tests (the comparison's report, CPU check
+# and datasets, the small real tables loading from their packages; Parquet
+# beside bench/run format; a few seconds).
 test-python: setup
 	python3 -m pytest python/tests -q
-	python3 -m pytest bench/compare -q
+	python3 -m pytest bench/compare bench/test_format_parquet.py -q
 
 # The Java modules (java/): the JNI library is built by quiver-jni's Maven
 # build with this CMake project, then every module's tests run and the jars

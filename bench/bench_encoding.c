@@ -1,5 +1,5 @@
 /*
- * bench/run encoding [--quick] [--json FILE] [--sf X] [--chunk N] [--kernels|--lineitem|--decode]
+ * bench/run encoding [--quick] [--json FILE] [--sf X] [--chunk N] [--kernels|--lineitem|--decode|--write]
  *
  * 1. Bit-unpacking kernels: one 1024-value vector at each width 1..32 into
  *    uint32 and uint64 outputs, in cache; baseline: memcpy of the same
@@ -14,6 +14,9 @@
  *
  * 4. Run-end decode (l_orderkey-like runs) and FSST decode (l_comment-like
  *    text, URL-like strings) on their own, one core (--decode: only this).
+ * 5. Write-path cases (--write: only this): encode time of short strings
+ *    with few distinct values, a small table's string chunks, decimal
+ *    doubles and comment-like text.
  *
  * min and median over repeats are reported; the JSON records follow
  * DESIGN.md section 2.
@@ -765,11 +768,128 @@ static void bench_decode(struct qv_bench *b, int64_t chunk) {
     free(url.data);
 }
 
+/* ---- 5. Write-path cases (--write) ----
+ * Encode time per chunk of the shapes issue 15 names as slow to write:
+ * short strings with few distinct values (a dictionary wins; FSST must not
+ * be trained), a small table's string chunks (1000 rows, 49 distinct: the
+ * per-chunk fixed costs dominate), decimal doubles (ALP's (e, f) search)
+ * and comment-like text (FSST training on every chunk). Encode time is the
+ * sum over chunks of qv_encode, min and median over repeats. */
+
+struct wcase {
+    const char *name;
+    struct column col;
+    int64_t chunk;
+};
+
+static void bench_write_case(struct qv_bench *b, const struct wcase *w, int reps) {
+    const struct column *c = &w->col;
+    int64_t nch = (c->n + w->chunk - 1) / w->chunk;
+    double ts[16];
+    uint64_t bytes = 0;
+    char desc[256] = "";
+    for (int r = 0; r < reps; r++) {
+        double t = 0;
+        bytes = 0;
+        for (int64_t k = 0; k < nch; k++) {
+            int64_t a = k * w->chunk, m = a + w->chunk < c->n ? w->chunk : c->n - a;
+            struct qv_values v = {c->kind, 0, m, 0, NULL, NULL};
+            if (c->kind == QV_KIND_BINARY) {
+                v.values = (const int32_t *)c->values + a;
+                v.data = c->data;
+            } else {
+                v.values = (const uint8_t *)c->values + (size_t)a * width_of(c->kind);
+            }
+            struct qv_error err = {0};
+            struct qv_encoded enc = {0};
+            double s0 = qv_bench_now_s();
+            if (qv_encode(&v, NULL, res, &enc, &err)) die("encode", &err);
+            t += qv_bench_now_s() - s0;
+            bytes += enc.size;
+            if (k == 0 && r == 0 &&
+                qv_enc_describe(enc.data, enc.size, res, desc, sizeof desc, &err) == EOVERFLOW)
+                strcpy(desc + sizeof desc - 5, "...");
+            qv_encoded_release(res, &enc);
+        }
+        ts[r] = t * 1e3;
+    }
+    double med = qv_bench_record_samples(b, w->name, "quiver", "encode_ms", ts, reps, "ms");
+    double mn = ts[0];
+    for (int r = 1; r < reps; r++) mn = ts[r] < mn ? ts[r] : mn;
+    qv_bench_record(b, w->name, "quiver", "encoded_bytes", "value", (double)bytes, "B");
+    if (strlen(desc) > 40) strcpy(desc + 37, "...");
+    printf("%-22s %9lld %7lld  %-40s %11llu %9.2f %9.2f %9.1f\n", w->name, (long long)c->n,
+           (long long)w->chunk, desc, (unsigned long long)bytes, mn, med,
+           mn * 1e6 / (double)nch / 1e3);
+}
+
+static void bench_write(struct qv_bench *b) {
+    const int reps = qv_bench_quick(b) ? 3 : 7;
+    const int64_t big = qv_bench_quick(b) ? 600000 : 3000000;
+    struct wcase cases[4];
+    memset(cases, 0, sizeof cases);
+    /* Three-letter codes, 230 distinct, skewed (weight 1 / rank). */
+    static char codes[230][4];
+    const char *cp[230];
+    for (int i = 0; i < 230; i++) {
+        for (int j = 0; j < 3; j++) codes[i][j] = (char)('A' + rnd() % 26);
+        cp[i] = codes[i];
+    }
+    int *idx = malloc((size_t)big * sizeof *idx);
+    double hsum = 0;
+    for (int i = 0; i < 230; i++) hsum += 1.0 / (i + 1);
+    for (int64_t i = 0; i < big; i++) {
+        double u = (double)(rnd() >> 11) / 9007199254740992.0 * hsum, acc = 0;
+        int k = 0;
+        while (k < 229 && (acc += 1.0 / (k + 1)) < u) k++;
+        idx[i] = k;
+    }
+    cases[0] = (struct wcase){"short_str_230", {"codes", QV_KIND_BINARY, big, NULL, NULL, 0}, 131072};
+    strings_col(&cases[0].col, big, cp, idx);
+    /* A small table's column: 200 chunks of 1000 rows, 49 distinct. */
+    static char cats[49][16];
+    const char *catp[49];
+    for (int i = 0; i < 49; i++) {
+        snprintf(cats[i], sizeof cats[i], "category %d", i);
+        catp[i] = cats[i];
+    }
+    const int64_t small = 200000;
+    for (int64_t i = 0; i < small; i++) idx[i] = (int)(rnd() % 49);
+    cases[1] = (struct wcase){"small_str_49", {"cat", QV_KIND_BINARY, small, NULL, NULL, 0}, 1000};
+    strings_col(&cases[1].col, small, catp, idx);
+    /* Prices with two decimals. */
+    double *pr = malloc((size_t)big * 8);
+    for (int64_t i = 0; i < big; i++) pr[i] = (double)urand(100, 10000000) / 100.0;
+    cases[2] = (struct wcase){"decimal_f64", {"price", QV_KIND_FLOAT64, big, pr, NULL, 0}, 131072};
+    /* Comment-like text, 10 to 43 bytes. */
+    const int64_t nt = big / 3;
+    char *text = make_text((size_t)nt * 27 + 1024);
+    int32_t *to = malloc((size_t)(nt + 1) * 4);
+    int64_t at = 0;
+    for (int64_t i = 0; i < nt; i++) {
+        to[i] = (int32_t)at;
+        at += urand(10, 43);
+    }
+    to[nt] = (int32_t)at;
+    cases[3] = (struct wcase){"comment_text", {"comment", QV_KIND_BINARY, nt, to, (uint8_t *)text, 0}, 131072};
+    free(idx);
+    printf("\nWrite-path cases: qv_encode time summed over chunks (ms), min and median of %d\n", reps);
+    printf("%-22s %9s %7s  %-40s %11s %9s %9s %9s\n", "case", "values", "chunk", "encoding (first chunk)",
+           "bytes", "min ms", "med ms", "us/chunk");
+    for (int i = 0; i < 4; i++) {
+        bench_write_case(b, &cases[i], reps);
+        if (cases[i].col.kind == QV_KIND_BINARY) free(cases[i].col.values);
+        if (cases[i].col.data != (uint8_t *)text) free(cases[i].col.data);
+    }
+    free(pr);
+    free(text);
+}
+
 int main(int argc, char **argv) {
     struct qv_bench *b = qv_bench_open("encoding", argc, argv);
     double sf = qv_bench_quick(b) ? 0.1 : 1.0;
     int64_t chunk = 131072; /* the writer's default row group */
-    int only_kernels = 0, only_lineitem = 0, only_decode = 0;
+    int only_kernels = 0, only_lineitem = 0, only_decode = 0, only_write = 0;
     for (int i = 0; i < qv_bench_argc(b); i++) {
         const char *a = qv_bench_argv(b)[i];
         if (!strcmp(a, "--sf") && i + 1 < qv_bench_argc(b)) sf = atof(qv_bench_argv(b)[++i]);
@@ -777,12 +897,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--kernels")) only_kernels = 1;
         else if (!strcmp(a, "--lineitem")) only_lineitem = 1;
         else if (!strcmp(a, "--decode")) only_decode = 1;
+        else if (!strcmp(a, "--write")) only_write = 1;
     }
     struct qv_error err;
     struct qv_pool_options po = {0};
     po.name = "bench-encoding";
     if (qv_pool_create(&po, &pool, &err) || qv_reservation_create(pool, NULL, &res, &err)) die("pool", &err);
-    if (only_decode) {
+    if (only_write) {
+        bench_write(b);
+    } else if (only_decode) {
         bench_decode(b, chunk);
     } else {
         if (!only_lineitem) bench_kernels(b);
@@ -790,6 +913,7 @@ int main(int argc, char **argv) {
             bench_lineitem(b, sf, chunk);
             bench_random_access(b, chunk);
             bench_decode(b, chunk);
+            bench_write(b);
         }
     }
     fflush(stdout); /* before the JSON note on stderr */

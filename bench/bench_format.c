@@ -1,5 +1,6 @@
 /*
  * bench/run format [--quick] [--json FILE] [--sf X] [--reps N] [--no-tpch] [--no-gen]
+ *                  [--write-threads 0,1,2] [--write-only]
  *
  * The .qvr format on TPC-H lineitem:
  *  - data sets: real TPC-H SF1 (tpchgen-cli's CSV, data/tpch/lineitem.csv,
@@ -22,6 +23,10 @@
  * Targets printed at the end: total <= 120 MB (stretch <= 95 MB) at SF1,
  * write >= 500 MB/s and decode >= 2 GB/s per core, unpacking >= 10 G
  * values/s. min / median / max over repeats go to the JSON records.
+ *
+ * With --write-threads LIST: write time by number of encoding threads (0:
+ * QV_WRITER_INLINE) per data set, min and median, files checked identical;
+ * --write-only measures only that (default list 0,1,2).
  *
  * Side effect: the default-mode file of the real data is kept as
  * data/bench/lineitem-tpch-sf1.qvr, which bench_scan reuses.
@@ -457,6 +462,70 @@ static void decode_child(const char *path, int skip_checksums, int keep_memory, 
     }
 }
 
+/* Write time by number of encoding threads (qv_writer_options.threads; 0 in
+ * the list: QV_WRITER_INLINE, everything on the calling thread), into the
+ * memory sink, the same Arrow batches each time: min and median of the
+ * repeats, and the speedup of each count over the first in the list. The
+ * files must be the same bytes whatever the count (checked here too). */
+static void bench_write_threads(struct qv_bench *b, const struct bt_table *t, const char *list) {
+    int counts[8], nc = 0;
+    for (const char *p = list; *p && nc < 8;) {
+        counts[nc++] = atoi(p);
+        const char *comma = strchr(p, ',');
+        if (!comma) break;
+        p = comma + 1;
+    }
+    printf("\n== Write time by encoding threads: %s (%lld rows, %.1f MB of Arrow) ==\n", t->name,
+           (long long)t->rows, t->bytes / MB);
+    printf("%-10s %10s %10s %10s %10s %12s\n", "threads", "min s", "median s", "MB/s (med)",
+           "speedup", "file bytes");
+    static struct bt_memsink ms;
+    double first_min = 0, first_med = 0;
+    uint64_t first_size = 0, first_sum = 0;
+    for (int i = 0; i < nc; i++) {
+        struct qv_writer_options wo = {0};
+        if (counts[i] <= 0) wo.max_in_flight = QV_WRITER_INLINE;
+        else wo.threads = counts[i];
+        double s[16];
+        uint64_t sum = 0;
+        for (int r = 0; r < reps; r++) {
+            struct qv_sink sink = bt_memsink_open(&ms);
+            s[r] = timed_write(t, &wo, &sink, NULL, NULL, NULL);
+            sum = qv_hash64(ms.p, ms.len, 0);
+        }
+        char variant[32];
+        if (counts[i] <= 0) snprintf(variant, sizeof variant, "inline");
+        else snprintf(variant, sizeof variant, "threads_%d", counts[i]);
+        qv_bench_record_samples(b, t->name, variant, "write_s", s, reps, "s");
+        double sorted[16];
+        memcpy(sorted, s, sizeof(double) * (size_t)reps);
+        for (int x = 1; x < reps; x++)
+            for (int y = x; y > 0 && sorted[y - 1] > sorted[y]; y--) {
+                double tmp = sorted[y];
+                sorted[y] = sorted[y - 1];
+                sorted[y - 1] = tmp;
+            }
+        double med = sorted[reps / 2];
+        double mn = sorted[0];
+        if (i == 0) {
+            first_min = mn;
+            first_med = med;
+            first_size = ms.len;
+            first_sum = sum;
+        } else if (ms.len != first_size || sum != first_sum) {
+            fprintf(stderr, "bench format: the file differs with %d threads (%llu bytes vs %llu)\n",
+                    counts[i], (unsigned long long)ms.len, (unsigned long long)first_size);
+            exit(1);
+        }
+        printf("%-10s %10.3f %10.3f %10.0f %5.2fx/%.2fx %12llu\n", variant, mn, med, t->bytes / med / MB,
+               first_min / mn, first_med / med, (unsigned long long)ms.len);
+        qv_bench_record(b, t->name, variant, "write_speedup_min", "value", first_min / mn, "x");
+        qv_bench_record(b, t->name, variant, "write_speedup_median", "value", first_med / med, "x");
+    }
+    printf("(speedup: over the first count in the list, min/min and median/median; wall clock, so\n"
+           " figures taken while other processes run are noisy)\n");
+}
+
 static int child_decode_main(int argc, char **argv) {
     if (argc < 3) return 2;
     struct qv_error err;
@@ -654,7 +723,8 @@ int main(int argc, char **argv) {
     struct qv_bench *b = qv_bench_open("format", argc, argv);
     int quick = qv_bench_quick(b);
     double sf = quick ? 0.1 : 1.0;
-    int use_tpch = !quick, use_gen = 1;
+    int use_tpch = !quick, use_gen = 1, write_only = 0;
+    const char *write_threads = NULL;
     reps = 3;
     for (int i = 0; i < qv_bench_argc(b); i++) {
         const char *a = qv_bench_argv(b)[i];
@@ -663,9 +733,11 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--no-tpch")) use_tpch = 0;
         else if (!strcmp(a, "--tpch")) use_tpch = 1;
         else if (!strcmp(a, "--no-gen")) use_gen = 0;
+        else if (!strcmp(a, "--write-threads") && i + 1 < qv_bench_argc(b)) write_threads = qv_bench_argv(b)[++i];
+        else if (!strcmp(a, "--write-only")) write_only = 1;
         else {
             fprintf(stderr, "usage: bench/run format [--quick] [--json FILE] [--sf X] [--reps N] "
-                            "[--tpch|--no-tpch] [--no-gen]\n");
+                            "[--tpch|--no-tpch] [--no-gen] [--write-threads 0,1,2] [--write-only]\n");
             return 2;
         }
     }
@@ -676,6 +748,26 @@ int main(int argc, char **argv) {
     struct qv_reservation_options ro = {.name = "bench tables"};
     if (qv_pool_create(&po, &pool, &err) || qv_reservation_create(pool, &ro, &res, &err)) bt_die("pool", &err);
     printf("bench format: %s, %d repeats, %d CPUs online\n", quick ? "quick" : "full", reps, qv_cpu_count());
+
+    if (write_only) {
+        /* Only the write-time-by-threads table (default list 0,1,2). */
+        const char *list = write_threads ? write_threads : "0,1,2";
+        struct bt_table t;
+        const char *csv = use_tpch ? bt_tpch_csv() : NULL;
+        if (csv && bt_table_load_csv(&t, csv, res) == 0) {
+            bench_write_threads(b, &t, list);
+            bt_table_free(&t);
+        }
+        if (use_gen) {
+            bt_table_generate(&t, sf, res);
+            bench_write_threads(b, &t, list);
+            bt_table_free(&t);
+        }
+        qv_reservation_destroy(res);
+        qv_pool_destroy(pool);
+        fflush(stdout);
+        return qv_bench_close(b);
+    }
 
     struct kernel_result kr = bench_kernels(b);
 
@@ -689,6 +781,7 @@ int main(int argc, char **argv) {
             snprintf(name, sizeof name, "lineitem-%s.qvr", t.name);
             bt_path(keep, sizeof keep, "bench", name);
             bench_dataset(b, &t, (double)t.rows / 6001215.0, keep, &dr[nds++]);
+            if (write_threads) bench_write_threads(b, &t, write_threads);
             bt_table_free(&t);
         }
     }
@@ -696,6 +789,7 @@ int main(int argc, char **argv) {
         struct bt_table t;
         bt_table_generate(&t, sf, res);
         bench_dataset(b, &t, sf, NULL, &dr[nds++]);
+        if (write_threads) bench_write_threads(b, &t, write_threads);
         bt_table_free(&t);
     }
 

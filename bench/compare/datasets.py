@@ -1,4 +1,5 @@
-"""The four datasets of the comparison, as in-memory pyarrow Tables.
+"""The datasets of the comparison, as in-memory pyarrow Tables: four large
+ones, then a dozen small real tables (real_tables.py, "real-...").
 
 lineitem  TPC-H lineitem from tpchgen-cli (Parquet output, cached under
           data/compare/), string_view columns cast to string, Parquet field-id
@@ -14,8 +15,10 @@ takes     generated deterministically with numpy (seeded): the columns that
           2-core machine); the long strings come in chunks of 131,072 rows
           (one string array holds at most 2 GiB, and these chunks line up
           with the Arrow IPC batches).
+real-...  small public tables shipped inside PyPI packages (vega_datasets,
+          scikit-learn, statsmodels); see real_tables.py.
 
-Each dataset also names the columns for the projected scans and its filters:
+Each large dataset also names the columns for the projected scans and its filters:
 a list of (column, op, value) conjuncts, which every engine translates into
 its own pushdown, and the columns returned. `filters` maps a measure to
 one: "filter_q6" (a Q6-style filter; every dataset) and "filter_dec" (a
@@ -39,7 +42,7 @@ DATA = os.path.join(ROOT, "data", "compare")
 
 class Dataset:
     def __init__(self, name, table, project_int, project_str, filter_terms, filter_columns,
-                 note, filters=None, takes=None, write_runs=None):
+                 note, filters=None, takes=None, write_runs=None, light=False):
         self.name = name
         self.table = table
         self.project_int = project_int
@@ -47,22 +50,28 @@ class Dataset:
         self.filter_terms = filter_terms
         self.filter_columns = filter_columns
         self.note = note
-        self.filters = {"filter_q6": (filter_terms, filter_columns)}
+        self.filters = {} if filter_terms is None else {"filter_q6": (filter_terms,
+                                                                     filter_columns)}
         self.filters.update(filters or {})
         self.takes = takes or {}
         # None: as many write runs as any other measure; a number: that many,
         # with no warm-up (a dataset whose writes would dominate the run).
         self.write_runs = write_runs
+        # A small table (real_tables.py): size, write, full scan and a take
+        # only; its calls take milliseconds, so they are repeated more often
+        # (compare.py) and no peak-RSS process is spent on it.
+        self.light = light
 
 
 def _plain_schema(table):
-    """string_view -> string, large_string -> string, no field metadata."""
+    """string_view -> string, large_string -> string, binary_view and
+    large_binary -> binary, no field metadata."""
     fields = []
     for f in table.schema:
         t = f.type
         if t in (pa.string_view(), pa.large_string()):
             t = pa.string()
-        elif t == pa.binary_view():
+        elif t in (pa.binary_view(), pa.large_binary()):
             t = pa.binary()
         fields.append(pa.field(f.name, t, f.nullable))
     return table.cast(pa.schema(fields)).combine_chunks()
@@ -258,13 +267,15 @@ def takes(rows, chunk=131072, corpus_bytes=64 << 20):
 def plan(quick, keep=None):
     """[(name prefix, build)]: the datasets to measure, each built by calling
     `build()` when its turn comes (so only one table is in memory at a
-    time); keep: name prefixes to measure (None: all)."""
+    time); keep: name prefixes to measure (None: all). The small real tables
+    (real_tables.py, "real-...") come last and are the same with --quick."""
+    from . import real_tables
     everything = [
         ("lineitem", lambda: lineitem(0.05 if quick else 1)),
         ("nested", lambda: nested(40_000 if quick else 3_000_000)),
         ("flights", lambda: flights(100_000 if quick else None)),
         ("takes", lambda: takes(20_000, chunk=8192, corpus_bytes=2 << 20) if quick
          else takes(400_000)),
-    ]
+    ] + real_tables.plan()
     return [(key, build) for key, build in everything
             if keep is None or any(key.startswith(k) or k.startswith(key) for k in keep)]

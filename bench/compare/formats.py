@@ -8,8 +8,17 @@ a file open serves point lookups.
 threads: the number of threads the library may use, 1 (single-threaded) or
 more; each adapter translates it into its library's own setting. Libraries
 are imported lazily so that the peak-RSS child processes only load what
-they use."""
+they use.
+
+column_sizes(path), where a format can tell: the bytes each top-level
+column takes in the file, {name: bytes}, without the footer or file
+metadata (Quiver: the encoded chunks `qv inspect` sums; Parquet: the column
+chunks' compressed size, page headers and dictionary pages included)."""
+import inspect
+import json
 import os
+import shutil
+import subprocess
 
 import numpy as np
 import pyarrow as pa
@@ -92,6 +101,32 @@ def _arrow_threads(threads):
     return threads > 1
 
 
+def qv_cli():
+    """The `qv` command to inspect Quiver files with: $QV_CLI, else this
+    tree's release or debug build (bench/run compare builds the release
+    one), else one on PATH; None when there is none."""
+    root = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+    for cand in (os.environ.get("QV_CLI"), os.path.join(root, "build", "release", "cli", "qv"),
+                 os.path.join(root, "build", "debug", "cli", "qv"), shutil.which("qv")):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def arrow_leaves(t):
+    """How many leaf columns (Parquet column chunks) a value of Arrow type t
+    stores: one per primitive, the sum over a struct's fields, a list's
+    values', a map's keys' and items'."""
+    if pa.types.is_struct(t):
+        return sum(arrow_leaves(t.field(i).type) for i in range(t.num_fields))
+    if pa.types.is_map(t):
+        return arrow_leaves(t.key_type) + arrow_leaves(t.item_type)
+    if (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t)
+            or pa.types.is_list_view(t) or pa.types.is_large_list_view(t)):
+        return arrow_leaves(t.value_type)
+    return 1
+
+
 class Quiver:
     ext = "qvr"
 
@@ -100,12 +135,30 @@ class Quiver:
         self.q = quiver
         self.compact = compact
         self.name = "quiver-compact" if compact else "quiver"
+        # The writer's threads option, where the package has one (issue 15's
+        # parallel writer; without it the library writes on the calling
+        # thread whatever the mode). Told like the scan: 1 thread is
+        # SCAN_SYNC (encode on the calling thread, no worker), N is N
+        # workers; never left to its default (the machine's cores).
+        self.write_threads = "threads" in inspect.signature(quiver.write).parameters
 
     def _t(self, threads):
         return self.q.SCAN_SYNC if threads == 1 else threads
 
     def write(self, table, path, threads):
-        self.q.write(table, path, compact=self.compact)
+        kw = {"threads": self._t(threads)} if self.write_threads else {}
+        self.q.write(table, path, compact=self.compact, **kw)
+
+    def column_sizes(self, path):
+        qv = qv_cli()
+        if qv is None:
+            raise RuntimeError("no qv command (build it: cmake --build build/release --target qv, "
+                               "or set QV_CLI)")
+        r = subprocess.run([qv, "inspect", path, "--json", "--summary", "--no-encodings"],
+                           capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"qv inspect {path}: {r.stderr.strip()[-300:]}")
+        return {c["name"]: c["encoded_bytes"] for c in json.loads(r.stdout)["summary"]["columns"]}
 
     def full(self, path, threads, ds):
         with self.q.open(path) as f:
@@ -185,6 +238,25 @@ class Parquet:
         for b in self.pq.ParquetFile(path).iter_batches(use_threads=_arrow_threads(threads)):
             n += b.num_rows
         return n
+
+    def column_sizes(self, path):
+        # Leaves are numbered depth-first in schema order, so the top-level
+        # column of leaf i follows from the leaf counts of the fields
+        # (names with dots would make path_in_schema ambiguous).
+        pf = self.pq.ParquetFile(path)
+        owner = []
+        for f in pf.schema_arrow:
+            owner += [f.name] * arrow_leaves(f.type)
+        md = pf.metadata
+        if len(owner) != md.num_columns:
+            raise RuntimeError(f"{path}: {md.num_columns} column chunks per row group, "
+                               f"but the schema has {len(owner)} leaves")
+        sizes = dict.fromkeys(pf.schema_arrow.names, 0)
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            for c in range(md.num_columns):
+                sizes[owner[c]] += rg.column(c).total_compressed_size
+        return sizes
 
 
 class ArrowIPC:

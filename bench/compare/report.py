@@ -35,15 +35,31 @@ TARGET_DATASETS = ("lineitem", "nested", "flights")
 
 
 class Records:
-    """Index of one run's records: value(case, fmt, mode, metric)."""
+    """Index of one run's records: value(case, fmt, mode, metric), and the
+    per-column sizes column_sizes(case, fmt) (records of metric
+    "column_size" with a "column" key; variant "arrow/0t" is the in-memory
+    table's, not a format's)."""
 
     def __init__(self, records):
         self.by = {}
+        self.columns = {}
+        figures = []
         for r in records:
+            if r["metric"] == "column_size":
+                fmt = r["variant"].split("/")[0]
+                self.columns.setdefault(r["case"], {}).setdefault(fmt, {})[r["column"]] = \
+                    r["value"]
+                continue
+            figures.append(r)
             self.by[(r["case"], r["variant"], r["metric"], r["stat"])] = r["value"]
-        self.cases = list(dict.fromkeys(r["case"] for r in records))
-        self.formats = list(dict.fromkeys(r["variant"].split("/")[0] for r in records))
-        self.modes = sorted({int(r["variant"].split("/")[1][:-1]) for r in records} - {0})
+        self.cases = list(dict.fromkeys([r["case"] for r in figures] + list(self.columns)))
+        self.formats = list(dict.fromkeys(r["variant"].split("/")[0] for r in figures))
+        self.modes = sorted({int(r["variant"].split("/")[1][:-1]) for r in figures} - {0})
+
+    def column_sizes(self, case, fmt):
+        """{column: bytes} of `fmt`'s file of `case` (or of the Arrow table,
+        fmt "arrow"), in the order recorded; {} when not recorded."""
+        return self.columns.get(case, {}).get(fmt, {})
 
     def value(self, case, fmt, mode, metric, stat="median"):
         if metric == "file_size":
@@ -99,29 +115,40 @@ def dataset_key(case):
     return case.split("-")[0]
 
 
+def fold(ds, lines, summary):
+    """`lines` about dataset ds, folded into a <details> block (GitHub renders
+    it closed) when ds is one of the small real tables, which are many and
+    whose ratios to Parquet-zstd are summed up in vs_parquet.py's tables."""
+    if dataset_key(ds) != "real" or not lines:
+        return lines
+    return [f"<details><summary>{summary}</summary>", ""] + lines + ["</details>", ""]
+
+
 def format_tables(rs, meta):
     out = []
     for ds in rs.cases:
+        if not rs.metrics(ds):
+            continue
         note = (meta.get("datasets") or {}).get(ds)
-        out.append(f"**{ds}**" + (f" — {note}" if note else ""))
-        out.append("")
+        block = [f"**{ds}**" + (f" — {note}" if note else ""), ""]
         metrics = [m for m in rs.metrics(ds) if m not in ("file_size", "peak_rss")]
         for mode in rs.modes:
-            out.append(f"{mode_label(mode, meta)}:")
-            out.append("")
+            block.append(f"{mode_label(mode, meta)}:")
+            block.append("")
             hdr = ["format", "size MiB"] + [f"{UNITS[m][0]} {UNITS[m][2]}" for m in metrics] + \
                   ["peak RSS MiB"]
-            out.append("| " + " | ".join(hdr) + " |")
-            out.append("|" + "|".join(["---"] + ["---:"] * (len(hdr) - 1)) + "|")
+            block.append("| " + " | ".join(hdr) + " |")
+            block.append("|" + "|".join(["---"] + ["---:"] * (len(hdr) - 1)) + "|")
             for f in rs.formats:
                 size = rs.value(ds, f, 0, "file_size")
                 if size is None:
                     continue
-                row = [f, f"{size / 2**20:.1f}"]
+                row = [f, f"{size / 2**20:.1f}" if size >= 2**20 * 0.1 else f"{size / 2**20:.3g}"]
                 row += [figure(m, rs.value(ds, f, mode, m)) for m in metrics]
                 row.append(figure("peak_rss", rs.value(ds, f, mode, "peak_rss")))
-                out.append("| " + " | ".join(row) + " |")
-            out.append("")
+                block.append("| " + " | ".join(row) + " |")
+            block.append("")
+        out += fold(ds, block, ds)
     return out
 
 
@@ -130,7 +157,7 @@ def ratio_rows(rs, ds, mode):
     mode (file size in the 1-thread table only)."""
     rows = []
     for m in rs.metrics(ds):
-        if m == "file_size" and mode != rs.modes[0]:
+        if m == "file_size" and rs.modes and mode != rs.modes[0]:
             continue
         q, x = rs.value(ds, "quiver", mode, m), rs.value(ds, "vortex", mode, m)
         if q is None and x is None:
@@ -148,27 +175,33 @@ def ratio_tables(rs, meta):
            "Vortex's figure divided by Quiver's (above 1: Quiver is faster or smaller); "
            "✗ where Quiver is behind.", ""]
     for ds in rs.cases:
+        block = []
         for mode in rs.modes:
             rows = ratio_rows(rs, ds, mode)
             if not rows:
                 continue
-            out.append(f"{ds}, {mode_label(mode, meta)}:")
-            out.append("")
-            out.append("| measure | Quiver | Vortex | Vortex/Quiver | |")
-            out.append("|---|---:|---:|---:|:---:|")
+            block.append(f"{ds}, {mode_label(mode, meta)}:")
+            block.append("")
+            block.append("| measure | Quiver | Vortex | Vortex/Quiver | |")
+            block.append("|---|---:|---:|---:|:---:|")
             for m, q, x, r in rows:
                 lbl, _, unit = UNITS[m]
                 bad = "✗" if q is not None and x is not None and q > x else ""
-                out.append(f"| {lbl} {unit} | {figure(m, q)} | {figure(m, x)} | "
-                           f"{ratio_text(r)} | {bad} |")
-            out.append("")
+                block.append(f"| {lbl} {unit} | {figure(m, q)} | {figure(m, x)} | "
+                             f"{ratio_text(r)} | {bad} |")
+            block.append("")
+        out += fold(ds, block, f"{ds}: Vortex/Quiver")
     return out
 
 
 def issue14_targets(rs, meta):
     """[(target, measured text, met: True/False/None)] of issue 14's targets
-    on one run's records. None: not measurable from these records."""
+    on one run's records. None: not measurable from these records. None at
+    all for a run that timed nothing (--sizes-only): file sizes alone would
+    judge "no measure behind Vortex" on one measure."""
     out = []
+    if not rs.modes:
+        return out
 
     def case(key):
         return next((c for c in rs.cases if dataset_key(c) == key), None)
@@ -301,11 +334,14 @@ def before_after(before, after, before_meta, meta):
     out.append(f"Before: {src}{f' ({when})' if when else ''}. Change: after against "
                f"before (negative: less time or space). Vortex/Quiver above 1: Quiver ahead.")
     out.append("")
+    missing = [ds for ds in after.cases if ds not in before.cases]
+    if missing:
+        out.append(f"{', '.join(missing)}: not in the before run.")
+        out.append("")
     for ds in after.cases:
-        if ds not in before.cases:
-            out.append(f"{ds}: not in the before run.")
-            out.append("")
+        if ds in missing:
             continue
+        block = []
         for mode in after.modes:
             metrics = [m for m in dict.fromkeys(before.metrics(ds) + after.metrics(ds))
                        if m != "peak_rss_delta"]
@@ -332,13 +368,14 @@ def before_after(before, after, before_meta, meta):
                 label += " (not in the before run)"
             elif not real_mode(mode, before_meta):
                 label += " (before: oversubscribed)"
-            out.append(f"{ds}, {label}:")
-            out.append("")
-            out.append("| measure | Quiver before | Quiver after | change | Vortex before | "
-                       "Vortex after | Vortex/Quiver before | Vortex/Quiver after |")
-            out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
-            out += rows
-            out.append("")
+            block.append(f"{ds}, {label}:")
+            block.append("")
+            block.append("| measure | Quiver before | Quiver after | change | Vortex before | "
+                         "Vortex after | Vortex/Quiver before | Vortex/Quiver after |")
+            block.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+            block += rows
+            block.append("")
+        out += fold(ds, block, f"{ds}: before / after")
     return out
 
 
@@ -373,6 +410,11 @@ def markdown(records, meta, before=None, before_meta=None):
     out += ratio_tables(rs, meta)
     out += targets14(rs, meta, br, before_meta)
     out += parquet_targets(rs)
+    # Issue 15's sections (sizes and writes against Parquet-zstd, per-column
+    # sizes, its targets); imported here because that module uses this one's
+    # helpers.
+    from . import vs_parquet
+    out += vs_parquet.sections(rs, meta, br, before_meta)
     if br is not None:
         out += before_after(br, rs, before_meta or {}, meta)
     if meta.get("problems"):
@@ -390,24 +432,36 @@ def chart(records, meta, path):
     import numpy as np
     rs = Records(records)
     width = 0.8 / max(1, len(rs.formats))
-    fig, axes = plt.subplots(len(rs.cases), 1, figsize=(14, 3.6 * len(rs.cases)),
-                             squeeze=False)
     ref_fmt = "parquet-zstd" if "parquet-zstd" in rs.formats else rs.formats[-1]
-    for ax, ds in zip(axes[:, 0], rs.cases):
-        metrics = [m for m in rs.metrics(ds) if m != "peak_rss_delta"]
+    # One panel of measures per large dataset; the small real tables, being
+    # many with few measures, share two panels (size and write time, one
+    # group of bars per table).
+    large = [ds for ds in rs.cases if dataset_key(ds) != "real" and rs.metrics(ds)]
+    small = [ds for ds in rs.cases if dataset_key(ds) == "real" and rs.metrics(ds)]
+    panels = [(ds, [m for m in rs.metrics(ds) if m != "peak_rss_delta"]) for ds in large]
+    panels += [(None, m) for m in ("file_size", "write") if small]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(14, 3.6 * len(panels)), squeeze=False)
+    for ax, (ds, what) in zip(axes[:, 0], panels):
+        groups = what if ds is not None else small
         for i, f in enumerate(rs.formats):
             ys = []
-            for m in metrics:
-                v, ref = rs.value(ds, f, 1, m), rs.value(ds, ref_fmt, 1, m)
+            for g in groups:
+                case, m = (ds, g) if ds is not None else (g, what)
+                v, ref = rs.value(case, f, 1, m), rs.value(case, ref_fmt, 1, m)
                 ys.append(v / ref if v and ref else np.nan)
-            ax.bar(np.arange(len(metrics)) + (i - len(rs.formats) / 2 + 0.5) * width, ys,
+            ax.bar(np.arange(len(groups)) + (i - len(rs.formats) / 2 + 0.5) * width, ys,
                    width, label=f)
         ax.set_yscale("log")
         ax.axhline(1, color="black", lw=0.6)
-        ax.set_xticks(np.arange(len(metrics)))
-        ax.set_xticklabels([UNITS[m][0] for m in metrics], fontsize=8, rotation=15)
+        ax.set_xticks(np.arange(len(groups)))
+        if ds is not None:
+            ax.set_xticklabels([UNITS[m][0] for m in groups], fontsize=8, rotation=15)
+            ax.set_title(f"{ds} — 1 thread", fontsize=10)
+        else:
+            ax.set_xticklabels([g[len("real-"):] for g in groups], fontsize=7, rotation=20)
+            ax.set_title(f"small real tables: {UNITS[what][0]}"
+                         + (" — 1 thread" if what != "file_size" else ""), fontsize=10)
         ax.set_ylabel(f"relative to {ref_fmt}\n(lower is better)")
-        ax.set_title(f"{ds} — 1 thread", fontsize=10)
     axes[0, 0].legend(ncol=len(rs.formats), fontsize=8, loc="upper center",
                       bbox_to_anchor=(0.5, 1.35))
     fig.suptitle(f"Quiver vs Parquet, Vortex, Arrow IPC, DuckDB — {meta.get('date', '?')}",

@@ -46,8 +46,11 @@ add_library(quiver_bundled_objects OBJECT ${QV_SOURCES})
 target_include_directories(quiver_bundled_objects BEFORE
   PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/include
   PRIVATE ${QV_ZSTD_DIR} ${QV_LZ4_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/src ${XXHASH_INCLUDE_DIR})
+# The fetched zstd sources carry no dictionary builder (lib/dictBuilder):
+# QV_NO_ZDICT makes zstd_dict write frames without a trained dictionary
+# (decoding is the same everywhere).
 target_compile_definitions(quiver_bundled_objects PRIVATE QV_BUILDING_LIBRARY QV_XXHASH_INLINE
-                           ${QV_BUNDLED_DEFS})
+                           QV_NO_ZDICT ${QV_BUNDLED_DEFS})
 target_compile_options(quiver_bundled_objects PRIVATE -fvisibility=hidden)
 
 add_library(quiver_bundled STATIC $<TARGET_OBJECTS:quiver_bundled_objects>

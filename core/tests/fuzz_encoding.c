@@ -5,9 +5,10 @@
  * report, leak (reservation not back to 0) or non-errno return is a bug.
  *
  * Input layout: byte 0 picks the kind, bytes 1..2 the value count (so small
- * inputs reach deep trees), the rest is the encoded segment. Every 64th
- * input is instead encoded first (with the cascade) and the encoding
- * mutated, which reaches valid-looking trees quickly.
+ * inputs reach deep trees), the rest is the encoded segment. Inputs whose
+ * byte 0 has its top bits 11 are instead encoded first (with the cascade)
+ * and the encoding mutated, which reaches valid-looking trees quickly; top
+ * bits 10 do the same with zstd_dict forced on strings made of the body.
  *
  * Build (when wired): clang -fsanitize=fuzzer,address,undefined with the
  * library sources; not built by CMake yet.
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "quiver/encoding.h"
+#include "encoding/relative.h"
 
 static struct qv_pool *pool;
 static struct qv_reservation *res;
@@ -35,6 +37,15 @@ static const enum qv_value_kind kinds[] = {
     QV_KIND_FIXED_BINARY,
 };
 #define NKINDS (sizeof kinds / sizeof kinds[0])
+
+/* Issue 15's patched encoding (15): a quarter of the encoded integer
+ * inputs force it at the root, so the mutations reach its decoder (the
+ * cascade chooses it only for data with outliers). */
+static int skew_force(enum qv_value_kind kind, uint8_t sel) {
+    const int is_int = kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
+                       kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
+    return is_int && (sel & 0x30) == 0x10 ? QV_ENC_PATCHED : QV_ENC_AUTO;
+}
 
 static int visit(void *ctx, const struct qv_enc_node_info *info) {
     (void)ctx;
@@ -55,12 +66,46 @@ static size_t out_bytes(enum qv_value_kind k, int64_t n) {
     }
 }
 
+/* A relative chunk (17) decodes against another chunk's decoder: a
+ * reference of `count` values of the kind (a fixed ramp), encoded by the
+ * cascade and attached. Attaching must refuse the chunk itself and a
+ * reference of another count. *ref_enc and *ref are the caller's to free. */
+static void attach_reference(struct qv_decoder *d, enum qv_value_kind kind, int64_t count,
+                             struct qv_encoded *ref_enc, struct qv_decoder **ref) {
+    struct qv_error err;
+    memset(ref_enc, 0, sizeof *ref_enc);
+    *ref = NULL;
+    if (qv_decoder_reference_node(d) < 0) return;
+    if (qv_decoder_set_reference(d, d, &err) == 0) abort();
+    size_t w = kind == QV_KIND_INT8 ? 1 : kind == QV_KIND_UINT16 ? 2 : kind == QV_KIND_INT32 ? 4 : 8;
+    uint8_t *ramp = calloc((size_t)count + 1, w);
+    if (!ramp) abort();
+    for (int64_t i = 0; i < count; i++) {
+        uint64_t v = (uint64_t)i * 7919u;
+        memcpy(ramp + (size_t)i * w, &v, w < 8 ? w : 8);
+    }
+    struct qv_values v = {.kind = kind, .count = count, .values = ramp};
+    if (qv_encode(&v, NULL, res, ref_enc, &err) == 0 &&
+        qv_decoder_open(ref_enc->data, ref_enc->size, kind, 0, count, res, ref, &err) == 0)
+        qv_decoder_set_reference(d, *ref, &err);
+    free(ramp);
+}
+
+static int is_int_kind(enum qv_value_kind k) {
+    return k >= QV_KIND_INT8 && k <= QV_KIND_UINT64;
+}
+
 static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kind, int64_t count) {
     const uint64_t base = qv_reservation_used(res);
     struct qv_error err;
     struct qv_decoder *d;
+    struct qv_encoded ref_enc = {0};
+    struct qv_decoder *ref = NULL;
     int rc = qv_decoder_open(bytes, size, kind, 16, count, res, &d, &err);
     if (rc == 0) {
+        /* Every other relative input decodes without a reference (the
+         * refusal path), the rest against one. */
+        if (is_int_kind(kind) && (size & 8)) attach_reference(d, kind, count, &ref_enc, &ref);
         struct qv_decode_out o;
         memset(&o, 0, sizeof o);
         o.values = malloc(out_bytes(kind, count) + 16);
@@ -87,9 +132,49 @@ static void decode_all(const uint8_t *bytes, size_t size, enum qv_value_kind kin
         qv_decoder_filter(d, count / 4, count - count / 4, &p, sel, bits, &err);
         free(bits);
         qv_decoder_close(d);
+        qv_decoder_close(ref);
+        qv_encoded_release(res, &ref_enc);
     }
     qv_enc_walk(bytes, size, res, visit, NULL, &err);
     if (qv_reservation_used(res) != base) abort(); /* leak */
+}
+
+/* zstd_dict (id 16) forced: the body repeated into at least 16 KiB of
+ * strings (enough for a trained dictionary), cut at lengths the body
+ * gives; the encoding is then mutated at positions the tail picks. */
+static void fuzz_zstd_dict(const uint8_t *body, size_t blen) {
+    size_t total = blen;
+    while (total < (16u << 10)) total *= 2;
+    uint8_t *text = malloc(total);
+    int32_t *offs = malloc((2 * total + 2) * sizeof *offs);
+    if (!text || !offs) abort();
+    for (size_t i = 0; i < total; i++) text[i] = body[i % blen] ^ (uint8_t)(i / blen);
+    int64_t n = 0;
+    for (size_t at = 0; at < total;) {
+        offs[n++] = (int32_t)at;
+        size_t step = body[(size_t)n % blen] % 48;
+        if (!step && n % 4) step = 1; /* some empty strings, always progress */
+        at = at + step > total ? total : at + step;
+    }
+    offs[n] = (int32_t)total;
+    struct qv_values v;
+    memset(&v, 0, sizeof v);
+    v.kind = QV_KIND_BINARY;
+    v.count = n;
+    v.values = offs;
+    v.data = text;
+    struct qv_encode_options o = {0};
+    o.force = QV_ENC_ZSTD_DICT;
+    struct qv_encoded e;
+    struct qv_error err;
+    if (qv_encode(&v, &o, res, &e, &err) == 0) {
+        for (size_t i = 0; i + 3 < blen && i < 24; i += 3)
+            e.data[((size_t)body[i] << 8 | body[i + 1]) * 7 % e.size] ^= body[i + 2];
+        decode_all(e.data, e.size, QV_KIND_BINARY, n);
+        qv_encoded_release(res, &e);
+    }
+    free(offs);
+    free(text);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -104,7 +189,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *copy = malloc(blen + 8);
     if (!copy) return 0;
     memcpy(copy, body, blen);
-    if ((data[0] & 0xC0) == 0xC0 && blen >= 8) {
+    if ((data[0] & 0xC0) == 0x80 && blen >= 8) {
+        fuzz_zstd_dict(body, blen);
+    } else if ((data[0] & 0xC0) == 0xC0 && blen >= 8) {
         /* Encode the body as values of the kind, then flip bytes of the
          * encoding chosen by the input's tail. */
         struct qv_values v;
@@ -135,7 +222,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         v.count = n;
         struct qv_encoded e;
         struct qv_error err;
-        if (qv_encode(&v, NULL, res, &e, &err) == 0) {
+        struct qv_encode_options eo;
+        memset(&eo, 0, sizeof eo);
+        eo.force = skew_force(kind, blen > 8 ? body[blen - 1] : 0);
+        /* Integers: every other such input stored as relative differences. */
+        int rel = is_int_kind(kind) && (body[0] & 1);
+        if ((rel ? qv__relative_encode(&v, body[1], NULL, res, &e, &err)
+                 : qv_encode(&v, &eo, res, &e, &err)) == 0) {
             for (size_t i = 0; i + 1 < blen && i < 16; i += 2) e.data[body[i] % e.size] ^= body[i + 1];
             decode_all(e.data, e.size, kind, n);
             qv_encoded_release(res, &e);

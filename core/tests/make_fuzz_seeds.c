@@ -1,10 +1,13 @@
 /* Writes the seed corpus for fuzz_reader: small valid files of every type,
- * with one and several row groups, and a file of long strings whose values
- * are zstd frames sized by bytes, over several checksum blocks (format 2).
- * Usage: make_fuzz_seeds DIR */
+ * with one and several row groups, a file of columns stored relative to
+ * others, and a file of long strings whose values
+ * are zstd frames sized by bytes, over several checksum blocks (format 2);
+ * with a second directory, seeds for fuzz_encoding too.
+ * Usage: make_fuzz_seeds DIR [ENCODING_DIR] */
 #include <stdio.h>
 #include <string.h>
 
+#include "quiver/encoding.h"
 #include "quiver/format.h"
 #include "random_batch.h"
 
@@ -76,11 +79,116 @@ static int write_strings(const char *dir) {
     return rc != 0;
 }
 
+/* Seeds for fuzz_encoding (its input layout: kind index into its table,
+ * u16 count, segment bytes): chunks using issue 15's skew encodings, a
+ * forced patched int64 chunk with outliers, an int32 hour cycle the
+ * cascade codes with the entropy stage (zstd frames over packed values),
+ * and a skewed uint16 column (frequency-ordered dictionary). */
+static int write_enc_seed(const char *dir, const char *name, uint8_t kind_index,
+                          enum qv_value_kind kind, const void *vals, int64_t n, int force) {
+    struct qv_pool *p;
+    struct qv_reservation *r;
+    struct qv_error err;
+    if (qv_pool_create(NULL, &p, &err) || qv_reservation_create(p, NULL, &r, &err)) return 1;
+    struct qv_values v = {.kind = kind, .count = n, .values = vals};
+    struct qv_encode_options o = {.force = force};
+    struct qv_encoded e;
+    int rc = qv_encode(&v, &o, r, &e, &err);
+    if (rc) {
+        fprintf(stderr, "fuzz_seeds: %s: %s\n", name, err.message);
+    } else {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        FILE *f = fopen(path, "wb");
+        uint8_t head[3] = {kind_index, (uint8_t)(n & 0xff), (uint8_t)(n >> 8)};
+        rc = !f || fwrite(head, 1, 3, f) != 3 || fwrite(e.data, 1, e.size, f) != e.size;
+        if (f && fclose(f)) rc = 1;
+        qv_encoded_release(r, &e);
+    }
+    qv_reservation_destroy(r);
+    qv_pool_destroy(p);
+    return rc != 0;
+}
+
+static int write_encoding_seeds(const char *dir) {
+    static int64_t i64[3000];
+    static int32_t i32[20000];
+    static uint16_t u16[30000];
+    uint64_t x = 7;
+    for (int i = 0; i < 3000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        i64[i] = (int64_t)(x >> 60) + (i % 97 == 5 ? INT64_C(1) << 40 : 0) - (i % 301 == 9 ? 500 : 0);
+    }
+    for (int i = 0; i < 20000; i++) i32[i] = i % 24;
+    for (int i = 0; i < 30000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        u16[i] = (uint16_t)(__builtin_ctzll(x | (UINT64_C(1) << 40)) * 131 + 7);
+    }
+    /* Indices into fuzz_encoding.c's kinds[]: INT32 3, UINT16 2, INT64 4. */
+    return write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
+           write_enc_seed(dir, "entropy_hours_i32", 3, QV_KIND_INT32, i32, 20000, QV_ENC_AUTO) |
+           write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_AUTO);
+}
+
+/* Columns that move together, so the writer stores receipt and key2
+ * relative to ship and key (encoding 17) and the reader's fuzzing reaches
+ * the column reader's reference path; two row groups, ship with nulls. */
+static int write_relative(const char *dir) {
+    struct qv_pool *p;
+    struct qv_reservation *r;
+    struct qv_schema *s;
+    struct qv_error err;
+    static const struct qv_field cols[] = {
+        {.name = "ship", .type = QV_TYPE_DATE32, .nullable = true},
+        {.name = "receipt", .type = QV_TYPE_DATE32},
+        {.name = "key", .type = QV_TYPE_INT64},
+        {.name = "key2", .type = QV_TYPE_INT64, .nullable = true},
+    };
+    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 4,
+                                         .children = cols};
+    if (qv_pool_create(NULL, &p, &err) || qv_reservation_create(p, NULL, &r, &err)) return 1;
+    if (qv_schema_create(&root, r, &s, &err)) return 1;
+    struct qv_builder *b;
+    if (qv_builder_create(s, r, NULL, &b, &err)) return 1;
+    uint64_t x = 11;
+    int rc = 0;
+    for (int i = 0; !rc && i < 3000; i++) {
+        int32_t ship = 8000 + (int32_t)(rb_next(&x) % 2500);
+        int64_t key = (int64_t)(rb_next(&x) >> 24);
+        rc |= i % 97 == 5 ? qv_append_null(qv_builder_column(b, 0))
+                          : qv_append_date32(qv_builder_column(b, 0), ship);
+        rc |= qv_append_date32(qv_builder_column(b, 1), ship + 1 + (int32_t)(rb_next(&x) % 30));
+        rc |= qv_append_int64(qv_builder_column(b, 2), key);
+        rc |= i % 31 == 7 ? qv_append_null(qv_builder_column(b, 3))
+                          : qv_append_int64(qv_builder_column(b, 3), key + (int64_t)(rb_next(&x) % 64));
+    }
+    struct ArrowArray batch = {0};
+    if (!rc) rc = qv_builder_finish(b, &batch, &err);
+    qv_builder_destroy(b);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/relative.qvr", dir);
+    struct qv_writer *w = NULL;
+    struct qv_writer_options wo = {.row_group_rows = 1500};
+    if (!rc) rc = qv_writer_open(path, s, &wo, r, &w, &err);
+    if (!rc) rc = qv_writer_write(w, &batch, &err);
+    if (!rc) rc = qv_writer_finish(w, &err);
+    if (rc) fprintf(stderr, "fuzz_seeds: relative: %s\n", err.message);
+    qv_writer_close(w);
+    if (batch.release) batch.release(&batch);
+    qv_schema_destroy(s);
+    qv_reservation_destroy(r);
+    qv_pool_destroy(p);
+    return rc != 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: make_fuzz_seeds DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: make_fuzz_seeds DIR [ENCODING_DIR]\n");
         return 2;
     }
-    return write_one(argv[1], "one.qvr", 1, 0, 0.0) | write_one(argv[1], "small.qvr", 40, 0, 0.3) |
-           write_one(argv[1], "groups.qvr", 2100, 1024, 0.2) | write_strings(argv[1]);
+    int rc = write_one(argv[1], "one.qvr", 1, 0, 0.0) | write_one(argv[1], "small.qvr", 40, 0, 0.3) |
+             write_one(argv[1], "groups.qvr", 2100, 1024, 0.2) | write_strings(argv[1]) |
+             write_relative(argv[1]);
+    if (argc == 3) rc |= write_encoding_seeds(argv[2]);
+    return rc;
 }

@@ -155,7 +155,8 @@ static void test_walk_and_describe(void **state) {
 
 static void test_names(void **state) {
     (void)state;
-    for (int i = 1; i < QV_ENC_COUNT; i++) assert_int_equal(qv_encoding_from_name(qv_encoding_name(i)), i);
+    for (int i = 1; i < QV_ENC_COUNT; i++)
+        assert_int_equal(qv_encoding_from_name(qv_encoding_name(i)), i);
     assert_int_equal(qv_encoding_from_name("nope"), -1);
     assert_string_equal(qv_encoding_name(99), "?");
     assert_string_equal(qv_value_kind_name(QV_KIND_LARGE_BINARY), "large_binary");
@@ -178,7 +179,8 @@ static void test_registry(void **state) {
         assert_non_null(c->build);
         assert_true(c->dec_word || c->dec_bool || c->dec_bin);
         assert_string_equal(qv_encoding_name((int)id), c->name);
-        for (unsigned j = 1; j < id; j++) assert_string_not_equal(qv__encoding_of(j)->name, c->name);
+        for (unsigned j = 1; j < id; j++)
+            if (qv__encoding_of(j)) assert_string_not_equal(qv__encoding_of(j)->name, c->name);
     }
 }
 

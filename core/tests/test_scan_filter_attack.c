@@ -235,7 +235,10 @@ static int64_t check(struct pool_env *E, struct tfile *T, const char *text, int 
 
 static const int int_encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN,  QV_ENC_BITPACK, QV_ENC_FOR,
                                QV_ENC_DELTA, QV_ENC_ZIGZAG, QV_ENC_DICT,   QV_ENC_RLE,
-                               QV_ENC_SPARSE, QV_ENC_CONSTANT, QV_ENC_ZSTD, QV_ENC_LZ4};
+                               QV_ENC_SPARSE, QV_ENC_CONSTANT, QV_ENC_ZSTD, QV_ENC_LZ4,
+                               /* issue 15: patched; relative stores every integer
+                                * column against an earlier one of its kind */
+                               QV_ENC_PATCHED, QV_ENC_RELATIVE};
 #define N_INT_ENCS ((int)(sizeof int_encs / sizeof *int_encs))
 
 /* ---- integers at the limits of their kinds ---- */
@@ -461,7 +464,8 @@ static void test_numeric_limits(void **state) {
         "(d18 > 0 OR day < DATE '1970-01-01') AND NOT (ts_ns = 0 OR d4 IS NULL)",
     };
     static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_FOR, QV_ENC_DELTA, QV_ENC_ZIGZAG,
-                               QV_ENC_DICT, QV_ENC_RLE, QV_ENC_BITPACK, QV_ENC_ZSTD};
+                               QV_ENC_DICT, QV_ENC_RLE, QV_ENC_BITPACK, QV_ENC_ZSTD,
+                               QV_ENC_PATCHED, QV_ENC_RELATIVE};
     for (size_t e = 0; e < sizeof encs / sizeof *encs; e++) {
         struct tfile T;
         if (!tfile_open(E, &T, num_cols, sizeof num_cols / sizeof *num_cols, 3000, 1100, encs[e],
@@ -569,7 +573,7 @@ static void test_string_limits(void **state) {
                                        "X'7a7a80'", "'zz'", "X'c3'"};
     static const char *const ops[] = {"=", "!=", "<", "<=", ">", ">="};
     static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_DICT, QV_ENC_FSST, QV_ENC_ZSTD,
-                               QV_ENC_LZ4, QV_ENC_CONSTANT};
+                               QV_ENC_LZ4, QV_ENC_CONSTANT, QV_ENC_ZSTD_DICT};
     char text[256];
     for (size_t e = 0; e < sizeof encs / sizeof *encs; e++) {
         struct tfile T;

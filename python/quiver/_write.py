@@ -5,7 +5,7 @@ import os
 import pyarrow as pa
 
 from . import _quiver
-from ._file import _count, _memory_limit
+from ._file import _count, _memory_limit, _threads
 from ._types import storable_schema
 from .errors import InvalidArgumentError
 
@@ -113,7 +113,7 @@ def _capturing(reader, box, path):
 
 
 def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,
-          metadata=None, memory_limit=None):
+          metadata=None, memory_limit=None, threads=None):
     """Writes `data` to `path` as a .qvr file and returns WriteResult(num_rows,
     file_size).
 
@@ -130,6 +130,9 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     metadata: a dict of file key-value metadata (str or bytes).
     memory_limit: a byte budget for the writer's buffers (OutOfMemoryError
         beyond it).
+    threads: encoding threads (None: the cores, at most 4; at most 64);
+        quiver.SCAN_SYNC (-1): encode on the calling thread, no thread at
+        all. The file is the same bytes whatever the number.
 
     path: str, bytes or os.PathLike (bytes for names that are not UTF-8).
 
@@ -143,6 +146,7 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     row_group_rows = _count("row_group_rows", row_group_rows, minimum=1, default=0)
     row_group_bytes = _count("row_group_bytes", row_group_bytes, minimum=1, default=0)
     memory_limit = _memory_limit(memory_limit)
+    threads = _threads(threads)
     reader = _as_reader(data)
     target = storable_schema(reader.schema)
     if target is not reader.schema:
@@ -153,7 +157,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     try:
         rows, size = _quiver.write_stream(
             path, capsule, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes,
-            compact=bool(compact), metadata=_kv(metadata), memory_limit=memory_limit)
+            compact=bool(compact), metadata=_kv(metadata), memory_limit=memory_limit,
+            threads=threads)
     except BaseException as e:
         if failure.exc is None or failure.exc is e:
             raise

@@ -933,14 +933,14 @@ static int parse_kv(PyObject *obj, struct qv_kv **out, int64_t *n) {
 
 static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"path", "stream", "row_group_rows", "row_group_bytes", "compact",
-                         "metadata", "memory_limit", NULL};
+                         "metadata", "memory_limit", "threads", NULL};
     PyObject *path_obj, *cap, *meta_obj = Py_None;
     long long rg_rows = 0;
     unsigned long long rg_bytes = 0, limit = 0;
-    int compact = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&", kw, PyUnicode_FSConverter,
+    int compact = 0, threads = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&i", kw, PyUnicode_FSConverter,
                                      &path_obj, &cap, &rg_rows, ull_arg, &rg_bytes, &compact,
-                                     &meta_obj, ull_arg, &limit))
+                                     &meta_obj, ull_arg, &limit, &threads))
         return NULL;
     if (rg_rows < 0) { /* the C writer would take it for "default" */
         Py_DECREF(path_obj);
@@ -967,7 +967,7 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
                                        .row_group_rows = rg_rows, .row_group_bytes = rg_bytes,
                                        .compact = compact, .metadata = kv,
                                        .n_metadata = nkv, .interrupted = hook_interrupted,
-                                       .interrupted_arg = &h};
+                                       .interrupted_arg = &h, .threads = threads};
     struct qv_error err;
     qv_error_clear(&err);
     int64_t rows = 0;
@@ -1017,7 +1017,7 @@ static PyMethodDef module_methods[] = {
      "open_file(path, memory_limit=0, mmap=False, verify_checksums=True) -> File"},
     {"write_stream", (PyCFunction)(void (*)(void))mod_write_stream, METH_VARARGS | METH_KEYWORDS,
      "write_stream(path, capsule, row_group_rows=0, row_group_bytes=0, compact=False, "
-     "metadata=None, memory_limit=0) -> (rows, bytes)"},
+     "metadata=None, memory_limit=0, threads=0) -> (rows, bytes)"},
     {"memory_stats", mod_memory_stats, METH_NOARGS, "Statistics of the default memory pool."},
     {"_set_error_factory", mod_set_error_factory, METH_O, NULL},
     {"_inject_alloc_failure", mod_inject_alloc_failure, METH_O,

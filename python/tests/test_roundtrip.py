@@ -149,3 +149,27 @@ def test_write_replaces_atomically(tmp_path):
     with quiver.open(p) as f:
         assert f.schema.names == ["y"]
     assert sorted(x.name for x in tmp_path.iterdir()) == ["r.qvr"]
+
+
+@pytest.mark.timeout(120)
+def test_write_threads_same_bytes(tmp_path, all_types, no_leaks):
+    # The encoding threads change who encodes a column, never the bytes:
+    # on the calling thread (SCAN_SYNC), one thread, two, four.
+    files = []
+    for threads in (quiver.SCAN_SYNC, 1, 2, 4):
+        path = tmp_path / f"t{threads}.qvr"
+        quiver.write(all_types, path, row_group_rows=1024, threads=threads)
+        files.append(path.read_bytes())
+    assert all(f == files[0] for f in files)
+    with quiver.open(tmp_path / "t4.qvr") as f:
+        assert_same(all_types, f.to_arrow())
+
+
+def test_write_threads_refused(tmp_path, all_types):
+    with pytest.raises(quiver.InvalidArgumentError, match="threads"):
+        quiver.write(all_types, tmp_path / "t.qvr", threads=65)
+    with pytest.raises(quiver.InvalidArgumentError, match="threads"):
+        quiver.write(all_types, tmp_path / "t.qvr", threads=-2)
+    with pytest.raises(TypeError, match="threads"):
+        quiver.write(all_types, tmp_path / "t.qvr", threads="2")
+    assert not (tmp_path / "t.qvr").exists()

@@ -14,8 +14,9 @@
  * bit-packing over 1024-value vectors in an interleaved lane layout,
  * frame-of-reference, delta with a base per 1024-value vector, zig-zag,
  * dictionary, run-end, sparse (fill value + exceptions), ALP and ALP-RD for
- * floating point, FSST for strings (symbols up to 16 bytes), and zstd / lz4
- * over serialized subtrees in frames.
+ * floating point, FSST for strings (symbols up to 16 bytes), zstd / lz4
+ * over serialized subtrees in frames, and patched (bit-packing with
+ * exceptions: a narrow base plus outliers' positions and values).
  *
  * Random access: every encoding decodes a row range touching only the
  * 1024-value vectors that hold it (run-end and sparse find their place by
@@ -83,6 +84,13 @@ enum qv_encoding {
     QV_ENC_FSST = 12,
     QV_ENC_ZSTD = 13,
     QV_ENC_LZ4 = 14,
+    QV_ENC_PATCHED = 15, /* bit-packing with exceptions: base + patch positions and values */
+    QV_ENC_ZSTD_DICT = 16, /* strings as zstd frames sharing a dictionary trained per chunk */
+    /* A values segment stored as differences against the values segment
+     * of another column of the same row group (docs/format.md 5.5.17):
+     * only the writer builds it (forcing it through qv_encode is EINVAL),
+     * and a decoder needs that column's decoder (qv_decoder_set_reference). */
+    QV_ENC_RELATIVE = 17,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))
@@ -210,6 +218,28 @@ QV_API int qv_decoder_take(struct qv_decoder *d, const int64_t *rows, int64_t n,
                     struct qv_decode_out *out, struct qv_error *err);
 /* Bytes of decoder-held memory (tree, caches, scratch). */
 QV_API uint64_t qv_decoder_memory(const struct qv_decoder *d);
+
+/* ---- Chunks stored relative to another column (QV_ENC_RELATIVE) ----
+ *
+ * A relative chunk's value i is (the reference chunk's value i + its own
+ * stored difference i), wrapping at the value width. The reference is the
+ * values segment of another top-level column of the same row group, named
+ * by its physical node number (docs/format.md section 2); the format layer
+ * (the column reader) opens that segment and attaches its decoder. */
+
+/* The physical node number of the column this decoder's chunk is stored
+ * relative to, or -1 when the chunk is not relative. */
+QV_API int64_t qv_decoder_reference_node(const struct qv_decoder *d);
+/* Attaches `ref`, the decoder of the reference column's values segment of
+ * the same row group, to the relative decoder `d`. Borrowed: `ref` must
+ * stay open while `d` decodes, and is used from d's thread only. EINVAL
+ * when d is not relative, or ref is NULL or d itself; EIO (corrupt) when
+ * ref's kind, width or count differ from d's, or ref is itself relative
+ * (the format allows no chains). Until a reference is attached, every
+ * decode of a relative chunk fails with EINVAL naming the reference node;
+ * nothing is read. */
+QV_API int qv_decoder_set_reference(struct qv_decoder *d, struct qv_decoder *ref,
+                                    struct qv_error *err);
 
 /* One-shot full decode: open, decode [0, count), close. */
 QV_API int qv_decode(const void *bytes, size_t size, enum qv_value_kind kind, int32_t fixed_width,

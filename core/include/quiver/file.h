@@ -125,7 +125,8 @@ QV_API int qv_file_scan(struct qv_file *file, const struct qv_file_scan_options 
 /* Takes rows by global index, in the order given; duplicates allowed.
  * Negative or out-of-range indices are EINVAL naming the index and its
  * position. Output is one or more batches (of at most scan.batch_rows rows)
- * whose concatenation is the rows in the order asked. `opts` may be NULL;
+ * whose concatenation is the rows in the order asked; a take of at most
+ * scan.batch_rows rows is one batch, whatever row groups it touches. `opts` may be NULL;
  * its take, row, row group and max_rows fields must be unset, and a filter
  * is refused (EINVAL): rows are taken by index. Unless the rows are
  * strictly increasing the stream holds the distinct rows read before it
@@ -172,6 +173,10 @@ struct qv_file_write_options {
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */
     void *interrupted_arg;
+    /* Encoding threads (qv_writer_options.threads): 0 = the cores, at most 4;
+     * QV_WRITER_INLINE (-1) = encode on the calling thread, no thread at all.
+     * The file is the same bytes whatever the number. */
+    int threads;
 };
 /* Writes every batch of `stream` to a new file at `path` and publishes it;
  * on any failure nothing is left under `path` and an existing file there is

@@ -137,15 +137,31 @@ QV_API void qv_sink_close(struct qv_sink *sink);
  * qv_writer_write_owned, which takes the producer's buffers without a copy)
  * feeds one row group in the making. It is sealed when it holds
  * row_group_rows rows or row_group_bytes bytes (the builder's buffers plus
- * the owned arrays' bytes), and then encoded: by default on a background
- * worker thread of the writer (started at the first sealed row group; a
- * writer that never fills one has no thread), with at most `max_in_flight`
- * sealed row groups not yet written and released (the caller waits for
- * room); with QV_WRITER_INLINE on the calling thread. A row group made of
- * one array (offset 0, offsets starting at 0) is encoded in place; one made
- * of several arrays or slices is joined column by column on the encoding
- * thread (one column's scratch at a time, charged to the pool of `r`). A
- * batch straddling a row-group boundary is shared by both row groups.
+ * the owned arrays' bytes), and then encoded: by default on `threads`
+ * encoding threads of the writer (started at the first sealed row group; a
+ * writer that never fills one has none, and its one row group is encoded on
+ * the caller at finish unless it has several columns and 256 KiB or more),
+ * with at most `max_in_flight` sealed row groups not yet written and
+ * released (the caller waits for room); with QV_WRITER_INLINE on the
+ * calling thread. The threads encode the columns of the row groups in
+ * flight side by side (a task is one top-level column of one row group),
+ * each into buffers of its own, and the encoded columns are written to the
+ * file strictly in order, so the file is the same bytes whatever the number
+ * of threads. A row group made of one array (offset 0, offsets starting at
+ * 0) is encoded in place; one made of several arrays or slices is joined
+ * column by column by the thread encoding the column (one column's scratch
+ * per thread at a time). A batch straddling a row-group boundary is shared
+ * by both row groups.
+ *
+ * Memory bound. Everything is charged to reservations in the pool of `r`:
+ * the writer holds at most max_in_flight + 1 row groups of rows (those in
+ * flight and the one in the making), the encoded columns of the row groups
+ * in flight that wait for their turn to be written (at most those row
+ * groups' encoded size), and per encoding thread the scratch of one column
+ * (its joined copy, when joined, and the encoder's working buffers). So
+ * peak memory is about (max_in_flight + 1) row groups of input plus
+ * max_in_flight row groups of output plus `threads` columns of scratch,
+ * whatever the speed of the caller or of the disk.
  * Arrays whose row groups were written are released on the caller's thread,
  * by the next writer call (write, end_rows, finish, abort, close), never on
  * the worker. A failure on the worker fails the writer; the next call, or
@@ -159,6 +175,9 @@ QV_API void qv_sink_close(struct qv_sink *sink);
 
 /* max_in_flight: encode on the calling thread, no worker. */
 #define QV_WRITER_INLINE (-1)
+
+/* Most encoding threads a writer may have (qv_writer_options.threads). */
+#define QV_WRITER_MAX_THREADS 64
 
 /* Most rows a row group may hold (row_group_rows). */
 #define QV_WRITER_MAX_ROW_GROUP_ROWS (QV_ENC_MAX_COUNT / 2)
@@ -183,6 +202,11 @@ struct qv_writer_options {
      * values are EINVAL. on_row_group is always called on the caller's
      * thread, from the writer call that releases the row group's arrays. */
     int max_in_flight;
+    /* Encoding threads: the columns of the row groups in flight are encoded
+     * side by side on this many threads (ignored with QV_WRITER_INLINE).
+     * 0 = the cores, at most 4; 1..QV_WRITER_MAX_THREADS; other values are
+     * EINVAL. The file is the same bytes whatever the number. */
+    int threads;
 };
 
 struct qv_writer;

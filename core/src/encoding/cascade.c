@@ -142,6 +142,63 @@ static int int_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_word(e, c->v, c->n, c->pt, out);
 }
 
+/* Builds integer candidate `enc`: zstd over integers is the entropy stage
+ * (entropy.c), everything else goes through its record. */
+static int build_int(struct qv__enc *e, int enc, struct qv__src *src,
+                     const struct qv__entropy_choice *ec, struct qv__enode **out) {
+    if (enc == QV_ENC_ZSTD && ec->est_bytes >= 0)
+        return qv__entropy_encode(e, src->u64, src->n, src->pt, src->s, ec, 0, out);
+    return build(e, enc, src, 0, out);
+}
+
+/* An estimate from a sample can be wrong where the sample is not typical
+ * (delta estimated on sorted vectors of otherwise unsorted data): when the
+ * built node is larger than the next candidate's estimate by more than a
+ * tenth, the next candidate is built too and the smaller kept. One retry
+ * only, so a bad estimate costs at most one more build. */
+static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *src,
+                          const struct qv__entropy_choice *ec, struct qv__enode **nd) {
+    int bi = -1;
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].enc != QV_ENC_PLAIN && (bi < 0 || c->v[i].score < c->v[bi].score)) bi = i;
+    if (bi < 0 || (double)(*nd)->size <= c->v[bi].est * 1.1 + 64) return 0;
+    struct qv__enode *alt;
+    int rc = build_int(e, c->v[bi].enc, src, ec, &alt);
+    if (rc == QV__DECLINED) return 0;
+    if (rc) return rc;
+    if (alt->size < (*nd)->size) {
+        qv__enode_drop(e, *nd);
+        *nd = alt;
+    } else {
+        qv__enode_drop(e, alt);
+    }
+    return 0;
+}
+
+/* The entropy stage (entropy.c): zstd over the packed values in small
+ * frames, proposed when its sample beats the others by ENTROPY_MARGIN
+ * beyond zstd's decode cost (its estimate comes from two trial
+ * compressions of 16 vectors, which is noisy on small differences). */
+#define ENTROPY_MARGIN 1.1
+static void add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__entropy_choice *ec) {
+    if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return;
+    qv__entropy_choose(e, v, n, pt, s, ec);
+    if (ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
+}
+
+/* Patched (bit-packing with exceptions): proposed when a narrower width
+ * plus the outliers as patches is estimated below frame of reference. */
+static void add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
+                        struct qv__src *src) {
+    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return;
+    qv__patched_choose(e, v, n, pt, s, pc);
+    if (pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return;
+    src->patched = pc;
+    add(c, e, QV_ENC_PATCHED, pc->est_bytes);
+}
+
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                     int force, struct qv__enode **out) {
     const unsigned w = qv__pt_width(pt);
@@ -159,6 +216,8 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
     }
     const double plain = (double)n * w + 16;
     struct cands c = {.n = 0};
+    struct qv__patched_choice pc;
+    struct qv__entropy_choice ec = {.est_bytes = -1};
     add(&c, e, QV_ENC_PLAIN, plain);
     if (n > 0) {
         if (s.umin == s.umax) add(&c, e, QV_ENC_CONSTANT, w + 16);
@@ -187,15 +246,18 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
                 add(&c, e, QV_ENC_SPARSE,
                     exc * (qv__bits((uint64_t)(2 * n / exc)) + fb) / 8 + 64);
             }
+            add_patched(e, &c, v, n, pt, &s, fb, &pc, &src);
         }
+        add_entropy(e, &c, v, n, pt, &s, &ec);
     }
     struct int_ctx ic = {v, n, pt};
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
-        rc = build(e, enc, &src, 0, out);
+        rc = build_int(e, enc, &src, &ec, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         if (rc) return rc;
+        if ((rc = second_opinion(e, &c, &src, &ec, out))) return rc;
         rc = keep_smaller(e, out, (uint64_t)plain + 64, int_plain, &ic);
         return rc ? rc : finish_root(e, depth, QV_ENC_AUTO, out);
     }
@@ -421,6 +483,75 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
     return 0;
 }
 
+/* ---- Dictionary first ----
+ * A dictionary of at most 256 entries has codes of at most 8 bits, and FSST
+ * spends at least one 8-bit code per string, plus its offsets, plus a
+ * symbol table that must hold whole strings to get down to one code each
+ * (the dictionary holds each string once). So when the sample estimates
+ * that few distinct strings, the dictionary is not larger than FSST can
+ * be, and FSST's training (five rounds over up to 32 KiB of strings, on
+ * every chunk) is skipped. The estimate comes from a sample; when the
+ * dictionary actually built has more entries than that argument covers,
+ * FSST is trained after all and the smaller node is kept. */
+#define DICT_FIRST_MAX 256
+
+static int dict_first(double distinct) { return distinct <= DICT_FIRST_MAX; }
+
+/* After the build loop, when FSST was not trained because of dict_first:
+ * a dictionary of at most DICT_FIRST_MAX entries stands. Anything else
+ * (the sample saw fewer distinct strings than the chunk has, or another
+ * encoding won) gets FSST's chance as it would have had in the loop: FSST
+ * is trained, its size estimated as there, and built only when that
+ * estimate beats the chosen node; the smaller of the two is kept. */
+static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offsets_est,
+                            struct qv__enode **out) {
+    if ((*out)->enc == QV_ENC_DICT && (*out)->child[1]->count <= DICT_FIRST_MAX) return 0;
+    if ((*out)->enc == QV_ENC_CONSTANT) return 0;
+    struct qv__fsst_table *t;
+    int rc = qv__fsst_train(e, src->off, src->data, src->n, &t);
+    if (rc) return rc;
+    const uint64_t total = src->off[src->n];
+    double ratio = qv__fsst_sample_ratio(t, src->off, src->data, src->n);
+    double est = (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(t) + 64;
+    if (est * cost_factor(QV_ENC_FSST) < (double)(*out)->size * cost_factor((*out)->enc)) {
+        struct qv__enode *f;
+        src->fsst = t;
+        rc = build(e, QV_ENC_FSST, src, 0, &f);
+        src->fsst = NULL;
+        if (!rc) {
+            if (f->size < (*out)->size) {
+                qv__enode_drop(e, *out);
+                *out = f;
+            } else {
+                qv__enode_drop(e, f);
+            }
+        }
+    }
+    qv__mem_free(&e->mem, t);
+    return rc == QV__DECLINED ? 0 : rc;
+}
+
+#define ZDICT_SAMPLE_MIN (64 << 10)
+
+/* zstd_dict's candidate: trains the dictionary (kept in *zd for the build)
+ * and estimates its frames on text outside the training sample. Only for
+ * chunks with enough bytes that a dictionary pays for itself. */
+static int zdict_candidate(struct qv__enc *e, struct cands *c, const uint64_t *off,
+                           const uint8_t *data, int64_t n, double lengths_est,
+                           struct qv__zdict **zd) {
+    const uint64_t total = off[n];
+    if (total < ZDICT_SAMPLE_MIN || !qv__allowed(e, QV_ENC_ZSTD_DICT)) return 0;
+    int rc = qv__zdict_train(e, off, data, n, zd);
+    if (rc || !qv__zdict_size(*zd)) return rc;
+    double ratio;
+    if ((rc = qv__zdict_sample_ratio(e, *zd, off, data, n, &ratio))) return rc;
+    /* Frame table: 8 bytes per frame of about 8 KiB. */
+    add(c, e, QV_ENC_ZSTD_DICT,
+        (double)total * ratio + lengths_est + (double)qv__zdict_size(*zd) +
+            (double)total / (8 << 10) * 8 + 64);
+    return 0;
+}
+
 int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
                     int depth, int force, struct qv__enode **out) {
     if (is_frames(force)) {
@@ -439,7 +570,9 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     const double plain = (double)total + offsets_est + 16;
     struct cands c = {.n = 0};
     struct qv__fsst_table *fsst = NULL;
-    int rc = 0, equal = n > 0 && bin_all_equal(off, data, n);
+    struct qv__zdict *zd = NULL;
+    int rc = 0, equal = n > 0 && bin_all_equal(off, data, n), fsst_deferred = 0;
+    double dict_distinct = INFINITY;
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
     if (force == QV_ENC_AUTO) {
@@ -449,20 +582,40 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             int64_t sn, sd, hn, hd;
             if ((rc = bin_sample_distinct(e, off, data, n, &sn, &sd, &hn, &hd))) return rc;
             double d = qv__distinct_estimate(n, sn, sd, hn, hd);
+            /* The estimate extrapolates the sample's growth and so runs
+             * high on skewed values (rare ones keep appearing); the
+             * sample's own count is the better guide here, and an
+             * underestimate costs only time (dict_first_check). */
+            dict_distinct = fmin(d, (double)sd);
             if (d * 2 <= n) {
                 double avg = (double)total / n;
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
             }
         }
         /* FSST emits at least one code per 16 bytes of each string; skip
-         * training it when a dictionary is estimated below that. */
+         * training it when a dictionary is estimated below that, or when
+         * the sample says the dictionary is small (dict_first). */
         double dict_est = c.n && c.v[c.n - 1].enc == QV_ENC_DICT ? c.v[c.n - 1].est : INFINITY;
+        if (dict_est > (double)fsst_floor && dict_est < INFINITY && dict_first(dict_distinct))
+            fsst_deferred = 1;
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
-            qv__allowed(e, QV_ENC_FSST)) {
+            !fsst_deferred && qv__allowed(e, QV_ENC_FSST)) {
             if ((rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
             src.fsst = fsst;
             double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
             add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
+        }
+        /* zstd_dict only in compact mode: it is about a fifth smaller than
+         * FSST on free text (l_comment: 3.34x against 2.58x) but decodes
+         * about 3.5 times slower and a 100-row take costs about 10 times
+         * more, which the default mode does not trade for size. Not where
+         * the dictionary-first rule holds either (few distinct strings). */
+        if (n > 0 && !equal && e->compact && !fsst_deferred && dict_est > (double)fsst_floor) {
+            if ((rc = zdict_candidate(e, &c, off, data, n, offsets_est, &zd))) {
+                if (fsst) qv__mem_free(&e->mem, fsst);
+                return rc;
+            }
+            src.zdict = zd;
         }
         if (n > 0 && !equal && total >= ZSTD_SAMPLE_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
             /* General-purpose compression only where it wins by a wide
@@ -483,7 +636,11 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         break;
     }
     if (fsst) qv__mem_free(&e->mem, fsst);
+    qv__zdict_free(e, zd);
     if (rc) return rc;
+    if (fsst_deferred && n > 0 && total >= 2048 && qv__allowed(e, QV_ENC_FSST) &&
+        (rc = dict_first_check(e, &src, offsets_est, out)))
+        return rc;
     if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
         return rc;
     return finish_root(e, depth, force, out);

@@ -1,12 +1,16 @@
 /*
- * Dictionary: distinct values once (sorted, so codes preserve order and the
- * dictionary itself compresses well), plus a u32 code per value. Codes are
+ * Dictionary: distinct values once (sorted, so the dictionary itself
+ * compresses well, or, when a few values dominate, by descending frequency
+ * so the common values get small codes: frequency_pays below), plus a u32
+ * code per value. Codes are
  * cascaded (usually bit-packed, or run-end encoded when values repeat in
  * runs); the dictionary is cascaded as values of the parent's type (ALP for
  * floats, FSST for strings, ...). Decoding keeps the decoded dictionary on
  * the node, so random access costs one code lookup per value; a few rows
  * of a large dictionary decode only the entries their codes name.
  */
+#include <math.h>
+
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
@@ -60,6 +64,31 @@ static void remap_codes(uint64_t *codes, int64_t n, const uint32_t *perm, uint32
 static int cmp_u64(const void *ctx, uint32_t a, uint32_t b) {
     const uint64_t *v = ctx;
     return (v[a] > v[b]) - (v[a] < v[b]);
+}
+
+/* Frequency order. A skewed dictionary (a few values account for most
+ * rows) is reordered by descending count after the value sort (stable, so
+ * equal counts keep value order): the frequent values get the small codes,
+ * which the codes' cascade turns into fewer bits (patched packs the common
+ * codes narrow, the entropy stage's byte-aligned codes give zstd small
+ * symbols). Skewed means the counts' entropy is at least a bit below the
+ * fixed code width; with a dictionary larger than an eighth of the values
+ * the sorted order is kept, since the dictionary itself then weighs as
+ * much as the codes and compresses better sorted. */
+static int cmp_count_desc(const void *ctx, uint32_t a, uint32_t b) {
+    const uint32_t *cnt = ctx;
+    return (cnt[a] < cnt[b]) - (cnt[a] > cnt[b]);
+}
+
+static int frequency_pays(const uint64_t *codes, int64_t n, int64_t d, uint32_t *cnt) {
+    if (d < 3 || d * 8 > n) return 0;
+    memset(cnt, 0, (size_t)d * 4);
+    for (int64_t i = 0; i < n; i++) cnt[codes[i]]++;
+    double sum = 0;
+    for (int64_t j = 0; j < d; j++)
+        if (cnt[j]) sum += (double)cnt[j] * log2((double)cnt[j]);
+    const double h = log2((double)n) - sum / (double)n;
+    return h + 1.0 <= (double)qv__bits((uint64_t)d - 1);
 }
 
 static int64_t table_size(int64_t max_dict) {
@@ -121,6 +150,7 @@ int qv__dict_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt
         if (!sorted) goto out;
         for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
         msort(perm, tmp, d, cmp_u64, vals);
+        if (frequency_pays(codes, n, d, slot)) msort(perm, tmp, d, cmp_count_desc, slot);
         for (int64_t i = 0; i < d; i++) sorted[i] = vals[perm[i]];
         remap_codes(codes, n, perm, tmp, d);
         struct qv__enode *nd = qv__enode_new(e, QV_ENC_DICT, pt, qv__pt_width(pt), n);
@@ -200,9 +230,22 @@ static inline uint64_t str_key(const uint8_t *p, size_t len, const uint8_t *end)
     return qv_hash64(p, len, 0) | UINT64_C(1) << 63;
 }
 
-/* memcmp is a call; most dictionary strings are short. */
+/* memcmp is a call; most dictionary strings are short. Strings of 8 to 32
+ * bytes compare as words: the first and last 8 (or 16) bytes, which
+ * overlap when shorter, cover every byte without reading past either
+ * string. */
+static inline int words_equal(const uint8_t *a, const uint8_t *b, size_t at) {
+    uint64_t x, y;
+    memcpy(&x, a + at, 8);
+    memcpy(&y, b + at, 8);
+    return x == y;
+}
 static inline int bytes_equal(const uint8_t *a, const uint8_t *b, size_t len) {
-    if (len > 16) return memcmp(a, b, len) == 0;
+    if (len > 32) return memcmp(a, b, len) == 0;
+    if (len >= 16)
+        return words_equal(a, b, 0) && words_equal(a, b, 8) && words_equal(a, b, len - 16) &&
+               words_equal(a, b, len - 8);
+    if (len >= 8) return words_equal(a, b, 0) && words_equal(a, b, len - 8);
     for (size_t i = 0; i < len; i++)
         if (a[i] != b[i]) return 0;
     return 1;
@@ -261,6 +304,7 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
         for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
         struct str_sort_ctx sc = {s, first};
         msort(perm, tmp, d, cmp_str, &sc);
+        if (frequency_pays(codes, n, d, slot)) msort(perm, tmp, d, cmp_count_desc, slot);
         uint64_t total = 0;
         for (int64_t i = 0; i < d; i++) {
             size_t len;

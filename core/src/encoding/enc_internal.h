@@ -295,6 +295,37 @@ struct qv__alprd_choice {
 void qv__alprd_choose(const void *v, int64_t n, int pt, struct qv__alprd_choice *c);
 int qv__alprd_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
                      unsigned right_bits, struct qv__enode **out);
+/* Patched (patched.c): bit-packing with exceptions. The choice: reference
+ * and width that minimize packed bits plus exceptions, estimated on a
+ * sample (est_bytes < 0: not worth proposing); flip is the sign bit when
+ * the reference is taken in signed order, full the frame-of-reference
+ * width without exceptions. */
+struct qv__patched_choice {
+    uint64_t ref, flip;
+    unsigned width, full;
+    double est_bytes;
+    int64_t est_exceptions;
+};
+void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__patched_choice *c);
+int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                       const struct qv__patched_choice *c, int forced, struct qv__enode **out);
+/* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
+ * frame of reference + bit-packing of the values at `width` (their own
+ * width or the next whole byte width, whichever the sample compressed
+ * better). est_bytes < 0: not proposed (too few values, compact mode,
+ * zstd not allowed). */
+struct qv__entropy_choice {
+    uint64_t ref;
+    unsigned width;
+    int64_t frame_values; /* 4 vectors, 16 for repetitive data */
+    double est_bytes;
+};
+void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__entropy_choice *c);
+int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, const struct qv__entropy_choice *c,
+                       int forced, struct qv__enode **out);
 /* FSST: trains a table on a sample, estimates, then builds. */
 struct qv__fsst_table;
 int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
@@ -320,6 +351,22 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
 #define QV__FRAME_BYTES (128 * 1024)
 /* Wraps a finished subtree as a single frame. */
 int qv__general_wrap(struct qv__enc *e, int enc, const struct qv__enode *inner, int force,
+                     struct qv__enode **out);
+
+/* zstd_dict (zstd_dict.c): a dictionary trained by zstd's builder on a
+ * sample spread over the strings (size 0 when there is too little to learn
+ * from, or the library was built without the builder); the compressed
+ * size relative to the raw bytes on frames outside the training pieces;
+ * the node. Dictionaries live in the encoder's arena. */
+struct qv__zdict;
+int qv__zdict_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
+                    struct qv__zdict **out);
+size_t qv__zdict_size(const struct qv__zdict *zd);
+void qv__zdict_free(struct qv__enc *e, struct qv__zdict *zd);
+int qv__zdict_sample_ratio(struct qv__enc *e, const struct qv__zdict *zd, const uint64_t *off,
+                           const uint8_t *data, int64_t n, double *ratio);
+int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64_t *off,
+                     const uint8_t *data, int64_t n, int depth, int forced,
                      struct qv__enode **out);
 
 /* zstd helpers for the cascade's estimates (0 on failure). */
@@ -398,6 +445,7 @@ static inline int qv__lazy_buffer(const struct qv__node *nd, int i) {
     case QV_ENC_FSST:
     case QV_ENC_ZSTD:
     case QV_ENC_LZ4: return i == 1;
+    case QV_ENC_ZSTD_DICT: return i == 2;
     default: return 0;
     }
 }
@@ -470,6 +518,9 @@ struct qv__dec {
     int (*vfn)(void *ctx, uint64_t off, uint64_t len, struct qv_error *err);
     void *vctx;
     const uint8_t *vbase; /* the parsed bytes: offsets are from here */
+    /* The reference chunk's decoder of a relative root (relative.c);
+     * borrowed, NULL until qv_decoder_set_reference. */
+    struct qv_decoder *ref;
 };
 /* Verifies the bytes of plain's and bitpack's buffer that decoding values
  * [start, start + n) reads, before they are read. Called by the dispatch and
@@ -628,6 +679,8 @@ struct qv__src {
     const struct qv__alp_choice *alp;
     const struct qv__alprd_choice *alprd;
     struct qv__fsst_table *fsst;
+    const struct qv__patched_choice *patched;
+    struct qv__zdict *zdict; /* zstd_dict: the dictionary trained while estimating */
 };
 
 typedef int (*qv__dec_word_fn)(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,
@@ -679,6 +732,18 @@ struct qv__encoding {
 extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpack, qv__enc_for,
     qv__enc_delta, qv__enc_zigzag, qv__enc_dict, qv__enc_rle, qv__enc_sparse, qv__enc_alp,
     qv__enc_alp_rd, qv__enc_fsst, qv__enc_zstd, qv__enc_lz4;
+extern const struct qv__encoding qv__enc_patched;
+extern const struct qv__encoding qv__enc_zstd_dict;
+extern const struct qv__encoding qv__enc_relative;
+
+/* qv_encode's set-up of one call from its options (encode.c), and its
+ * end: on rc == 0 serializes `root` into *out (from e->r); in every case
+ * frees the call's arena and stack. Returns rc or ENOMEM. */
+void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct qv_reservation *r,
+                  struct qv_error *err);
+int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
+                   struct qv_encoded *out);
+
 
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
  * bounds-checked, so any byte from a file may be passed. */

@@ -122,23 +122,34 @@ int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
     if (o.force < 0 || (o.force != QV_ENC_AUTO && !qv__encoding_of((unsigned)o.force)))
         return qv_error_set(err, EINVAL, "qv_encode: unknown encoding %d", o.force);
     struct qv__enc e;
-    memset(&e, 0, sizeof e);
-    e.mem.r = r;
-    e.stack.r = r;
-    e.r = r;
-    e.err = err;
-    e.allowed = (o.allowed ? o.allowed : ~UINT32_C(0)) | QV_ENC_BIT(QV_ENC_PLAIN);
-    if (o.force != QV_ENC_AUTO) e.allowed |= QV_ENC_BIT(o.force);
-    e.max_depth = o.max_depth > 0 ? o.max_depth : QV_ENC_DEFAULT_DEPTH;
-    if (e.max_depth > QV__ENC_MAX_DEPTH - 4) e.max_depth = QV__ENC_MAX_DEPTH - 4;
-    e.compact = o.compact;
-    /* Default level: fast (1) where zstd is picked for leaves by the
-     * cascade, stronger (3) when the caller asked for compact output. */
-    e.zstd_level = o.zstd_level ? o.zstd_level : o.compact ? 3 : 1;
+    qv__enc_init(&e, &o, r, err);
     struct qv__enode *root = NULL;
     int rc = run(&e, in, pt, o.force, &root);
+    return qv__enc_finish(&e, rc, root, out);
+}
+
+void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct qv_reservation *r,
+                  struct qv_error *err) {
+    memset(e, 0, sizeof *e);
+    e->mem.r = r;
+    e->stack.r = r;
+    e->r = r;
+    e->err = err;
+    e->allowed = (o->allowed ? o->allowed : ~UINT32_C(0)) | QV_ENC_BIT(QV_ENC_PLAIN);
+    if (o->force != QV_ENC_AUTO) e->allowed |= QV_ENC_BIT(o->force);
+    e->max_depth = o->max_depth > 0 ? o->max_depth : QV_ENC_DEFAULT_DEPTH;
+    if (e->max_depth > QV__ENC_MAX_DEPTH - 4) e->max_depth = QV__ENC_MAX_DEPTH - 4;
+    e->compact = o->compact;
+    /* Default level: fast (1) where zstd is picked for leaves by the
+     * cascade, stronger (3) when the caller asked for compact output. */
+    e->zstd_level = o->zstd_level ? o->zstd_level : o->compact ? 3 : 1;
+}
+
+int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
+                   struct qv_encoded *out) {
+    struct qv_error *err = e->err;
     if (!rc) {
-        out->data = qv_alloc(r, (size_t)root->size, err);
+        out->data = qv_alloc(e->r, (size_t)root->size, err);
         if (!out->data) {
             rc = ENOMEM;
         } else {
@@ -147,8 +158,8 @@ int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
             out->capacity = (size_t)root->size;
         }
     }
-    qv__stack_free(&e.stack);
-    qv__mem_free_all(&e.mem);
+    qv__stack_free(&e->stack);
+    qv__mem_free_all(&e->mem);
     if (rc && err && err->code == 0) qv_error_set(err, rc, "qv_encode: failed (%s)", qv_errno_name(rc));
     return rc;
 }

@@ -23,6 +23,8 @@
  *    bytes of each selected vector. FSST compresses greedily with a table
  *    whose symbols may overlap, so equal compressed bytes are not proven by
  *    the encoder's choice alone; comparing decoded bytes is always sound.
+ *  - relative (values stored against another column): ENOTSUP, the
+ *    caller decodes;
  * EVAL (the caller's callback) runs only where the decoder has few values
  * of its own: constant, dictionary, run-end, sparse; elsewhere ENOTSUP.
  * Booleans, fixed binary, and floats with a comparison op answer ENOTSUP.
@@ -330,6 +332,11 @@ int qv_decoder_filter(struct qv_decoder *dc, int64_t start, int64_t n,
     switch (root->enc) {
     case QV_ENC_CONSTANT: rc = qv__filter_constant(d, &fp, start, n, sel, out, err); break;
     case QV_ENC_DICT: rc = qv__filter_dict(d, st, &fp, start, n, sel, out, err); break;
+    case QV_ENC_RELATIVE:
+        /* Its values exist only once added to another column's: decoded
+         * and compared by the caller. */
+        rc = qv_error_set(err, ENOTSUP, "qv_decoder_filter: no encoded-domain path for relative");
+        break;
     case QV_ENC_RLE:
         rc = word ? qv__filter_rle(d, st, &fp, start, n, sel, out, err)
                   : qv__corrupt(err, root, "run-end node holds %s values", qv__pt_name(root->pt));

@@ -81,14 +81,18 @@ static inline unsigned hash3(u128 w) {
 /* Builds lookup structures; drops 3+ byte symbols whose hash slot is taken
  * (callers pass symbols in decreasing gain) and renumbers the codes. */
 static void build_lookup(struct qv__fsst_table *t) {
-    memset(t->hash, 0, sizeof t->hash);
+    /* The first pass only needs to know which slots are taken: a bitmap of
+     * 512 bytes instead of clearing the 64 KiB table twice per call (this
+     * runs after every training round, on every string chunk). */
+    uint64_t taken[HASH_SIZE / 64];
+    memset(taken, 0, sizeof taken);
     int keep = 0;
     for (int i = 0; i < t->nsym; i++) {
         if (t->len[i] >= 3) {
-            struct hslot *h = &t->hash[hash3(t->sym[i])];
-            if (h->len) continue;
-            h->len = t->len[i];
-            h->val = t->sym[i];
+            unsigned hs = hash3(t->sym[i]);
+            uint64_t bit = UINT64_C(1) << (hs & 63);
+            if (taken[hs >> 6] & bit) continue;
+            taken[hs >> 6] |= bit;
         }
         t->sym[keep] = t->sym[i];
         t->len[keep] = t->len[i];
@@ -223,13 +227,19 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
         if (step < 1) step = 1;
     }
     const int64_t NC = 512; /* 0..254 symbols, 256..511 single bytes */
+    /* Pair counts: a 512 x 512 table read and cleared only where a bit of
+     * `seen` says it was written. A sample touches a few thousand pairs;
+     * clearing and scanning the whole 512 KiB table five times per chunk
+     * was most of the training time of small string chunks. */
+    const int64_t NW = NC * NC / 64;
     uint32_t *c1 = qv__stack_push(&e->stack, (size_t)NC * 4, e->err);
     uint16_t *c2 = c1 ? qv__stack_push(&e->stack, (size_t)NC * NC * 2, e->err) : NULL;
+    uint64_t *seen = c2 ? qv__stack_push(&e->stack, (size_t)NW * 8, e->err) : NULL;
     struct cand_set cs = {0};
     cs.cap = 1 << 16;
-    cs.slots = 1 << 17;
-    cs.v = c2 ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *cs.v, e->err) : NULL;
-    cs.slot = cs.v ? qv__stack_push(&e->stack, (size_t)cs.slots * 4, e->err) : NULL;
+    const int64_t max_slots = 1 << 17;
+    cs.v = seen ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *cs.v, e->err) : NULL;
+    cs.slot = cs.v ? qv__stack_push(&e->stack, (size_t)max_slots * 4, e->err) : NULL;
     if (!cs.slot) {
         qv__stack_release(&e->stack, mk);
         qv__mem_free(&e->mem, t);
@@ -239,22 +249,46 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     build_lookup(t);
     for (int round = 0; round < ROUNDS; round++) {
         memset(c1, 0, (size_t)NC * 4);
-        memset(c2, 0, (size_t)NC * NC * 2);
+        memset(seen, 0, (size_t)NW * 8);
+        int64_t pairs = 0;
         for (int64_t i = 0; i < n; i += step) {
             const uint8_t *s = data + off[i];
             size_t len = (size_t)(off[i + 1] - off[i]), p = 0;
+            /* Bytes readable from s (up to the end of the data): short
+             * strings then match with one 16-byte load, not a copy of
+             * their few bytes; the result is the same. */
+            const size_t room = (size_t)(off[n] - off[i]);
             int prev = -1;
             while (p < len) {
-                unsigned m = match(t, s + p, len - p, len - p);
+                unsigned m = match(t, s + p, len - p, room - p);
                 unsigned code = m & 0xFF, l = m >> 8;
                 int c = code == ESC ? 256 + s[p] : (int)code;
                 c1[c]++;
                 if (code != ESC && l > 1) c1[256 + s[p]]++; /* lets single bytes compete */
-                if (prev >= 0 && c2[prev * NC + c] < UINT16_MAX) c2[prev * NC + c]++;
+                if (prev >= 0) {
+                    int64_t at = prev * NC + c;
+                    uint64_t bit = UINT64_C(1) << (at & 63);
+                    if (!(seen[at >> 6] & bit)) {
+                        seen[at >> 6] |= bit;
+                        c2[at] = 1;
+                        pairs++;
+                    } else if (c2[at] < UINT16_MAX) {
+                        c2[at]++;
+                    }
+                }
                 prev = c;
                 p += l;
             }
         }
+        /* The slot table only needs room for this round's candidates (at
+         * most every counted symbol and pair); the candidates, their order
+         * and what a full set drops are as with the largest table. */
+        int64_t ncand = pairs;
+        for (int c = 0; c < NC; c++) ncand += c1[c] != 0;
+        if (ncand > cs.cap) ncand = cs.cap;
+        cs.slots = (int64_t)qv_next_pow2_64((uint64_t)ncand * 2);
+        if (cs.slots < 64) cs.slots = 64;
+        if (cs.slots > max_slots) cs.slots = max_slots;
         cs.n = 0;
         memset(cs.slot, 0xff, (size_t)cs.slots * 4);
         for (int c = 0; c < NC; c++) {
@@ -268,14 +302,18 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
             u128 va = a >= 256 ? (u128)(a - 256) : t->sym[a];
             unsigned la = a >= 256 ? 1 : t->len[a];
             if (la >= SYM_MAX) continue;
-            for (int b = 0; b < NC; b++) {
-                uint16_t cnt = c2[a * NC + b];
-                if (!cnt) continue;
-                u128 vb = b >= 256 ? (u128)(b - 256) : t->sym[b];
-                unsigned lb = b >= 256 ? 1 : t->len[b];
-                unsigned l = la + lb > SYM_MAX ? SYM_MAX : la + lb;
-                u128 v = (va | (vb << (8 * la))) & len_mask(l);
-                cand_add(&cs, v, l, (uint64_t)cnt * l);
+            /* Pairs (a, b) in increasing b, as a scan of the row would. */
+            for (int64_t wi = a * NC / 64; wi < (a + 1) * NC / 64; wi++) {
+                for (uint64_t bits = seen[wi]; bits; bits &= bits - 1) {
+                    int64_t at = wi * 64 + __builtin_ctzll(bits);
+                    int b = (int)(at - a * NC);
+                    uint16_t cnt = c2[at];
+                    u128 vb = b >= 256 ? (u128)(b - 256) : t->sym[b];
+                    unsigned lb = b >= 256 ? 1 : t->len[b];
+                    unsigned l = la + lb > SYM_MAX ? SYM_MAX : la + lb;
+                    u128 v = (va | (vb << (8 * la))) & len_mask(l);
+                    cand_add(&cs, v, l, (uint64_t)cnt * l);
+                }
             }
         }
         /* Only the best 255 matter: move them to the front (selection by
@@ -315,7 +353,7 @@ double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, cons
         size_t len = (size_t)(off[i + 1] - off[i]);
         if (len > sizeof buf / 2) len = sizeof buf / 2; /* long strings: their head is enough */
         raw += len;
-        comp += compress1(t, s, len, len, buf);
+        comp += compress1(t, s, len, (size_t)(off[n] - off[i]), buf);
     }
     return raw ? (double)comp / (double)raw : 1.0;
 }

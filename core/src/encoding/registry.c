@@ -14,6 +14,9 @@ static const struct qv__encoding *const table[] = {
     [QV_ENC_SPARSE] = &qv__enc_sparse, [QV_ENC_ALP] = &qv__enc_alp,
     [QV_ENC_ALP_RD] = &qv__enc_alp_rd, [QV_ENC_FSST] = &qv__enc_fsst,
     [QV_ENC_ZSTD] = &qv__enc_zstd,     [QV_ENC_LZ4] = &qv__enc_lz4,
+    [QV_ENC_PATCHED] = &qv__enc_patched,
+    [QV_ENC_ZSTD_DICT] = &qv__enc_zstd_dict,
+    [QV_ENC_RELATIVE] = &qv__enc_relative,
 };
 
 #define SLOTS (sizeof table / sizeof table[0])

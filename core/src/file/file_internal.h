@@ -71,6 +71,18 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
                          struct qv__reorder *reorder, struct ArrowArrayStream *out,
                          struct qv_error *err);
 
+/* A take gathered straight into one batch (take_gather.c): rows[0..n)
+ * strictly increasing, of the top-level columns cols[0..n_cols) (each flat:
+ * qv__column_is_flat), validated per `validate` (enum qv_scan_validate).
+ * Column readers come from the file's take cache (or are opened and closed
+ * when it has none). *out is a batch as the scan assembles them. */
+/* Takes of at most this many distinct rows are gathered: the bound under
+ * which the scan too runs a take on the caller's thread (QV_SCAN_SMALL_ROWS);
+ * larger takes keep the scan's workers. */
+#define QV__TAKE_GATHER_ROWS 4096
+int qv__take_gather(struct qv_file *file, const int64_t *rows, int64_t n, const int32_t *cols,
+                    int32_t n_cols, int validate, struct ArrowArray *out, struct qv_error *err);
+
 /* Reordering of a take (take.c): the rows asked for, by position in the
  * sorted distinct rows the scan reads. */
 int qv__reorder_next(struct qv__reorder *ro, struct ArrowArrayStream *scan, struct qv_pool *pool,

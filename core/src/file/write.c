@@ -59,6 +59,8 @@ int qv_file_write_stream(const char *path, struct ArrowArrayStream *st,
                                        .compact = opts->compact,
                                        .metadata = opts->metadata,
                                        .n_metadata = opts->n_metadata};
+        if (opts->threads == QV_WRITER_INLINE) wo.max_in_flight = QV_WRITER_INLINE;
+        else wo.threads = opts->threads;
         rc = qv_writer_open(path, schema, &wo, res, &w, err);
     }
     while (!rc) {

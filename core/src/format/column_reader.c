@@ -1,5 +1,13 @@
 /* Decoding one top-level column of one row group to Arrow: a row range, or
- * a set of rows touching only the vectors that hold them. */
+ * a set of rows touching only the vectors that hold them.
+ *
+ * A column whose values segment is stored relative to another column
+ * (encoding 17, docs/format.md 5.5.17) reads that column's values too: the
+ * column reader opens a second column reader on the reference column of
+ * the same row group (its own buffer, verification and lazy block reads,
+ * so a take reads only the reference's blocks the taken rows touch) and
+ * attaches its values decoder to the relative one. The reference reader
+ * is kept across row groups like the read buffer. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,15 +61,27 @@ struct qv_column_reader {
     int all_present;  /* lazy, and every block has been read since the load */
     int opened;       /* the decoders of the current row group are open */
     uint64_t fetched; /* bytes read on demand since the load */
+    /* The reader of the column the values are stored relative to (NULL:
+     * none); is_ref: this reader is such a reference, which may not be
+     * relative itself. */
+    struct qv_column_reader *ref;
+    int is_ref;
 };
 
-/* Prefixes a decoder error with where it happened. */
+/* Prefixes a decoder error with where it happened (a relative column's
+ * error names its reference column too). */
 static int where(struct qv_column_reader *cr, int32_t k, int role, int rc, struct qv_error *err) {
-    char path[512];
+    char path[512], rel[560] = "";
     qv__node_path(cr->rd->f.nodes, k, path, sizeof path);
     const struct qv__segment *s = cr->nd[k - cr->first].seg[role];
-    return qv_error_wrap(err, rc, "file '%s': column '%s', row group %lld, %s segment at offset %llu: ",
-                         cr->rd->src.name, path, (long long)cr->rg, qv__role_name(role),
+    int64_t ref = qv_decoder_reference_node(cr->nd[k - cr->first].dec[QV_SEGMENT_VALUES]);
+    if (ref >= 0 && ref < cr->rd->f.n_nodes) {
+        char rpath[512];
+        qv__node_path(cr->rd->f.nodes, (int32_t)ref, rpath, sizeof rpath);
+        snprintf(rel, sizeof rel, " (stored relative to column '%s')", rpath);
+    }
+    return qv_error_wrap(err, rc, "file '%s': column '%s'%s, row group %lld, %s segment at offset %llu: ",
+                         cr->rd->src.name, path, rel, (long long)cr->rg, qv__role_name(role),
                          (unsigned long long)(s ? s->offset : 0));
 }
 
@@ -86,6 +106,7 @@ void qv_column_reader_close(struct qv_column_reader *cr) {
         drop_decoders(cr);
         qv_free(cr->r, cr->nd, (size_t)(cr->end - cr->first) * sizeof *cr->nd);
     }
+    qv_column_reader_close(cr->ref);
     if (cr->owned) qv_free(cr->r, cr->owned, cr->owned_cap);
     if (cr->vbits) qv_free(cr->r, cr->vbits, cr->vbits_words * sizeof(uint64_t));
     if (cr->keep) qv_free(cr->r, cr->keep, (size_t)(cr->end - cr->first));
@@ -246,6 +267,53 @@ static int read_runs(struct qv_column_reader *cr, struct qv_error *err) {
     return rc;
 }
 
+static int ensure_open(struct qv_column_reader *cr, int whole, struct qv_error *err);
+static int open_reader(const struct qv_reader *rd, int64_t rg, int32_t column, const uint8_t *keep,
+                       struct qv_reservation *r, int is_ref, struct qv_column_reader **out,
+                       struct qv_error *err);
+
+/* A relative values decoder of node k: moves (or opens) the reader of its
+ * reference column to this row group, opens its decoders and attaches its
+ * values decoder. The reference must be another top-level column with a
+ * values segment; a reference reader never opens a reference of its own,
+ * so no chain (and no cycle) is followed. */
+static int attach_reference(struct qv_column_reader *cr, int32_t k, struct qv_decoder *dec,
+                            struct qv_error *err) {
+    const struct qv_reader *rd = cr->rd;
+    int64_t ref = qv_decoder_reference_node(dec);
+    char why[160] = "";
+    if (cr->is_ref)
+        snprintf(why, sizeof why, "it is the reference of another column and is itself stored "
+                                  "relative to node %lld (the format allows no chains)",
+                 (long long)ref);
+    else if (k != cr->first)
+        snprintf(why, sizeof why, "a nested field is stored relative to node %lld", (long long)ref);
+    else if (ref >= rd->f.n_nodes || ref == k || rd->f.nodes[ref].parent != -1)
+        snprintf(why, sizeof why, "reference node %lld is not another top-level column",
+                 (long long)ref);
+    if (why[0]) {
+        qv__corrupt_set(err, "%s", why);
+        return where(cr, k, QV_SEGMENT_VALUES, EIO, err);
+    }
+    int32_t col = rd->f.nodes[ref].column;
+    int rc;
+    if (cr->ref && cr->ref->first == (int32_t)ref) {
+        rc = cr->ref->rg == cr->rg && cr->ref->opened ? 0 : qv_column_reader_move(&cr->ref, cr->rg, err);
+    } else {
+        qv_column_reader_close(cr->ref);
+        cr->ref = NULL;
+        rc = open_reader(rd, cr->rg, col, NULL, cr->r, 1, &cr->ref, err);
+    }
+    if (!rc) rc = ensure_open(cr->ref, 0, err);
+    struct qv_decoder *rdec = rc ? NULL : cr->ref->nd[0].dec[QV_SEGMENT_VALUES];
+    if (!rc && !rdec) {
+        qv__corrupt_set(err, "the reference column has no values segment in this row group");
+        rc = EIO;
+    }
+    if (!rc) rc = qv_decoder_set_reference(dec, rdec, err);
+    return rc ? where(cr, k, QV_SEGMENT_VALUES, rc, err) : 0;
+}
+
 /* Opens the decoders of the loaded segments (format 1: verifying each
  * segment whole first; format 2: with the block verifier). */
 static int open_decoders(struct qv_column_reader *cr, struct qv_error *err) {
@@ -261,6 +329,10 @@ static int open_decoders(struct qv_column_reader *cr, struct qv_error *err) {
             if (!by_block) rc = qv__reader_verify(rd, cr->rg, k, sg, b, err);
             if (rc) break;
             struct qv_decoder **dp = &cr->nd[k - cr->first].dec[role];
+            /* A retry after a failed open (a relative column whose
+             * reference failed) must not lose the decoders it opened. */
+            qv_decoder_close(*dp);
+            *dp = NULL;
             /* An unaligned in-memory source is copied by the decoder:
              * verify all of it first. */
             int checked = by_block && !((uintptr_t)b & 7);
@@ -272,6 +344,8 @@ static int open_decoders(struct qv_column_reader *cr, struct qv_error *err) {
             /* A checksum error names its block already. */
             if (rc && !(by_block && err && strstr(err->message, "checksum mismatch")))
                 where(cr, k, role, rc, err);
+            if (!rc && role == QV_SEGMENT_VALUES && qv_decoder_reference_node(*dp) >= 0)
+                rc = attach_reference(cr, k, *dp, err);
         }
     }
     cr->opened = !rc;
@@ -298,6 +372,11 @@ static int ensure_open(struct qv_column_reader *cr, int whole, struct qv_error *
         if (!rc) cr->all_present = 1;
     }
     if (!rc && !cr->opened) rc = open_decoders(cr, err);
+    /* A range read reads the reference's chunk whole too. */
+    if (!rc && cr->ref && whole) {
+        rc = ensure_open(cr->ref, 1, err);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    }
     return rc;
 }
 
@@ -392,7 +471,10 @@ int qv__column_reader_verify_all(struct qv_column_reader *cr, struct qv_error *e
 }
 
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr) {
-    return cr ? (uint64_t)cr->bytes_size : 0;
+    if (!cr) return 0;
+    /* A relative column reads its reference's segments too. */
+    uint64_t ref = cr->ref && cr->ref->rg == cr->rg ? qv__column_reader_loaded_bytes(cr->ref) : 0;
+    return (uint64_t)cr->bytes_size + ref;
 }
 
 /* A node subset must be closed upwards (a kept node's parent is kept), the
@@ -433,6 +515,14 @@ int qv_column_reader_open(const struct qv_reader *rd, int64_t rg, int32_t column
 int qv_column_reader_open_nodes(const struct qv_reader *rd, int64_t rg, int32_t column,
                                 const uint8_t *keep, struct qv_reservation *r,
                                 struct qv_column_reader **out, struct qv_error *err) {
+    return open_reader(rd, rg, column, keep, r, 0, out, err);
+}
+
+/* is_ref: opened as the reference of a relative column (set before its
+ * decoders open, which a format 1 or mapped file does at once). */
+static int open_reader(const struct qv_reader *rd, int64_t rg, int32_t column, const uint8_t *keep,
+                       struct qv_reservation *r, int is_ref, struct qv_column_reader **out,
+                       struct qv_error *err) {
     *out = NULL;
     int32_t first = qv_reader_column_node(rd, column);
     if (first < 0 || rg < 0 || rg >= rd->f.n_row_groups)
@@ -445,6 +535,7 @@ int qv_column_reader_open_nodes(const struct qv_reader *rd, int64_t rg, int32_t 
     cr->rg = rg;
     cr->first = first;
     cr->end = rd->f.nodes[first].subtree_end;
+    cr->is_ref = is_ref;
     int32_t n = cr->end - first;
     cr->nd = qv_calloc(r, (size_t)n * sizeof *cr->nd, err);
     int rc = cr->nd ? 0 : ENOMEM;
@@ -718,6 +809,118 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
     int rc = ensure_open(cr, 0, err);
     if (rc) return rc;
     return read_node(cr, cr->first, 0, rows, n, node, err);
+}
+
+bool qv__column_is_flat(const struct qv_reader *rd, int32_t column) {
+    int32_t k = qv_reader_column_node(rd, column);
+    if (k < 0) return false;
+    const struct qv__node *nd = &rd->f.nodes[k];
+    return nd->subtree_end == k + 1 &&
+           (nd->kind == QV__NODE_PRIMITIVE || nd->kind == QV__NODE_DECIMAL64);
+}
+
+/* Binary values of one row group: the decoder writes offsets from 0 into
+ * the output's offsets at o->pos and its bytes into a buffer of the column
+ * reader's; they are appended to o->data and the offsets moved by what it
+ * held before. */
+static int take_flat_binary(struct qv_column_reader *cr, struct qv_decoder *d, int w,
+                            const int64_t *rows, int64_t n, struct qv__flat_out *o,
+                            struct qv_error *err) {
+    uint8_t *offs = (uint8_t *)o->values + (size_t)o->pos * (size_t)w;
+    /* The decoder writes offset 0 over the previous row group's end: kept. */
+    int64_t base = (int64_t)o->data_size;
+    struct qv_decode_out t = {.values = offs};
+    int rc = qv_decoder_take(d, rows, n, &t, err);
+    if (rc) {
+        if (t.data) qv_free(cr->r, t.data, t.data_capacity);
+        return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    }
+    if (t.data_size) {
+        if (w == 4 && t.data_size > (size_t)INT32_MAX - o->data_size)
+            rc = qv_error_set(err, EOVERFLOW, "file '%s': take: %zu bytes of values exceed int32 "
+                              "offsets", cr->rd->src.name, o->data_size + t.data_size);
+        if (!rc && o->data_size + t.data_size > o->data_cap) {
+            size_t cap = o->data_cap ? o->data_cap : 256;
+            while (cap < o->data_size + t.data_size) cap *= 2;
+            uint8_t *p = qv_realloc(o->data_r, o->data, o->data_cap, cap, err);
+            if (p) {
+                o->data = p;
+                o->data_cap = cap;
+            } else {
+                rc = ENOMEM;
+            }
+        }
+        if (!rc) memcpy(o->data + o->data_size, t.data, t.data_size);
+    }
+    if (t.data) qv_free(cr->r, t.data, t.data_capacity);
+    if (rc) return rc;
+    o->data_size += t.data_size;
+    for (int64_t i = 0; i <= n; i++) set_off(offs, w, i, get_off(offs, w, i) + base);
+    return 0;
+}
+
+int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                                struct qv__flat_out *o, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[cr->first];
+    if (node->subtree_end != cr->first + 1 || cr->keep ||
+        (node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64))
+        return qv_error_set(err, EINVAL, "file '%s': take: column %d is not flat",
+                            cr->rd->src.name, (int)node->column);
+    for (int64_t i = 0; i < n; i++)
+        if (rows[i] < 0 || rows[i] >= rg_rows(cr) || (i && rows[i] <= rows[i - 1]))
+            return qv_error_set(err, EINVAL,
+                                "file '%s': take: row %lld at position %lld is out of range of row "
+                                "group %lld (%lld rows) or not strictly increasing",
+                                cr->rd->src.name, (long long)rows[i], (long long)i,
+                                (long long)cr->rg, (long long)rg_rows(cr));
+    if (n == 0) return 0;
+    int rc = ensure_open(cr, 0, err);
+    if (rc) return rc;
+    struct qv_decoder *vd = cr->nd[0].dec[QV_SEGMENT_VALIDITY];
+    if (vd && !o->validity)
+        return qv_error_set(err, EINVAL, "file '%s': take: no validity bitmap to write",
+                            cr->rd->src.name);
+    if (o->validity) {
+        if (vd) {
+            struct qv_decode_out t = {.values = o->validity, .bit_offset = o->pos};
+            rc = qv_decoder_take(vd, rows, n, &t, err);
+            if (rc) return where(cr, cr->first, QV_SEGMENT_VALIDITY, rc, err);
+            o->null_count += n - qv_bits_count(o->validity, o->pos, n);
+        } else {
+            for (int64_t i = 0; i < n; i++) qv_bit_set(o->validity, o->pos + i);
+        }
+    }
+    struct qv_decoder *d = cr->nd[0].dec[QV_SEGMENT_VALUES];
+    enum qv_value_kind kind = node->value_kind;
+    if (!d) return corrupt(cr, cr->first, QV_SEGMENT_VALUES, err, "the values segment is missing");
+    if (kind == QV_KIND_BINARY || kind == QV_KIND_LARGE_BINARY) {
+        rc = take_flat_binary(cr, d, kind == QV_KIND_BINARY ? 4 : 8, rows, n, o, err);
+    } else if (kind == QV_KIND_BOOL) {
+        struct qv_decode_out t = {.values = o->values, .bit_offset = o->pos};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    } else if (node->kind == QV__NODE_DECIMAL64) {
+        /* int64 values at the slots' start, widened in place to 128-bit
+         * two's complement last first (slot i is at 16 i >= 8 i). */
+        uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
+        struct qv_decode_out t = {.values = p};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+        for (int64_t i = n - 1; i >= 0; i--) {
+            int64_t v;
+            memcpy(&v, p + (size_t)i * 8, 8);
+            int64_t hi = v < 0 ? -1 : 0;
+            memcpy(p + (size_t)i * 16, &v, 8);
+            memcpy(p + (size_t)i * 16 + 8, &hi, 8);
+        }
+    } else {
+        size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
+        struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
+        rc = qv_decoder_take(d, rows, n, &t, err);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+    }
+    if (!rc) o->pos += n;
+    return rc;
 }
 
 const struct qv_field *qv_column_reader_field(const struct qv_column_reader *cr) {

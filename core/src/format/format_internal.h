@@ -17,7 +17,7 @@
 /* The version this writer writes. 2.0 added per-block checksums (section
  * 5) and byte-capped zstd/lz4 frames; a reader reads majors 1 and 2
  * (docs/format.md, "Compatibility"). */
-#define QV__FORMAT_MAJOR 2
+#define QV__FORMAT_MAJOR 3
 #define QV__FORMAT_MINOR 0
 #define QV__FORMAT_MAJOR_MIN 1 /* oldest major this reader reads */
 /* Blocks of per-block checksums (section 5): 2^QV__BLOCK_SHIFT bytes of a

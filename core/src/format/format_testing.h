@@ -13,8 +13,16 @@
  * so a test can reach each encoding's write and read paths through whole
  * files. Validity and offsets segments keep the cascade's choice. A forced
  * encoding that cannot represent a column's values fails that row group's
- * write with the encoder's error. */
+ * write with the encoder's error. QV_ENC_RELATIVE is the exception: it
+ * stores every top-level integer column relative to the nearest earlier one
+ * of its kind that is not itself relative, and leaves the other columns to
+ * the cascade (writer_relative.c). */
 void qv_writer_force_encoding(struct qv_writer *w, int encoding);
+
+/* Makes `mode` (an enum qv__fill_mode of format/null_fill.h; 0 = AUTO, the
+ * default) what the writer stores under the null slots of values segments
+ * from now on, so tests and benchmarks can compare fills. */
+void qv_writer_force_null_fill(struct qv_writer *w, int mode);
 
 /* Calls hook(ctx, row_group, column) on the encoding thread before each
  * top-level column of each row group is encoded; a nonzero return is an

@@ -49,6 +49,31 @@ void qv__column_reader_top(const struct qv_column_reader *cr, const struct qv_re
 struct qv_decoder *qv__column_reader_decoder(struct qv_column_reader *cr, int role);
 int qv__column_reader_where(struct qv_column_reader *cr, int role, int rc, struct qv_error *err);
 
+/* Where a take of a flat column (a top-level column without children:
+ * primitive, decimal64 or binary) writes across row groups: one output
+ * array's buffers, filled from position `pos` on, row group after row
+ * group (qv__column_reader_take_flat). `validity`: bits set for every
+ * row group without a validity segment; NULL only where no chunk has one. Binary values are copied into `data`, grown from
+ * `data_r` (the output's reservation: the decoders' own buffers belong to
+ * the column readers, which the take cache keeps). */
+struct qv__flat_out {
+    uint8_t *validity;
+    void *values;  /* fixed: pos * width bytes in (decimal64: 16); bool: bits; binary: offsets */
+    int64_t pos;   /* next output slot; advanced by each call */
+    int64_t null_count;
+    uint8_t *data; /* binary: bytes of the values so far */
+    size_t data_size, data_cap;
+    struct qv_reservation *data_r;
+};
+/* True when column `column` of rd is flat in the sense above. */
+bool qv__column_is_flat(const struct qv_reader *rd, int32_t column);
+/* Appends the values at rows[0..n) (strictly increasing, in the reader's
+ * row group) of a flat column to `o`, each value decoded straight into its
+ * output slot (no array per row group). Errors name file, column, row group
+ * and segment as the reader's other calls do. */
+int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                                struct qv__flat_out *o, struct qv_error *err);
+
 /* pred on rows [start, start + n) of the row group, for a column reader
  * opened on a top-level column without children whose values the encodings
  * can compare (integers of every width, dates, timestamps, decimals <= 18

@@ -85,6 +85,27 @@ static int footer_too_big(const char *name, uint64_t size, const char *when,
                         (unsigned long long)QV__MAX_FOOTER_BYTES);
 }
 
+/* The encoding threads' slots (none started yet) and the per-column
+ * tables they use. `threads` 0 is the cores, at most 4, like the scan. */
+static int threads_new(struct qv_writer *w, struct qv_error *err) {
+    int n = w->opts.threads;
+    if (n == 0) {
+        n = qv_cpu_count();
+        if (n > 4) n = 4;
+    }
+    w->n_workers = n;
+    w->n_columns = (int32_t)w->schema->root.n_children;
+    size_t nc = (size_t)(w->n_columns ? w->n_columns : 1);
+    w->workers = qv_calloc(w->r, (size_t)n * sizeof *w->workers, err);
+    w->col_ns = w->workers ? qv_calloc(w->r, nc * sizeof *w->col_ns, err) : NULL;
+    w->col_node = w->col_ns ? qv_calloc(w->r, nc * sizeof *w->col_node, err) : NULL;
+    if (!w->col_node) return ENOMEM;
+    for (int i = 0; i < n; i++) w->workers[i].w = w;
+    for (int32_t c = 0, k = 0; c < w->n_columns; c++, k = w->nodes[k].subtree_end)
+        w->col_node[c] = k;
+    return 0;
+}
+
 /* Everything but the sink: options, schema limits, the footer's head. A
  * schema or metadata the reader would refuse is refused here, before any
  * byte (or file) is written. `name` is for messages. */
@@ -107,6 +128,10 @@ static int writer_new(const char *name, const struct qv_schema *schema,
         return qv_error_set(err, EINVAL,
                             "writer '%s': max_in_flight %d is negative (0 = 2, -1 = encode inline)",
                             name, opts->max_in_flight);
+    if (opts->threads < 0 || opts->threads > QV_WRITER_MAX_THREADS)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': threads %d is outside 1..%d (0 = the cores, at most 4)",
+                            name, opts->threads, QV_WRITER_MAX_THREADS);
     int rc = check_metadata(name, opts->metadata, opts->n_metadata, err);
     if (rc) return rc;
     struct qv_writer *w = qv_calloc(r, sizeof *w, err);
@@ -143,6 +168,7 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     rc = qv_schema_copy(schema, r, &w->schema, err);
     if (!rc) rc = qv__nodes_build(w->schema, r, &w->nodes, &w->n_nodes, err);
     if (rc && rc != ENOMEM) qv_error_wrap(err, rc, "writer '%s': schema: ", name);
+    if (!rc) rc = threads_new(w, err);
     if (!rc) {
         qv__footer_head(&w->dir, w->schema, w->n_nodes, opts->metadata, opts->n_metadata);
         static const uint8_t room[QV__RG_HEADER_MAX];
@@ -465,7 +491,16 @@ void qv_writer_close(struct qv_writer *w) {
     if (!w->finished) abort_sink(w);
     qv_sink_close(&w->sink);
     qv_builder_destroy(w->builder);
-    qv_builder_destroy(w->joiner);
+    if (w->workers) {
+        for (int i = 0; i < w->n_workers; i++) {
+            qv_builder_destroy(w->workers[i].joiner);
+            qv_reservation_destroy(w->workers[i].jr);
+        }
+        qv_free(w->r, w->workers, (size_t)w->n_workers * sizeof *w->workers);
+    }
+    size_t nc = (size_t)(w->n_columns ? w->n_columns : 1);
+    if (w->col_ns) qv_free(w->r, w->col_ns, nc * sizeof *w->col_ns);
+    if (w->col_node) qv_free(w->r, w->col_node, nc * sizeof *w->col_node);
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
     qv__wbuf_free(&w->blocks);

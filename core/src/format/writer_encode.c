@@ -1,58 +1,124 @@
-/* Encoding one sealed row group into the file: every column chunk through
- * the sampling cascade, segments written with their checksums, the chunk
- * records appended to the footer's directory. Runs on the encoding thread
- * (the writer's worker, or the caller with QV_WRITER_INLINE) and uses only
- * the encoder's reservation, the sink and the footer buffers, which belong
- * to that thread while it encodes (writer_internal.h).
+/* Encoding one column of a sealed row group, and writing it. An encoding
+ * thread (writer_parallel.c) encodes a top-level column's chunks (the
+ * column and its subtree) through the sampling cascade into buffers of the
+ * task's own reservation: segments, their block checksums and the chunk
+ * records, offsets counted from the task's first byte. The committer then
+ * writes the tasks strictly in file order (row group, then column), fixes
+ * the offsets and appends the records to the footer's directory, so the
+ * file is the same bytes whichever thread encoded which column and however
+ * many threads there are.
  *
  * A row group of one array whose every node starts at offset 0 (and whose
  * offsets start at 0) is encoded in place: the producer's buffers are read
  * where they are. Anything else (several arrays, a slice, a nested offset)
- * is joined one top-level column at a time into the joiner, a builder on
- * the encoder's reservation, and that column is encoded from the joiner's
- * buffers and dropped before the next: the scratch is one column's. The
- * joiner copies exactly as the builder does for qv_writer_write, so the
- * same rows make the same bytes whichever way they came in. */
+ * is joined one top-level column at a time into the encoding thread's
+ * joiner (a builder on that thread's reservation), and that column is
+ * encoded from the joiner's buffers and dropped before the thread's next
+ * column: the scratch is one column's per thread. The joiner copies exactly
+ * as the builder does for qv_writer_write, so the same rows make the same
+ * bytes whichever way they came in. */
 #include <stdio.h>
 #include <string.h>
 
+#include "format/null_fill.h"
 #include "format/writer_internal.h"
 
-static void note_path(struct qv_writer *w, const char *path) {
-    if (w->fail_path[0]) return;
+/* What put_node and put_segment work with: the thread's slot and the task. */
+struct ctx {
+    struct qv_writer *w;
+    struct qv__wworker *wk;
+    struct qv__task *t;
+    const struct qv__rowgroup *rg;
+    int32_t c; /* the task's top-level column */
+};
+
+static void note_path(struct ctx *x, const char *path) {
+    char *fp = x->wk->fail_path;
+    if (fp[0]) return;
     size_t n = strlen(path);
-    if (n >= sizeof w->fail_path) n = sizeof w->fail_path - 1;
-    memcpy(w->fail_path, path, n);
-    w->fail_path[n] = 0;
+    if (n >= sizeof x->wk->fail_path) n = sizeof x->wk->fail_path - 1;
+    memcpy(fp, path, n);
+    fp[n] = 0;
 }
 
-/* Encodes one segment and writes it. */
-static int put_segment(struct qv_writer *w, const struct qv_values *v, uint8_t role,
-                       int force, struct qv__segment *seg, const char *path,
-                       struct qv_error *err) {
+/* Encodes one segment into the task: its bytes, its block checksums and
+ * its record (offset from the task's first byte). With `pre`, the segment
+ * is those bytes, already encoded on the task's reservation (moved in, or
+ * released on failure). */
+static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
+                       struct qv_encoded *pre, const char *path, struct qv_error *err) {
+    struct qv_writer *w = x->w;
+    struct qv__task *tk = x->t;
+    struct qv__taskout *t = tk->o;
+    if (t->n_segs == t->cap_segs) {
+        int32_t cap = t->cap_segs ? 2 * t->cap_segs : 4;
+        struct qv__wseg *p = qv_realloc(tk->r, t->segs, (size_t)t->cap_segs * sizeof *p,
+                                        (size_t)cap * sizeof *p, err);
+        if (!p) {
+            if (pre) qv_encoded_release(tk->r, pre);
+            note_path(x, path);
+            return ENOMEM;
+        }
+        t->segs = p;
+        t->cap_segs = cap;
+    }
     struct qv_encode_options eo = {
         .force = force,
         .allowed = w->opts.allowed_encodings,
         .compact = w->opts.compact,
     };
-    struct qv_encoded enc = {0};
-    int rc = qv_encode(v, &eo, w->er, &enc, err);
+    struct qv__wseg *ws = &t->segs[t->n_segs];
+    memset(ws, 0, sizeof *ws);
+    int rc = 0;
+    if (pre) ws->enc = *pre;
+    else rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
     if (rc) {
-        note_path(w, path);
+        note_path(x, path);
         return rc;
     }
+    t->n_segs++;
+    struct qv__segment *seg = &ws->seg;
     seg->role = role;
     seg->kind = (uint8_t)v->kind;
     seg->fixed_width = v->kind == QV_KIND_FIXED_BINARY ? v->fixed_width : 0;
     seg->count = v->count;
-    seg->offset = w->sink.position;
-    seg->length = enc.size;
-    seg->checksum = qv_hash64(enc.data, enc.size, 0);
-    qv__dir_block_sums(&w->rgblocks, enc.data, enc.size);
-    rc = qv_sink_write(&w->sink, enc.data, enc.size, err);
-    qv_encoded_release(w->er, &enc);
-    if (rc) note_path(w, path);
-    return rc;
+    seg->offset = t->bytes;
+    seg->length = ws->enc.size;
+    seg->checksum = qv_hash64(ws->enc.data, ws->enc.size, 0);
+    qv__dir_block_sums(&t->sums, ws->enc.data, ws->enc.size);
+    t->bytes += ws->enc.size;
+    if (t->sums.failed) {
+        if (err) *err = t->sums.err;
+        note_path(x, path);
+        return ENOMEM;
+    }
+    return 0;
+}
+
+/* Appends the chunk record of a node whose segments are the task's last
+ * `n_segs`. */
+static int put_chunk(struct ctx *x, int64_t n, int64_t nulls, uint64_t raw, uint32_t n_segs,
+                     const struct qv__stats_buf *st, const char *path, struct qv_error *err) {
+    struct qv__taskout *t = x->t->o;
+    if (t->n_chunks == t->cap_chunks) {
+        int32_t cap = t->cap_chunks ? 2 * t->cap_chunks : 1;
+        struct qv__wchunk *p = qv_realloc(x->t->r, t->chunks, (size_t)t->cap_chunks * sizeof *p,
+                                          (size_t)cap * sizeof *p, err);
+        if (!p) {
+            note_path(x, path);
+            return ENOMEM;
+        }
+        t->chunks = p;
+        t->cap_chunks = cap;
+    }
+    struct qv__wchunk *c = &t->chunks[t->n_chunks++];
+    c->length = n;
+    c->nulls = nulls;
+    c->raw = raw;
+    c->first_seg = (uint32_t)t->n_segs - n_segs;
+    c->n_segs = n_segs;
+    c->st = *st;
+    return 0;
 }
 
 static uint64_t bitmap_bytes(int64_t n) { return (uint64_t)qv_bytes_for_bits(n); }
@@ -60,15 +126,15 @@ static uint64_t bitmap_bytes(int64_t n) { return (uint64_t)qv_bytes_for_bits(n);
 /* Writes the chunk of node `k` (and its subtree) from `arr`: offset 0,
  * offsets starting at 0, children exactly as long as the node's slots say
  * (in_place_ok, or a view of the joiner). */
-static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr,
+static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
                     struct qv_error *err) {
+    struct qv_writer *w = x->w;
     const struct qv__node *node = &w->nodes[k];
-    struct qv__segment segs[3];
     uint32_t ns = 0;
     char path[512];
     qv__node_path(w->nodes, k, path, sizeof path);
     if (atomic_load_explicit(&w->cancel, memory_order_relaxed)) {
-        note_path(w, path);
+        note_path(x, path);
         return qv_error_set(err, ECANCELED, "aborted");
     }
     int64_t n = arr->length;
@@ -76,7 +142,7 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
     const uint8_t *validity = arr->n_buffers > 0 ? arr->buffers[0] : NULL;
     if (nulls < 0 || (nulls > 0 && !validity)) nulls = validity ? n - qv_bits_count(validity, 0, n) : 0;
     if (arr->offset != 0) {
-        note_path(w, path);
+        note_path(x, path);
         return qv_error_set(err, EINVAL, "unexpected offset %lld in buffered batch",
                             (long long)arr->offset);
     }
@@ -84,7 +150,8 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
     int rc = 0;
     if (nulls) {
         struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
-        rc = put_segment(w, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, &segs[ns++], path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, NULL, path, err);
+        ns++;
         if (rc) return rc;
     } else {
         validity = NULL;
@@ -98,9 +165,9 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
         if (node->kind == QV__NODE_DECIMAL64) {
             /* Precision <= 18: the low 8 bytes of each 16-byte two's
              * complement value hold it exactly. */
-            narrow = qv_alloc(w->er, narrow_size, err);
+            narrow = qv_alloc(x->t->r, narrow_size, err);
             if (!narrow) {
-                note_path(w, path);
+                note_path(x, path);
                 return ENOMEM;
             }
             const uint8_t *src = arr->buffers[1];
@@ -122,24 +189,48 @@ static int put_node(struct qv_writer *w, int32_t k, const struct ArrowArray *arr
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
         qv__stats_compute(node, &v, validity, &st);
-        rc = put_segment(w, &v, QV_SEGMENT_VALUES, w->force_encoding, &segs[ns++], path, err);
-        if (narrow) qv_free(w->er, narrow, narrow_size);
+        /* Null slots get a fill value that costs next to nothing
+         * (null_fill.c); statistics were taken from the input, masked. */
+        /* A column stored relative to another (writer_relative.c) takes
+         * differences, 0 at its null slots: no fill. Forcing relative (a
+         * test knob) leaves the other columns to the cascade. */
+        struct qv_encoded rel;
+        int is_rel = 0;
+        if (x->rg->rel && node->parent == -1) {
+            memset(&rel, 0, sizeof rel);
+            rc = qv__relative_values(w, x->rg, x->c, &v, validity, x->t->r, &rel, &is_rel, err);
+            if (rc) note_path(x, path);
+        }
+        int force = w->force_encoding == QV_ENC_RELATIVE ? QV_ENC_AUTO : w->force_encoding;
+        if (!rc && is_rel) {
+            rc = put_segment(x, &v, QV_SEGMENT_VALUES, force, &rel, path, err);
+        } else if (!rc) {
+            struct qv__filled filled;
+            rc = qv__null_fill(&v, validity, nulls, w->null_fill, x->t->r, &filled, err);
+            if (rc) note_path(x, path);
+            else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, force, NULL, path, err);
+            qv__null_fill_release(x->t->r, &filled);
+        }
+        ns++;
+        if (narrow) qv_free(x->t->r, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {
         struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
         raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
-        rc = put_segment(w, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, &segs[ns++], path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, NULL, path, err);
+        ns++;
         if (rc) return rc;
     }
-    qv__dir_chunk(&w->rgdir, n, nulls, raw, segs, ns, &st.s);
+    rc = put_chunk(x, n, nulls, raw, ns, &st, path, err);
+    if (rc) return rc;
     /* Children of a node are the pre-order subtrees that follow it. */
     for (int32_t c = 0, child = node->first_child; c < node->n_children;
          c++, child = w->nodes[child].subtree_end) {
         if (c >= arr->n_children) {
-            note_path(w, path);
+            note_path(x, path);
             return qv_error_set(err, EINVAL, "batch lacks child %d", c);
         }
-        rc = put_node(w, child, arr->children[c], err);
+        rc = put_node(x, child, arr->children[c], err);
         if (rc) return rc;
     }
     return 0;
@@ -194,28 +285,36 @@ static void view_of(struct qv_appender *a, struct ArrowArray *out, struct ArrowA
         view_of(&a->children[c], out->children[c], next, ptrs, bufs);
 }
 
-/* Joins column c of every piece in the joiner and encodes it from there. */
-static int put_joined(struct qv_writer *w, const struct qv__rowgroup *rg, int64_t c, int32_t k,
+/* Joins column c of every piece in the thread's joiner and encodes it
+ * from there. */
+static int put_joined(struct ctx *x, const struct qv__rowgroup *rg, int64_t c, int32_t k,
                       struct qv_error *err) {
-    if (!w->joiner) {
-        struct qv_builder_options bo = {.initial_capacity = 64};
-        int rc = qv_builder_create(w->schema, w->er, &bo, &w->joiner, err);
+    struct qv_writer *w = x->w;
+    struct qv__wworker *wk = x->wk;
+    if (!wk->jr) {
+        struct qv_reservation_options ro = {.name = "writer joiner"};
+        int rc = qv_reservation_create(qv_reservation_pool(w->r), &ro, &wk->jr, err);
         if (rc) return rc;
     }
-    struct qv_appender *a = qv_builder_column(w->joiner, c);
+    if (!wk->joiner) {
+        struct qv_builder_options bo = {.initial_capacity = 64};
+        int rc = qv_builder_create(w->schema, wk->jr, &bo, &wk->joiner, err);
+        if (rc) return rc;
+    }
+    struct qv_appender *a = qv_builder_column(wk->joiner, c);
     int rc = 0;
     for (int32_t i = 0; i < rg->n_pieces && !rc; i++) {
         const struct qv__piece *p = &rg->pieces[i];
         const struct ArrowArray *batch = &p->held->array;
         rc = qv_append_array(a, batch->children[c], batch->offset + p->start, p->length);
-        if (rc) qv_error_set(err, rc, "joining: %s", qv_builder_error(w->joiner)->message);
+        if (rc) qv_error_set(err, rc, "joining: %s", qv_builder_error(wk->joiner)->message);
     }
     int32_t m = w->nodes[k].subtree_end - k;
     size_t size = (size_t)m * (sizeof(struct ArrowArray) + sizeof(struct ArrowArray *) +
                                3 * sizeof(void *));
     void *mem = NULL;
     if (!rc) {
-        mem = qv_alloc(w->er, size, err);
+        mem = qv_alloc(wk->jr, size, err);
         if (!mem) rc = ENOMEM;
     }
     if (!rc) {
@@ -224,20 +323,16 @@ static int put_joined(struct qv_writer *w, const struct qv__rowgroup *rg, int64_
         const void *(*bufs)[3] = (const void *(*)[3])(ptrs + m);
         struct ArrowArray *next = nodes + 1;
         view_of(a, &nodes[0], &next, &ptrs, &bufs);
-        rc = put_node(w, k, &nodes[0], err);
+        rc = put_node(x, k, &nodes[0], err);
     }
-    if (mem) qv_free(w->er, mem, size);
-    /* Drops this column's scratch before the next column is joined. */
-    qv_builder_reset(w->joiner);
+    if (mem) qv_free(wk->jr, mem, size);
+    /* Drops this column's scratch before the thread's next column. */
+    qv_builder_reset(wk->joiner);
     return rc;
 }
 
-int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
-    uint64_t start = w->sink.position;
-    w->rgdir.size = 0;
-    w->rgblocks.size = 0;
-    w->fail_path[0] = 0;
-    const struct ArrowArray *whole = NULL;
+void qv__writer_plan(struct qv_writer *w, struct qv__rowgroup *rg) {
+    rg->whole = 0;
     if (rg->n_pieces == 1 && rg->pieces[0].start == 0 &&
         rg->pieces[0].length == rg->pieces[0].held->array.length) {
         const struct ArrowArray *b = &rg->pieces[0].held->array;
@@ -245,40 +340,122 @@ int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_er
         for (int64_t c = 0; ok && c < b->n_children; c++) ok = b->children[c]->length == b->length;
         for (int32_t c = 0, k = 0; ok && c < (int32_t)b->n_children; c++, k = w->nodes[k].subtree_end)
             ok = in_place_ok(w, k, b->children[c]);
-        if (ok) whole = b;
+        rg->whole = ok;
     }
+}
+
+void qv__writer_task_free(struct qv__task *t) {
+    if (!t->r) return;
+    struct qv__taskout *o = t->o;
+    if (o) {
+        for (int32_t i = 0; i < o->n_segs; i++) qv_encoded_release(t->r, &o->segs[i].enc);
+        if (o->segs) qv_free(t->r, o->segs, (size_t)o->cap_segs * sizeof *o->segs);
+        if (o->chunks) qv_free(t->r, o->chunks, (size_t)o->cap_chunks * sizeof *o->chunks);
+        qv__wbuf_free(&o->sums);
+        qv_free(t->r, o, sizeof *o);
+    }
+    qv_reservation_destroy(t->r);
+    t->r = NULL;
+    t->o = NULL;
+}
+
+/* The top-level column c's first node. */
+static int32_t column_node(const struct qv_writer *w, int32_t c) { return w->col_node[c]; }
+
+void qv__writer_encode_task(struct qv__wworker *wk, struct qv__rowgroup *rg, int32_t c,
+                            struct qv__task *t, struct qv_error *err) {
+    struct qv_writer *w = wk->w;
+    qv_error_clear(err);
+    wk->fail_path[0] = 0;
+    int32_t k = column_node(w, c);
+    struct ctx x = {.w = w, .wk = wk, .t = t, .rg = rg, .c = c};
     int rc = 0;
-    int64_t n_columns = w->schema->root.n_children;
-    for (int32_t c = 0, k = 0; c < n_columns && !rc; c++, k = w->nodes[k].subtree_end) {
-        if (w->hook) {
-            rc = w->hook(w->hook_ctx, rg->index, c);
-            if (rc) {
-                qv__node_path(w->nodes, k, w->fail_path, sizeof w->fail_path);
-                qv_error_set(err, rc, "injected failure (%s)", qv_errno_name(rc));
-                break;
-            }
+    if (w->hook) {
+        rc = w->hook(w->hook_ctx, rg->index, c);
+        if (rc) {
+            qv__node_path(w->nodes, k, wk->fail_path, sizeof wk->fail_path);
+            qv_error_set(err, rc, "injected failure (%s)", qv_errno_name(rc));
         }
-        rc = whole ? put_node(w, k, whole->children[c], err) : put_joined(w, rg, c, k, err);
-        if (rc && !w->fail_path[0]) qv__node_path(w->nodes, k, w->fail_path, sizeof w->fail_path);
     }
-    if (!rc && (w->rgdir.failed || w->dir.failed || w->rgblocks.failed)) {
-        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->rgblocks.failed ? w->rgblocks.err : w->dir.err;
-        rc = ENOMEM;
+    if (!rc) {
+        struct qv_reservation_options ro = {.name = "writer column"};
+        rc = qv_reservation_create(qv_reservation_pool(w->r), &ro, &t->r, err);
+        if (!rc) {
+            t->o = qv_calloc(t->r, sizeof *t->o, err);
+            if (!t->o) rc = ENOMEM;
+            else qv__wbuf_init(&t->o->sums, t->r);
+        }
+    }
+    if (!rc) {
+        const struct ArrowArray *whole = rg->whole ? &rg->pieces[0].held->array : NULL;
+        rc = whole ? put_node(&x, k, whole->children[c], err) : put_joined(&x, rg, c, k, err);
     }
     if (rc) {
-        if (w->fail_path[0])
-            qv_error_wrap(err, rc, "writer '%s': row group %lld, column '%s': ", w->sink.name,
-                          (long long)rg->index, w->fail_path);
-        else
-            qv_error_wrap(err, rc, "writer '%s': row group %lld: ", w->sink.name,
-                          (long long)rg->index);
+        if (!wk->fail_path[0]) qv__node_path(w->nodes, k, wk->fail_path, sizeof wk->fail_path);
+        qv_error_wrap(err, rc, "writer '%s': row group %lld, column '%s': ", w->sink.name,
+                      (long long)rg->index, wk->fail_path);
+        qv__writer_task_free(t);
+    } else {
+        /* What waits for the committer is the output, not the scratch. */
+        qv_reservation_release_slack(t->r);
+    }
+    if (wk->jr) qv_reservation_release_slack(wk->jr);
+    t->rc = rc;
+}
+
+int qv__writer_commit_task(struct qv_writer *w, struct qv__rowgroup *rg, struct qv__task *tk,
+                           struct qv_error *err) {
+    struct qv__taskout *t = tk->o;
+    if (rg->committed == 0) {
+        rg->start = w->sink.position;
+        w->rgdir.size = 0;
+        w->rgblocks.size = 0;
+    }
+    uint64_t base = w->sink.position;
+    int rc = 0;
+    for (int32_t i = 0; i < t->n_segs && !rc; i++)
+        rc = qv_sink_write(&w->sink, t->segs[i].enc.data, t->segs[i].enc.size, err);
+    if (rc) {
+        char path[512];
+        qv__node_path(w->nodes, column_node(w, (int32_t)(tk - rg->tasks)), path, sizeof path);
+        qv_error_wrap(err, rc, "writer '%s': row group %lld, column '%s': ", w->sink.name,
+                      (long long)rg->index, path);
         return rc;
     }
-    qv__dir_row_group(&w->dir, rg->rows, start, w->sink.position - start);
+    for (int32_t i = 0; i < t->n_chunks; i++) {
+        struct qv__wchunk *ch = &t->chunks[i];
+        struct qv__segment segs[3];
+        for (uint32_t j = 0; j < ch->n_segs && j < 3; j++) {
+            segs[j] = t->segs[ch->first_seg + j].seg;
+            segs[j].offset += base;
+        }
+        ch->st.s.min = ch->st.minb;
+        ch->st.s.max = ch->st.maxb;
+        qv__dir_chunk(&w->rgdir, ch->length, ch->nulls, ch->raw, segs, ch->n_segs, &ch->st.s);
+    }
+    qv__wbuf_put(&w->rgblocks, t->sums.data, t->sums.size);
+    if (w->rgdir.failed || w->rgblocks.failed) {
+        if (err) *err = w->rgdir.failed ? w->rgdir.err : w->rgblocks.err;
+        qv_error_wrap(err, ENOMEM, "writer '%s': row group %lld: ", w->sink.name,
+                      (long long)rg->index);
+        return ENOMEM;
+    }
+    return 0;
+}
+
+int qv__writer_end_row_group(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
+    if (rg->n_tasks == 0) {
+        rg->start = w->sink.position;
+        w->rgdir.size = 0;
+        w->rgblocks.size = 0;
+    }
+    qv__dir_row_group(&w->dir, rg->rows, rg->start, w->sink.position - rg->start);
     qv__wbuf_put(&w->dir, w->rgdir.data, w->rgdir.size);
     qv__wbuf_put(&w->blocks, w->rgblocks.data, w->rgblocks.size);
     if (w->dir.failed || w->blocks.failed) {
         if (err) *err = w->dir.failed ? w->dir.err : w->blocks.err;
+        qv_error_wrap(err, ENOMEM, "writer '%s': row group %lld: ", w->sink.name,
+                      (long long)rg->index);
         return ENOMEM;
     }
     /* The footer grows with every row group: refuse the one that would make
@@ -298,8 +475,7 @@ int qv__writer_encode(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_er
     w->enc_row_groups++;
     rg->end_position = w->sink.position;
     rg->encoded = 1;
-    /* The encoder's buffers are dropped between row groups: a writer waiting
-     * for its next row group keeps no encoding slack. */
+    /* The committer's buffers keep no slack between row groups. */
     qv_reservation_release_slack(w->er);
     return 0;
 }

@@ -1,9 +1,9 @@
 /* The writer's pipeline: rows from every input path gather in the row group
  * in the making as pieces of held arrays (the producer's, moved in by
  * qv_writer_write_owned, or the builder's output); a full row group is
- * sealed and encoded, inline or by the writer's worker thread, with at most
- * max_in_flight sealed row groups not yet released; the caller releases
- * what was written at its next call. See format.h and docs/format.md ("The
+ * sealed and encoded, inline or by the writer's encoding threads
+ * (writer_parallel.c), with at most max_in_flight sealed row groups not yet
+ * released; the caller releases what was written at its next call. See format.h and docs/format.md ("The
  * writer pipeline").
  *
  * Why release on the caller's thread: the arrays come from producers whose
@@ -94,6 +94,12 @@ static void rowgroup_retire(struct qv_writer *w, struct qv__rowgroup *rg, int no
     }
     for (int32_t i = 0; i < rg->n_pieces; i++) qv__writer_held_unref(w, rg->pieces[i].held);
     if (rg->pieces) qv_free(w->r, rg->pieces, (size_t)rg->cap_pieces * sizeof *rg->pieces);
+    if (rg->tasks) {
+        for (int32_t i = 0; i < rg->n_tasks; i++) qv__writer_task_free(&rg->tasks[i]);
+        qv_free(w->r, rg->tasks, (size_t)rg->n_tasks * sizeof *rg->tasks);
+        qv_free(w->r, rg->order, (size_t)rg->n_tasks * sizeof *rg->order);
+    }
+    qv__relative_free(w, rg);
     if (rg->encoded && notify && w->opts.on_row_group)
         w->opts.on_row_group(w->opts.progress_ctx, w->rows_written);
     qv_free(w->r, rg, sizeof *rg);
@@ -153,40 +159,9 @@ int qv__writer_take_builder(struct qv_writer *w, struct qv_error *err) {
     return rc;
 }
 
-/* ---- the worker ---- */
+/* ---- handing over to the encoding threads ---- */
 
-static void *worker_main(void *arg) {
-    struct qv_writer *w = arg;
-    qv_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->queue_head && !w->stop) qv_cond_wait(&w->work, &w->mu);
-        struct qv__rowgroup *rg = w->queue_head;
-        if (!rg) break; /* stopped, and nothing left */
-        w->queue_head = rg->next;
-        if (!w->queue_head) w->queue_tail = NULL;
-        rg->next = NULL;
-        /* After a failure (or an abort) the file is lost: the row groups
-         * still queued are passed back unwritten, to be released. */
-        int skip = w->worker_rc != 0 || atomic_load(&w->cancel);
-        qv_mutex_unlock(&w->mu);
-        struct qv_error e;
-        qv_error_clear(&e);
-        int rc = skip ? 0 : qv__writer_encode(w, rg, &e);
-        qv_mutex_lock(&w->mu);
-        if (rc && !w->worker_rc) {
-            w->worker_rc = rc;
-            w->worker_err = e;
-        }
-        if (w->done_tail) w->done_tail->next = rg;
-        else w->done_head = rg;
-        w->done_tail = rg;
-        qv_cond_signal(&w->done);
-    }
-    qv_mutex_unlock(&w->mu);
-    return NULL;
-}
-
-/* Takes the done list and the worker's failure (under the lock), then
+/* Takes the done list and the threads' failure (under the lock), then
  * releases outside it. */
 static int reap(struct qv_writer *w, int notify, struct qv_error *err) {
     if (!w->has_thread && !w->done_head) return 0;
@@ -212,12 +187,25 @@ static int reap(struct qv_writer *w, int notify, struct qv_error *err) {
 int qv__writer_reap(struct qv_writer *w, struct qv_error *err) { return reap(w, 1, err); }
 
 static int encode_inline(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err) {
-    int rc = qv__writer_encode(w, rg, err);
-    rowgroup_retire(w, rg, 1);
-    return rc ? qv__writer_fail(w, rc, err) : 0;
+    w->in_flight++;
+    qv__writer_encode_inline(w, rg);
+    return reap(w, 1, err);
 }
 
-/* Seals and encodes inline (finish without a worker) or hands over. */
+/* Whether the last row group, sealed by finish on a writer without threads,
+ * is worth starting threads for: with one thread it is encoded on the
+ * caller; with more, a row group of several columns and at least
+ * QV__WRITER_PAR_MIN_BYTES is encoded by the threads, columns side by side
+ * (starting them costs tens of microseconds; encoding 256 KiB about half a
+ * millisecond). */
+#define QV__WRITER_PAR_MIN_BYTES (UINT64_C(256) << 10)
+
+static int worth_threads(const struct qv_writer *w, const struct qv__rowgroup *rg) {
+    return w->n_workers > 1 && w->n_columns > 1 && rg->bytes >= QV__WRITER_PAR_MIN_BYTES;
+}
+
+/* Seals and encodes inline (finish without threads, or QV_WRITER_INLINE)
+ * or hands over. */
 static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
     int rc = qv__writer_take_builder(w, err);
     if (rc) return rc;
@@ -226,17 +214,37 @@ static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
     w->open = NULL;
     rg->index = w->next_index++;
     qv_reservation_release_slack(w->br);
-    if (inline_now || w->max_in_flight == QV_WRITER_INLINE) return encode_inline(w, rg, err);
+    int32_t n = w->n_columns;
+    if (n > 0) {
+        rg->tasks = qv_calloc(w->r, (size_t)n * sizeof *rg->tasks, err);
+        rg->order = rg->tasks ? qv_calloc(w->r, (size_t)n * sizeof *rg->order, err) : NULL;
+        if (!rg->order) {
+            if (rg->tasks) qv_free(w->r, rg->tasks, (size_t)n * sizeof *rg->tasks);
+            rg->tasks = NULL;
+            rowgroup_retire(w, rg, 0);
+            return qv__writer_fail(w, ENOMEM, err);
+        }
+        rg->n_tasks = n;
+    }
+    qv__writer_plan(w, rg);
+    rc = qv__relative_plan(w, rg, err);
+    if (rc) {
+        qv_error_wrap(err, rc, "writer '%s': row group %lld: choosing relative columns: ",
+                      w->sink.name, (long long)rg->index);
+        rowgroup_retire(w, rg, 0);
+        return qv__writer_fail(w, rc, err);
+    }
+    if (w->max_in_flight == QV_WRITER_INLINE || (inline_now && !worth_threads(w, rg)))
+        return encode_inline(w, rg, err);
     if (!w->has_thread) {
-        w->stop = 0;
-        if (qv_thread_create(&w->thread, worker_main, w) != 0) {
+        rc = qv__writer_start_threads(w);
+        if (rc && !w->has_thread) {
             /* No thread to be had: this writer encodes on the caller. */
             w->max_in_flight = QV_WRITER_INLINE;
             return encode_inline(w, rg, err);
         }
-        w->has_thread = 1;
     }
-    /* Waits for room, releasing what the worker finishes meanwhile. */
+    /* Waits for room, releasing what the threads finish meanwhile. */
     for (;;) {
         rc = reap(w, 1, err);
         if (rc) {
@@ -248,41 +256,26 @@ static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
         if (!w->done_head && !w->worker_rc) qv_cond_wait(&w->done, &w->mu);
         qv_mutex_unlock(&w->mu);
     }
-    qv_mutex_lock(&w->mu);
-    if (w->queue_tail) w->queue_tail->next = rg;
-    else w->queue_head = rg;
-    w->queue_tail = rg;
     w->in_flight++;
-    qv_cond_signal(&w->work);
-    qv_mutex_unlock(&w->mu);
+    qv__writer_enqueue(w, rg);
     return 0;
 }
 
 int qv__writer_seal(struct qv_writer *w, struct qv_error *err) { return seal(w, 0, err); }
 
-static void join_worker(struct qv_writer *w) {
-    if (!w->has_thread) return;
-    qv_mutex_lock(&w->mu);
-    w->stop = 1;
-    qv_cond_broadcast(&w->work);
-    qv_mutex_unlock(&w->mu);
-    qv_thread_join(w->thread);
-    w->has_thread = 0;
-}
-
 int qv__writer_drain(struct qv_writer *w, struct qv_error *err) {
-    /* The last row group: a writer without a worker encodes it here rather
-     * than start a thread for it. */
+    /* The last row group: a writer without threads encodes it here rather
+     * than start threads for it, unless it is worth them. */
     int rc = seal(w, !w->has_thread, err);
     if (rc) return rc;
-    join_worker(w);
+    qv__writer_join_threads(w);
     return reap(w, 1, err);
 }
 
 void qv__writer_stop(struct qv_writer *w) {
     if (w->has_thread) {
         atomic_store(&w->cancel, 1);
-        join_worker(w);
+        qv__writer_join_threads(w);
     }
     struct qv_error ignored;
     reap(w, 0, &ignored);

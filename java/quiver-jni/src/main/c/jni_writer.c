@@ -150,7 +150,14 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
                                        .compact = compact ? 1 : 0,
                                        .metadata = kv.kv,
                                        .n_metadata = kv.n,
-                                       .max_in_flight = (int)max_in_flight};
+                                       .max_in_flight = (int)max_in_flight,
+                                       /* One encoding thread per writer, as
+                                        * before the parallel writer: Spark
+                                        * runs a writer per task, one task
+                                        * per core, so more threads would
+                                        * only oversubscribe the executor
+                                        * and add scratch per thread. */
+                                       .threads = 1};
         rc = qv_writer_open(path, q->schema, &wo, q->res, &q->w, &err); /* copies the metadata */
     }
     kvs_free(&kv);

@@ -1,0 +1,158 @@
+/*
+ * The entropy stage for final integer codes (dictionary codes, residuals
+ * about to be bit-packed): zstd over the packed values in small frames,
+ * chosen by the cascade when a sample says it pays. Fixed-width packing
+ * spends as many bits on a value seen a million times as on one seen once
+ * and never exploits a repeating pattern (an hour column cycling 0..23);
+ * zstd's Huffman literals and matches do both, and small frames (4 or 16
+ * vectors) keep random access: a take decompresses one frame of a few KiB.
+ *
+ * Each frame is an ordinary subtree, frame of reference plus bit-packing,
+ * at either the values' own width or that width rounded up to whole bytes:
+ * byte-aligned values (in the bit-packing layout, 32-bit words of 4 values
+ * of 8 bits or 2 of 16) give zstd's byte-oriented literal coder symbols it
+ * can count, which wins on skewed data; the exact width wins on repeating
+ * patterns of narrow values. The sample tries both and keeps the smaller.
+ * The reference is the whole chunk's, so every frame has the same shape.
+ */
+#include "encoding/enc_internal.h"
+
+/* Values per frame: 4 vectors, so a take of one row decompresses at most
+ * 4 KiB per byte of width (a take of 100 random rows of a column touches
+ * up to 100 frames); 16 vectors when the sample compressed below a
+ * quarter (repeating patterns: the frames are then mostly matches, which
+ * decompress at memory speed, and larger frames find more of them). */
+#define ENTROPY_FRAME (4 * QV__VEC)
+#define ENTROPY_FRAME_REPETITIVE (16 * QV__VEC)
+#define ENTROPY_REPETITIVE_RATIO 0.25
+/* Smallest node worth the sample's two trial compressions. */
+#define ENTROPY_MIN_VALUES 1024
+/* The sample: up to 8 whole vectors spread over the node. */
+#define ENTROPY_SAMPLE_VECTORS 8
+
+static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
+
+/* Packs m residuals of v (from `ref`) at width w into out; returns bytes. */
+static uint64_t pack_residuals(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mask,
+                               unsigned w, uint8_t *out, uint64_t *res, uint32_t *tmp) {
+    uint64_t at = 0;
+    for (int64_t i = 0; i < m; i += QV__VEC) {
+        int64_t rem = m - i < QV__VEC ? m - i : QV__VEC;
+        for (int64_t j = 0; j < rem; j++) res[j] = (v[i + j] - ref) & mask;
+        qv__pack_vec(res, rem, w, out + at, tmp);
+        at += qv__bitpack_vec_bytes(rem, w);
+    }
+    return at;
+}
+
+void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                        const struct qv__istats *s, struct qv__entropy_choice *c) {
+    memset(c, 0, sizeof *c);
+    c->est_bytes = -1;
+    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return;
+    uint64_t ref;
+    const unsigned fb = qv__istats_for_bits(s, &ref);
+    if (fb < 1 || fb > 32) return;
+    /* Mostly distinct values (three quarters of the sample or more): no
+     * repeats for matches and near-uniform bytes for Huffman; the trial
+     * compressions would only cost write time. */
+    if (s->sample_distinct * 4 >= s->sample_n * 3) return;
+    const unsigned bw = byte_width(fb);
+    const uint64_t mask = qv__mask(s->bits);
+    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+    const int64_t take = nvec < ENTROPY_SAMPLE_VECTORS ? nvec : ENTROPY_SAMPLE_VECTORS;
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    const size_t packed_cap = (size_t)take * 128 * bw;
+    const size_t bound = qv__zstd_bound(packed_cap);
+    uint8_t *packed = qv__stack_push(&e->stack, packed_cap, e->err);
+    uint8_t *dst = packed ? qv__stack_push(&e->stack, bound, e->err) : NULL;
+    uint64_t *res = dst ? qv__stack_push(&e->stack, QV__VEC * 8, e->err) : NULL;
+    uint32_t *tmp = res ? qv__stack_push(&e->stack, QV__VEC * 4, e->err) : NULL;
+    if (!tmp) {
+        /* No scratch: the candidate is simply not proposed. */
+        qv_error_clear(e->err);
+        qv__stack_release(&e->stack, mk);
+        return;
+    }
+    double best = -1;
+    unsigned best_w = fb;
+    uint64_t raw_exact = 0;
+    int64_t sn = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        const unsigned w = pass ? bw : fb;
+        /* Whole words (above 16 bits) only pay on data zstd compresses
+         * anyway at its own width. */
+        if (pass && (bw == fb || bw > 16)) break;
+        uint64_t at = 0;
+        sn = 0;
+        for (int64_t k = 0; k < take; k++) {
+            int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+            int64_t m = vs + QV__VEC < n ? QV__VEC : n - vs;
+            at += pack_residuals(v + vs, m, ref, mask, w, packed + at, res, tmp);
+            sn += m;
+        }
+        if (!pass) raw_exact = qv__bitpack_bytes(sn, fb);
+        size_t clen = qv__zstd_compress(dst, bound, packed, (size_t)at, e->zstd_level);
+        if (!clen) continue;
+        if (best < 0 || (double)clen < best) {
+            best = (double)clen;
+            best_w = w;
+        }
+    }
+    qv__stack_release(&e->stack, mk);
+    if (best < 0 || raw_exact == 0) return;
+    const double ratio = best / (double)raw_exact;
+    c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
+    const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
+    c->ref = ref;
+    c->width = best_w;
+    /* Per frame: the table entry, zstd's frame header and the subtree's
+     * headers. */
+    c->est_bytes = (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
+}
+
+struct frame_ctx {
+    const uint64_t *v;
+    int pt;
+    uint64_t ref, mask;
+    unsigned w;
+};
+
+/* One frame: for(ref) over bitpack(w), or a bare bitpack when ref is 0. */
+static int build_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t m,
+                       struct qv__enode **out, int *owned) {
+    const struct frame_ctx *f = ctx;
+    *owned = 1;
+    uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(m ? m : 1) * 8, e->err);
+    if (!res) return ENOMEM;
+    for (int64_t i = 0; i < m; i++) res[i] = (f->v[start + i] - f->ref) & f->mask;
+    struct qv__enode *bp = NULL, *nd = NULL;
+    int rc = qv__bitpack_encode(e, res, m, f->pt, f->w, &bp);
+    qv__mem_free(&e->mem, res);
+    if (rc) return rc;
+    if (f->ref == 0) {
+        *out = bp;
+        return 0;
+    }
+    nd = qv__enode_new(e, QV_ENC_FOR, f->pt, qv__pt_width(f->pt), m);
+    if (!nd) {
+        qv__enode_drop(e, bp);
+        return ENOMEM;
+    }
+    nd->nparams = 1;
+    nd->params[0] = (int64_t)f->ref;
+    nd->child[0] = bp;
+    nd->nchildren = 1;
+    qv__enode_finish(nd);
+    *out = nd;
+    return 0;
+}
+
+int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, const struct qv__entropy_choice *c,
+                       int forced, struct qv__enode **out) {
+    struct frame_ctx f = {v, pt, c->ref, qv__mask(s->bits), c->width};
+    if (!qv__pt_is_int(pt)) return qv__enc_unsupported(e, QV_ENC_ZSTD, pt);
+    return qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, c->frame_values, NULL, 0,
+                              build_frame, &f, forced, out);
+}

@@ -1,0 +1,144 @@
+/*
+ * Chunk statistics (format/stats.c) against a brute-force oracle: string
+ * min/max, found by 8-byte prefix keys with a byte comparison only on equal
+ * keys, must be what a memcmp scan finds, on strings built to tie their
+ * keys (zero bytes, shared 8-byte heads, prefixes of each other, empty
+ * strings) with and without nulls; integer min/max per kind likewise.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "format/format_internal.h"
+
+static uint64_t rng(uint64_t *s) {
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+static int cmp_bytes(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    int c = memcmp(a, b, an < bn ? an : bn);
+    return c ? c : (an > bn) - (an < bn);
+}
+
+static void test_string_minmax(void **state) {
+    (void)state;
+    static const uint8_t alphabet[] = {0x00, 'a', 'b', 0xff};
+    const struct qv_field f = {.name = "s", .type = QV_TYPE_BINARY, .nullable = true};
+    const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE, .value_kind = QV_KIND_BINARY};
+    uint64_t s = 1;
+    for (int round = 0; round < 400; round++) {
+        const int64_t n = 1 + (int64_t)(rng(&s) % 300);
+        int32_t *off = malloc((size_t)(n + 1) * 4);
+        uint8_t *data = malloc((size_t)n * 24 + 1);
+        uint8_t *valid = calloc(1, (size_t)(n + 7) / 8);
+        const int with_nulls = round % 3 == 0;
+        /* A shared head makes most keys tie; the tails decide. */
+        uint8_t head[12];
+        for (int k = 0; k < 12; k++) head[k] = alphabet[rng(&s) % 4];
+        int32_t at = 0;
+        for (int64_t i = 0; i < n; i++) {
+            off[i] = at;
+            size_t len = (size_t)(rng(&s) % (round % 2 ? 20 : 9));
+            size_t shared = (size_t)(rng(&s) % 13);
+            for (size_t k = 0; k < len; k++)
+                data[at + (int32_t)k] = k < shared ? head[k] : alphabet[rng(&s) % 4];
+            at += (int32_t)len;
+            if (!with_nulls || rng(&s) % 4) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+        off[n] = at;
+        struct qv_values v = {.kind = QV_KIND_BINARY, .count = n, .values = off, .data = data};
+        struct qv__stats_buf st;
+        qv__stats_compute(&node, &v, with_nulls ? valid : NULL, &st);
+        const uint8_t *mn = NULL, *mx = NULL;
+        size_t mnl = 0, mxl = 0;
+        for (int64_t i = 0; i < n; i++) {
+            if (with_nulls && !(valid[i >> 3] >> (i & 7) & 1)) continue;
+            const uint8_t *p = data + off[i];
+            size_t l = (size_t)(off[i + 1] - off[i]);
+            if (!mn || cmp_bytes(p, l, mn, mnl) < 0) mn = p, mnl = l;
+            if (!mx || cmp_bytes(p, l, mx, mxl) > 0) mx = p, mxl = l;
+        }
+        if (!mn) {
+            assert_false(st.s.flags & QV__STAT_MINMAX);
+        } else {
+            assert_true(st.s.flags & QV__STAT_MINMAX);
+            assert_int_equal(st.s.min_len, mnl);
+            assert_int_equal(st.s.max_len, mxl);
+            if (mnl) assert_memory_equal(st.s.min, mn, mnl);
+            if (mxl) assert_memory_equal(st.s.max, mx, mxl);
+        }
+        free(off);
+        free(data);
+        free(valid);
+    }
+}
+
+static void test_int_minmax(void **state) {
+    (void)state;
+    static const enum qv_value_kind kinds[] = {QV_KIND_INT8,  QV_KIND_INT16,  QV_KIND_INT32,  QV_KIND_INT64,
+                                               QV_KIND_UINT8, QV_KIND_UINT16, QV_KIND_UINT32, QV_KIND_UINT64};
+    static const enum qv_type types[] = {QV_TYPE_INT8,  QV_TYPE_INT16,  QV_TYPE_INT32,  QV_TYPE_INT64,
+                                         QV_TYPE_UINT8, QV_TYPE_UINT16, QV_TYPE_UINT32, QV_TYPE_UINT64};
+    uint64_t s = 2;
+    for (int k = 0; k < 8; k++) {
+        const struct qv_field f = {.name = "x", .type = types[k], .nullable = true};
+        const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE, .value_kind = kinds[k]};
+        const unsigned w = k % 4 == 0 ? 1 : k % 4 == 1 ? 2 : k % 4 == 2 ? 4 : 8;
+        const int is_signed = k < 4;
+        for (int round = 0; round < 50; round++) {
+            const int64_t n = 1 + (int64_t)(rng(&s) % 2000);
+            uint8_t *vals = malloc((size_t)n * w);
+            uint8_t *valid = calloc(1, (size_t)(n + 7) / 8);
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t x = rng(&s);
+                memcpy(vals + (size_t)i * w, &x, w);
+                if (round % 2 == 0 || rng(&s) % 3) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+            }
+            struct qv_values v = {.kind = kinds[k], .count = n, .values = vals};
+            struct qv__stats_buf st;
+            const uint8_t *vb = round % 2 ? valid : NULL;
+            qv__stats_compute(&node, &v, vb, &st);
+            int64_t smn = INT64_MAX, smx = INT64_MIN;
+            uint64_t umn = UINT64_MAX, umx = 0;
+            int any = 0;
+            for (int64_t i = 0; i < n; i++) {
+                if (vb && !(vb[i >> 3] >> (i & 7) & 1)) continue;
+                uint64_t u = 0;
+                memcpy(&u, vals + (size_t)i * w, w);
+                int64_t sv = w == 8 ? (int64_t)u : (int64_t)(u << (64 - 8 * w)) >> (64 - 8 * w);
+                any = 1;
+                if (sv < smn) smn = sv;
+                if (sv > smx) smx = sv;
+                if (u < umn) umn = u;
+                if (u > umx) umx = u;
+            }
+            if (!any) {
+                assert_false(st.s.flags & QV__STAT_MINMAX);
+            } else {
+                uint64_t gmn, gmx;
+                memcpy(&gmn, st.s.min, 8);
+                memcpy(&gmx, st.s.max, 8);
+                assert_int_equal(gmn, is_signed ? (uint64_t)smn : umn);
+                assert_int_equal(gmx, is_signed ? (uint64_t)smx : umx);
+            }
+            free(vals);
+            free(valid);
+        }
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_string_minmax),
+        cmocka_unit_test(test_int_minmax),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,333 @@
+/* Takes gathered straight into their output batch (file/take_gather.c):
+ * every flat type, with nulls, against the batch the file was written
+ * from; row groups of 700 rows (not vector multiples) and 1024; default
+ * and compact files and files with each encoding forced on the values;
+ * rows sorted, in any order with duplicates, at row-group boundaries, in
+ * one row group; output batches cut small; with and without the take
+ * cache, mapped; repeated (warm) takes; a corrupt block; every allocation
+ * failing in turn. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "quiver/quiver.h"
+#include "format/format_testing.h"
+#include "format/reader_internal.h"
+#include "memory/memory_testing.h"
+#include "random_batch.h"
+#include "test_util.h"
+
+#define ROWS 5000
+
+/* The all-types schema's columns without children (a take of them is
+ * gathered), and their index in the schema. */
+static const char *const FLAT[] = {"b",   "i8",  "i16", "i32", "i64", "u8",  "u16",
+                                   "u32", "u64", "f16", "f32", "f64", "d9",  "d38",
+                                   "day", "ts",  "tsn", "s",   "ls",  "bin", "lbin", "fb"};
+#define N_FLAT ((int)(sizeof FLAT / sizeof FLAT[0]))
+
+struct env {
+    struct qv_pool *pool;
+    struct qv_reservation *r;
+    struct qv_schema *schema;
+    struct ArrowArray batch; /* what the files hold */
+    int flat_index[N_FLAT];
+};
+
+static int setup(void **state) {
+    alarm(600); /* a hang fails the test */
+    struct env *e = calloc(1, sizeof *e);
+    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
+    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
+    assert_int_equal(rb_all_types_schema(e->r, &e->schema), 0);
+    struct rb_options o = {.null_prob = 0.2, .max_list = 2, .max_string = 30};
+    assert_int_equal(rb_batch(e->schema, ROWS, 14, &o, e->r, &e->batch), 0);
+    for (int j = 0; j < N_FLAT; j++) {
+        e->flat_index[j] = -1;
+        for (int64_t c = 0; c < e->schema->root.n_children; c++)
+            if (!strcmp(e->schema->root.children[c].name, FLAT[j])) e->flat_index[j] = (int)c;
+        assert_true(e->flat_index[j] >= 0);
+    }
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state) {
+    struct env *e = *state;
+    e->batch.release(&e->batch);
+    qv_schema_destroy(e->schema);
+    qv_reservation_destroy(e->r);
+    qv_pool_destroy(e->pool);
+    free(e);
+    return 0;
+}
+
+static void write_file(struct env *e, const char *path, int64_t rg_rows, int compact, int force) {
+    struct qv_writer *w;
+    struct qv_error err = {0};
+    struct qv_writer_options o = {.row_group_rows = rg_rows, .compact = compact};
+    if (qv_writer_open(path, e->schema, &o, e->r, &w, &err)) fail_msg("open: %s", err.message);
+    qv_writer_force_encoding(w, force);
+    if (qv_writer_write(w, &e->batch, &err)) fail_msg("write: %s", err.message);
+    if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
+    qv_writer_close(w);
+}
+
+/* Takes rows[0..n) of the flat columns and compares each output row with
+ * the written batch's. Returns rows handed out. */
+static int64_t check_take(struct env *e, struct qv_file *f, const int64_t *rows, int64_t n,
+                          int64_t batch_rows) {
+    struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT,
+                                     .scan = {.batch_rows = batch_rows,
+                                              .validate = QV_SCAN_VALIDATE_FULL}};
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    if (qv_file_take(f, rows, n, &o, &st, &err)) fail_msg("take: %s", err.message);
+    int64_t pos = 0, batches = 0;
+    for (;;) {
+        struct ArrowArray b;
+        int rc = st.get_next(&st, &b);
+        if (rc) fail_msg("get_next: %d %s", rc, st.get_last_error(&st));
+        if (!b.release) break;
+        batches++;
+        assert_int_equal(b.n_children, N_FLAT);
+        if (batch_rows) assert_true(b.length <= batch_rows);
+        for (int j = 0; j < N_FLAT; j++) {
+            const struct qv_field *fd = &e->schema->root.children[e->flat_index[j]];
+            assert_int_equal(b.children[j]->length, b.length);
+            for (int64_t i = 0; i < b.length; i++) {
+                struct ArrowArray want = *e->batch.children[e->flat_index[j]];
+                want.offset += rows[pos + i];
+                want.length = 1; /* borrowed views: never released */
+                struct ArrowArray got = *b.children[j];
+                got.offset += i;
+                got.length = 1;
+                char why[256] = "";
+                if (!qv_arrow_array_equal(fd, &want, &got, why, sizeof why))
+                    fail_msg("column %s, output row %lld (row %lld): %s", FLAT[j],
+                             (long long)(pos + i), (long long)rows[pos + i], why);
+            }
+        }
+        pos += b.length;
+        b.release(&b);
+    }
+    st.release(&st);
+    assert_int_equal(pos, n);
+    /* Up to batch_rows rows come as one batch, whatever row groups they touch. */
+    if (n && n <= (batch_rows ? batch_rows : 65536)) assert_int_equal(batches, 1);
+    return pos;
+}
+
+static uint64_t lcg(uint64_t *s) {
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+static int cmp64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every kind of row set on one open file, twice (the second time the
+ * readers come from the take cache). */
+static void check_file(struct env *e, const char *path, int64_t rg_rows,
+                       const struct qv_file_options *fo) {
+    struct qv_file *f;
+    struct qv_error err = {0};
+    if (qv_file_open(path, fo, &f, &err)) fail_msg("open: %s", err.message);
+    uint64_t seed = 99;
+    int64_t any[300], sorted[300];
+    for (int i = 0; i < 300; i++) any[i] = (int64_t)(lcg(&seed) % ROWS);
+    any[7] = any[8] = any[299] = 0; /* duplicates, side by side and apart */
+    memcpy(sorted, any, sizeof sorted);
+    qsort(sorted, 300, sizeof *sorted, cmp64);
+    int64_t k = 0;
+    for (int i = 0; i < 300; i++)
+        if (!k || sorted[i] != sorted[k - 1]) sorted[k++] = sorted[i];
+    /* The first and last row of every row group, and their neighbours. */
+    int64_t edges[64], ne = 0;
+    for (int64_t s = 0; s < ROWS && ne + 4 <= 64; s += rg_rows) {
+        if (s) edges[ne++] = s - 1;
+        edges[ne++] = s;
+        if (s + 1 < ROWS) edges[ne++] = s + 1;
+    }
+    edges[ne++] = ROWS - 1;
+    static const int64_t one_group[] = {3, 4, 5, 200, 600};
+    static const int64_t reversed[] = {ROWS - 1, 2100, 2099, 1024, 1023, 700, 699, 1, 0};
+    for (int round = 0; round < 2; round++) {
+        check_take(e, f, sorted, k, 0);
+        check_take(e, f, any, 300, 0);
+        check_take(e, f, any, 300, 7); /* many output batches */
+        check_take(e, f, sorted, k, 16);
+        check_take(e, f, edges, ne, 0);
+        check_take(e, f, one_group, 5, 0);
+        check_take(e, f, reversed, 9, 0);
+        check_take(e, f, reversed + 8, 1, 0);
+    }
+    qv_file_close(f);
+}
+
+static void test_default_files(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "take_gather.qvr");
+    static const int64_t rgs[] = {700, 1024, 0};
+    for (int i = 0; i < 3; i++) {
+        int64_t rg = rgs[i];
+        write_file(e, path, rg, 0, QV_ENC_AUTO);
+        int64_t step = rg ? rg : ROWS;
+        check_file(e, path, step, NULL);
+        struct qv_file_options no_cache = {.take_cache_bytes = -1};
+        check_file(e, path, step, &no_cache);
+        struct qv_file_options small_cache = {.take_cache_bytes = 1};
+        check_file(e, path, step, &small_cache);
+        struct qv_file_options mapped = {.mmap = true};
+        check_file(e, path, step, &mapped);
+    }
+    write_file(e, path, 700, 1, QV_ENC_AUTO); /* compact: zstd / lz4 frames */
+    check_file(e, path, 700, NULL);
+    unlink(path);
+}
+
+/* Each encoding forced on the values segments: a column it cannot hold
+ * fails the write, so those are written one column at a time below; here
+ * the encodings every flat column accepts. */
+static void test_forced_encodings(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "take_gather_forced.qvr");
+    /* Relative: every integer column stored against an earlier one of its
+     * kind, so takes of a dependent read its reference inside its reader. */
+    static const int forced[] = {QV_ENC_PLAIN, QV_ENC_ZSTD, QV_ENC_RELATIVE};
+    for (int i = 0; i < 3; i++) {
+        write_file(e, path, 700, 0, forced[i]);
+        check_file(e, path, 700, NULL);
+    }
+    unlink(path);
+}
+
+/* A flipped byte in one block of a flat column's values: the take fails
+ * with EIO naming the checksum and the column; other columns' takes of
+ * other rows still work. */
+static void test_corrupt_block(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "take_gather_corrupt.qvr");
+    write_file(e, path, 1024, 0, QV_ENC_PLAIN);
+    struct qv_pool *p;
+    assert_int_equal(qv_pool_create(NULL, &p, NULL), 0);
+    struct qv_reservation *r;
+    assert_int_equal(qv_reservation_create(p, NULL, &r, NULL), 0);
+    struct qv_reader *rd;
+    struct qv_error err = {0};
+    assert_int_equal(qv_reader_open(path, NULL, r, &rd, &err), 0);
+    int32_t node = qv_reader_column_node(rd, e->flat_index[4]); /* i64: not null, plain */
+    const struct qv__chunk *ch = qv__reader_chunk(rd, 1, node);
+    const struct qv__segment *sg = &rd->f.segments[ch->first_segment + ch->n_segments - 1];
+    uint64_t at = sg->offset + sg->length - 1; /* the last block of row group 1's values */
+    qv_reader_close(rd);
+    qv_reservation_destroy(r);
+    qv_pool_destroy(p);
+    size_t size = 0;
+    unsigned char *bytes = tu_read_file(path, &size);
+    assert_non_null(bytes);
+    bytes[at] ^= 0x5a;
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(bytes, 1, size, fp), size);
+    fclose(fp);
+    free(bytes);
+    struct qv_file *f;
+    assert_int_equal(qv_file_open(path, NULL, &f, &err), 0);
+    static const char *const cols[] = {"i64"};
+    struct qv_file_scan_options o = {.columns = cols, .n_columns = 1};
+    static const int64_t rows[] = {5, 2047, 3000};
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_file_take(f, rows, 3, &o, &st, &err), 0);
+    struct ArrowArray b;
+    assert_int_equal(st.get_next(&st, &b), EIO);
+    const char *msg = st.get_last_error(&st);
+    assert_non_null(msg);
+    if (!strstr(msg, "checksum mismatch") || !strstr(msg, "i64")) fail_msg("%s", msg);
+    st.release(&st);
+    /* Rows outside the corrupt block still read (the failed reader was not kept). */
+    static const int64_t fine[] = {5, 3000};
+    assert_int_equal(qv_file_take(f, fine, 2, &o, &st, &err), 0);
+    assert_int_equal(st.get_next(&st, &b), 0);
+    assert_non_null(b.release);
+    assert_int_equal(b.length, 2);
+    b.release(&b);
+    st.release(&st);
+    qv_file_close(f);
+    unlink(path);
+}
+
+/* Every allocation of a gathered take failing in turn (a cold take, then
+ * a warm one on the same file): ENOMEM or success, nothing leaked (ASan),
+ * the pool empty once the file is closed. */
+static void test_allocation_failures(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "take_gather_alloc.qvr");
+    write_file(e, path, 700, 0, QV_ENC_AUTO);
+    static const int64_t rows[] = {4000, 3, 699, 700, 3, 2500};
+    /* Odd nth: allocation nth / 2 + 1 of the cold take fails; even: of the
+     * warm one. Until each has gone through untouched twice. */
+    int passed[2] = {0, 0}, failed = 0;
+    for (uint64_t nth = 1; nth < 4000 && (passed[0] < 2 || passed[1] < 2); nth++) {
+        int inject = (int)(nth & 1) ? 0 : 1;
+        struct qv_pool *p;
+        assert_int_equal(qv_pool_create(NULL, &p, NULL), 0);
+        struct qv_file_options fo = {.pool = p};
+        struct qv_file *f;
+        struct qv_error err = {0};
+        assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+        for (int warm = 0; warm < 2; warm++) {
+            if (warm == inject) qv_pool_inject_alloc_failure(p, nth / 2 + 1);
+            struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT};
+            struct ArrowArrayStream st;
+            int rc = qv_file_take(f, rows, 6, &o, &st, &err);
+            int64_t got = 0;
+            while (!rc) {
+                struct ArrowArray b;
+                rc = st.get_next(&st, &b);
+                if (rc || !b.release) break;
+                got += b.length;
+                b.release(&b);
+            }
+            if (st.release) st.release(&st);
+            qv_pool_inject_alloc_failure(p, 0);
+            if (rc != 0 && rc != ENOMEM)
+                fail_msg("allocation %llu: rc %d", (unsigned long long)nth, rc);
+            if (!rc) assert_int_equal(got, 6);
+            if (warm == inject) {
+                if (rc) failed++;
+                else passed[inject]++;
+            }
+        }
+        qv_file_close(f);
+        struct qv_pool_stats ps;
+        qv_pool_get_stats(p, &ps);
+        assert_int_equal(ps.reserved, 0);
+        qv_pool_destroy(p);
+    }
+    assert_true(failed > 0);
+    assert_true(passed[0] >= 2 && passed[1] >= 2);
+    unlink(path);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_files),
+        cmocka_unit_test(test_forced_encodings),
+        cmocka_unit_test(test_corrupt_block),
+        cmocka_unit_test(test_allocation_failures),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
