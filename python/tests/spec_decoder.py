@@ -135,7 +135,13 @@ class Node:
         return ENCODING_NAMES.get(self.enc, str(self.enc))
 
     def describe(self):
+        """The tree as `qv inspect` names it; a zstd or lz4 node lists the
+        distinct trees of its frames in brackets."""
         inner = ",".join(c.describe() for c in self.children)
+        if self.enc in (13, 14):
+            entries, frames = frame_entries(self)
+            trees = dict.fromkeys(r.describe() for r in frame_roots(self, entries, frames))
+            inner = "[" + "|".join(trees) + "]"
         return f"{self.name}({inner})"
 
 
@@ -581,8 +587,9 @@ def concat(n, parts):
     return out
 
 
-def dec_general(n, ctx):
-    zstd = n.enc == 13
+def frame_entries(n):
+    """The frame table of a zstd or lz4 node (section 5.5.13): a list of
+    (end, raw, first value, value end), and the compressed frames."""
     frame_values = n.params[0]
     if not 1 <= frame_values <= 2 ** 31 - 1:
         raise SpecError(f"{n.name} node at byte {n.offset}: frame_values {frame_values}")
@@ -613,7 +620,18 @@ def dec_general(n, ctx):
             prev = vend
         if nf and prev != n.count:
             raise SpecError(f"{n.name} node at byte {n.offset}: frames end at {prev}")
-    parts = []
+    return entries, frames
+
+
+def dec_general(n, ctx):
+    entries, frames = frame_entries(n)
+    parts = [decode(root, ctx) for root in frame_roots(n, entries, frames)]
+    return concat(n, parts)
+
+
+def frame_roots(n, entries, frames):
+    """Decompresses and parses each frame of a zstd or lz4 node (section 5.5.13)."""
+    zstd = n.enc == 13
     prev_end = 0
     for f, (end, raw, first, vend) in enumerate(entries):
         m = vend - first
@@ -645,8 +663,7 @@ def dec_general(n, ctx):
                                                      root.width != n.width):
             raise SpecError(f"{n.name} node at byte {n.offset}: frame {f}'s root is type "
                             f"{root.type} of {root.count} values, expected {m}")
-        parts.append(decode(root, ctx))
-    return concat(n, parts)
+        yield root
 
 
 def dec_patched(n, ctx):
