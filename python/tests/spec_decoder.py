@@ -911,7 +911,7 @@ class QuiverFile:
                 nseg = c.varint()
                 if nseg > 3:
                     raise SpecError(f"chunk: {nseg} segments")
-                ch.segments = {}
+                ch.segments = {}  # by role, in the order the footer lists them
                 for _ in range(nseg):
                     s = Segment()
                     s.role, s.kind = c.u8(), c.u8()
@@ -936,11 +936,9 @@ class QuiverFile:
     def segments_in_order(self):
         for rg in self.row_groups:
             for ch in rg.chunks:
-                # Section 4 lists a chunk's segments in the order they were
-                # written to the footer; roles are distinct, and Quiver writes
-                # them in role order (section 3).
-                for role in sorted(ch.segments):
-                    yield ch.segments[role]
+                # Section 5: the block checksums follow the segments in the
+                # order section 4 lists them (dicts keep insertion order).
+                yield from ch.segments.values()
 
     def _parse_blocks(self, payload):
         c = Cursor(payload, what="block checksums")
