@@ -1124,3 +1124,40 @@ def to_arrow(typ, values, vbuf, n):
 
 def open_file(path, verify=True):
     return QuiverFile(path, verify=verify)
+
+
+def chunk_statistics(f, rg_index, field):
+    """The chunk's statistics (section 4, "Statistics") as Python values:
+    a dict with min, max (None when absent), min_truncated, max_truncated
+    and nan_count. Integers, dates, timestamps and decimals of up to 18
+    digits are ints (unscaled), floats are floats, bool is a bool, wider
+    decimals an int, binary values bytes."""
+    ch = f.row_groups[rg_index].chunks[field.node]
+    out = {"min": None, "max": None, "min_truncated": bool(ch.stats_flags & 2),
+           "max_truncated": bool(ch.stats_flags & 4), "nan_count": ch.nan_count}
+    if not ch.stats_flags & 1:
+        return out
+    fmt = field.format
+
+    def one(b):
+        if fmt in ("f", "g"):
+            if len(b) != 8:
+                raise SpecError(f"column {field.name!r}: float statistic of {len(b)} bytes")
+            return struct.unpack("<d", b)[0]
+        if fmt == "b":
+            if len(b) != 1 or b[0] > 1:
+                raise SpecError(f"column {field.name!r}: bool statistic {b!r}")
+            return bool(b[0])
+        if fmt in ("u", "z", "U", "Z") or fmt.startswith("w:"):
+            if len(b) > 64:
+                raise SpecError(f"column {field.name!r}: binary statistic of {len(b)} bytes")
+            return b
+        if fmt.startswith("d:") and int(fmt[2:].split(",")[0]) > 18:
+            if len(b) != 16:
+                raise SpecError(f"column {field.name!r}: decimal statistic of {len(b)} bytes")
+            return int.from_bytes(b, "little", signed=True)
+        if len(b) != 8:
+            raise SpecError(f"column {field.name!r}: statistic of {len(b)} bytes")
+        return int.from_bytes(b, "little", signed=fmt not in ("C", "S", "I", "L"))
+    out["min"], out["max"] = one(ch.min), one(ch.max)
+    return out
