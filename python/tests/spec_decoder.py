@@ -680,6 +680,18 @@ def dec_patched(n, ctx):
 ZSTD_DICT_MAGIC = 0xEC30A437
 
 
+def check_zstd_frame_header(n, f, comp, dictionary_id):
+    """Section 5.5.16: zstd_dict frames carry no dictionary id and no content
+    checksum (RFC 8878 3.1.1.1: magic, then the frame header descriptor whose
+    bits 0-1 are the dictionary id size and bit 2 the checksum flag)."""
+    if len(comp) < 5 or struct.unpack_from("<I", comp)[0] != 0xFD2FB528:
+        raise SpecError(f"{n.name} node at byte {n.offset}: frame {f} is not a zstd frame")
+    fhd = comp[4]
+    if not dictionary_id and (fhd & 3 or fhd & 4):
+        raise SpecError(f"{n.name} node at byte {n.offset}: frame {f} carries a dictionary "
+                        f"id or a checksum (descriptor {fhd:#04x})")
+
+
 def dec_zstd_dict(n, ctx):
     if zstandard is None:
         raise NotImplementedError("zstd_dict frames need the zstandard module")
@@ -718,6 +730,7 @@ def dec_zstd_dict(n, ctx):
             raise SpecError(f"zstd_dict node at byte {n.offset}: frame {f} of {clen} bytes "
                             f"for {raw}")
         if raw:
+            check_zstd_frame_header(n, f, comp, dictionary_id=False)
             declared = zstandard.frame_content_size(comp)
             if declared != raw:
                 raise SpecError(f"zstd_dict node at byte {n.offset}: frame {f} declares "
@@ -978,6 +991,28 @@ class QuiverFile:
         return checked
 
     # -- decoding
+
+    def check_layout(self):
+        """Section 3: a row group's segments lie back to back, column by
+        column, each node's in role order, 8-aligned, and fill the row
+        group's byte range; section 4: row groups lie in [8, footer_offset).
+        Returns the number of segments checked."""
+        n = 0
+        for g, rg in enumerate(self.row_groups):
+            pos = rg.offset
+            for node, ch in enumerate(rg.chunks):
+                if list(ch.segments) != sorted(ch.segments):
+                    raise SpecError(f"row group {g} node {node}: segments not in role order")
+                for seg in ch.segments.values():
+                    if seg.offset != pos or seg.offset % 8 or seg.length % 8:
+                        raise SpecError(f"row group {g} node {node}: segment at {seg.offset} "
+                                        f"(expected {pos}) of {seg.length} bytes")
+                    pos += seg.length
+                    n += 1
+            if pos != rg.offset + rg.length:
+                raise SpecError(f"row group {g}: segments end at {pos}, the row group at "
+                                f"{rg.offset + rg.length}")
+        return n
 
     def segment_bytes(self, seg):
         if seg.offset % 8 or seg.length % 8:
