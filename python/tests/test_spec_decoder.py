@@ -174,6 +174,18 @@ def test_example_alp():
     assert values.tobytes() == expected.tobytes()
 
 
+def test_zigzag_built_by_hand():
+    # zigzag (6) is never chosen by the writer (section 5.7), so no file
+    # holds one: a node built from section 5.5.6 and 5.2 alone,
+    # zigzag(plain u32 0, 1, 2, 3, 4), must decode to 0, -1, 1, -2, 2.
+    child = bytes.fromhex("01030500011400" "00") + np.arange(5, dtype="<u4").tobytes() + bytes(4)
+    seg = bytes.fromhex("06030500000120" "00") + child
+    assert len(seg) == 40
+    values, root = sd.decode_segment(seg, 6, 0, 5)
+    assert values.view(np.int32).tolist() == [0, -1, 1, -2, 2]
+    assert root.describe() == "zigzag(plain())"
+
+
 # ------------------------------------------------------------ old-format fixtures
 
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
@@ -222,6 +234,7 @@ def flat_table(seed=15, n=N):
         "b": pa.array(rng.random(n) < 0.3, mask=nulls()),
         "b_const": pa.array(np.ones(n, bool)),
         "b_sparse": pa.array(rng.random(n) < 0.01),
+        "b_runs": pa.array(np.repeat(np.arange(n // 500 + 1) % 2 == 0, 500)[:n]),
         "i8": pa.array(rng.integers(-128, 128, n).astype(np.int8), mask=nulls()),
         "i16": pa.array(rng.integers(-3000, 3000, n).astype(np.int16), mask=nulls()),
         "i32": pa.array(rng.integers(-2 ** 31, 2 ** 31, n).astype(np.int32), mask=nulls()),
@@ -243,6 +256,7 @@ def flat_table(seed=15, n=N):
                                      np.round(rng.random(n) * 1000, 2)), mask=nulls()),
         "f64_real": pa.array(rng.standard_normal(n), mask=nulls()),
         "f32_real": pa.array(rng.standard_normal(n).astype(np.float32)),
+        "f_runs": pa.array(np.repeat(rng.standard_normal(n // 200 + 1), 200)[:n]),
         "f_neg0": pa.array(np.where(rng.random(n) < 0.5, -0.0, 1.5)),
         "d9": pa.array([decimal.Decimal(int(x)).scaleb(-2)
                         for x in rng.integers(-10 ** 8, 10 ** 8, n)],
@@ -269,6 +283,9 @@ def flat_table(seed=15, n=N):
         "lbin": pa.array([bytes([int(k) % 3]) * int(k % 5) for k in rng.integers(0, 100, n)],
                          type=pa.large_binary()),
         "fb": pa.array([rng.bytes(5) for _ in range(n)], type=pa.binary(5), mask=nulls()),
+        "fb_low": pa.array([bytes([65 + int(k)]) * 3 for k in rng.integers(0, 4, n)],
+                           type=pa.binary(3), mask=nulls()),
+        "s_const": pa.array(["same"] * n),
         "fb0": pa.array([b""] * n, type=pa.binary(0)),
         "all_null": pa.array([None] * n, type=pa.int32()),
         "nul": pa.nulls(n),
