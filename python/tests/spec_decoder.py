@@ -417,7 +417,6 @@ def dec_zigzag(n, ctx):
 
 
 def dec_dict(n, ctx):
-    codes_node = n.children[0]
     d = n.children[1].count
     if n.count > 0 and not 1 <= d <= n.count or n.count == 0 and d != 0:
         raise SpecError(f"dict node at byte {n.offset}: dictionary of {d} for {n.count}")
@@ -427,7 +426,6 @@ def dec_dict(n, ctx):
         bad = int(np.argmax(codes >= d))
         raise SpecError(f"corrupt dict node at byte {n.offset}: code {int(codes[bad])} at "
                         f"value {bad} is outside the dictionary of {d}")
-    del codes_node
     if isinstance(values, np.ndarray):
         return values[codes.astype(np.int64)]
     return [values[c] for c in codes.tolist()]

@@ -353,7 +353,6 @@ def long_text_table(n=6000, seed=7):
     })
 
 
-@pytest.mark.timeout(120)
 @pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
 def test_long_text(tmp_path, compact):
     # Long strings: zstd frames of plain binary in the default mode, and
