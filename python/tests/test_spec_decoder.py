@@ -144,6 +144,15 @@ def test_example_dict_of_five_strings():
     values, root = sd.decode_segment(seg, 12, 0, 5)
     assert values == [b"kiwi", b"fig", b"apple", b"date", b"banana"]
     assert root.describe() == "dict(plain(),plain(plain()))"
+    # The 248-byte tree assembled with the node builders: codes bit-packed
+    # at w = 3, lanes 0-4 of word 0 holding 4, 3, 0, 2, 1.
+    packed = np.array([4, 3, 0, 2, 1] + [0] * 27, "<u4").tobytes()
+    seg = (bytes.fromhex("0708050000029001" "5800000000000000")
+           + bytes.fromhex("0303050106018001") + bytes(8) + packed + values_node)
+    assert len(seg) == 248
+    values, root = sd.decode_segment(seg, 12, 0, 5)
+    assert values == [b"kiwi", b"fig", b"apple", b"date", b"banana"]
+    assert root.describe() == "dict(bitpack(),plain(plain()))"
 
 
 def test_example_bitpack_across_rows_and_for():
