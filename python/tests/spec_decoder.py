@@ -7,8 +7,10 @@ either the text or the writer is wrong. It reads a whole file into memory,
 parses the tail, the footer sections, the schema and the row groups, checks
 the block checksums (when the `xxhash` module is installed), decodes every
 encoding tree of sections 5.5.1 to 5.5.17 into numpy arrays or lists of
-bytes, and assembles flat top-level columns into pyarrow arrays. Nested
-columns raise NotImplementedError naming them.
+bytes, and assembles top-level columns into pyarrow arrays: the flat types
+of section 2's table and the nested ones (struct, list, large list,
+fixed-size list, map). A format string outside that table raises
+NotImplementedError naming the column.
 
 Representation of decoded values (one per physical type, section 5.1):
 word types (u8..u64, f32, f64) are numpy arrays of unsigned integers of the
@@ -1057,7 +1059,7 @@ class QuiverFile:
         return parse_node(self.segment_bytes(seg), 0, seg.length, 0).describe()
 
     def column(self, name_or_index):
-        """The top-level column as one pyarrow array (flat types only)."""
+        """The top-level column as one pyarrow array."""
         import pyarrow as pa
         if isinstance(name_or_index, int):
             field = self.columns[name_or_index]
@@ -1069,34 +1071,65 @@ class QuiverFile:
         return pa.concat_arrays(parts)
 
     def column_chunk(self, rg_index, field):
+        """One row group of a top-level column as a pyarrow array."""
+        return self.node_array(rg_index, field, self.row_groups[rg_index].rows)
+
+    def node_array(self, rg_index, field, slots):
+        """Node `field`'s chunk in a row group, with `slots` slots (section 2,
+        "Lengths"), and its subtree, as a pyarrow array."""
         import pyarrow as pa
         typ = arrow_type(field)
-        rg = self.row_groups[rg_index]
-        ch = rg.chunks[field.node]
-        n = rg.rows
-        if ch.length != n:
-            raise SpecError(f"column {field.name!r}: chunk of {ch.length} slots in a row "
-                            f"group of {n} rows")
+        ch = self.row_groups[rg_index].chunks[field.node]
+        if ch.length != slots:
+            raise SpecError(f"column {field.name!r}: chunk of {ch.length} slots, its parent "
+                            f"gives it {slots}")
         if pa.types.is_null(typ):
-            return pa.nulls(n)
+            if ch.segments:
+                raise SpecError(f"column {field.name!r}: a null node with segments")
+            return pa.nulls(slots)
         validity = self.decode_chunk_segment(rg_index, field.node, 0)
         if (validity is None) != (ch.null_count == 0):
             raise SpecError(f"column {field.name!r}: validity segment and null count "
                             f"{ch.null_count} disagree")
         vbuf = None
         if validity is not None:
-            if len(validity) != n or int(n - validity.sum()) != ch.null_count:
+            if len(validity) != slots or int(slots - validity.sum()) != ch.null_count:
                 raise SpecError(f"column {field.name!r}: validity of {len(validity)} slots, "
-                                f"{n - validity.sum()} nulls, footer says {ch.null_count}")
+                                f"{slots - validity.sum()} nulls, footer says {ch.null_count}")
             vbuf = pa.py_buffer(np.packbits(validity, bitorder="little").tobytes())
+        fmt = field.format
+        if fmt == "+s":
+            if 2 in ch.segments or 1 in ch.segments:
+                raise SpecError(f"column {field.name!r}: a struct node with values or offsets")
+            children = [self.node_array(rg_index, c, slots) for c in field.children]
+            return pa.Array.from_buffers(typ, slots, [vbuf], children=children)
+        if fmt in ("+l", "+L", "+m"):
+            offs = self.decode_chunk_segment(rg_index, field.node, 1)
+            if offs is None or len(offs) != slots + 1:
+                raise SpecError(f"column {field.name!r}: offsets segment missing or short")
+            signed = offs.view(np.int64 if fmt == "+L" else np.int32)
+            if np.any(signed[1:] < signed[:-1]) or signed[0] < 0:
+                raise SpecError(f"column {field.name!r}: list offsets decrease")
+            child = self.node_array(rg_index, field.children[0], int(signed[-1]))
+            return pa.Array.from_buffers(typ, slots, [vbuf, pa.py_buffer(offs.tobytes())],
+                                         children=[child])
+        if fmt.startswith("+w:"):
+            child = self.node_array(rg_index, field.children[0], int(fmt[3:]) * slots)
+            return pa.Array.from_buffers(typ, slots, [vbuf], children=[child])
         values = self.decode_chunk_segment(rg_index, field.node, 2)
-        if values is None or len(values) != n:
+        if values is None or len(values) != slots:
             raise SpecError(f"column {field.name!r}: values segment missing or short")
-        return to_arrow(typ, values, vbuf, n)
+        return to_arrow(typ, values, vbuf, slots)
+
+
+def arrow_field(field):
+    import pyarrow as pa
+    return pa.field(field.name.decode("utf-8", "surrogateescape"), arrow_type(field),
+                    nullable=bool(field.flags & 1))
 
 
 def arrow_type(field):
-    """The pyarrow type of a flat field from its format string (section 2)."""
+    """The pyarrow type of a field from its format string (section 2)."""
     import pyarrow as pa
     f = field.format
     simple = {"n": pa.null(), "b": pa.bool_(), "c": pa.int8(), "s": pa.int16(),
@@ -1116,9 +1149,26 @@ def arrow_type(field):
         return pa.decimal128(int(parts[0]), int(parts[1]))
     if f.startswith("w:"):
         return pa.binary(int(f[2:]))
+    if f == "+s":
+        return pa.struct([arrow_field(c) for c in field.children])
+    if f in ("+l", "+L", "+m") or f.startswith("+w:"):
+        if len(field.children) != 1:
+            raise SpecError(f"column {field.name!r}: {f!r} with {len(field.children)} children")
+        child = field.children[0]
+        if f == "+l":
+            return pa.list_(arrow_field(child))
+        if f == "+L":
+            return pa.large_list(arrow_field(child))
+        if f.startswith("+w:"):
+            return pa.list_(arrow_field(child), int(f[3:]))
+        if child.format != "+s" or len(child.children) != 2 or child.flags & 1:
+            raise SpecError(f"column {field.name!r}: a map's entries are not a non-nullable "
+                            "struct of two fields")
+        key, item = child.children
+        return pa.map_(arrow_field(key), arrow_field(item), keys_sorted=bool(field.flags & 2))
     if f.startswith("+"):
-        raise NotImplementedError(f"column {field.name!r}: nested type {f!r} (struct, list, "
-                                  "map, fixed-size list) is not decoded by spec_decoder")
+        raise NotImplementedError(f"column {field.name!r}: format {f!r} is not in the spec's "
+                                  "type table (docs/format.md section 2)")
     raise NotImplementedError(f"column {field.name!r}: format {f!r} is not in the spec's "
                               "type table (docs/format.md section 2)")
 
