@@ -32,11 +32,18 @@ files hold):
   Files count ceil(rows / 8) validity bytes exactly when null_count > 0,
   (rows + 1) offsets, and the values' bytes of the chunk's rows
   (check_raw_bytes).
-- Section 2's type table does not list time32/time64, date64, duration,
-  interval, decimal256 or the view types, though it says "every type Arrow
-  can describe is written the same way Arrow writes it"; quiver.write casts
-  such types before writing (quiver._types), so no file here holds one and a
-  reader from the spec alone cannot know which node kind they would get.
+- Section 2 says every field is stored with its Arrow format string "so
+  every type Arrow can describe is written the same way Arrow writes it",
+  then lists the types version 1 stores; it does not say what a reader does
+  with a format outside the table (time32/time64 `tt?`, duration `tD?`,
+  intervals, decimal256 `d:p,s,256`): refuse as corrupt, or as unsupported.
+  No file holds one (quiver.write casts the view types and date64 and
+  refuses the others, quiver/_types.py); spec_decoder raises
+  NotImplementedError naming the column.
+- Section 5.2's parsing steps say "check count <= 2^31" for every node,
+  while section 5.3 says at most 2^31 - 1 except u32 and u64 nodes (which
+  may hold 2^31). spec_decoder applies 5.3's stricter rule; the steps of 5.2
+  should say the same.
 """
 
 import glob
