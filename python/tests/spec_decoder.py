@@ -6,7 +6,7 @@ looking at Quiver's C decoder, so where it disagrees with Quiver's reader
 either the text or the writer is wrong. It reads a whole file into memory,
 parses the tail, the footer sections, the schema and the row groups, checks
 the block checksums (when the `xxhash` module is installed), decodes every
-encoding tree of sections 5.5.1 to 5.5.17 into numpy arrays or lists of
+encoding tree of sections 5.5.1 to 5.5.16 into numpy arrays or lists of
 bytes, and assembles top-level columns into pyarrow arrays: the flat types
 of section 2's table and the nested ones (struct, list, large list,
 fixed-size list, map). A format string outside that table raises
@@ -681,7 +681,7 @@ ZSTD_DICT_MAGIC = 0xEC30A437
 
 
 def check_zstd_frame_header(n, f, comp, dictionary_id):
-    """Section 5.5.16: zstd_dict frames carry no dictionary id and no content
+    """Section 5.5.15: zstd_dict frames carry no dictionary id and no content
     checksum (RFC 8878 3.1.1.1: magic, then the frame header descriptor whose
     bits 0-1 are the dictionary id size and bit 2 the checksum flag)."""
     if len(comp) < 5 or struct.unpack_from("<I", comp)[0] != 0xFD2FB528:
@@ -1032,7 +1032,7 @@ class QuiverFile:
         return values
 
     def _reference(self, rg_index, node, ref, rel_node):
-        """The reference of a relative node (section 5.5.17)."""
+        """The reference of a relative node (section 5.5.16)."""
         if ref >= len(self.nodes) or self.parent[ref] != -1 or ref == node:
             raise SpecError(f"relative node of node {node}: reference {ref} is not another "
                             "top-level column")

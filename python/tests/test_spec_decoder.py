@@ -10,28 +10,11 @@ Where the specification and the files disagree, or the text leaves a reader
 guessing, it is written down here (section, what the text says, what the
 files hold):
 
-- Section 5.5 has no subsection 5.5.15: the numbering goes 5.5.14 patched
-  (id 15), then 5.5.16 zstd_dict (id 16) and 5.5.17 relative (id 17). Nothing
-  is missing (patched is id 15 and is specified in 5.5.14), but the section
-  numbers no longer follow the ids as 5.5.1-5.5.13 do, and a reader of the
-  spec looks for a 5.5.15 that does not exist.
-- Section 4, "Statistics", says float min and max exclude NaN but not how
-  -0.0 and +0.0 compare. Under IEEE comparison they are equal, so either
-  could be the min; the files order -0.0 below +0.0 (a chunk of only 0.0 and
-  -0.0, in either order, has min -0.0 and max +0.0:
-  test_statistics_signed_zero). The text should say so, since the
-  statistics are handed out as values and the sign is visible.
-- Section 4's chunk record does not say what `null_count` holds for a
-  NULL node (format `n`, no segments): files hold 0, though every slot of
-  such a column is null (Arrow's null_count of a NullArray is its length).
-  A reader from the spec cannot tell whether 0 there is right or corrupt.
-- Section 4's chunk `raw_bytes` ("Arrow bytes of this node's own buffers
-  (validity, offsets, values, data) before encoding") does not say whether
-  a validity bitmap counts when the chunk has no nulls (Arrow arrays may
-  carry one anyway), nor whether a sliced input counts its whole buffers.
-  Files count ceil(rows / 8) validity bytes exactly when null_count > 0,
-  (rows + 1) offsets, and the values' bytes of the chunk's rows
-  (check_raw_bytes).
+- Section 4's float statistics (-0.0 against +0.0), the null type's
+  null_count and raw_bytes were silent; docs/format.md now says what the
+  files hold (-0.0 below +0.0; 0; validity bytes exactly when there are
+  nulls, the chunk's rows only), which test_statistics_signed_zero and
+  check_raw_bytes check.
 - Section 2 says every field is stored with its Arrow format string "so
   every type Arrow can describe is written the same way Arrow writes it",
   then lists the types version 1 stores; it does not say what a reader does
@@ -288,7 +271,7 @@ def flat_table(seed=15, n=N):
                         type=pa.decimal128(38, 10), mask=nulls()),
         "shipdate": pa.array(ship.astype(np.int32), type=pa.date32(), mask=ship_nulls),
         # Null where the ship date is (and more): the writer then still pairs
-        # them (section 5.5.17), with a reference that has nulls.
+        # them (section 5.5.16), with a reference that has nulls.
         "receiptdate": pa.array((ship + rng.integers(1, 31, n)).astype(np.int32),
                                 type=pa.date32(), mask=ship_nulls | nulls(0.05)),
         "key": pa.array(ship.astype(np.int64) * 1000 + rng.integers(0, 8, n)),
@@ -346,7 +329,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
 
 def test_relative_reference_with_nulls(tmp_path, flat):
     # `receiptdate` is stored against `shipdate`, which has nulls (section
-    # 5.5.17: the reference's null slots count with whatever its values
+    # 5.5.16: the reference's null slots count with whatever its values
     # segment decodes to, whatever its validity says).
     path = str(tmp_path / "rel.qvr")
     t = flat.select(["shipdate", "receiptdate", "key", "later"])
@@ -378,7 +361,7 @@ def long_text_table(n=6000, seed=7):
 @pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
 def test_long_text(tmp_path, compact):
     # Long strings: zstd frames of plain binary in the default mode, and
-    # zstd_dict (id 16) in compact mode (section 5.5.16).
+    # zstd_dict (id 16) in compact mode (section 5.5.15).
     path = str(tmp_path / "long.qvr")
     quiver.write(long_text_table(), path, row_group_rows=3000, compact=compact)
     f, compared, _ = compare_file(path)

@@ -87,7 +87,7 @@ enum qv_encoding {
     QV_ENC_PATCHED = 15, /* bit-packing with exceptions: base + patch positions and values */
     QV_ENC_ZSTD_DICT = 16, /* strings as zstd frames sharing a dictionary trained per chunk */
     /* A values segment stored as differences against the values segment
-     * of another column of the same row group (docs/format.md 5.5.17):
+     * of another column of the same row group (docs/format.md 5.5.16):
      * only the writer builds it (forcing it through qv_encode is EINVAL),
      * and a decoder needs that column's decoder (qv_decoder_set_reference). */
     QV_ENC_RELATIVE = 17,

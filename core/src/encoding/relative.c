@@ -5,7 +5,7 @@
  * timestamp, keys that follow a key: the differences span a few bits where
  * the values span many, and the usual cascade encodes them.
  *
- * The node is a segment's root only (docs/format.md 5.5.17): its value i
+ * The node is a segment's root only (docs/format.md 5.5.16): its value i
  * pairs with the reference segment's value i, so it cannot sit under a
  * dictionary, a frame or any node that renumbers values. The reference is
  * another decoder, attached by whoever opened both segments (the format

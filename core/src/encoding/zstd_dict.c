@@ -12,7 +12,7 @@
  * phrases and entropy tables already fitted to them, so frames of a few
  * KiB compress nearly like large ones.
  *
- * Node (docs/format.md, section 5.5.16), binary values only:
+ * Node (docs/format.md, section 5.5.15), binary values only:
  *   no parameters;
  *   buffer 0: the dictionary (a zstd dictionary or raw content; empty: the
  *             frames are compressed without one);

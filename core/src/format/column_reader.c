@@ -2,7 +2,7 @@
  * a set of rows touching only the vectors that hold them.
  *
  * A column whose values segment is stored relative to another column
- * (encoding 17, docs/format.md 5.5.17) reads that column's values too: the
+ * (encoding 17, docs/format.md 5.5.16) reads that column's values too: the
  * column reader opens a second column reader on the reference column of
  * the same row group (its own buffer, verification and lazy block reads,
  * so a take reads only the reference's blocks the taken rows touch) and

@@ -1,5 +1,5 @@
 /* Choosing and writing columns stored relative to another column of the
- * same row group (encoding 17, docs/format.md 5.5.17): l_receiptdate as
+ * same row group (encoding 17, docs/format.md 5.5.16): l_receiptdate as
  * l_shipdate plus 1..30 days needs 5 bits a value where the dates alone
  * need 12.
  *
