@@ -373,7 +373,9 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * projected column, then its assembly. A worker takes the oldest task it
  * can run, so (with prefetch >= 2) the slow column of one batch overlaps
  * with the other columns of the next instead of the batch waiting for its
- * slowest column. A
+ * slowest column. A consumer whose next batch is not ready (get_next,
+ * qv_scan_wait) runs tasks too instead of sleeping, so it never waits on a
+ * batch nobody has started decoding. A
  * column's tasks run one at a time, in batch order, on its one reader.
  * Batches are handed out in file order. At most `prefetch` batches are
  * started and not yet taken by the consumer (completed or being built), so

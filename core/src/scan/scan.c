@@ -606,23 +606,31 @@ static void wake_consumer(struct qv_scan *s) {
     if (s->waiting && head_ready(s)) qv_cond_broadcast(&s->cv_queue);
 }
 
+/* Runs the oldest runnable task, or starts the next batch (under the
+ * lock); 0 when there is nothing to do. Workers loop on it; so does a
+ * consumer whose next batch is not ready (help_or_wait). */
+static int work_once(struct qv_scan *s) {
+    struct task t;
+    if (claim_task(s, &t, 0)) {
+        wake_worker(s);
+        run_task(s, &t);
+        skip_empty(s); /* empty batches never reach the consumer: free their slots */
+        note_queued(s);
+        wake_consumer(s);
+        return 1;
+    }
+    if (start_batch(s)) {
+        wake_consumer(s);
+        return 1;
+    }
+    return 0;
+}
+
 static void *worker_main(void *arg) {
     struct qv_scan *s = arg;
     qv_mutex_lock(&s->mu);
     while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
-        struct task t;
-        if (claim_task(s, &t, 0)) {
-            wake_worker(s);
-            run_task(s, &t);
-            skip_empty(s); /* empty batches never reach the consumer: free their slots */
-            note_queued(s);
-            wake_consumer(s);
-            continue;
-        }
-        if (start_batch(s)) {
-            wake_consumer(s);
-            continue;
-        }
+        if (work_once(s)) continue;
         s->idle++;
         qv_cond_wait(&s->cv_task, &s->mu);
         s->idle--;
@@ -747,6 +755,30 @@ static int head_ready(struct qv_scan *s) {
     return b->state == B_DONE || b->rc;
 }
 
+/* What a consumer does while the head batch is not ready (under the lock):
+ * runs a task itself (the oldest, so the head batch's first) or starts a
+ * batch the window allows, else waits for a wake-up, at most `ms`
+ * milliseconds when ms > 0. The consumer's thread would sit idle otherwise,
+ * and handing a batch over costs a wake-up per batch (tens of microseconds
+ * on a loaded machine: more than decoding one column of a batch takes): a
+ * consumer that helps never waits on a batch whose tasks nobody has taken.
+ * It only takes work inside the window, so the bound on batches started and
+ * not taken is the same. */
+static void help_or_wait(struct qv_scan *s, int64_t ms) {
+    if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) return;
+    if (work_once(s)) {
+        /* The task may have made work (a filtered batch's columns) that a
+         * worker would have taken next itself; the consumer now leaves
+         * with its batch, so an idle worker takes it. */
+        if (head_ready(s)) wake_worker(s);
+        return;
+    }
+    s->waiting++;
+    if (ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, ms);
+    else qv_cond_wait(&s->cv_queue, &s->mu);
+    s->waiting--;
+}
+
 int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     struct qv_scan *s = st->private_data;
     out->release = NULL;
@@ -763,9 +795,7 @@ int qv__scan_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
         return rc;
     }
     qv_mutex_lock(&s->mu);
-    s->waiting++;
-    while (!head_ready(s)) qv_cond_wait(&s->cv_queue, &s->mu);
-    s->waiting--;
+    while (!head_ready(s)) help_or_wait(s, 0);
     int rc = s->prod_rc;
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
         qv_mutex_unlock(&s->mu);
@@ -1141,17 +1171,16 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
     struct qv_scan *s = stream->private_data;
     if (s->nthreads == 0) return 0;
     qv_mutex_lock(&s->mu);
-    s->waiting++;
     /* The condition is broadcast for other events too (and waits may wake
-     * spuriously): wait again until the head batch is ready or the whole
-     * timeout has passed. */
+     * spuriously): help or wait again until the head batch is ready or the
+     * whole timeout has passed (a task the consumer runs may outlast it:
+     * tasks are one column of one batch). */
     const int64_t deadline = timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0;
     while (!head_ready(s) && timeout_ms > 0) {
         int64_t left_ms = (deadline - now_ns() + 999999) / 1000000;
         if (left_ms <= 0) break;
-        qv_cond_timedwait_ms(&s->cv_queue, &s->mu, left_ms);
+        help_or_wait(s, left_ms);
     }
-    s->waiting--;
     int ready = head_ready(s);
     qv_mutex_unlock(&s->mu);
     return ready ? 0 : ETIMEDOUT;
