@@ -33,7 +33,9 @@
  * 3. `--sched FILE [REPS]` (not part of a normal run): the scheduler's
  *    measures alone, 1 against 2 workers, alternating, REPS (default 7)
  *    runs each: a full scan, single-column projections (l_comment, the
- *    slowest column; l_partkey, a fast one) and Q6; min and median wall ms
+ *    slowest column; l_partkey, a fast one), Q6 and the comparison's decimal
+ *    filter (l_quantity < 24 AND l_discount BETWEEN 0.05 AND 0.07, projecting
+ *    those two); min and median wall ms
  *    as "SCHED" lines, for a script that runs two builds side by side.
  *
  * Data: full runs use real TPC-H SF1 (data/bench/lineitem-tpch-sf1.qvr,
@@ -867,6 +869,7 @@ static int sched_main(int argc, char **argv) {
     struct qv_reader *rd = open_reader(argv[0], 0, &rr);
     int32_t comment = column_index(rd, "l_comment"), partkey = column_index(rd, "l_partkey");
     int32_t q6cols[2] = {column_index(rd, "l_extendedprice"), column_index(rd, "l_discount")};
+    int32_t deccols[2] = {column_index(rd, "l_quantity"), column_index(rd, "l_discount")};
     struct {
         const char *name;
         struct qv_scan_options o;
@@ -876,6 +879,11 @@ static int sched_main(int argc, char **argv) {
         {"col_l_comment", {.columns = &comment, .n_columns = 1}, C_RELEASE},
         {"col_l_partkey", {.columns = &partkey, .n_columns = 1}, C_RELEASE},
         {"q6", {.columns = q6cols, .n_columns = 2, .filter = Q6_FILTER}, C_Q6},
+        /* bench/run compare's "decimal filter": filters on decimals alone. */
+        {"dec_filter",
+         {.columns = deccols, .n_columns = 2,
+          .filter = "l_quantity < 24 AND l_discount BETWEEN 0.05 AND 0.07"},
+         C_RELEASE},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         double ms[2][16];
