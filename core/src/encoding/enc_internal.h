@@ -835,6 +835,10 @@ static inline uint64_t qv__pack_bytes64(const uint8_t *t) {
  * values of `width` bytes (bits past m are 0). */
 void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t d,
                  uint64_t mask, uint64_t *out);
+/* Writes ceil(m / 64) words of out: bit j = bit codes[j] of `answers`, for
+ * m dictionary codes below 32 (a dictionary of at most 32 entries, its
+ * answers one bit per entry; bits past m are 0). */
+void qv__code_cmp32(const uint32_t *codes, int64_t m, uint32_t answers, uint64_t *out);
 /* Binary values (uint64 offsets, bytes): EQ or PREFIX against lit[0..len),
  * inverted when neg. Same output shape. */
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,

@@ -131,6 +131,42 @@ void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t 
     QV__DISPATCH2(arc_cmp, x, width, m, a, d, mask, out);
 }
 
+/* A dictionary's answers, 64 codes at a time, by shifting a 32-bit word of
+ * answers by each code: a variable shift per lane (vpsrlvd, 8 codes per
+ * instruction) instead of a table load per code. Codes are below 32 (the
+ * caller checked them against the dictionary's size); `& 31` keeps the
+ * shift defined whatever the bytes. */
+static QV__ALWAYS_INLINE void code32_body(const uint32_t *restrict codes, int64_t m,
+                                          uint32_t answers, uint64_t *restrict out) {
+    uint8_t t[64] __attribute__((aligned(64)));
+    int64_t k = 0;
+    for (; (k + 1) * 64 <= m; k++) {
+        const uint32_t *y = codes + k * 64;
+        for (unsigned j = 0; j < 64; j++) t[j] = (uint8_t)((answers >> (y[j] & 31)) & 1);
+        out[k] = qv__pack_bytes64(t);
+    }
+    if (k * 64 < m) {
+        const uint32_t *y = codes + k * 64;
+        const unsigned r = (unsigned)(m - k * 64);
+        for (unsigned j = 0; j < 64; j++) t[j] = j < r ? (uint8_t)((answers >> (y[j] & 31)) & 1) : 0;
+        out[k] = qv__pack_bytes64(t);
+    }
+}
+
+static void code_cmp32_generic(const uint32_t *codes, int64_t m, uint32_t answers, uint64_t *out) {
+    code32_body(codes, m, answers, out);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void code_cmp32_avx2(const uint32_t *codes, int64_t m, uint32_t answers,
+                                            uint64_t *out) {
+    code32_body(codes, m, answers, out);
+}
+#endif
+
+void qv__code_cmp32(const uint32_t *codes, int64_t m, uint32_t answers, uint64_t *out) {
+    QV__DISPATCH2(code_cmp32, codes, m, answers, out);
+}
+
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,
                  size_t len, int prefix, int neg, uint64_t *out) {
     for (int64_t k = 0; k < words_of(m); k++) out[k] = 0;

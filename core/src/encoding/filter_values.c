@@ -46,6 +46,7 @@ struct dict_ctx {
     const uint8_t *tab;
     int64_t dsize;
     uint32_t *codes;
+    uint32_t answers; /* tab as bits, when dsize <= 32 */
 };
 
 static int dict_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct qv_error *err) {
@@ -61,6 +62,10 @@ static int dict_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct 
                 return qv__corrupt(err, c->root,
                                    "code %u at value %lld is outside the dictionary of %lld",
                                    codes[j], (long long)(pos + j), (long long)c->dsize);
+    }
+    if (c->dsize <= 32) {
+        qv__code_cmp32(codes, m, c->answers, res);
+        return 0;
     }
     const uint8_t *tab = c->tab;
     uint8_t t[64];
@@ -109,8 +114,9 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
      * checks them (a code outside the dictionary, a corrupt codes tree),
      * and a filter must refuse the corrupt bytes the decode refuses, also
      * with checksums off. */
-    struct dict_ctx c = {d, root, st->tab, ds, qv__stack_push(&d->stack, QV__VEC * 4, err)};
+    struct dict_ctx c = {d, root, st->tab, ds, qv__stack_push(&d->stack, QV__VEC * 4, err), 0};
     if (!c.codes) return ENOMEM;
+    for (int64_t i = 0; i < ds && ds <= 32; i++) c.answers |= (uint32_t)st->tab[i] << i;
     return qv__filter_blocks(start, n, sel, out, dict_block, &c, err);
 }
 
