@@ -15,21 +15,15 @@
 #include "quiver/format.h"
 #include "quiver/scan.h"
 #include "format/format_testing.h"
+#include "batch_io.h"
+#include "pool_env.h"
 #include "random_batch.h"
 #include "test_util.h"
 
 enum { C_SHIP, C_COMMIT, C_RECEIPT, C_KEY, C_KEY2, C_NOTE, C_NOISE, N_COLS };
 
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-    struct qv_schema *schema;
-};
-
 static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
+    struct schema_env *e = calloc(1, sizeof *e);
     static const struct qv_field cols[N_COLS] = {
         {.name = "ship", .type = QV_TYPE_DATE32, .nullable = true},
         {.name = "commit", .type = QV_TYPE_DATE32, .nullable = true},
@@ -39,20 +33,14 @@ static int setup(void **state) {
         {.name = "note", .type = QV_TYPE_UTF8},
         {.name = "noise", .type = QV_TYPE_INT32},
     };
-    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = N_COLS,
-                            .children = cols};
-    assert_int_equal(qv_schema_create(&root, e->r, &e->schema, NULL), 0);
+    schema_env_open(e, cols, N_COLS);
     *state = e;
     return 0;
 }
 
 static int teardown(void **state) {
-    struct env *e = *state;
-    qv_schema_destroy(e->schema);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
+    schema_env_close(*state);
+    free(*state);
     return 0;
 }
 
@@ -61,8 +49,8 @@ static uint64_t next(uint64_t *s) { return rb_next(s); }
 /* Rows like lineitem's dates: ship random over ~7 years, receipt 1..30 days
  * later, commit within 90 days; key random, key2 = key + 0..99. ship_nulls
  * and dep_nulls: per mille of null ship / commit, receipt and key2 slots. */
-static void make_batch(struct env *e, int64_t rows, uint64_t seed, int ship_nulls, int dep_nulls,
-                       struct ArrowArray *out) {
+static void make_batch(struct schema_env *e, int64_t rows, uint64_t seed, int ship_nulls,
+                       int dep_nulls, struct ArrowArray *out) {
     struct qv_builder *b;
     struct qv_error err;
     assert_int_equal(qv_builder_create(e->schema, e->r, NULL, &b, &err), 0);
@@ -93,10 +81,8 @@ static void make_batch(struct env *e, int64_t rows, uint64_t seed, int ship_null
     qv_builder_destroy(b);
 }
 
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
 /* Writes `batch` cut into pieces at `cuts` (n_cuts + 1 pieces; none: whole). */
-static void write_file(struct env *e, const char *path, const struct qv_schema *schema,
+static void write_file(struct schema_env *e, const char *path, const struct qv_schema *schema,
                        struct ArrowArray *batch, const int64_t *cuts, int n_cuts, int64_t rg_rows,
                        int force, int compact) {
     struct qv_writer *w;
@@ -104,67 +90,27 @@ static void write_file(struct env *e, const char *path, const struct qv_schema *
     struct qv_writer_options o = {.row_group_rows = rg_rows, .compact = compact};
     assert_int_equal(qv_writer_open(path, schema, &o, e->r, &w, &err), 0);
     qv_writer_force_encoding(w, force);
-    int64_t at = 0;
-    for (int i = 0; i <= n_cuts; i++) {
-        int64_t end = i < n_cuts ? cuts[i] : batch->length;
-        struct ArrowArray part = *batch;
-        part.offset += at;
-        part.length = end - at;
-        part.release = borrowed_release;
-        int rc = qv_writer_write(w, &part, &err);
-        if (rc) fail_msg("write: %s", err.message);
-        at = end;
-    }
+    if (bio_write_pieces(w, batch, cuts, n_cuts, &err)) fail_msg("write: %s", err.message);
     int rc = qv_writer_finish(w, &err);
     if (rc) fail_msg("finish: %s", err.message);
     qv_writer_close(w);
 }
 
 /* The encoding tree of column c's values segment in row group rg. */
-static void describe(struct env *e, struct qv_reader *rd, int64_t rg, int32_t c, char *buf,
+static void describe(struct schema_env *e, struct qv_reader *rd, int64_t rg, int32_t c, char *buf,
                      size_t cap) {
     struct qv_error err;
-    int32_t node = qv_reader_column_node(rd, c);
-    struct qv_chunk_info ci;
-    assert_int_equal(qv_reader_chunk_info(rd, rg, node, &ci, &err), 0);
-    for (int i = 0; i < ci.n_segments; i++) {
-        struct qv_segment_info si;
-        assert_int_equal(qv_reader_segment_info(rd, rg, node, i, &si, &err), 0);
-        if (si.role != QV_SEGMENT_VALUES) continue;
-        int rc = qv_reader_segment_describe(rd, rg, node, i, e->r, buf, cap, NULL, NULL, &err);
-        if (rc) fail_msg("describe: %s", err.message);
-        return;
-    }
-    fail_msg("no values segment");
-}
-
-/* Every row group, whole, equals the batch's rows. */
-static void check_all(struct env *e, struct qv_reader *rd, const struct qv_schema *schema,
-                      const struct ArrowArray *batch) {
-    struct qv_error err;
-    int64_t start = 0;
-    for (int64_t g = 0; g < qv_reader_num_row_groups(rd); g++) {
-        struct ArrowArray got;
-        int rc = qv_reader_read_row_group(rd, g, NULL, 0, e->r, &got, &err);
-        if (rc) fail_msg("read rg %lld: %s", (long long)g, err.message);
-        for (int64_t c = 0; c < schema->root.n_children; c++) {
-            struct ArrowArray view = *batch->children[c];
-            view.offset += start;
-            view.length = got.length;
-            char why[512] = "";
-            if (!qv_arrow_array_equal(&schema->root.children[c], &view, got.children[c], why,
-                                      sizeof why))
-                fail_msg("rg %lld column %s: %s", (long long)g, schema->root.children[c].name, why);
-        }
-        start += got.length;
-        got.release(&got);
-    }
-    assert_int_equal(start, batch->length);
+    struct qv_segment_info si;
+    int i;
+    bio_values_segment(rd, rg, c, &i, &si);
+    int rc = qv_reader_segment_describe(rd, rg, qv_reader_column_node(rd, c), i, e->r, buf, cap,
+                                        NULL, NULL, &err);
+    if (rc) fail_msg("describe: %s", err.message);
 }
 
 /* Takes of column c alone (only its reader, and the reference inside it),
  * compared row by row. */
-static void check_takes(struct env *e, struct qv_reader *rd, const struct qv_schema *schema,
+static void check_takes(struct schema_env *e, struct qv_reader *rd, const struct qv_schema *schema,
                         const struct ArrowArray *batch, int32_t c, uint64_t seed) {
     struct qv_error err;
     uint64_t s = seed;
@@ -178,27 +124,14 @@ static void check_takes(struct env *e, struct qv_reader *rd, const struct qv_sch
         int64_t n = 0;
         for (int64_t r = (int64_t)(next(&s) % 7); r < rows_g && n < 40; r += 1 + (int64_t)(next(&s) % 900))
             rows[n++] = r;
-        struct ArrowArray got;
-        rc = qv_column_reader_take(cr, rows, n, &got, &err);
-        if (rc) fail_msg("take: %s", err.message);
-        for (int64_t i = 0; i < n; i++) {
-            struct ArrowArray one = got, want = *batch->children[c];
-            one.offset += i;
-            one.length = 1;
-            want.offset += first + rows[i];
-            want.length = 1;
-            char why[256];
-            if (!qv_arrow_array_equal(&schema->root.children[c], &want, &one, why, sizeof why))
-                fail_msg("take rg %lld row %lld: %s", (long long)g, (long long)rows[i], why);
-        }
-        got.release(&got);
+        bio_check_take(cr, &schema->root.children[c], batch->children[c], first, rows, n, g);
         qv_column_reader_close(cr);
         first += rows_g;
     }
 }
 
 static void test_chosen_on_correlated_columns(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_chosen.qvr");
     struct ArrowArray batch;
@@ -224,7 +157,7 @@ static void test_chosen_on_correlated_columns(void **state) {
     struct qv_chunk_info ci;
     assert_int_equal(qv_reader_chunk_info(rd, 0, qv_reader_column_node(rd, C_RECEIPT), &ci, &err), 0);
     assert_true(ci.encoded_bytes < 8192 * 7 / 8);
-    check_all(e, rd, e->schema, &batch);
+    bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
     check_takes(e, rd, e->schema, &batch, C_RECEIPT, 5);
     check_takes(e, rd, e->schema, &batch, C_KEY2, 6);
     qv_reader_close(rd);
@@ -252,7 +185,7 @@ static void test_chosen_on_correlated_columns(void **state) {
  * null slots make the differences wide: null fill puts a neighbour's value
  * there, unrelated to the dependent's). */
 static void test_same_bytes_any_threads(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_threads.qvr");
     struct ArrowArray batches[2];
@@ -272,18 +205,8 @@ static void test_same_bytes_any_threads(void **state) {
                                           .threads = threads, .max_in_flight = 3};
             assert_int_equal(qv_writer_open(path, e->schema, &o, e->r, &w, &err), 0);
             if (forced) qv_writer_force_encoding(w, QV_ENC_RELATIVE);
-            int64_t at = 0;
             const int n_cuts = pieces ? (int)(sizeof cuts / sizeof cuts[0]) : 0;
-            for (int i = 0; i <= n_cuts; i++) {
-                int64_t end = i < n_cuts ? cuts[i] : batch.length;
-                struct ArrowArray part = batch;
-                part.offset += at;
-                part.length = end - at;
-                part.release = borrowed_release;
-                int rc = qv_writer_write(w, &part, &err);
-                if (rc) fail_msg("write: %s", err.message);
-                at = end;
-            }
+            if (bio_write_pieces(w, &batch, cuts, n_cuts, &err)) fail_msg("write: %s", err.message);
             int rc = qv_writer_finish(w, &err);
             if (rc) fail_msg("finish: %s", err.message);
             qv_writer_close(w);
@@ -298,7 +221,7 @@ static void test_same_bytes_any_threads(void **state) {
                 char d[512];
                 describe(e, rd, 0, C_RECEIPT, d, sizeof d);
                 if (strncmp(d, "relative(ref=0,", 15) != 0) fail_msg("shape %d: receipt: %s", shape, d);
-                check_all(e, rd, e->schema, &batch);
+                bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
                 qv_reader_close(rd);
             } else {
                 if (size != first_size || memcmp(bytes, first, size) != 0)
@@ -318,7 +241,7 @@ static void test_same_bytes_any_threads(void **state) {
  * decodes to) and dependents with nulls; every boundary of row groups and
  * input pieces; mapped and pread reads. */
 static void test_nulls_and_boundaries(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_nulls.qvr");
     const int64_t rg_sizes[] = {1, 1000, 1024, 3333, 0};
@@ -345,7 +268,7 @@ static void test_nulls_and_boundaries(void **state) {
                     describe(e, rd, 0, C_KEY2, d, sizeof d);
                     if (strncmp(d, "relative(ref=3,", 15) != 0) fail_msg("key2: %s", d);
                 }
-                check_all(e, rd, e->schema, &batch);
+                bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
                 check_takes(e, rd, e->schema, &batch, C_COMMIT, 7 + i);
                 check_takes(e, rd, e->schema, &batch, C_RECEIPT, 8 + i);
                 qv_reader_close(rd);
@@ -359,7 +282,7 @@ static void test_nulls_and_boundaries(void **state) {
 /* Forced on the all-types schema: every integer column (dates, timestamps,
  * decimals <= 18 digits, every width) relative to the previous of its kind. */
 static void test_forced_every_type(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     struct qv_schema *all;
     assert_int_equal(rb_all_types_schema(e->r, &all), 0);
     char path[512];
@@ -388,7 +311,7 @@ static void test_forced_every_type(void **state) {
         }
     }
     assert_true(relative >= 2);
-    check_all(e, rd, all, &batch);
+    bio_check_row_groups(rd, all, &batch, e->r, 0);
     for (int32_t c = 0; c < (int32_t)all->root.n_children; c++)
         check_takes(e, rd, all, &batch, c, 40 + (uint64_t)c);
     qv_reader_close(rd);
@@ -399,7 +322,7 @@ static void test_forced_every_type(void **state) {
 
 /* Scans projecting only the dependent, with and without a filter on it. */
 static void test_scan_dependent_only(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_scan.qvr");
     struct ArrowArray batch;
@@ -481,24 +404,14 @@ static void corrupt_copy(const char *in, const char *out, uint64_t off) {
 }
 
 static uint64_t values_offset(struct qv_reader *rd, int64_t rg, int32_t c, uint64_t *len) {
-    struct qv_error err;
-    int32_t node = qv_reader_column_node(rd, c);
-    struct qv_chunk_info ci;
-    assert_int_equal(qv_reader_chunk_info(rd, rg, node, &ci, &err), 0);
-    for (int i = 0; i < ci.n_segments; i++) {
-        struct qv_segment_info si;
-        assert_int_equal(qv_reader_segment_info(rd, rg, node, i, &si, &err), 0);
-        if (si.role == QV_SEGMENT_VALUES) {
-            *len = si.length;
-            return si.offset;
-        }
-    }
-    fail_msg("no values segment");
-    return 0;
+    struct qv_segment_info si;
+    bio_values_segment(rd, rg, c, NULL, &si);
+    *len = si.length;
+    return si.offset;
 }
 
 static void test_corrupt_reference_and_dependent(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512], bad[512];
     tu_path(path, sizeof path, "relative_ok.qvr");
     tu_path(bad, sizeof bad, "relative_bad.qvr");
