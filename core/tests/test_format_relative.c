@@ -81,14 +81,14 @@ static void make_batch(struct schema_env *e, int64_t rows, uint64_t seed, int sh
     qv_builder_destroy(b);
 }
 
-/* Writes `batch` cut into pieces at `cuts` (n_cuts + 1 pieces; none: whole). */
+/* Writes `batch` cut into pieces at `cuts` (n_cuts + 1 pieces; none: whole)
+ * with options o and `force` forced. */
 static void write_file(struct schema_env *e, const char *path, const struct qv_schema *schema,
-                       struct ArrowArray *batch, const int64_t *cuts, int n_cuts, int64_t rg_rows,
-                       int force, int compact) {
+                       struct ArrowArray *batch, const int64_t *cuts, int n_cuts,
+                       const struct qv_writer_options *o, int force) {
     struct qv_writer *w;
     struct qv_error err;
-    struct qv_writer_options o = {.row_group_rows = rg_rows, .compact = compact};
-    assert_int_equal(qv_writer_open(path, schema, &o, e->r, &w, &err), 0);
+    assert_int_equal(qv_writer_open(path, schema, o, e->r, &w, &err), 0);
     qv_writer_force_encoding(w, force);
     if (bio_write_pieces(w, batch, cuts, n_cuts, &err)) fail_msg("write: %s", err.message);
     int rc = qv_writer_finish(w, &err);
@@ -136,7 +136,8 @@ static void test_chosen_on_correlated_columns(void **state) {
     tu_path(path, sizeof path, "relative_chosen.qvr");
     struct ArrowArray batch;
     make_batch(e, 20000, 1, 0, 0, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 8192, QV_ENC_AUTO, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 8192};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_AUTO);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -199,17 +200,12 @@ static void test_same_bytes_any_threads(void **state) {
         size_t first_size = 0;
         for (int ti = 0; ti < 3; ti++) {
             const int threads = ti == 0 ? 1 : 2 * ti;
-            struct qv_writer *w;
             struct qv_error err;
             struct qv_writer_options o = {.row_group_rows = 20000, .compact = compact,
                                           .threads = threads, .max_in_flight = 3};
-            assert_int_equal(qv_writer_open(path, e->schema, &o, e->r, &w, &err), 0);
-            if (forced) qv_writer_force_encoding(w, QV_ENC_RELATIVE);
             const int n_cuts = pieces ? (int)(sizeof cuts / sizeof cuts[0]) : 0;
-            if (bio_write_pieces(w, &batch, cuts, n_cuts, &err)) fail_msg("write: %s", err.message);
-            int rc = qv_writer_finish(w, &err);
-            if (rc) fail_msg("finish: %s", err.message);
-            qv_writer_close(w);
+            write_file(e, path, e->schema, &batch, cuts, n_cuts, &o,
+                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO);
             size_t size;
             unsigned char *bytes = tu_read_file(path, &size);
             assert_non_null(bytes);
@@ -252,8 +248,10 @@ static void test_nulls_and_boundaries(void **state) {
         make_batch(e, rows, 10 + i, 150, 100, &batch);
         for (int forced = 0; forced < 2; forced++) {
             int chunked = rows > 5000 && (i + forced) % 2;
-            write_file(e, path, e->schema, &batch, cuts, chunked ? 4 : 0, rg_sizes[i],
-                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO, (int)i == 3);
+            const struct qv_writer_options wo = {.row_group_rows = rg_sizes[i],
+                                                 .compact = (int)i == 3};
+            write_file(e, path, e->schema, &batch, cuts, chunked ? 4 : 0, &wo,
+                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO);
             for (int mapped = 0; mapped < 2; mapped++) {
                 struct qv_reader *rd;
                 struct qv_error err;
@@ -290,7 +288,8 @@ static void test_forced_every_type(void **state) {
     struct rb_options o = {.null_prob = 0.2, .max_list = 4, .max_string = 20};
     struct ArrowArray batch;
     assert_int_equal(rb_batch(all, 5000, 3, &o, e->r, &batch), 0);
-    write_file(e, path, all, &batch, NULL, 0, 2048, QV_ENC_RELATIVE, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 2048};
+    write_file(e, path, all, &batch, NULL, 0, &wo, QV_ENC_RELATIVE);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -327,7 +326,8 @@ static void test_scan_dependent_only(void **state) {
     tu_path(path, sizeof path, "relative_scan.qvr");
     struct ArrowArray batch;
     make_batch(e, 9000, 21, 50, 50, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 4096, QV_ENC_RELATIVE, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 4096};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_RELATIVE);
     const int64_t *key2 = (const int64_t *)batch.children[C_KEY2]->buffers[1];
     const uint8_t *valid = batch.children[C_KEY2]->buffers[0];
     int64_t limit = key2[100];
@@ -417,7 +417,8 @@ static void test_corrupt_reference_and_dependent(void **state) {
     tu_path(bad, sizeof bad, "relative_bad.qvr");
     struct ArrowArray batch;
     make_batch(e, 30000, 31, 0, 0, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 0, QV_ENC_AUTO, 0);
+    const struct qv_writer_options wo = {0};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_AUTO);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
