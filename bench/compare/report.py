@@ -271,16 +271,19 @@ def met_text(met):
     return "—" if met is None else "yes" if met else "no"
 
 
-def targets14(rs, meta, before=None, before_meta=None):
-    rows = issue14_targets(rs, meta)
+def targets_table(title, targets, rs, meta, before=None, before_meta=None):
+    """The section `title`: the rows of `targets(records, meta)` (target,
+    measured, met) of this run, and of the run before beside them when
+    there is one; none when this run has no targets."""
+    rows = targets(rs, meta)
     if not rows:
         return []
-    out = ["### Targets of issue 14", ""]
+    out = [f"### {title}", ""]
     if before is None:
         out += ["| target | measured | met |", "|---|---|:---:|"]
         out += [f"| {t} | {m} | {met_text(ok)} |" for t, m, ok in rows]
     else:
-        prev = {t: (m, ok) for t, m, ok in issue14_targets(before, before_meta or {})}
+        prev = {t: (m, ok) for t, m, ok in targets(before, before_meta or {})}
         out += ["| target | before | after | met before | met after |",
                 "|---|---|---|:---:|:---:|"]
         for t, m, ok in rows:
@@ -288,6 +291,10 @@ def targets14(rs, meta, before=None, before_meta=None):
             out.append(f"| {t} | {bm} | {m} | {met_text(bok)} | {met_text(ok)} |")
     out.append("")
     return out
+
+
+def targets14(rs, meta, before=None, before_meta=None):
+    return targets_table("Targets of issue 14", issue14_targets, rs, meta, before, before_meta)
 
 
 def parquet_targets(rs):

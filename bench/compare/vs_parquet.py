@@ -11,7 +11,7 @@ Directions: a size ratio is the format's bytes over Parquet-zstd's (below
 """
 import math
 
-from .report import dataset_key, met_text, mode_label, real_mode
+from .report import dataset_key, mode_label, real_mode, targets_table
 
 REF = "parquet-zstd"
 REF_LABEL = "Parquet-zstd"
@@ -291,22 +291,7 @@ def issue15_targets(rs, meta):
 
 
 def targets15(rs, meta, br=None, before_meta=None):
-    rows = issue15_targets(rs, meta)
-    if not rows:
-        return []
-    out = ["### Targets of issue 15", ""]
-    if br is None:
-        out += ["| target | measured | met |", "|---|---|:---:|"]
-        out += [f"| {t} | {m} | {met_text(ok)} |" for t, m, ok in rows]
-    else:
-        prev = {t: (m, ok) for t, m, ok in issue15_targets(br, before_meta or {})}
-        out += ["| target | before | after | met before | met after |",
-                "|---|---|---|:---:|:---:|"]
-        for t, m, ok in rows:
-            bm, bok = prev.get(t, ("—", None))
-            out.append(f"| {t} | {bm} | {m} | {met_text(bok)} | {met_text(ok)} |")
-    out.append("")
-    return out
+    return targets_table("Targets of issue 15", issue15_targets, rs, meta, br, before_meta)
 
 
 def sections(rs, meta, br=None, before_meta=None):

@@ -11,46 +11,65 @@
 #include "quiver/format.h"
 #include "random_batch.h"
 
-static int write_one(const char *dir, const char *name, int64_t rows, int64_t rg_rows, double nulls) {
+/* One seed file: a pool, a reservation, a schema and a builder of it. */
+struct seed {
     struct qv_pool *p;
     struct qv_reservation *r;
     struct qv_schema *s;
+    struct qv_builder *b;
+};
+
+/* Opens a seed of n_cols columns `cols`, or of every type when cols is
+ * NULL. Returns nonzero on failure. */
+static int seed_open(struct seed *sd, const struct qv_field *cols, int64_t n_cols) {
     struct qv_error err;
-    if (qv_pool_create(NULL, &p, &err) || qv_reservation_create(p, NULL, &r, &err)) return 1;
-    if (rb_all_types_schema(r, &s)) return 1;
-    struct rb_options o = {.null_prob = nulls, .max_list = 3, .max_string = 12};
-    struct ArrowArray b;
-    if (rb_batch(s, rows, (uint64_t)rows, &o, r, &b)) return 1;
+    if (qv_pool_create(NULL, &sd->p, &err) || qv_reservation_create(sd->p, NULL, &sd->r, &err)) return 1;
+    const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = n_cols,
+                                  .children = cols};
+    if (cols ? qv_schema_create(&root, sd->r, &sd->s, &err) : rb_all_types_schema(sd->r, &sd->s))
+        return 1;
+    return qv_builder_create(sd->s, sd->r, NULL, &sd->b, &err) != 0;
+}
+
+/* Unless rc (the appends' result) is an error, writes the builder's rows
+ * to DIR/NAME in row groups of rg_rows (0: the writer's default); then
+ * frees everything of the seed. Returns nonzero on failure. */
+static int seed_write(struct seed *sd, int rc, const char *dir, const char *name, int64_t rg_rows) {
+    struct qv_error err = {0};
+    struct ArrowArray batch = {0};
+    if (!rc) rc = qv_builder_finish(sd->b, &batch, &err);
+    qv_builder_destroy(sd->b);
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    struct qv_writer *w;
+    struct qv_writer *w = NULL;
     struct qv_writer_options wo = {.row_group_rows = rg_rows};
-    int rc = qv_writer_open(path, s, &wo, r, &w, &err);
-    if (!rc) rc = qv_writer_write(w, &b, &err);
+    if (!rc) rc = qv_writer_open(path, sd->s, &wo, sd->r, &w, &err);
+    if (!rc) rc = qv_writer_write(w, &batch, &err);
     if (!rc) rc = qv_writer_finish(w, &err);
-    if (rc) fprintf(stderr, "fuzz_seeds: %s\n", err.message);
+    if (rc) fprintf(stderr, "fuzz_seeds: %s: %s\n", name, err.message);
     qv_writer_close(w);
-    b.release(&b);
-    qv_schema_destroy(s);
-    qv_reservation_destroy(r);
-    qv_pool_destroy(p);
+    if (batch.release) batch.release(&batch);
+    qv_schema_destroy(sd->s);
+    qv_reservation_destroy(sd->r);
+    qv_pool_destroy(sd->p);
     return rc != 0;
+}
+
+/* Random rows of every type (random_batch.c, seeded with the row count). */
+static int write_one(const char *dir, const char *name, int64_t rows, int64_t rg_rows, double nulls) {
+    struct seed sd;
+    if (seed_open(&sd, NULL, 0)) return 1;
+    struct rb_options o = {.null_prob = nulls, .max_list = 3, .max_string = 12};
+    uint64_t seed = (uint64_t)rows;
+    return seed_write(&sd, rb_append_rows(sd.b, rows, &seed, &o), dir, name, rg_rows);
 }
 
 /* 2000 strings of 100..1100 bytes: about 1.2 MB of text in sized zstd
  * frames (several per chunk), over many 32 KiB blocks. */
 static int write_strings(const char *dir) {
-    struct qv_pool *p;
-    struct qv_reservation *r;
-    struct qv_schema *s;
-    struct qv_error err;
     static const struct qv_field cols[] = {{.name = "text", .type = QV_TYPE_UTF8, .nullable = true}};
-    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 1,
-                                         .children = cols};
-    if (qv_pool_create(NULL, &p, &err) || qv_reservation_create(p, NULL, &r, &err)) return 1;
-    if (qv_schema_create(&root, r, &s, &err)) return 1;
-    struct qv_builder *b;
-    if (qv_builder_create(s, r, NULL, &b, &err)) return 1;
+    struct seed sd;
+    if (seed_open(&sd, cols, 1)) return 1;
     static const char words[] = "the quick brown fox jumps over the lazy dog ";
     char buf[1200];
     int rc = 0;
@@ -58,25 +77,10 @@ static int write_strings(const char *dir) {
         int n = snprintf(buf, sizeof buf, "%d ", i);
         size_t len = 100 + (size_t)(i * 7919 % 1000);
         for (size_t k = (size_t)n; k < len; k++) buf[k] = words[k % (sizeof words - 1)];
-        rc = i % 13 == 4 ? qv_append_null(qv_builder_column(b, 0))
-                         : qv_append_string(qv_builder_column(b, 0), buf, len);
+        rc = i % 13 == 4 ? qv_append_null(qv_builder_column(sd.b, 0))
+                         : qv_append_string(qv_builder_column(sd.b, 0), buf, len);
     }
-    struct ArrowArray batch = {0};
-    if (!rc) rc = qv_builder_finish(b, &batch, &err);
-    qv_builder_destroy(b);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/strings.qvr", dir);
-    struct qv_writer *w = NULL;
-    if (!rc) rc = qv_writer_open(path, s, NULL, r, &w, &err);
-    if (!rc) rc = qv_writer_write(w, &batch, &err);
-    if (!rc) rc = qv_writer_finish(w, &err);
-    if (rc) fprintf(stderr, "fuzz_seeds: strings: %s\n", err.message);
-    qv_writer_close(w);
-    if (batch.release) batch.release(&batch);
-    qv_schema_destroy(s);
-    qv_reservation_destroy(r);
-    qv_pool_destroy(p);
-    return rc != 0;
+    return seed_write(&sd, rc, dir, "strings.qvr", 0);
 }
 
 /* Seeds for fuzz_encoding (its input layout: kind index into its table,
@@ -134,22 +138,15 @@ static int write_encoding_seeds(const char *dir) {
  * relative to ship and key (encoding 17) and the reader's fuzzing reaches
  * the column reader's reference path; two row groups, ship with nulls. */
 static int write_relative(const char *dir) {
-    struct qv_pool *p;
-    struct qv_reservation *r;
-    struct qv_schema *s;
-    struct qv_error err;
     static const struct qv_field cols[] = {
         {.name = "ship", .type = QV_TYPE_DATE32, .nullable = true},
         {.name = "receipt", .type = QV_TYPE_DATE32},
         {.name = "key", .type = QV_TYPE_INT64},
         {.name = "key2", .type = QV_TYPE_INT64, .nullable = true},
     };
-    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 4,
-                                         .children = cols};
-    if (qv_pool_create(NULL, &p, &err) || qv_reservation_create(p, NULL, &r, &err)) return 1;
-    if (qv_schema_create(&root, r, &s, &err)) return 1;
-    struct qv_builder *b;
-    if (qv_builder_create(s, r, NULL, &b, &err)) return 1;
+    struct seed sd;
+    if (seed_open(&sd, cols, 4)) return 1;
+    struct qv_builder *b = sd.b;
     uint64_t x = 11;
     int rc = 0;
     for (int i = 0; !rc && i < 3000; i++) {
@@ -162,23 +159,7 @@ static int write_relative(const char *dir) {
         rc |= i % 31 == 7 ? qv_append_null(qv_builder_column(b, 3))
                           : qv_append_int64(qv_builder_column(b, 3), key + (int64_t)(rb_next(&x) % 64));
     }
-    struct ArrowArray batch = {0};
-    if (!rc) rc = qv_builder_finish(b, &batch, &err);
-    qv_builder_destroy(b);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/relative.qvr", dir);
-    struct qv_writer *w = NULL;
-    struct qv_writer_options wo = {.row_group_rows = 1500};
-    if (!rc) rc = qv_writer_open(path, s, &wo, r, &w, &err);
-    if (!rc) rc = qv_writer_write(w, &batch, &err);
-    if (!rc) rc = qv_writer_finish(w, &err);
-    if (rc) fprintf(stderr, "fuzz_seeds: relative: %s\n", err.message);
-    qv_writer_close(w);
-    if (batch.release) batch.release(&batch);
-    qv_schema_destroy(s);
-    qv_reservation_destroy(r);
-    qv_pool_destroy(p);
-    return rc != 0;
+    return seed_write(&sd, rc, dir, "relative.qvr", 1500);
 }
 
 int main(int argc, char **argv) {

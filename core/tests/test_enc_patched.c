@@ -86,20 +86,6 @@ static void test_forced_roundtrip(void **state) {
     env_close(&env);
 }
 
-/* Size of v encoded with the cascade restricted to `allowed` (0: all). */
-static size_t encoded_size(struct enc_env *env, const struct qv_values *v, uint32_t allowed,
-                           char *tree, size_t cap) {
-    struct qv_encode_options o = {0};
-    o.allowed = allowed;
-    struct qv_encoded e = roundtrip(env, v, &o, 6, 5);
-    size_t sz = e.size;
-    struct qv_error err = {0};
-    if (tree && qv_enc_describe(e.data, e.size, env->r, tree, cap, &err) == EIO)
-        fail_msg("describe: %s", err.message);
-    qv_encoded_release(env->r, &e);
-    return sz;
-}
-
 /* With outliers the cascade picks patched (somewhere in the tree) and the
  * chunk is smaller than with neither patched nor the entropy stage;
  * without outliers it never picks patched. */
@@ -118,8 +104,8 @@ static void test_chosen(void **state) {
             struct col c = make_col_spread(ks[ki], 65536, (enum shape)sh, 77 + (uint64_t)sh,
                                            UINT64_C(1) << 17);
             char tree[512];
-            size_t with = encoded_size(&env, &c.v, 0, tree, sizeof tree);
-            size_t without = encoded_size(&env, &c.v, no_patched, NULL, 0);
+            size_t with = encoded_size(&env, &c.v, 0, 6, 5, tree, sizeof tree);
+            size_t without = encoded_size(&env, &c.v, no_patched, 6, 5, NULL, 0);
             if (!strstr(tree, "patched"))
                 fail_msg("%s shape %d: no patched node in %s", qv_value_kind_name(ks[ki]), sh, tree);
             if (with >= without)
@@ -129,7 +115,7 @@ static void test_chosen(void **state) {
         }
     struct col c = make_col(QV_KIND_INT32, 65536, NONE, 3);
     char tree[512];
-    encoded_size(&env, &c.v, 0, tree, sizeof tree);
+    encoded_size(&env, &c.v, 0, 6, 5, tree, sizeof tree);
     if (strstr(tree, "patched")) fail_msg("no outliers, yet %s", tree);
     col_free(&c);
     env_close(&env);
@@ -211,40 +197,7 @@ static void test_corrupt(void **state) {
     const int64_t n = 20000;
     struct col c = make_col(QV_KIND_INT64, n, BOTH, 21);
     struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_PATCHED);
-    uint8_t *bad = malloc(e.size);
-    int64_t *out = malloc((size_t)n * 8);
-    uint64_t s = 99;
-    int failed = 0;
-    for (int t = 0; t < 800; t++) {
-        memcpy(bad, e.data, e.size);
-        for (int f = 0; f < 1 + t % 3; f++)
-            bad[rng_next(&s) % e.size] ^= (uint8_t)(1u << (rng_next(&s) % 8));
-        struct qv_error err = {0};
-        struct qv_decoder *d;
-        int rc = qv_decoder_open(bad, e.size, QV_KIND_INT64, 0, n, env.r, &d, &err);
-        if (rc) {
-            if (rc != EIO) fail_msg("trial %d: open gave %d (%s)", t, rc, err.message);
-            failed++;
-            continue;
-        }
-        struct qv_decode_out o = {0};
-        o.values = out;
-        int64_t start = (int64_t)(rng_next(&s) % (uint64_t)(n - 100)), rows[50];
-        for (int i = 0; i < 50; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
-        sort_rows(rows, 50);
-        int rcs[3];
-        rcs[0] = qv_decoder_decode_range(d, start, 77, &o, &err);
-        rcs[1] = qv_decoder_take(d, rows, 50, &o, &err);
-        rcs[2] = qv_decoder_decode_range(d, 0, n, &o, &err);
-        for (int i = 0; i < 3; i++) {
-            if (rcs[i] != 0 && rcs[i] != EIO) fail_msg("trial %d: decode %d gave %d", t, i, rcs[i]);
-            failed += rcs[i] != 0;
-        }
-        qv_decoder_close(d);
-    }
-    assert_true(failed > 0);
-    free(out);
-    free(bad);
+    corrupt_trials(&env, &e, QV_KIND_INT64, n, 800, 99, 77, 50);
     qv_encoded_release(env.r, &e);
     col_free(&c);
     env_close(&env);

@@ -16,27 +16,12 @@
  * it was before them. Dictionaries are frequency-ordered either way. */
 static const uint32_t OLD_MASK = ~(QV_ENC_BIT(QV_ENC_ZSTD) | QV_ENC_BIT(QV_ENC_PATCHED));
 
-static size_t size_with(struct enc_env *env, const struct qv_values *v, uint32_t allowed,
-                        char *tree, size_t cap) {
-    struct qv_encode_options o = {0};
-    o.allowed = allowed;
-    struct qv_encoded e = roundtrip(env, v, &o, 10, 17);
-    size_t sz = e.size;
-    if (tree) {
-        struct qv_error err = {0};
-        if (qv_enc_describe(e.data, e.size, env->r, tree, cap, &err) == EIO)
-            fail_msg("describe: %s", err.message);
-    }
-    qv_encoded_release(env->r, &e);
-    return sz;
-}
-
 /* Chosen (all encodings) must be at most `frac` of the old cascade's size. */
 static void expect_smaller(struct enc_env *env, const struct qv_values *v, double frac,
                            const char *what) {
     char tree[1024];
-    size_t now = size_with(env, v, 0, tree, sizeof tree);
-    size_t old = size_with(env, v, OLD_MASK, NULL, 0);
+    size_t now = encoded_size(env, v, 0, 10, 17, tree, sizeof tree);
+    size_t old = encoded_size(env, v, OLD_MASK, 10, 17, NULL, 0);
     print_message("%s: %zu bytes (%.2f bits/value), was %zu: %s\n", what, now,
                   8.0 * (double)now / (double)v->count, old, tree);
     if ((double)now > frac * (double)old)
@@ -95,7 +80,7 @@ static void test_zipf(void **state) {
         ((int64_t *)c.values)[i] = (int64_t)((uint64_t)(lo * 7919) % 100003) * 1000 + 17;
     }
     char tree[1024];
-    size_t now = size_with(&env, &c.v, 0, tree, sizeof tree);
+    size_t now = encoded_size(&env, &c.v, 0, 10, 17, tree, sizeof tree);
     double bits = 8.0 * (double)now / (double)n;
     print_message("zipf: %.2f bits/value: %s\n", bits, tree);
     if (bits > 9.0) fail_msg("zipf ints: %.2f bits per value (fixed width needs 10)", bits);
@@ -167,7 +152,7 @@ static void test_sample_looks_sorted(void **state) {
         ((int32_t *)c.values)[i] = x;
     }
     char tree[1024];
-    size_t now = size_with(&env, &c.v, 0, tree, sizeof tree);
+    size_t now = encoded_size(&env, &c.v, 0, 10, 17, tree, sizeof tree);
     /* Frame of reference: 18 bits per value plus headers. */
     size_t for_bytes = (size_t)n * 18 / 8 + 256;
     print_message("sample looks sorted: %zu bytes (frame of reference %zu): %s\n", now, for_bytes,
@@ -207,37 +192,7 @@ static void test_corrupt_entropy(void **state) {
     char tree[512];
     assert_int_equal(qv_enc_describe(e.data, e.size, env.r, tree, sizeof tree, &err), 0);
     if (!strstr(tree, "zstd")) fail_msg("no entropy stage in %s", tree);
-    uint8_t *bad = malloc(e.size);
-    int64_t *out = malloc((size_t)n * 8);
-    uint64_t s = 42;
-    int failed = 0;
-    for (int t = 0; t < 600; t++) {
-        memcpy(bad, e.data, e.size);
-        for (int f = 0; f < 1 + t % 3; f++) bad[rng_next(&s) % e.size] ^= (uint8_t)(1u << (rng_next(&s) % 8));
-        struct qv_decoder *d;
-        int rc = qv_decoder_open(bad, e.size, QV_KIND_INT64, 0, n, env.r, &d, &err);
-        if (rc) {
-            if (rc != EIO) fail_msg("trial %d: open gave %d (%s)", t, rc, err.message);
-            failed++;
-            continue;
-        }
-        struct qv_decode_out o = {0};
-        o.values = out;
-        int64_t rows[20];
-        for (int i = 0; i < 20; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
-        sort_rows(rows, 20);
-        int rcs[2];
-        rcs[0] = qv_decoder_take(d, rows, 20, &o, &err);
-        rcs[1] = qv_decoder_decode_range(d, 0, n, &o, &err);
-        for (int i = 0; i < 2; i++) {
-            if (rcs[i] != 0 && rcs[i] != EIO) fail_msg("trial %d: decode %d gave %d", t, i, rcs[i]);
-            failed += rcs[i] != 0;
-        }
-        qv_decoder_close(d);
-    }
-    assert_true(failed > 0);
-    free(out);
-    free(bad);
+    corrupt_trials(&env, &e, QV_KIND_INT64, n, 600, 42, 0, 20);
     qv_encoded_release(env.r, &e);
     col_free(&c);
     env_close(&env);

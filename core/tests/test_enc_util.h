@@ -6,6 +6,7 @@
 #ifndef QV_TEST_ENC_UTIL_H
 #define QV_TEST_ENC_UTIL_H
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +211,67 @@ static inline struct qv_encoded encode_forced(struct enc_env *env, const struct 
     if (qv_encode(v, &o, env->r, &e, &err)) fail_msg("encode: %s", err.message);
     assert_int_equal(root_encoding(&e), encoding);
     return e;
+}
+
+/* Size of v encoded with the cascade restricted to `allowed` (0: all),
+ * round-tripped (roundtrip(): `probes` probes from `seed`); its encoding
+ * tree in `tree` when that is not NULL. */
+static inline size_t encoded_size(struct enc_env *env, const struct qv_values *v, uint32_t allowed,
+                                  int probes, uint64_t seed, char *tree, size_t cap) {
+    struct qv_encode_options o = {0};
+    o.allowed = allowed;
+    struct qv_encoded e = roundtrip(env, v, &o, probes, seed);
+    size_t sz = e.size;
+    struct qv_error err = {0};
+    if (tree && qv_enc_describe(e.data, e.size, env->r, tree, cap, &err) == EIO)
+        fail_msg("describe: %s", err.message);
+    qv_encoded_release(env->r, &e);
+    return sz;
+}
+
+/* `trials` copies of chunk `e` (n values of `kind`) with 1 to 3 bits
+ * flipped each (from `seed`): opening, a range of `range_len` rows from a
+ * random start below n - 100 (none when 0), a take of `take_rows` (<= 64)
+ * sorted random rows and the full range each succeed or fail with EIO,
+ * never anything else; at least one fails. */
+static inline void corrupt_trials(struct enc_env *env, const struct qv_encoded *e,
+                                  enum qv_value_kind kind, int64_t n, int trials, uint64_t seed,
+                                  int64_t range_len, int take_rows) {
+    assert_true(take_rows <= 64);
+    uint8_t *bad = malloc(e->size);
+    int64_t *out = malloc((size_t)n * 8);
+    uint64_t s = seed;
+    int failed = 0;
+    for (int t = 0; t < trials; t++) {
+        memcpy(bad, e->data, e->size);
+        for (int f = 0; f < 1 + t % 3; f++)
+            bad[rng_next(&s) % e->size] ^= (uint8_t)(1u << (rng_next(&s) % 8));
+        struct qv_error err = {0};
+        struct qv_decoder *d;
+        int rc = qv_decoder_open(bad, e->size, kind, 0, n, env->r, &d, &err);
+        if (rc) {
+            if (rc != EIO) fail_msg("trial %d: open gave %d (%s)", t, rc, err.message);
+            failed++;
+            continue;
+        }
+        struct qv_decode_out o = {0};
+        o.values = out;
+        int64_t start = range_len ? (int64_t)(rng_next(&s) % (uint64_t)(n - 100)) : 0, rows[64];
+        for (int i = 0; i < take_rows; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
+        sort_rows(rows, take_rows);
+        int rcs[3], k = 0;
+        if (range_len) rcs[k++] = qv_decoder_decode_range(d, start, range_len, &o, &err);
+        rcs[k++] = qv_decoder_take(d, rows, take_rows, &o, &err);
+        rcs[k++] = qv_decoder_decode_range(d, 0, n, &o, &err);
+        for (int i = 0; i < k; i++) {
+            if (rcs[i] != 0 && rcs[i] != EIO) fail_msg("trial %d: decode %d gave %d", t, i, rcs[i]);
+            failed += rcs[i] != 0;
+        }
+        qv_decoder_close(d);
+    }
+    assert_true(failed > 0);
+    free(out);
+    free(bad);
 }
 
 /* Owned test columns. */

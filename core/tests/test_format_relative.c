@@ -15,21 +15,15 @@
 #include "quiver/format.h"
 #include "quiver/scan.h"
 #include "format/format_testing.h"
+#include "batch_io.h"
+#include "pool_env.h"
 #include "random_batch.h"
 #include "test_util.h"
 
 enum { C_SHIP, C_COMMIT, C_RECEIPT, C_KEY, C_KEY2, C_NOTE, C_NOISE, N_COLS };
 
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-    struct qv_schema *schema;
-};
-
 static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
+    struct schema_env *e = calloc(1, sizeof *e);
     static const struct qv_field cols[N_COLS] = {
         {.name = "ship", .type = QV_TYPE_DATE32, .nullable = true},
         {.name = "commit", .type = QV_TYPE_DATE32, .nullable = true},
@@ -39,20 +33,14 @@ static int setup(void **state) {
         {.name = "note", .type = QV_TYPE_UTF8},
         {.name = "noise", .type = QV_TYPE_INT32},
     };
-    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = N_COLS,
-                            .children = cols};
-    assert_int_equal(qv_schema_create(&root, e->r, &e->schema, NULL), 0);
+    schema_env_open(e, cols, N_COLS);
     *state = e;
     return 0;
 }
 
 static int teardown(void **state) {
-    struct env *e = *state;
-    qv_schema_destroy(e->schema);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
+    schema_env_close(*state);
+    free(*state);
     return 0;
 }
 
@@ -61,8 +49,8 @@ static uint64_t next(uint64_t *s) { return rb_next(s); }
 /* Rows like lineitem's dates: ship random over ~7 years, receipt 1..30 days
  * later, commit within 90 days; key random, key2 = key + 0..99. ship_nulls
  * and dep_nulls: per mille of null ship / commit, receipt and key2 slots. */
-static void make_batch(struct env *e, int64_t rows, uint64_t seed, int ship_nulls, int dep_nulls,
-                       struct ArrowArray *out) {
+static void make_batch(struct schema_env *e, int64_t rows, uint64_t seed, int ship_nulls,
+                       int dep_nulls, struct ArrowArray *out) {
     struct qv_builder *b;
     struct qv_error err;
     assert_int_equal(qv_builder_create(e->schema, e->r, NULL, &b, &err), 0);
@@ -93,78 +81,36 @@ static void make_batch(struct env *e, int64_t rows, uint64_t seed, int ship_null
     qv_builder_destroy(b);
 }
 
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
-/* Writes `batch` cut into pieces at `cuts` (n_cuts + 1 pieces; none: whole). */
-static void write_file(struct env *e, const char *path, const struct qv_schema *schema,
-                       struct ArrowArray *batch, const int64_t *cuts, int n_cuts, int64_t rg_rows,
-                       int force, int compact) {
+/* Writes `batch` cut into pieces at `cuts` (n_cuts + 1 pieces; none: whole)
+ * with options o and `force` forced. */
+static void write_file(struct schema_env *e, const char *path, const struct qv_schema *schema,
+                       struct ArrowArray *batch, const int64_t *cuts, int n_cuts,
+                       const struct qv_writer_options *o, int force) {
     struct qv_writer *w;
     struct qv_error err;
-    struct qv_writer_options o = {.row_group_rows = rg_rows, .compact = compact};
-    assert_int_equal(qv_writer_open(path, schema, &o, e->r, &w, &err), 0);
+    assert_int_equal(qv_writer_open(path, schema, o, e->r, &w, &err), 0);
     qv_writer_force_encoding(w, force);
-    int64_t at = 0;
-    for (int i = 0; i <= n_cuts; i++) {
-        int64_t end = i < n_cuts ? cuts[i] : batch->length;
-        struct ArrowArray part = *batch;
-        part.offset += at;
-        part.length = end - at;
-        part.release = borrowed_release;
-        int rc = qv_writer_write(w, &part, &err);
-        if (rc) fail_msg("write: %s", err.message);
-        at = end;
-    }
+    if (bio_write_pieces(w, batch, cuts, n_cuts, &err)) fail_msg("write: %s", err.message);
     int rc = qv_writer_finish(w, &err);
     if (rc) fail_msg("finish: %s", err.message);
     qv_writer_close(w);
 }
 
 /* The encoding tree of column c's values segment in row group rg. */
-static void describe(struct env *e, struct qv_reader *rd, int64_t rg, int32_t c, char *buf,
+static void describe(struct schema_env *e, struct qv_reader *rd, int64_t rg, int32_t c, char *buf,
                      size_t cap) {
     struct qv_error err;
-    int32_t node = qv_reader_column_node(rd, c);
-    struct qv_chunk_info ci;
-    assert_int_equal(qv_reader_chunk_info(rd, rg, node, &ci, &err), 0);
-    for (int i = 0; i < ci.n_segments; i++) {
-        struct qv_segment_info si;
-        assert_int_equal(qv_reader_segment_info(rd, rg, node, i, &si, &err), 0);
-        if (si.role != QV_SEGMENT_VALUES) continue;
-        int rc = qv_reader_segment_describe(rd, rg, node, i, e->r, buf, cap, NULL, NULL, &err);
-        if (rc) fail_msg("describe: %s", err.message);
-        return;
-    }
-    fail_msg("no values segment");
-}
-
-/* Every row group, whole, equals the batch's rows. */
-static void check_all(struct env *e, struct qv_reader *rd, const struct qv_schema *schema,
-                      const struct ArrowArray *batch) {
-    struct qv_error err;
-    int64_t start = 0;
-    for (int64_t g = 0; g < qv_reader_num_row_groups(rd); g++) {
-        struct ArrowArray got;
-        int rc = qv_reader_read_row_group(rd, g, NULL, 0, e->r, &got, &err);
-        if (rc) fail_msg("read rg %lld: %s", (long long)g, err.message);
-        for (int64_t c = 0; c < schema->root.n_children; c++) {
-            struct ArrowArray view = *batch->children[c];
-            view.offset += start;
-            view.length = got.length;
-            char why[512] = "";
-            if (!qv_arrow_array_equal(&schema->root.children[c], &view, got.children[c], why,
-                                      sizeof why))
-                fail_msg("rg %lld column %s: %s", (long long)g, schema->root.children[c].name, why);
-        }
-        start += got.length;
-        got.release(&got);
-    }
-    assert_int_equal(start, batch->length);
+    struct qv_segment_info si;
+    int i;
+    bio_values_segment(rd, rg, c, &i, &si);
+    int rc = qv_reader_segment_describe(rd, rg, qv_reader_column_node(rd, c), i, e->r, buf, cap,
+                                        NULL, NULL, &err);
+    if (rc) fail_msg("describe: %s", err.message);
 }
 
 /* Takes of column c alone (only its reader, and the reference inside it),
  * compared row by row. */
-static void check_takes(struct env *e, struct qv_reader *rd, const struct qv_schema *schema,
+static void check_takes(struct schema_env *e, struct qv_reader *rd, const struct qv_schema *schema,
                         const struct ArrowArray *batch, int32_t c, uint64_t seed) {
     struct qv_error err;
     uint64_t s = seed;
@@ -178,32 +124,20 @@ static void check_takes(struct env *e, struct qv_reader *rd, const struct qv_sch
         int64_t n = 0;
         for (int64_t r = (int64_t)(next(&s) % 7); r < rows_g && n < 40; r += 1 + (int64_t)(next(&s) % 900))
             rows[n++] = r;
-        struct ArrowArray got;
-        rc = qv_column_reader_take(cr, rows, n, &got, &err);
-        if (rc) fail_msg("take: %s", err.message);
-        for (int64_t i = 0; i < n; i++) {
-            struct ArrowArray one = got, want = *batch->children[c];
-            one.offset += i;
-            one.length = 1;
-            want.offset += first + rows[i];
-            want.length = 1;
-            char why[256];
-            if (!qv_arrow_array_equal(&schema->root.children[c], &want, &one, why, sizeof why))
-                fail_msg("take rg %lld row %lld: %s", (long long)g, (long long)rows[i], why);
-        }
-        got.release(&got);
+        bio_check_take(cr, &schema->root.children[c], batch->children[c], first, rows, n, g);
         qv_column_reader_close(cr);
         first += rows_g;
     }
 }
 
 static void test_chosen_on_correlated_columns(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_chosen.qvr");
     struct ArrowArray batch;
     make_batch(e, 20000, 1, 0, 0, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 8192, QV_ENC_AUTO, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 8192};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_AUTO);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -224,7 +158,7 @@ static void test_chosen_on_correlated_columns(void **state) {
     struct qv_chunk_info ci;
     assert_int_equal(qv_reader_chunk_info(rd, 0, qv_reader_column_node(rd, C_RECEIPT), &ci, &err), 0);
     assert_true(ci.encoded_bytes < 8192 * 7 / 8);
-    check_all(e, rd, e->schema, &batch);
+    bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
     check_takes(e, rd, e->schema, &batch, C_RECEIPT, 5);
     check_takes(e, rd, e->schema, &batch, C_KEY2, 6);
     qv_reader_close(rd);
@@ -252,7 +186,7 @@ static void test_chosen_on_correlated_columns(void **state) {
  * null slots make the differences wide: null fill puts a neighbour's value
  * there, unrelated to the dependent's). */
 static void test_same_bytes_any_threads(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_threads.qvr");
     struct ArrowArray batches[2];
@@ -266,27 +200,12 @@ static void test_same_bytes_any_threads(void **state) {
         size_t first_size = 0;
         for (int ti = 0; ti < 3; ti++) {
             const int threads = ti == 0 ? 1 : 2 * ti;
-            struct qv_writer *w;
             struct qv_error err;
             struct qv_writer_options o = {.row_group_rows = 20000, .compact = compact,
                                           .threads = threads, .max_in_flight = 3};
-            assert_int_equal(qv_writer_open(path, e->schema, &o, e->r, &w, &err), 0);
-            if (forced) qv_writer_force_encoding(w, QV_ENC_RELATIVE);
-            int64_t at = 0;
             const int n_cuts = pieces ? (int)(sizeof cuts / sizeof cuts[0]) : 0;
-            for (int i = 0; i <= n_cuts; i++) {
-                int64_t end = i < n_cuts ? cuts[i] : batch.length;
-                struct ArrowArray part = batch;
-                part.offset += at;
-                part.length = end - at;
-                part.release = borrowed_release;
-                int rc = qv_writer_write(w, &part, &err);
-                if (rc) fail_msg("write: %s", err.message);
-                at = end;
-            }
-            int rc = qv_writer_finish(w, &err);
-            if (rc) fail_msg("finish: %s", err.message);
-            qv_writer_close(w);
+            write_file(e, path, e->schema, &batch, cuts, n_cuts, &o,
+                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO);
             size_t size;
             unsigned char *bytes = tu_read_file(path, &size);
             assert_non_null(bytes);
@@ -298,7 +217,7 @@ static void test_same_bytes_any_threads(void **state) {
                 char d[512];
                 describe(e, rd, 0, C_RECEIPT, d, sizeof d);
                 if (strncmp(d, "relative(ref=0,", 15) != 0) fail_msg("shape %d: receipt: %s", shape, d);
-                check_all(e, rd, e->schema, &batch);
+                bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
                 qv_reader_close(rd);
             } else {
                 if (size != first_size || memcmp(bytes, first, size) != 0)
@@ -318,7 +237,7 @@ static void test_same_bytes_any_threads(void **state) {
  * decodes to) and dependents with nulls; every boundary of row groups and
  * input pieces; mapped and pread reads. */
 static void test_nulls_and_boundaries(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_nulls.qvr");
     const int64_t rg_sizes[] = {1, 1000, 1024, 3333, 0};
@@ -329,8 +248,10 @@ static void test_nulls_and_boundaries(void **state) {
         make_batch(e, rows, 10 + i, 150, 100, &batch);
         for (int forced = 0; forced < 2; forced++) {
             int chunked = rows > 5000 && (i + forced) % 2;
-            write_file(e, path, e->schema, &batch, cuts, chunked ? 4 : 0, rg_sizes[i],
-                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO, (int)i == 3);
+            const struct qv_writer_options wo = {.row_group_rows = rg_sizes[i],
+                                                 .compact = (int)i == 3};
+            write_file(e, path, e->schema, &batch, cuts, chunked ? 4 : 0, &wo,
+                       forced ? QV_ENC_RELATIVE : QV_ENC_AUTO);
             for (int mapped = 0; mapped < 2; mapped++) {
                 struct qv_reader *rd;
                 struct qv_error err;
@@ -345,7 +266,7 @@ static void test_nulls_and_boundaries(void **state) {
                     describe(e, rd, 0, C_KEY2, d, sizeof d);
                     if (strncmp(d, "relative(ref=3,", 15) != 0) fail_msg("key2: %s", d);
                 }
-                check_all(e, rd, e->schema, &batch);
+                bio_check_row_groups(rd, e->schema, &batch, e->r, 0);
                 check_takes(e, rd, e->schema, &batch, C_COMMIT, 7 + i);
                 check_takes(e, rd, e->schema, &batch, C_RECEIPT, 8 + i);
                 qv_reader_close(rd);
@@ -359,7 +280,7 @@ static void test_nulls_and_boundaries(void **state) {
 /* Forced on the all-types schema: every integer column (dates, timestamps,
  * decimals <= 18 digits, every width) relative to the previous of its kind. */
 static void test_forced_every_type(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     struct qv_schema *all;
     assert_int_equal(rb_all_types_schema(e->r, &all), 0);
     char path[512];
@@ -367,7 +288,8 @@ static void test_forced_every_type(void **state) {
     struct rb_options o = {.null_prob = 0.2, .max_list = 4, .max_string = 20};
     struct ArrowArray batch;
     assert_int_equal(rb_batch(all, 5000, 3, &o, e->r, &batch), 0);
-    write_file(e, path, all, &batch, NULL, 0, 2048, QV_ENC_RELATIVE, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 2048};
+    write_file(e, path, all, &batch, NULL, 0, &wo, QV_ENC_RELATIVE);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
@@ -388,7 +310,7 @@ static void test_forced_every_type(void **state) {
         }
     }
     assert_true(relative >= 2);
-    check_all(e, rd, all, &batch);
+    bio_check_row_groups(rd, all, &batch, e->r, 0);
     for (int32_t c = 0; c < (int32_t)all->root.n_children; c++)
         check_takes(e, rd, all, &batch, c, 40 + (uint64_t)c);
     qv_reader_close(rd);
@@ -399,12 +321,13 @@ static void test_forced_every_type(void **state) {
 
 /* Scans projecting only the dependent, with and without a filter on it. */
 static void test_scan_dependent_only(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "relative_scan.qvr");
     struct ArrowArray batch;
     make_batch(e, 9000, 21, 50, 50, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 4096, QV_ENC_RELATIVE, 0);
+    const struct qv_writer_options wo = {.row_group_rows = 4096};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_RELATIVE);
     const int64_t *key2 = (const int64_t *)batch.children[C_KEY2]->buffers[1];
     const uint8_t *valid = batch.children[C_KEY2]->buffers[0];
     int64_t limit = key2[100];
@@ -481,30 +404,21 @@ static void corrupt_copy(const char *in, const char *out, uint64_t off) {
 }
 
 static uint64_t values_offset(struct qv_reader *rd, int64_t rg, int32_t c, uint64_t *len) {
-    struct qv_error err;
-    int32_t node = qv_reader_column_node(rd, c);
-    struct qv_chunk_info ci;
-    assert_int_equal(qv_reader_chunk_info(rd, rg, node, &ci, &err), 0);
-    for (int i = 0; i < ci.n_segments; i++) {
-        struct qv_segment_info si;
-        assert_int_equal(qv_reader_segment_info(rd, rg, node, i, &si, &err), 0);
-        if (si.role == QV_SEGMENT_VALUES) {
-            *len = si.length;
-            return si.offset;
-        }
-    }
-    fail_msg("no values segment");
-    return 0;
+    struct qv_segment_info si;
+    bio_values_segment(rd, rg, c, NULL, &si);
+    *len = si.length;
+    return si.offset;
 }
 
 static void test_corrupt_reference_and_dependent(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512], bad[512];
     tu_path(path, sizeof path, "relative_ok.qvr");
     tu_path(bad, sizeof bad, "relative_bad.qvr");
     struct ArrowArray batch;
     make_batch(e, 30000, 31, 0, 0, &batch);
-    write_file(e, path, e->schema, &batch, NULL, 0, 0, QV_ENC_AUTO, 0);
+    const struct qv_writer_options wo = {0};
+    write_file(e, path, e->schema, &batch, NULL, 0, &wo, QV_ENC_AUTO);
     struct qv_reader *rd;
     struct qv_error err;
     assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);

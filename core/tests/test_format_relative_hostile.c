@@ -23,6 +23,8 @@
 #include "quiver/scan.h"
 #include "format/format_testing.h"
 #include "format/null_fill.h"
+#include "batch_io.h"
+#include "pool_env.h"
 #include "random_batch.h"
 #include "test_util.h"
 
@@ -31,20 +33,13 @@ enum { C_SHIP, C_COMMIT, C_RECEIPT, C_KEY, C_NOTE, C_NOISE, N_COLS };
 #define RG_ROWS 4096
 
 struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-    struct qv_schema *schema;
-    struct ArrowArray batch;
+    struct schema_env s;
     char path[512], bad[512];
 };
-
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
 
 static int setup(void **state) {
     alarm(300); /* a hang fails the test */
     struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
     static const struct qv_field cols[N_COLS] = {
         {.name = "ship", .type = QV_TYPE_DATE32, .nullable = true},
         {.name = "commit", .type = QV_TYPE_DATE32},
@@ -53,12 +48,10 @@ static int setup(void **state) {
         {.name = "note", .type = QV_TYPE_UTF8},
         {.name = "noise", .type = QV_TYPE_INT32},
     };
-    struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = N_COLS,
-                            .children = cols};
+    schema_env_open(&e->s, cols, N_COLS);
     struct qv_error err;
-    assert_int_equal(qv_schema_create(&root, e->r, &e->schema, &err), 0);
     struct qv_builder *b;
-    assert_int_equal(qv_builder_create(e->schema, e->r, NULL, &b, &err), 0);
+    assert_int_equal(qv_builder_create(e->s.schema, e->s.r, NULL, &b, &err), 0);
     uint64_t s = 77;
     for (int64_t i = 0; i < ROWS; i++) {
         int32_t ship = 8000 + (int32_t)(rb_next(&s) % 2500);
@@ -78,18 +71,16 @@ static int setup(void **state) {
         rc |= qv_append_int32(qv_builder_column(b, C_NOISE), (int32_t)rb_next(&s));
         assert_int_equal(rc, 0);
     }
-    assert_int_equal(qv_builder_finish(b, &e->batch, &err), 0);
+    assert_int_equal(qv_builder_finish(b, &e->s.batch, &err), 0);
     qv_builder_destroy(b);
     tu_path(e->path, sizeof e->path, "relative_hostile.qvr");
     tu_path(e->bad, sizeof e->bad, "relative_hostile_bad.qvr");
     /* Forced: commit and receipt are each stored relative to ship. */
     struct qv_writer *w;
     struct qv_writer_options o = {.row_group_rows = RG_ROWS};
-    assert_int_equal(qv_writer_open(e->path, e->schema, &o, e->r, &w, &err), 0);
+    assert_int_equal(qv_writer_open(e->path, e->s.schema, &o, e->s.r, &w, &err), 0);
     qv_writer_force_encoding(w, QV_ENC_RELATIVE);
-    struct ArrowArray part = e->batch;
-    part.release = borrowed_release;
-    if (qv_writer_write(w, &part, &err)) fail_msg("write: %s", err.message);
+    if (bio_write_pieces(w, &e->s.batch, NULL, 0, &err)) fail_msg("write: %s", err.message);
     if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
     qv_writer_close(w);
     *state = e;
@@ -100,11 +91,7 @@ static int teardown(void **state) {
     struct env *e = *state;
     unlink(e->path);
     unlink(e->bad);
-    e->batch.release(&e->batch);
-    qv_schema_destroy(e->schema);
-    assert_int_equal(qv_reservation_used(e->r), 0);
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
+    schema_env_close(&e->s);
     free(e);
     alarm(0);
     return 0;
@@ -115,16 +102,10 @@ static int teardown(void **state) {
 static uint64_t ref_param_offset(struct env *e, int64_t rg, int32_t c) {
     struct qv_reader *rd;
     struct qv_error err;
-    assert_int_equal(qv_reader_open(e->path, NULL, e->r, &rd, &err), 0);
-    int32_t node = qv_reader_column_node(rd, c);
-    struct qv_chunk_info ci;
-    assert_int_equal(qv_reader_chunk_info(rd, rg, node, &ci, &err), 0);
-    uint64_t off = 0;
-    for (int i = 0; i < ci.n_segments && !off; i++) {
-        struct qv_segment_info si;
-        assert_int_equal(qv_reader_segment_info(rd, rg, node, i, &si, &err), 0);
-        if (si.role == QV_SEGMENT_VALUES) off = si.offset;
-    }
+    assert_int_equal(qv_reader_open(e->path, NULL, e->s.r, &rd, &err), 0);
+    struct qv_segment_info si;
+    bio_values_segment(rd, rg, c, NULL, &si);
+    uint64_t off = si.offset;
     qv_reader_close(rd);
     assert_true(off != 0);
     size_t size;
@@ -175,7 +156,7 @@ static void attack(struct env *e, const char *what) {
         /* A range read of the damaged row group. */
         struct qv_column_reader *cr = NULL;
         struct ArrowArray got;
-        rc = qv_column_reader_open(rd, 1, C_RECEIPT, e->r, &cr, &err);
+        rc = qv_column_reader_open(rd, 1, C_RECEIPT, e->s.r, &cr, &err);
         if (!rc) {
             rc = qv_column_reader_read(cr, 0, RG_ROWS, &got, &err);
             if (!rc) got.release(&got);
@@ -186,10 +167,10 @@ static void attack(struct env *e, const char *what) {
             rc = qv_column_reader_move(&cr, 0, &err);
             if (!rc) rc = qv_column_reader_read(cr, 0, RG_ROWS, &got, &err);
             if (rc) fail_msg("%s: row group 0 after the damaged one: %s", what, err.message);
-            struct ArrowArray want = *e->batch.children[C_RECEIPT];
+            struct ArrowArray want = *e->s.batch.children[C_RECEIPT];
             want.length = RG_ROWS;
             char why[256];
-            if (!qv_arrow_array_equal(&e->schema->root.children[C_RECEIPT], &want, &got, why,
+            if (!qv_arrow_array_equal(&e->s.schema->root.children[C_RECEIPT], &want, &got, why,
                                       sizeof why))
                 fail_msg("%s: row group 0: %s", what, why);
             got.release(&got);
@@ -212,8 +193,8 @@ static void attack(struct env *e, const char *what) {
                 rc = st.get_next(&st, &b);
                 if (rc || !b.release) break;
                 const int32_t *v = b.children[0]->buffers[1];
-                const int32_t *w = e->batch.children[C_RECEIPT]->buffers[1];
-                const uint8_t *wv = e->batch.children[C_RECEIPT]->buffers[0];
+                const int32_t *w = e->s.batch.children[C_RECEIPT]->buffers[1];
+                const uint8_t *wv = e->s.batch.children[C_RECEIPT]->buffers[0];
                 for (int64_t i = 0; i < b.length; i++) {
                     int64_t row = rows[seen + i];
                     int valid = !wv || qv_bit_get(wv, row);
@@ -295,7 +276,7 @@ static void test_reference_cycle(void **state) {
  * a null row. */
 static void test_null_fill_modes(void **state) {
     struct env *e = *state;
-    struct ArrowArray *ship = e->batch.children[C_SHIP];
+    struct ArrowArray *ship = e->s.batch.children[C_SHIP];
     int32_t *sv = (int32_t *)ship->buffers[1];
     uint8_t *valid = (uint8_t *)ship->buffers[0];
     assert_non_null(valid);
@@ -309,8 +290,8 @@ static void test_null_fill_modes(void **state) {
         }
     }
     ship->null_count = nulls;
-    const int32_t *rv = e->batch.children[C_RECEIPT]->buffers[1];
-    const uint8_t *rvalid = e->batch.children[C_RECEIPT]->buffers[0];
+    const int32_t *rv = e->s.batch.children[C_RECEIPT]->buffers[1];
+    const uint8_t *rvalid = e->s.batch.children[C_RECEIPT]->buffers[0];
     int64_t want = 0;
     for (int64_t i = 0; i < ROWS; i++)
         want += (!rvalid || qv_bit_get(rvalid, i)) && rv[i] < 8998;
@@ -318,12 +299,10 @@ static void test_null_fill_modes(void **state) {
         struct qv_writer *w;
         struct qv_error err;
         struct qv_writer_options o = {.row_group_rows = RG_ROWS};
-        assert_int_equal(qv_writer_open(e->bad, e->schema, &o, e->r, &w, &err), 0);
+        assert_int_equal(qv_writer_open(e->bad, e->s.schema, &o, e->s.r, &w, &err), 0);
         qv_writer_force_encoding(w, QV_ENC_RELATIVE);
         qv_writer_force_null_fill(w, mode);
-        struct ArrowArray part = e->batch;
-        part.release = borrowed_release;
-        if (qv_writer_write(w, &part, &err)) fail_msg("write: %s", err.message);
+        if (bio_write_pieces(w, &e->s.batch, NULL, 0, &err)) fail_msg("write: %s", err.message);
         if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
         qv_writer_close(w);
         struct qv_file *f;
@@ -338,14 +317,14 @@ static void test_null_fill_modes(void **state) {
             if (st.get_next(&st, &b)) fail_msg("mode %d: %s", mode, st.get_last_error(&st));
             if (!b.release) break;
             for (int c = 0; c < N_COLS; c++) {
-                struct ArrowArray want_c = *e->batch.children[c];
+                struct ArrowArray want_c = *e->s.batch.children[c];
                 want_c.offset += at;
                 want_c.length = b.length;
                 char why[256];
-                if (!qv_arrow_array_equal(&e->schema->root.children[c], &want_c, b.children[c],
+                if (!qv_arrow_array_equal(&e->s.schema->root.children[c], &want_c, b.children[c],
                                           why, sizeof why))
                     fail_msg("mode %d, column %s at row %lld: %s", mode,
-                             e->schema->root.children[c].name, (long long)at, why);
+                             e->s.schema->root.children[c].name, (long long)at, why);
             }
             at += b.length;
             b.release(&b);
@@ -383,20 +362,18 @@ static void test_chosen_with_reference_nulls(void **state) {
     struct qv_writer *w;
     struct qv_error err;
     struct qv_writer_options o = {.row_group_rows = RG_ROWS};
-    assert_int_equal(qv_writer_open(e->bad, e->schema, &o, e->r, &w, &err), 0);
-    struct ArrowArray part = e->batch;
-    part.release = borrowed_release;
-    if (qv_writer_write(w, &part, &err)) fail_msg("write: %s", err.message);
+    assert_int_equal(qv_writer_open(e->bad, e->s.schema, &o, e->s.r, &w, &err), 0);
+    if (bio_write_pieces(w, &e->s.batch, NULL, 0, &err)) fail_msg("write: %s", err.message);
     if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
     qv_writer_close(w);
-    assert_true(e->batch.children[C_SHIP]->null_count > 0);
+    assert_true(e->s.batch.children[C_SHIP]->null_count > 0);
     size_t size;
     unsigned char *buf = tu_read_file(e->bad, &size);
     assert_non_null(buf);
     struct qv_reader *rd;
-    assert_int_equal(qv_reader_open(e->bad, NULL, e->r, &rd, &err), 0);
+    assert_int_equal(qv_reader_open(e->bad, NULL, e->s.r, &rd, &err), 0);
     int32_t node = qv_reader_column_node(rd, C_RECEIPT);
-    int64_t start = 0, n_relative = 0;
+    int64_t n_relative = 0;
     for (int64_t g = 0; g < qv_reader_num_row_groups(rd); g++) {
         struct qv_chunk_info ci;
         assert_int_equal(qv_reader_chunk_info(rd, g, node, &ci, &err), 0);
@@ -412,22 +389,8 @@ static void test_chosen_with_reference_nulls(void **state) {
                        buf[at + 2] == C_SHIP * 2;
         }
         if (relative) n_relative++;
-        struct ArrowArray got;
-        if (qv_reader_read_row_group(rd, g, NULL, 0, e->r, &got, &err))
-            fail_msg("read: %s", err.message);
-        for (int c = 0; c < N_COLS; c++) {
-            struct ArrowArray want = *e->batch.children[c];
-            want.offset += start;
-            want.length = got.length;
-            char why[256];
-            if (!qv_arrow_array_equal(&e->schema->root.children[c], &want, got.children[c], why,
-                                      sizeof why))
-                fail_msg("rg %lld column %d: %s", (long long)g, c, why);
-        }
-        start += got.length;
-        got.release(&got);
     }
-    assert_int_equal(start, e->batch.length);
+    bio_check_row_groups(rd, e->s.schema, &e->s.batch, e->s.r, 0);
     print_message("receipt stored relative to ship in %lld of %lld row groups\n",
                   (long long)n_relative, (long long)qv_reader_num_row_groups(rd));
     qv_reader_close(rd);

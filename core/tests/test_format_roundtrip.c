@@ -11,53 +11,26 @@
 
 #include "quiver/format.h"
 #include "format/format_testing.h"
+#include "batch_io.h"
+#include "pool_env.h"
 #include "random_batch.h"
 #include "test_util.h"
 
-struct env {
-    struct qv_pool *pool;
-    struct qv_reservation *r;
-    struct qv_schema *schema;
-};
-
 static int setup(void **state) {
-    struct env *e = calloc(1, sizeof *e);
-    assert_int_equal(qv_pool_create(NULL, &e->pool, NULL), 0);
-    assert_int_equal(qv_reservation_create(e->pool, NULL, &e->r, NULL), 0);
-    assert_int_equal(rb_all_types_schema(e->r, &e->schema), 0);
+    struct schema_env *e = calloc(1, sizeof *e);
+    schema_env_open(e, NULL, 0); /* every type */
     *state = e;
     return 0;
 }
 
 static int teardown(void **state) {
-    struct env *e = *state;
-    qv_schema_destroy(e->schema);
-    assert_int_equal(qv_reservation_used(e->r), 0); /* nothing leaked */
-    qv_reservation_destroy(e->r);
-    qv_pool_destroy(e->pool);
-    free(e);
+    schema_env_close(*state);
+    free(*state);
     return 0;
 }
 
-/* Compares rows [start, start + n) of `expect` (a STRUCT batch) with the
- * whole of `got`, column by column. */
-static void assert_slice_equal(const struct qv_schema *s, const struct ArrowArray *expect,
-                               int64_t start, const struct ArrowArray *got) {
-    assert_int_equal(got->length, expect->length < start ? 0 : got->length);
-    for (int64_t c = 0; c < s->root.n_children; c++) {
-        struct ArrowArray view = *expect->children[c];
-        view.offset += start;
-        view.length = got->length; /* a borrowed view: its release is never called */
-        char why[512] = "";
-        int ok = qv_arrow_array_equal(&s->root.children[c], &view, got->children[c], why, sizeof why);
-        if (!ok) fail_msg("column %s: %s", s->root.children[c].name, why);
-    }
-}
-
-static void borrowed_release(struct ArrowArray *a) { a->release = NULL; }
-
-static void write_batches(struct env *e, const char *path, struct ArrowArray *batches, int nb,
-                          int64_t rg_rows, int force) {
+static void write_batches(struct schema_env *e, const char *path, struct ArrowArray *batches,
+                          int nb, int64_t rg_rows, int force) {
     struct qv_writer *w;
     struct qv_error err;
     struct qv_writer_options o = {.row_group_rows = rg_rows};
@@ -72,7 +45,7 @@ static void write_batches(struct env *e, const char *path, struct ArrowArray *ba
     qv_writer_close(w);
 }
 
-static void roundtrip(struct env *e, int64_t rows, int64_t rg_rows, uint64_t seed) {
+static void roundtrip(struct schema_env *e, int64_t rows, int64_t rg_rows, uint64_t seed) {
     char path[512];
     tu_path(path, sizeof path, "roundtrip.qvr");
     struct rb_options o = {.null_prob = 0.2, .max_list = 4, .max_string = 40};
@@ -87,17 +60,7 @@ static void roundtrip(struct env *e, int64_t rows, int64_t rg_rows, uint64_t see
     assert_int_equal(qv_reader_num_rows(rd), rows);
     assert_true(qv_schema_equal(qv_reader_schema(rd), e->schema, 0));
     assert_int_equal(qv_reader_open_reads(rd), 1);
-    int64_t start = 0;
-    for (int64_t g = 0; g < qv_reader_num_row_groups(rd); g++) {
-        struct ArrowArray got;
-        rc = qv_reader_read_row_group(rd, g, NULL, 0, e->r, &got, &err);
-        if (rc) fail_msg("read rg %lld: %s", (long long)g, err.message);
-        assert_int_equal(qv_arrow_array_validate(&got, &e->schema->root, QV_VALIDATE_FULL, &err), 0);
-        assert_slice_equal(e->schema, &batch, start, &got);
-        start += got.length;
-        got.release(&got);
-    }
-    assert_int_equal(start, rows);
+    bio_check_row_groups(rd, e->schema, &batch, e->r, 1); /* all `rows` rows */
     qv_reader_close(rd);
     batch.release(&batch);
     unlink(path);
@@ -111,7 +74,7 @@ static void test_one_row(void **state) { roundtrip(*state, 1, 0, 3); }
 static void test_zero_rows(void **state) { roundtrip(*state, 0, 0, 4); }
 
 static void test_sliced_and_chunked_input(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "sliced.qvr");
     struct rb_options o = {.null_prob = 0.3, .max_list = 3, .max_string = 20};
@@ -124,7 +87,7 @@ static void test_sliced_and_chunked_input(void **state) {
         parts[i] = full;
         parts[i].offset = cuts[i];
         parts[i].length = cuts[i + 1] - cuts[i];
-        parts[i].release = borrowed_release; /* borrowed views of `full` */
+        parts[i].release = bio_borrowed_release; /* borrowed views of `full` */
     }
     /* A STRUCT slice must slice its children: Arrow semantics add the
      * parent's offset to the children's. */
@@ -138,7 +101,7 @@ static void test_sliced_and_chunked_input(void **state) {
     for (int64_t g = 0; g < 4; g++) {
         struct ArrowArray got;
         assert_int_equal(qv_reader_read_row_group(rd, g, NULL, 0, e->r, &got, &err), 0);
-        assert_slice_equal(e->schema, &full, start, &got);
+        bio_assert_slice_equal(e->schema, &full, start, &got, g);
         start += got.length;
         got.release(&got);
     }
@@ -148,7 +111,7 @@ static void test_sliced_and_chunked_input(void **state) {
 }
 
 static void test_ranges_and_takes(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "take.qvr");
     struct rb_options o = {.null_prob = 0.25, .max_list = 5, .max_string = 30};
@@ -183,20 +146,8 @@ static void test_ranges_and_takes(void **state) {
         int64_t n = 0;
         for (int64_t r = (int64_t)(rb_next(&seed) % 50); r < 6000 && n < 64; r += 1 + (int64_t)(rb_next(&seed) % 200))
             rows[n++] = r;
+        bio_check_take(cr, f, full.children[c], 0, rows, n, 0);
         struct ArrowArray got;
-        rc = qv_column_reader_take(cr, rows, n, &got, &err);
-        if (rc) fail_msg("take %s: %s", f->name, err.message);
-        for (int64_t i = 0; i < n; i++) {
-            struct ArrowArray one = got, want = *full.children[c];
-            one.offset += i;
-            one.length = 1;
-            want.offset += rows[i];
-            want.length = 1;
-            char why[512];
-            if (!qv_arrow_array_equal(f, &want, &one, why, sizeof why))
-                fail_msg("take %s row %lld: %s", f->name, (long long)rows[i], why);
-        }
-        got.release(&got);
         int64_t bad[2] = {5, 5};
         assert_int_equal(qv_column_reader_take(cr, bad, 2, &got, &err), EINVAL);
         qv_column_reader_close(cr);
@@ -207,7 +158,7 @@ static void test_ranges_and_takes(void **state) {
 }
 
 static void test_rows_through_builder_and_metadata(void **state) {
-    struct env *e = *state;
+    struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "rows.qvr");
     struct qv_kv meta[] = {{"created_by", "test", -1, -1}, {"bin", "a\0b", -1, 3}};

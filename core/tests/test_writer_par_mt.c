@@ -22,6 +22,7 @@
 
 #include "format/format_testing.h"
 #include "memory/memory_testing.h"
+#include "mem_sink.h"
 #include "owned_env.h"
 #include "quiver/format.h"
 #include "random_batch.h"
@@ -54,43 +55,6 @@ static void plan_make(struct plan *p, uint64_t seed) {
     for (int i = 0; i < p->n; i++) p->rows[i] = 1 + (int64_t)(rb_next(&s) % MAX_BATCH);
 }
 
-/* A sink into memory (no fsync: the tests write hundreds of files on a
- * busy machine). finished: finish was called; aborted: abort was. */
-struct memsink {
-    uint8_t *p;
-    size_t len, cap;
-    int finished, aborted;
-};
-
-static int ms_write(void *ctx, const void *buf, size_t len, struct qv_error *err) {
-    struct memsink *m = ctx;
-    if (m->len + len > m->cap) {
-        size_t cap = (m->len + len) * 2;
-        uint8_t *p = realloc(m->p, cap);
-        if (!p) return qv_error_set(err, ENOMEM, "memsink: out of memory");
-        m->p = p;
-        m->cap = cap;
-    }
-    memcpy(m->p + m->len, buf, len);
-    m->len += len;
-    return 0;
-}
-static int ms_finish(void *ctx, struct qv_error *err) {
-    (void)err;
-    ((struct memsink *)ctx)->finished = 1;
-    return 0;
-}
-static void ms_abort(void *ctx) { ((struct memsink *)ctx)->aborted = 1; }
-static void ms_close(void *ctx) { (void)ctx; }
-
-static struct qv_sink ms_open(struct memsink *m) {
-    m->len = 0;
-    m->finished = m->aborted = 0;
-    struct qv_sink s = {.ctx = m, .name = "mem", .write = ms_write, .finish = ms_finish,
-                        .abort = ms_abort, .close = ms_close};
-    return s;
-}
-
 static void assert_same_bytes(const struct memsink *a, const struct memsink *b) {
     assert_true(a->finished && b->finished);
     assert_int_equal(a->len, b->len);
@@ -105,7 +69,7 @@ static int write_plan(struct owned_env *e, struct memsink *m, const struct plan 
     struct tracker t;
     tracker_init(&t);
     struct qv_writer *w;
-    struct qv_sink sink = ms_open(m);
+    struct qv_sink sink = memsink_open(m, 0);
     int rc = qv_writer_open_sink(&sink, e->s, o, e->r, &w, err);
     if (rc) return rc;
     qv_writer_force_encoding(w, force);
@@ -213,7 +177,7 @@ static void run_alloc_failures(int threads, int owned, int force) {
         uint64_t before = qv_pool_alloc_count(wp);
         qv_pool_inject_alloc_failure(wp, nth);
         struct qv_writer *w = NULL;
-        struct qv_sink sink = ms_open(&out);
+        struct qv_sink sink = memsink_open(&out, 0);
         int rc = qv_writer_open_sink(&sink, e.s, &o, wr, &w, &err);
         if (!rc) qv_writer_force_encoding(w, force);
         for (int i = 0; i < p.n; i++) {
