@@ -608,9 +608,9 @@ int qv__general_dec_bool(struct qv__dec *, struct qv__node *, int64_t, int64_t, 
 int qv__general_dec_bin(struct qv__dec *, struct qv__node *, int64_t, int64_t,
                         struct qv__binout *, struct qv_error *);
 int64_t qv__general_nframes(const struct qv__node *nd);
-/* Decompresses frame f of a zstd/lz4 node into a fresh block of `m`. */
-/* dctx: a ZSTD_DCtx to reuse (NULL: one per call). */
-int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
+/* Decompresses frame f of a zstd/lz4 node into a fresh block of `m` (zstd
+ * with the calling thread's kept context). */
+int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err);
 struct qv__frame_cache;
 void qv__frame_caches_free(struct qv__frame_cache *c);

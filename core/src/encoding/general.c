@@ -26,6 +26,7 @@
  * Buffer 1 = the compressed frames back to back.
  */
 #include <lz4.h>
+#include <pthread.h>
 #include <zstd.h>
 
 #include "encoding/enc_internal.h"
@@ -180,7 +181,43 @@ static int64_t frame_of(const struct qv__node *nd, int64_t pos) {
     return lo;
 }
 
-int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node *nd, int64_t f,
+/* zstd's decompression context, one per thread, kept from one frame to
+ * the next. ZSTD_decompress makes (and frees) one per call, and making one
+ * costs about 10 us (a ~100 KiB block allocated and set up): more than
+ * decompressing a frame of the entropy stage, and a take of 100 rows of
+ * lineitem decompresses ~150 such frames in as many decoders. A context
+ * per decoder or per frame cache (as before) is made again for every row
+ * group a scan or a take moves to; one per thread is made once. It is
+ * borrowed for one decompression (so a nested use, which cannot happen
+ * today, would only make a second one) and freed when the thread exits.
+ * Like the per-decoder contexts it replaces, it is zstd's own allocation,
+ * outside the pools: one per thread that ever decompressed a zstd frame. */
+static pthread_key_t dctx_key;
+static pthread_once_t dctx_once = PTHREAD_ONCE_INIT;
+static int dctx_key_ok;
+
+static void dctx_destroy(void *p) { ZSTD_freeDCtx(p); }
+static void dctx_key_init(void) { dctx_key_ok = pthread_key_create(&dctx_key, dctx_destroy) == 0; }
+
+static ZSTD_DCtx *dctx_borrow(void) {
+    pthread_once(&dctx_once, dctx_key_init);
+    if (dctx_key_ok) {
+        ZSTD_DCtx *c = pthread_getspecific(dctx_key);
+        if (c) {
+            pthread_setspecific(dctx_key, NULL);
+            return c;
+        }
+    }
+    return ZSTD_createDCtx();
+}
+
+static void dctx_return(ZSTD_DCtx *c) {
+    if (dctx_key_ok && !pthread_getspecific(dctx_key) && pthread_setspecific(dctx_key, c) == 0)
+        return;
+    ZSTD_freeDCtx(c);
+}
+
+int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t f,
                            uint8_t **out, size_t *out_size, struct qv_error *err) {
     const uint8_t *t = nd->buf[0];
     const size_t st = stride(nd);
@@ -214,8 +251,13 @@ int qv__general_decompress(struct qv__mem *m, void *dctx, const struct qv__node 
     uint8_t *raw = qv__mem_alloc(m, (size_t)raw_size, err);
     if (!raw) return ENOMEM;
     if (nd->enc == QV_ENC_ZSTD) {
-        size_t got = dctx ? ZSTD_decompressDCtx(dctx, raw, (size_t)raw_size, src, (size_t)clen)
-                          : ZSTD_decompress(raw, (size_t)raw_size, src, (size_t)clen);
+        ZSTD_DCtx *dctx = dctx_borrow();
+        if (!dctx) {
+            qv__mem_free(m, raw);
+            return qv_error_set(err, ENOMEM, "zstd: out of memory for a decompression context");
+        }
+        size_t got = ZSTD_decompressDCtx(dctx, raw, (size_t)raw_size, src, (size_t)clen);
+        dctx_return(dctx);
         if (ZSTD_isError(got) || got != raw_size) {
             qv__mem_free(m, raw);
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
@@ -245,18 +287,10 @@ struct qv__frame_cache {
     struct qv__mem mem;
     int64_t frame;
     struct qv__node *inner;
-    /* zstd's decompression context, kept across frames: ZSTD_decompress
-     * makes (and clears) one per call, which dominated decoding frames
-     * sized by bytes (a few hundred KiB each). */
-    ZSTD_DCtx *dctx;
 };
 
 void qv__frame_caches_free(struct qv__frame_cache *c) {
-    for (; c; c = c->next) {
-        qv__mem_free_all(&c->mem);
-        ZSTD_freeDCtx(c->dctx);
-        c->dctx = NULL;
-    }
+    for (; c; c = c->next) qv__mem_free_all(&c->mem);
 }
 
 /* Compressed bytes of frame f in buffer 1, checked against the buffer. */
@@ -302,9 +336,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
     }
     uint8_t *raw;
     size_t raw_size;
-    if (nd->enc == QV_ENC_ZSTD && !c->dctx && !(c->dctx = ZSTD_createDCtx()))
-        return qv_error_set(err, ENOMEM, "zstd: out of memory for a decompression context");
-    int rc = qv__general_decompress(&c->mem, c->dctx, nd, f, &raw, &raw_size, err);
+    int rc = qv__general_decompress(&c->mem, nd, f, &raw, &raw_size, err);
     if (rc) return rc;
     struct qv__node *in;
     rc = qv__tree_parse(&c->mem, raw, raw_size, nd->depth + 1, 1, nd->offset, &in, err);

@@ -314,7 +314,7 @@ static int walk_node(struct walk_ctx *w, const struct qv__node *nd, const char *
         /* Frames share one shape in practice: show the first. */
         uint8_t *raw = NULL;
         size_t raw_size = 0;
-        rc = qv__general_decompress(&w->m, NULL, nd, 0, &raw, &raw_size, w->err);
+        rc = qv__general_decompress(&w->m, nd, 0, &raw, &raw_size, w->err);
         if (rc) return rc;
         struct qv__node *inner;
         rc = qv__tree_parse(&w->m, raw, raw_size, nd->depth + 1, 1, nd->offset, &inner, w->err);
