@@ -4,6 +4,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/cpu_internal.h"
 #include "format/format_internal.h"
 
 static int valid(const uint8_t *validity, int64_t i) {
@@ -129,33 +130,33 @@ static uint64_t prefix_key(const uint8_t *p, size_t n, const uint8_t *end) {
     return __builtin_bswap64(k);
 }
 
-static void binaries(const struct qv__node *node, const struct qv_values *v,
-                     const uint8_t *validity, struct qv__stats_buf *o) {
+/* Order of two strings whose prefix keys are equal: their first eight
+ * bytes agree (a string shorter than that is padded with zeros, which the
+ * other then has too), so when either holds eight bytes or fewer the
+ * shorter one is a prefix of the other, and otherwise only the bytes past
+ * the eighth are left to compare. */
+static inline int tie_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    if (an <= 8 || bn <= 8) return (an > bn) - (an < bn);
+    return bytes_cmp(a + 8, an - 8, b + 8, bn - 8);
+}
+
+/* The min/max scan, specialized by the compiler for each value layout
+ * (kind and width are constants at each call). */
+static QV__ALWAYS_INLINE void binaries_scan(const struct qv_values *v, const uint8_t *validity,
+                                            int kind, size_t width, const uint8_t *end,
+                                            const uint8_t **mnp, size_t *mnlp,
+                                            const uint8_t **mxp, size_t *mxlp) {
     const uint8_t *mn = NULL, *mx = NULL;
     size_t mnl = 0, mxl = 0;
-    int fixed = v->kind == QV_KIND_FIXED_BINARY;
-    if (fixed && v->fixed_width == 0) {
-        /* fixed_size_binary(0): every value is the empty string (and the
-         * values pointer may be NULL). */
-        for (int64_t i = 0; i < v->count; i++)
-            if (valid(validity, i)) {
-                o->s.flags |= QV__STAT_MINMAX;
-                return;
-            }
-        return;
-    }
     uint64_t mnk = 0, mxk = 0;
-    const uint8_t *end = fixed ? (const uint8_t *)v->values + (size_t)v->count * (size_t)v->fixed_width
-                         : v->kind == QV_KIND_BINARY ? v->data + ((const int32_t *)v->values)[v->count]
-                                                     : v->data + ((const int64_t *)v->values)[v->count];
     for (int64_t i = 0; i < v->count; i++) {
-        if (!valid(validity, i)) continue;
+        if (validity && !qv_bit_get(validity, i)) continue;
         const uint8_t *p;
         size_t n;
-        if (fixed) {
-            p = (const uint8_t *)v->values + (size_t)i * (size_t)v->fixed_width;
-            n = (size_t)v->fixed_width;
-        } else if (v->kind == QV_KIND_BINARY) {
+        if (kind == QV_KIND_FIXED_BINARY) {
+            p = (const uint8_t *)v->values + (size_t)i * width;
+            n = width;
+        } else if (kind == QV_KIND_BINARY) {
             const int32_t *off = v->values;
             p = v->data + off[i];
             n = (size_t)(off[i + 1] - off[i]);
@@ -171,9 +172,39 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
             mnk = mxk = k;
             continue;
         }
-        if (k < mnk || (k == mnk && bytes_cmp(p, n, mn, mnl) < 0)) mn = p, mnl = n, mnk = k;
-        if (k > mxk || (k == mxk && bytes_cmp(p, n, mx, mxl) > 0)) mx = p, mxl = n, mxk = k;
+        if (k < mnk || (k == mnk && tie_cmp(p, n, mn, mnl) < 0)) mn = p, mnl = n, mnk = k;
+        if (k > mxk || (k == mxk && tie_cmp(p, n, mx, mxl) > 0)) mx = p, mxl = n, mxk = k;
     }
+    *mnp = mn;
+    *mnlp = mnl;
+    *mxp = mx;
+    *mxlp = mxl;
+}
+
+static void binaries(const struct qv__node *node, const struct qv_values *v,
+                     const uint8_t *validity, struct qv__stats_buf *o) {
+    const uint8_t *mn = NULL, *mx = NULL;
+    size_t mnl = 0, mxl = 0;
+    int fixed = v->kind == QV_KIND_FIXED_BINARY;
+    if (fixed && v->fixed_width == 0) {
+        /* fixed_size_binary(0): every value is the empty string (and the
+         * values pointer may be NULL). */
+        for (int64_t i = 0; i < v->count; i++)
+            if (valid(validity, i)) {
+                o->s.flags |= QV__STAT_MINMAX;
+                return;
+            }
+        return;
+    }
+    const uint8_t *end = fixed ? (const uint8_t *)v->values + (size_t)v->count * (size_t)v->fixed_width
+                         : v->kind == QV_KIND_BINARY ? v->data + ((const int32_t *)v->values)[v->count]
+                                                     : v->data + ((const int64_t *)v->values)[v->count];
+    if (fixed)
+        binaries_scan(v, validity, QV_KIND_FIXED_BINARY, (size_t)v->fixed_width, end, &mn, &mnl, &mx, &mxl);
+    else if (v->kind == QV_KIND_BINARY)
+        binaries_scan(v, validity, QV_KIND_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
+    else
+        binaries_scan(v, validity, QV_KIND_LARGE_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
     if (!mn) return;
     int utf8 = node->field->type == QV_TYPE_UTF8 || node->field->type == QV_TYPE_LARGE_UTF8;
     o->s.flags |= QV__STAT_MINMAX;
