@@ -7,6 +7,8 @@
 #include "base/cpu_internal.h"
 #include "format/format_internal.h"
 
+__extension__ typedef unsigned __int128 u128;
+
 static int valid(const uint8_t *validity, int64_t i) {
     return !validity || qv_bit_get(validity, i);
 }
@@ -130,13 +132,9 @@ static uint64_t prefix_key(const uint8_t *p, size_t n, const uint8_t *end) {
     return __builtin_bswap64(k);
 }
 
-/* Order of two strings whose prefix keys are equal: their first eight
- * bytes agree (a string shorter than that is padded with zeros, which the
- * other then has too), so when either holds eight bytes or fewer the
- * shorter one is a prefix of the other, and otherwise only the bytes past
- * the eighth are left to compare. */
-static inline int tie_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
-    if (an <= 8 || bn <= 8) return (an > bn) - (an < bn);
+/* Order of two strings of more than eight bytes whose prefix keys are
+ * equal: their first eight bytes agree, the rest decides. */
+static inline int tail_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
     return bytes_cmp(a + 8, an - 8, b + 8, bn - 8);
 }
 
@@ -149,6 +147,7 @@ static QV__ALWAYS_INLINE void binaries_scan(const struct qv_values *v, const uin
     const uint8_t *mn = NULL, *mx = NULL;
     size_t mnl = 0, mxl = 0;
     uint64_t mnk = 0, mxk = 0;
+    u128 mnkey = 0, mxkey = 0;
     for (int64_t i = 0; i < v->count; i++) {
         if (validity && !qv_bit_get(validity, i)) continue;
         const uint8_t *p;
@@ -166,14 +165,30 @@ static QV__ALWAYS_INLINE void binaries_scan(const struct qv_values *v, const uin
             n = (size_t)(off[i + 1] - off[i]);
         }
         uint64_t k = prefix_key(p, n, end);
+        u128 key = (u128)k << 64 | n;
         if (!mn) {
             mn = mx = p;
             mnl = mxl = n;
             mnk = mxk = k;
+            mnkey = mxkey = key;
             continue;
         }
-        if (k < mnk || (k == mnk && tie_cmp(p, n, mn, mnl) < 0)) mn = p, mnl = n, mnk = k;
-        if (k > mxk || (k == mxk && tie_cmp(p, n, mx, mxl) > 0)) mx = p, mxl = n, mxk = k;
+        /* (key, length) orders two strings exactly unless their keys are
+         * equal and both are longer than eight bytes (a string of eight
+         * bytes or fewer whose key equals another's is a prefix of it, so
+         * the shorter is the smaller); only then are the bytes past the
+         * eighth compared. The tests are combined without branching: on
+         * repeated values (flags, modes) the one branch left is then
+         * predictable. */
+        const int long_n = n > 8;
+        if ((key < mnkey) | ((k == mnk) & long_n & (mnl > 8))) {
+            if (k != mnk || !long_n || mnl <= 8 || tail_cmp(p, n, mn, mnl) < 0)
+                mn = p, mnl = n, mnk = k, mnkey = key;
+        }
+        if ((key > mxkey) | ((k == mxk) & long_n & (mxl > 8))) {
+            if (k != mxk || !long_n || mxl <= 8 || tail_cmp(p, n, mx, mxl) > 0)
+                mx = p, mxl = n, mxk = k, mxkey = key;
+        }
     }
     *mnp = mn;
     *mnlp = mnl;
