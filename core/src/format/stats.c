@@ -125,7 +125,7 @@ static uint64_t prefix_key(const uint8_t *p, size_t n, const uint8_t *end) {
     if (end - p >= 8) {
         /* One load; the bytes past a short string are masked off. */
         memcpy(&k, p, 8);
-        if (n < 8) k &= (UINT64_C(1) << (8 * n)) - 1;
+        k &= n < 8 ? (UINT64_C(1) << (8 * (n & 7))) - 1 : ~UINT64_C(0); /* a select, not a branch */
     } else if (n) {
         memcpy(&k, p, n < 8 ? n : 8);
     }
