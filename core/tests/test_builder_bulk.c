@@ -250,6 +250,22 @@ static void test_bulk_rejects_bad_sources(void **state) {
     assert_int_equal(qv_append_array(s, &bad, 0, 3), EINVAL);
     qv_builder_reset(b);
 
+    /* The offsets are rebased in one pass that only notes a bad one; the
+     * message still names the first (slot 2 above and here), and extreme
+     * values in between (a rebase that would overflow) are refused the
+     * same way. */
+    int32_t offs3[5] = {0, 1, INT32_MIN, INT32_MAX, 6};
+    sb[1] = offs3;
+    bad.length = 4;
+    assert_int_equal(qv_append_array(s, &bad, 0, 4), EINVAL);
+    assert_non_null(strstr(qv_builder_error(b)->message, "at slot 2 is out of order"));
+    qv_builder_reset(b);
+    sb[1] = offs;
+    bad.length = 3;
+    assert_int_equal(qv_append_array(s, &bad, 0, 3), EINVAL);
+    assert_non_null(strstr(qv_builder_error(b)->message, "offset 2 at slot 2 is out of order"));
+    qv_builder_reset(b);
+
     /* Slice outside the array. */
     int32_t good_offs[4] = {0, 1, 2, 3};
     sb[1] = good_offs;

@@ -304,11 +304,24 @@ static size_t g_mixed(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     return rng_next(s) % 3 == 0 ? 0 : g_text(i, s, b, cap);
 }
 
+/* Few distinct strings that share their length and their first and last
+ * eight bytes, differing only in between: the dictionary's small cache
+ * (keyed by exactly those) sends them to one slot, and only the byte
+ * comparison tells them apart. Lengths 17 to 40 cover the word compares
+ * and memcmp. */
+static size_t g_twins(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i; (void)cap;
+    size_t l = 17 + (size_t)(rng_next(s) % 3) * 11;
+    memset(b, 'a', l);
+    b[8 + rng_next(s) % (l - 16)] = (uint8_t)('0' + rng_next(s) % 5);
+    return l;
+}
+
 static void test_strings(void **state) {
     (void)state;
     struct enc_env env;
     env_open(&env);
-    static const str_gen gens[] = {g_const, g_empty, g_lowcard, g_text, g_random, g_long, g_utf8, g_mixed};
+    static const str_gen gens[] = {g_const, g_empty, g_lowcard, g_text, g_random, g_long, g_utf8, g_mixed, g_twins};
     static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_CONSTANT, QV_ENC_DICT,
                                QV_ENC_FSST, QV_ENC_ZSTD,  QV_ENC_LZ4};
     for (int large = 0; large < 2; large++)

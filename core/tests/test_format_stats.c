@@ -55,6 +55,11 @@ static void test_string_minmax(void **state) {
         }
         off[n] = at;
         struct qv_values v = {.kind = QV_KIND_BINARY, .count = n, .values = off, .data = data};
+        /* The scan has a loop per layout: every third round goes through
+         * 64-bit offsets (the same strings). */
+        int64_t *off64 = malloc((size_t)(n + 1) * 8);
+        for (int64_t i = 0; i <= n; i++) off64[i] = off[i];
+        if (round % 3 == 1) v.kind = QV_KIND_LARGE_BINARY, v.values = off64;
         struct qv__stats_buf st;
         qv__stats_compute(&node, &v, with_nulls ? valid : NULL, &st);
         const uint8_t *mn = NULL, *mx = NULL;
@@ -76,6 +81,55 @@ static void test_string_minmax(void **state) {
             if (mxl) assert_memory_equal(st.s.max, mx, mxl);
         }
         free(off);
+        free(off64);
+        free(data);
+        free(valid);
+    }
+}
+
+/* fixed_size_binary (the third layout of the scan): values of one width
+ * (0 to 20 bytes) that tie their 8-byte keys, against a memcmp scan. */
+static void test_fixed_minmax(void **state) {
+    (void)state;
+    static const uint8_t alphabet[] = {0x00, 'a', 'b', 0xff};
+    const struct qv_field f = {.name = "f", .type = QV_TYPE_FIXED_BINARY, .nullable = true};
+    const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE,
+                                  .value_kind = QV_KIND_FIXED_BINARY};
+    uint64_t s = 5;
+    for (int round = 0; round < 300; round++) {
+        const int64_t n = 1 + (int64_t)(rng(&s) % 200);
+        const uint32_t w = (uint32_t)(1 + round % 20);
+        uint8_t *data = malloc((size_t)n * w);
+        uint8_t *valid = calloc(1, (size_t)(n + 7) / 8);
+        const int with_nulls = round % 4 == 0;
+        uint8_t head[20];
+        for (int k = 0; k < 20; k++) head[k] = alphabet[rng(&s) % 4];
+        for (int64_t i = 0; i < n; i++) {
+            size_t shared = (size_t)(rng(&s) % 21);
+            for (size_t k = 0; k < w; k++)
+                data[(size_t)i * w + k] = k < shared ? head[k] : alphabet[rng(&s) % 4];
+            if (!with_nulls || rng(&s) % 4) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
+        }
+        struct qv_values v = {.kind = QV_KIND_FIXED_BINARY, .count = n, .values = data,
+                              .fixed_width = (int32_t)w};
+        struct qv__stats_buf st;
+        qv__stats_compute(&node, &v, with_nulls ? valid : NULL, &st);
+        const uint8_t *mn = NULL, *mx = NULL;
+        for (int64_t i = 0; i < n; i++) {
+            if (with_nulls && !(valid[i >> 3] >> (i & 7) & 1)) continue;
+            const uint8_t *p = data + (size_t)i * w;
+            if (!mn || memcmp(p, mn, w) < 0) mn = p;
+            if (!mx || memcmp(p, mx, w) > 0) mx = p;
+        }
+        if (!mn) {
+            assert_false(st.s.flags & QV__STAT_MINMAX);
+        } else {
+            assert_true(st.s.flags & QV__STAT_MINMAX);
+            assert_int_equal(st.s.min_len, w);
+            assert_int_equal(st.s.max_len, w);
+            assert_memory_equal(st.s.min, mn, w);
+            assert_memory_equal(st.s.max, mx, w);
+        }
         free(data);
         free(valid);
     }
@@ -138,6 +192,7 @@ static void test_int_minmax(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_minmax),
+        cmocka_unit_test(test_fixed_minmax),
         cmocka_unit_test(test_int_minmax),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

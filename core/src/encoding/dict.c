@@ -251,6 +251,37 @@ static inline int bytes_equal(const uint8_t *a, const uint8_t *b, size_t len) {
     return 1;
 }
 
+/* A small cache in front of the hash table: slot -> the dictionary entry
+ * last seen there, with that string's length and its first and last eight
+ * bytes (zero padded below eight bytes), found from exactly those (no hash
+ * of the whole string). A string of 16 bytes or fewer is all in those
+ * words, so a match is equality; a longer one also compares its bytes
+ * with the entry's. Columns of few distinct strings (flags, modes) find
+ * nearly every row there; the table, and so the entries and their order,
+ * are as without it (it only answers for strings already entered). */
+#define STR_CACHE 256
+struct str_cache {
+    uint64_t a, b;
+    uint32_t len, code; /* code EMPTY: unused */
+};
+static inline void cache_words(const uint8_t *p, size_t len, const uint8_t *end, uint64_t *a,
+                               uint64_t *b) {
+    *a = *b = 0;
+    if (len >= 8) {
+        memcpy(a, p, 8);
+        memcpy(b, p + len - 8, 8);
+    } else if (end - p >= 8) {
+        memcpy(a, p, 8);
+        *a &= (UINT64_C(1) << (8 * len)) - 1;
+    } else {
+        for (size_t i = 0; i < len; i++) *a |= (uint64_t)p[i] << (8 * i);
+    }
+}
+static inline unsigned cache_slot(uint64_t a, uint64_t b, size_t len) {
+    uint64_t h = (a ^ (uint64_t)len) * UINT64_C(0x9E3779B97F4A7C15) + b * UINT64_C(0xC2B2AE3D27D4EB4F);
+    return (unsigned)(h >> 56);
+}
+
 static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, int pt,
                             int depth, int64_t max_dict, struct qv__enode **out) {
     if (max_dict > n) max_dict = n > 0 ? n : 1;
@@ -265,11 +296,23 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
     uint64_t *voff = NULL;
     if (!codes) goto out;
     memset(slot, 0xff, (size_t)tsize * 4);
+    struct str_cache cache[STR_CACHE];
+    for (int k = 0; k < STR_CACHE; k++) cache[k].code = EMPTY;
     int64_t d = 0;
     const uint8_t *s_end = s->off ? s->data + s->off[n] : s->data + (size_t)n * s->width;
     for (int64_t i = 0; i < n; i++) {
         size_t len;
         const uint8_t *p = str_at(s, i, &len);
+        uint64_t wa, wb;
+        cache_words(p, len, s_end, &wa, &wb);
+        struct str_cache *ce = &cache[cache_slot(wa, wb, len)];
+        if (ce->code != EMPTY && ce->len == len && ce->a == wa && ce->b == wb) {
+            size_t l2;
+            if (len <= 16 || bytes_equal(p, str_at(s, first[ce->code], &l2), len)) {
+                codes[i] = ce->code;
+                continue;
+            }
+        }
         uint64_t hv = str_key(p, len, s_end);
         uint64_t h = mix64(hv) & (uint64_t)(tsize - 1);
         for (;;) {
@@ -282,6 +325,7 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
                 slot[h] = (uint32_t)d;
                 hashes[h] = hv;
                 first[d] = i;
+                *ce = (struct str_cache){wa, wb, (uint32_t)len, (uint32_t)d};
                 codes[i] = (uint64_t)d++;
                 break;
             }
@@ -290,6 +334,7 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
                 const uint8_t *q;
                 /* Short keys are the string itself: equal keys, equal strings. */
                 if (len <= 7 || ((q = str_at(s, first[sl], &l2)), l2 == len && bytes_equal(p, q, len))) {
+                    *ce = (struct str_cache){wa, wb, (uint32_t)len, sl};
                     codes[i] = sl;
                     break;
                 }

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 
 #include "base/cpu_internal.h"
+#include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
 #define NSYM_MAX 255
@@ -46,10 +47,15 @@
 
 __extension__ typedef unsigned __int128 u128;
 
-struct hslot {
-    u128 val;    /* symbol bytes, zero padded */
-    uint8_t len; /* 0 = empty */
-    uint8_t code;
+/* A 3+ byte symbol as the hash lookup compares it: it matches at a
+ * position whose next bytes w satisfy (w & mask) == val and whose string
+ * has len or more bytes left; res is (len << 8) | code. Entry 0 stands for
+ * an empty slot and never matches (mask 0, val 1). */
+struct hent {
+    u128 val;
+    u128 mask;
+    uint32_t len;
+    uint32_t res;
 };
 
 struct qv__fsst_table {
@@ -60,7 +66,11 @@ struct qv__fsst_table {
      * prefix; escapes are (1 << 8) | ESC. */
     uint16_t short_code[65536];
     uint16_t byte_code[256];
-    struct hslot hash[HASH_SIZE];
+    /* Hash slot -> index into hent (code + 1; 0 = empty). One byte per
+     * slot, so the slots and the entries (16 KiB together) stay in the L1
+     * cache while compressing, where 32-byte slots (128 KiB) did not. */
+    uint8_t slot[HASH_SIZE];
+    struct hent hent[NSYM_MAX + 1];
 };
 
 static inline u128 load16(const uint8_t *p, size_t rem) {
@@ -100,14 +110,14 @@ static void build_lookup(struct qv__fsst_table *t) {
     }
     t->nsym = keep;
     for (int i = 0; i < 256; i++) t->byte_code[i] = (1 << 8) | ESC;
-    memset(t->hash, 0, sizeof t->hash);
+    memset(t->slot, 0, sizeof t->slot);
+    t->hent[0] = (struct hent){.val = 1, .mask = 0, .len = 0, .res = 0};
     for (int i = 0; i < t->nsym; i++) {
         if (t->len[i] == 1) t->byte_code[(unsigned)t->sym[i] & 0xFF] = (uint16_t)((1 << 8) | i);
         if (t->len[i] >= 3) {
-            struct hslot *h = &t->hash[hash3(t->sym[i])];
-            h->len = t->len[i];
-            h->val = t->sym[i];
-            h->code = (uint8_t)i;
+            t->slot[hash3(t->sym[i])] = (uint8_t)(i + 1);
+            t->hent[i + 1] = (struct hent){.val = t->sym[i], .mask = len_mask(t->len[i]),
+                                           .len = t->len[i], .res = ((unsigned)t->len[i] << 8) | (unsigned)i};
         }
     }
     for (int i = 0; i < 65536; i++) t->short_code[i] = t->byte_code[i & 0xFF];
@@ -116,35 +126,39 @@ static void build_lookup(struct qv__fsst_table *t) {
 }
 
 /* Finds the symbol at p (rem bytes left in the string, `room` readable
- * bytes from p): returns (len << 8) | code. */
-static inline unsigned match(const struct qv__fsst_table *t, const uint8_t *p, size_t rem,
-                             size_t room) {
+ * bytes from p): returns (len << 8) | code. The bytes of w past the
+ * string's end (when room > rem) need no masking: the hash reads three
+ * bytes only when rem >= 3, the short codes two when rem >= 2, and a hash
+ * entry matches only when its length fits in rem, so its mask covers the
+ * string's bytes alone. The hash hit is a select, not a branch: whether
+ * the long symbol matches is what the data decides, and mispredicting it
+ * cost more than the lookup. */
+static QV__ALWAYS_INLINE unsigned match(const struct qv__fsst_table *t, const uint8_t *p,
+                                        size_t rem, size_t room) {
     u128 w;
-    if (room >= SYM_MAX) {
-        memcpy(&w, p, SYM_MAX);
-        if (rem < SYM_MAX) w &= len_mask((unsigned)rem);
-    } else {
-        w = load16(p, rem);
-    }
-    if (rem >= 3) {
-        const struct hslot *h = &t->hash[hash3(w)];
-        if (h->len && h->len <= rem && (w & len_mask(h->len)) == h->val)
-            return ((unsigned)h->len << 8) | h->code;
-    }
-    if (rem >= 2) return t->short_code[(unsigned)w & 0xFFFF];
-    return t->byte_code[(unsigned)w & 0xFF];
+    if (room >= SYM_MAX) memcpy(&w, p, SYM_MAX);
+    else w = load16(p, rem);
+    if (rem < 3) return rem >= 2 ? t->short_code[(unsigned)w & 0xFFFF] : t->byte_code[(unsigned)w & 0xFF];
+    unsigned sc = t->short_code[(unsigned)w & 0xFFFF];
+    const struct hent *h = &t->hent[t->slot[hash3(w)]];
+    unsigned hit = ((w & h->mask) == h->val) & (h->len <= rem);
+    unsigned sel = 0u - hit;
+    return (h->res & sel) | (sc & ~sel);
 }
 
-/* Compresses one string; returns bytes written (at most 2 * len). */
+/* Compresses one string; returns bytes written (at most 2 * len). Writes
+ * the literal after every code and keeps it only after an escape, so one
+ * byte past the returned count may be written (within 2 * len). */
 static size_t compress1(const struct qv__fsst_table *t, const uint8_t *s, size_t len,
                         size_t room, uint8_t *out) {
     size_t p = 0, o = 0;
     while (p < len) {
         unsigned m = match(t, s + p, len - p, room - p);
-        unsigned code = m & 0xFF, l = m >> 8;
-        out[o++] = (uint8_t)code;
-        if (code == ESC) out[o++] = s[p];
-        p += l;
+        unsigned code = m & 0xFF;
+        out[o] = (uint8_t)code;
+        out[o + 1] = s[p];
+        o += 1 + (code == ESC);
+        p += m >> 8;
     }
     return o;
 }
@@ -358,6 +372,96 @@ double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, cons
     return raw ? (double)comp / (double)raw : 1.0;
 }
 
+/* One of the independent streams compress_all runs side by side: strings
+ * [i, hi) of the chunk, their codes written from `out` (o so far), each
+ * string's end offset (relative to out) to coff[i + 1]. */
+struct lane {
+    uint64_t p, e;  /* position in data and end of the current string */
+    int64_t i, hi;  /* current string, end of the lane's strings */
+    uint8_t *out;
+    uint64_t o;
+};
+
+/* Ends the lane's finished strings (empty ones included); 0 when the lane
+ * has no string left. */
+static QV__ALWAYS_INLINE int lane_next(struct lane *l, const uint64_t *off, uint64_t *coff) {
+    while (l->p == l->e) {
+        coff[l->i + 1] = l->o;
+        if (++l->i == l->hi) return 0;
+        l->e = off[l->i + 1];
+    }
+    return 1;
+}
+
+/* One code of the lane's current string (which has bytes left). */
+static QV__ALWAYS_INLINE void lane_step(struct lane *l, const struct qv__fsst_table *t,
+                                        const uint8_t *data, uint64_t end) {
+    unsigned m = match(t, data + l->p, (size_t)(l->e - l->p), (size_t)(end - l->p));
+    unsigned code = m & 0xFF;
+    l->out[l->o] = (uint8_t)code;
+    l->out[l->o + 1] = data[l->p];
+    l->o += 1 + (code == ESC);
+    l->p += m >> 8;
+}
+
+#define LANES 4
+
+/* Compresses strings [0, n) into `codes` (room for 2 bytes per input byte
+ * and 16 more) and their end offsets into coff[1..n] (coff[0] = 0); returns
+ * the code bytes. Each string is compressed on its own (compress1's codes),
+ * but the chunk is cut into LANES runs of strings compressed side by side:
+ * a code's lookup waits on the previous code's length, and two independent
+ * chains of lookups keep the core busy where one leaves it waiting. Lane k
+ * writes its codes from 2 x (its first string's byte offset), where they
+ * cannot reach the next lane's (a string's codes and stray literal take at
+ * most 2 bytes per byte); the runs are then moved together in order. */
+static uint64_t compress_all(const struct qv__fsst_table *t, const uint64_t *off,
+                             const uint8_t *data, int64_t n, uint8_t *codes, uint64_t *coff) {
+    const uint64_t end = off[n];
+    struct lane l[LANES];
+    int live[LANES];
+    coff[0] = 0;
+    for (int k = 0; k < LANES; k++) {
+        int64_t lo = n * k / LANES, hi = n * (k + 1) / LANES;
+        l[k] = (struct lane){.p = off[lo], .e = lo < hi ? off[lo + 1] : off[lo], .i = lo, .hi = hi,
+                             .out = codes + 2 * (off[lo] - off[0]), .o = 0};
+        live[k] = lo < hi && lane_next(&l[k], off, coff);
+    }
+    /* All lanes while all have strings, then each alone. */
+    for (;;) {
+        int all = 1;
+        for (int k = 0; k < LANES; k++) all &= live[k];
+        if (!all) break;
+        for (int k = 0; k < LANES; k++) lane_step(&l[k], t, data, end);
+        for (int k = 0; k < LANES; k++) live[k] = lane_next(&l[k], off, coff);
+    }
+    for (int k = 0; k < LANES; k++)
+        while (live[k]) {
+            lane_step(&l[k], t, data, end);
+            live[k] = lane_next(&l[k], off, coff);
+        }
+    /* Lane 0 is in place; move the others down behind it and shift their
+     * offsets by where they now start. */
+    uint64_t o = l[0].o;
+    for (int k = 1; k < LANES; k++) {
+        int64_t lo = n * k / LANES, hi = n * (k + 1) / LANES;
+        if (l[k].o) memmove(codes + o, l[k].out, (size_t)l[k].o);
+        for (int64_t i = lo; i < hi; i++) coff[i + 1] += o;
+        o += l[k].o;
+    }
+#ifdef QV_DEBUG
+    /* Each string's codes are compress1's, whatever lane compressed it. */
+    uint8_t ref[2 * 256 + 2];
+    for (int64_t i = 0; i < n; i++) {
+        size_t len = (size_t)(off[i + 1] - off[i]);
+        if (len > 256) continue;
+        size_t rl = compress1(t, data + off[i], len, (size_t)(end - off[i]), ref);
+        QV_DCHECK(coff[i + 1] - coff[i] == rl && memcmp(codes + coff[i], ref, rl) == 0);
+    }
+#endif
+    return o;
+}
+
 int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t *off,
                     const uint8_t *data, int64_t n, int depth, struct qv__enode **out) {
     uint64_t total = off[n] - off[0];
@@ -376,13 +480,7 @@ int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t 
         memcpy(tab + tl, &t->sym[i], t->len[i]);
         tl += t->len[i];
     }
-    uint64_t o = 0;
-    coff[0] = 0;
-    for (int64_t i = 0; i < n; i++) {
-        o += compress1(t, data + off[i], (size_t)(off[i + 1] - off[i]),
-                       (size_t)(off[n] - off[i]), codes + o);
-        coff[i + 1] = o;
-    }
+    uint64_t o = compress_all(t, off, data, n, codes, coff);
     int rc = qv__cascade_int(e, coff, n + 1, QV__PT_U64, depth + 1, QV_ENC_AUTO, &nd->child[0]);
     qv__mem_free(&e->mem, coff);
     if (rc) {

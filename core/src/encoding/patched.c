@@ -15,6 +15,7 @@
  * the minimum, or a low percentile (1%, 10%) of a sample when a few
  * values far below the rest would otherwise widen every value.
  */
+#include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
 #define SAMPLE_VECTORS 8
@@ -142,9 +143,21 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         qv_error_clear(e->err);
     } else {
         static const int64_t per_mille[] = {10, 100};
+        /* The 10% value first: selection leaves the values below it in
+         * keys[0..k), so the 1% value (a smaller rank) is selected among
+         * those alone, without copying the sample again. Order statistics
+         * are unique values, so the references are as from the whole. */
+        uint64_t refs[2];
+        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
+        const int64_t k1 = sn * per_mille[0] / 1000, k2 = sn * per_mille[1] / 1000;
+        refs[1] = order_key(select_kth(keys, sn, k2), flip);
+        refs[0] = order_key(select_kth(keys, k2 + 1, k1), flip);
+#ifdef QV_DEBUG
+        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
+        QV_DCHECK(order_key(select_kth(keys, sn, k1), flip) == refs[0]);
+#endif
         for (size_t pi = 0; pi < sizeof per_mille / sizeof per_mille[0]; pi++) {
-            for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
-            uint64_t ref_p = order_key(select_kth(keys, sn, sn * per_mille[pi] / 1000), flip);
+            uint64_t ref_p = refs[pi];
             if (ref_p == c->ref) continue;
             memset(hist, 0, sizeof hist);
             histogram(smp, sn, ref_p, flip, bits, hist);

@@ -6,7 +6,10 @@
  * spread over the chunk, so local patterns (runs, sortedness) are seen as
  * they are. Encoders compute exact figures when they build.
  */
+#include <stdlib.h>
+
 #include "base/cpu_internal.h"
+#include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
 /* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
@@ -67,38 +70,27 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
 
 #define SAMPLE_VECTORS 16
 
-int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
-    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
-    const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
-    int64_t sn = 0;
-    for (int64_t k = 0; k < take; k++) {
-        int64_t vec = take == nvec ? k : k * nvec / take;
-        int64_t vs = vec << QV__VEC_SHIFT;
-        sn += (vs + QV__VEC < n ? QV__VEC : n - vs);
-    }
-    s->sample_n = sn;
-    s->sample_distinct = 0;
-    s->half_n = s->half_distinct = 0;
-    s->top_count = 0;
-    s->top_value = n ? v[0] : 0;
-    if (sn == 0) return 0;
-    const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
-    const unsigned shift = 64 - (unsigned)__builtin_ctzll((uint64_t)tsize);
-    struct qv__mark mk = qv__stack_mark(&e->stack);
-    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
-    uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
-    if (!cnt) {
-        qv__stack_release(&e->stack, mk);
-        return ENOMEM;
-    }
-    memset(cnt, 0, (size_t)tsize * 4);
-    int64_t distinct = 0, top = 0;
-    uint64_t topv = v[0];
-    /* Runs and deltas within the sampled vectors (exact when the sample is
-     * all of the data). */
-    const unsigned bits = s->bits;
+/* What the sample loop accumulates. */
+struct sample_acc {
+    int64_t distinct, top, dmin, dmax, runs, max_run, seen;
+    uint64_t topv;
+};
+
+/* The sample loop. Values are counted either in an open-addressing hash
+ * table (keys, cnt of tsize slots) or, when `direct`, in cnt indexed by
+ * x - base (the chunk's values span fewer slots than the table would
+ * have: no hashing, no probing, no keys). Either way each value's count
+ * goes up in the same order, so the distinct count, the top count and
+ * which value reaches it first are the same. */
+static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
+                                          unsigned bits, int direct, uint64_t base,
+                                          uint64_t *keys, uint32_t *cnt, int64_t tsize,
+                                          unsigned shift, struct qv__istats *s,
+                                          struct sample_acc *a) {
     const uint64_t mask = qv__mask(bits);
-    int64_t dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1, seen = 0;
+    int64_t distinct = 0, top = 0, dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1,
+            seen = 0;
+    uint64_t topv = v[0];
     for (int64_t k = 0; k < take; k++) {
         int64_t vec = take == nvec ? k : k * nvec / take;
         int64_t vs = vec << QV__VEC_SHIFT, ve = vs + QV__VEC < n ? vs + QV__VEC : n;
@@ -124,11 +116,17 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
                 runs++;
                 run = 1;
             }
-            uint64_t h = (x * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
-            while (cnt[h] && keys[h] != x) h = (h + 1) & (uint64_t)(tsize - 1);
-            if (!cnt[h]) {
-                keys[h] = x;
-                distinct++;
+            uint64_t h;
+            if (direct) {
+                h = x - base;
+                distinct += cnt[h] == 0;
+            } else {
+                h = (x * UINT64_C(0x9E3779B97F4A7C15)) >> shift;
+                while (cnt[h] && keys[h] != x) h = (h + 1) & (uint64_t)(tsize - 1);
+                if (!cnt[h]) {
+                    keys[h] = x;
+                    distinct++;
+                }
             }
             if (++cnt[h] > top) {
                 top = cnt[h];
@@ -136,15 +134,73 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
             }
         }
     }
+    *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, topv};
+}
+
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
+    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+    const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
+    int64_t sn = 0;
+    for (int64_t k = 0; k < take; k++) {
+        int64_t vec = take == nvec ? k : k * nvec / take;
+        int64_t vs = vec << QV__VEC_SHIFT;
+        sn += (vs + QV__VEC < n ? QV__VEC : n - vs);
+    }
+    s->sample_n = sn;
+    s->sample_distinct = 0;
+    s->half_n = s->half_distinct = 0;
+    s->top_count = 0;
+    s->top_value = n ? v[0] : 0;
+    if (sn == 0) return 0;
+    const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
+    const unsigned shift = 64 - (unsigned)__builtin_ctzll((uint64_t)tsize);
+    /* s->umin / umax cover every value (qv__istats_compute ran first). */
+    const uint64_t span = s->umax - s->umin;
+    const int direct = span < (uint64_t)tsize;
+    /* The scratch is pushed at its full size either way, so the encoder's
+     * allocations (its stack's growth) are the same whichever way counts;
+     * direct counting only clears and touches the first span + 1 slots. */
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    const size_t ncnt = direct ? (size_t)span + 1 : (size_t)tsize;
+    uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    if (!cnt) {
+        qv__stack_release(&e->stack, mk);
+        return ENOMEM;
+    }
+    memset(cnt, 0, ncnt * 4);
+    /* Runs and deltas within the sampled vectors (exact when the sample is
+     * all of the data). */
+    struct sample_acc a;
+    if (direct)
+        sample_loop(v, n, nvec, take, s->bits, 1, s->umin, NULL, cnt, tsize, shift, s, &a);
+    else
+        sample_loop(v, n, nvec, take, s->bits, 0, 0, keys, cnt, tsize, shift, s, &a);
+#ifdef QV_DEBUG
+    /* Direct counting finds what the hash table finds. */
+    /* (malloc, not the encoder's allocator: the allocation-failure tests
+     * count the encoder's allocations, and this one is not the library's.) */
+    uint64_t *dk = direct ? malloc((size_t)tsize * 8) : NULL;
+    uint32_t *dc = dk ? calloc((size_t)tsize, 4) : NULL;
+    if (dc) {
+        struct sample_acc b;
+        int64_t hn = s->half_n, hd = s->half_distinct;
+        sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, tsize, shift, s, &b);
+        QV_DCHECK(memcmp(&a, &b, sizeof a) == 0 && hn == s->half_n && hd == s->half_distinct);
+    }
+    free(dk);
+    free(dc);
+#endif
     qv__stack_release(&e->stack, mk);
+    const int64_t dmin = a.dmin, dmax = a.dmax, runs = a.runs;
     s->dmin = dmin == INT64_MAX ? 0 : dmin;
     s->dmax = dmin == INT64_MAX ? 0 : dmax;
     /* Runs scale with the data; a run across sampled vectors counts twice,
      * which errs towards not choosing run-end encoding. */
     s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
-    s->max_run = max_run;
-    s->sample_distinct = distinct;
-    s->top_count = top;
-    s->top_value = topv;
+    s->max_run = a.max_run;
+    s->sample_distinct = a.distinct;
+    s->top_count = a.top;
+    s->top_value = a.topv;
     return 0;
 }

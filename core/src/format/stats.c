@@ -4,7 +4,10 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/cpu_internal.h"
 #include "format/format_internal.h"
+
+__extension__ typedef unsigned __int128 u128;
 
 static int valid(const uint8_t *validity, int64_t i) {
     return !validity || qv_bit_get(validity, i);
@@ -122,11 +125,75 @@ static uint64_t prefix_key(const uint8_t *p, size_t n, const uint8_t *end) {
     if (end - p >= 8) {
         /* One load; the bytes past a short string are masked off. */
         memcpy(&k, p, 8);
-        if (n < 8) k &= (UINT64_C(1) << (8 * n)) - 1;
+        k &= n < 8 ? (UINT64_C(1) << (8 * (n & 7))) - 1 : ~UINT64_C(0); /* a select, not a branch */
     } else if (n) {
         memcpy(&k, p, n < 8 ? n : 8);
     }
     return __builtin_bswap64(k);
+}
+
+/* Order of two strings of more than eight bytes whose prefix keys are
+ * equal: their first eight bytes agree, the rest decides. */
+static inline int tail_cmp(const uint8_t *a, size_t an, const uint8_t *b, size_t bn) {
+    return bytes_cmp(a + 8, an - 8, b + 8, bn - 8);
+}
+
+/* The min/max scan, specialized by the compiler for each value layout
+ * (kind and width are constants at each call). */
+static QV__ALWAYS_INLINE void binaries_scan(const struct qv_values *v, const uint8_t *validity,
+                                            int kind, size_t width, const uint8_t *end,
+                                            const uint8_t **mnp, size_t *mnlp,
+                                            const uint8_t **mxp, size_t *mxlp) {
+    const uint8_t *mn = NULL, *mx = NULL;
+    size_t mnl = 0, mxl = 0;
+    uint64_t mnk = 0, mxk = 0;
+    u128 mnkey = 0, mxkey = 0;
+    for (int64_t i = 0; i < v->count; i++) {
+        if (validity && !qv_bit_get(validity, i)) continue;
+        const uint8_t *p;
+        size_t n;
+        if (kind == QV_KIND_FIXED_BINARY) {
+            p = (const uint8_t *)v->values + (size_t)i * width;
+            n = width;
+        } else if (kind == QV_KIND_BINARY) {
+            const int32_t *off = v->values;
+            p = v->data + off[i];
+            n = (size_t)(off[i + 1] - off[i]);
+        } else {
+            const int64_t *off = v->values;
+            p = v->data + off[i];
+            n = (size_t)(off[i + 1] - off[i]);
+        }
+        uint64_t k = prefix_key(p, n, end);
+        u128 key = (u128)k << 64 | n;
+        if (!mn) {
+            mn = mx = p;
+            mnl = mxl = n;
+            mnk = mxk = k;
+            mnkey = mxkey = key;
+            continue;
+        }
+        /* (key, length) orders two strings exactly unless their keys are
+         * equal and both are longer than eight bytes (a string of eight
+         * bytes or fewer whose key equals another's is a prefix of it, so
+         * the shorter is the smaller); only then are the bytes past the
+         * eighth compared. The tests are combined without branching: on
+         * repeated values (flags, modes) the one branch left is then
+         * predictable. */
+        const int long_n = n > 8;
+        if ((key < mnkey) | ((k == mnk) & long_n & (mnl > 8))) {
+            if (k != mnk || !long_n || mnl <= 8 || tail_cmp(p, n, mn, mnl) < 0)
+                mn = p, mnl = n, mnk = k, mnkey = key;
+        }
+        if ((key > mxkey) | ((k == mxk) & long_n & (mxl > 8))) {
+            if (k != mxk || !long_n || mxl <= 8 || tail_cmp(p, n, mx, mxl) > 0)
+                mx = p, mxl = n, mxk = k, mxkey = key;
+        }
+    }
+    *mnp = mn;
+    *mnlp = mnl;
+    *mxp = mx;
+    *mxlp = mxl;
 }
 
 static void binaries(const struct qv__node *node, const struct qv_values *v,
@@ -144,36 +211,15 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
             }
         return;
     }
-    uint64_t mnk = 0, mxk = 0;
     const uint8_t *end = fixed ? (const uint8_t *)v->values + (size_t)v->count * (size_t)v->fixed_width
                          : v->kind == QV_KIND_BINARY ? v->data + ((const int32_t *)v->values)[v->count]
                                                      : v->data + ((const int64_t *)v->values)[v->count];
-    for (int64_t i = 0; i < v->count; i++) {
-        if (!valid(validity, i)) continue;
-        const uint8_t *p;
-        size_t n;
-        if (fixed) {
-            p = (const uint8_t *)v->values + (size_t)i * (size_t)v->fixed_width;
-            n = (size_t)v->fixed_width;
-        } else if (v->kind == QV_KIND_BINARY) {
-            const int32_t *off = v->values;
-            p = v->data + off[i];
-            n = (size_t)(off[i + 1] - off[i]);
-        } else {
-            const int64_t *off = v->values;
-            p = v->data + off[i];
-            n = (size_t)(off[i + 1] - off[i]);
-        }
-        uint64_t k = prefix_key(p, n, end);
-        if (!mn) {
-            mn = mx = p;
-            mnl = mxl = n;
-            mnk = mxk = k;
-            continue;
-        }
-        if (k < mnk || (k == mnk && bytes_cmp(p, n, mn, mnl) < 0)) mn = p, mnl = n, mnk = k;
-        if (k > mxk || (k == mxk && bytes_cmp(p, n, mx, mxl) > 0)) mx = p, mxl = n, mxk = k;
-    }
+    if (fixed)
+        binaries_scan(v, validity, QV_KIND_FIXED_BINARY, (size_t)v->fixed_width, end, &mn, &mnl, &mx, &mxl);
+    else if (v->kind == QV_KIND_BINARY)
+        binaries_scan(v, validity, QV_KIND_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
+    else
+        binaries_scan(v, validity, QV_KIND_LARGE_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
     if (!mn) return;
     int utf8 = node->field->type == QV_TYPE_UTF8 || node->field->type == QV_TYPE_LARGE_UTF8;
     o->s.flags |= QV__STAT_MINMAX;
