@@ -1175,6 +1175,9 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
      * spuriously): help or wait again until the head batch is ready or the
      * whole timeout has passed (a task the consumer runs may outlast it:
      * tasks are one column of one batch). */
+    /* A timeout past ~290 years (INT64_MAX ns) would overflow the deadline
+     * (and then time out at once): taken as ~146 years, i.e. no timeout. */
+    if (timeout_ms > INT64_MAX / 2 / 1000000) timeout_ms = INT64_MAX / 2 / 1000000;
     const int64_t deadline = timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0;
     while (!head_ready(s) && timeout_ms > 0) {
         int64_t left_ms = (deadline - now_ns() + 999999) / 1000000;
