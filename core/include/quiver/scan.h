@@ -512,8 +512,10 @@ QV_API int qv_scan_cancel(struct ArrowArrayStream *stream);
  * was cancelled, and at once for a synchronous scan (which decodes inside
  * get_next); ETIMEDOUT otherwise (possibly early). Called by the consuming
  * thread between its get_next calls, so that a front end can check for
- * interrupts (Ctrl-C) while a slow scan produces nothing. EINVAL when
- * `stream` is not an open scan stream. */
+ * interrupts (Ctrl-C) while a slow scan produces nothing. Any timeout is
+ * accepted: one past about 146 years waits that long (INT64_MAX does not
+ * overflow), zero or negative only checks. EINVAL when `stream` is not an
+ * open scan stream. */
 QV_API int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
 
 /* The error record of the last failed call on a scan stream (get_schema or
