@@ -448,8 +448,13 @@ struct task {
 };
 
 /* Claims the oldest runnable task (under the lock); with `dry`, only
- * returns the kind of the one it would claim (T_NONE: none). */
-static int claim_task(struct qv_scan *s, struct task *t, int dry) {
+ * returns the kind of the one it would claim (T_NONE: none). With
+ * `consumer`, only a task that reads nothing from the source (its column
+ * readers are already in the batch's row group, or an assembly): a read may
+ * block for as long as the source likes (a network file, a stuck disk), and
+ * a consumer inside one could not answer qv_scan_cancel or the timeout of
+ * qv_scan_wait; reads stay with the workers. */
+static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
@@ -461,6 +466,7 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry) {
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (s->fctx_rg[k] == b->rg) i = k;
             if (i >= 0 && s->fctx_busy[i]) continue;
+            if (consumer && (i < 0 || !qv__filter_ctx_loaded(s->fctx[i], b->rg))) continue;
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (!s->fctx_busy[k]) i = k;
             if (i < 0) continue;
@@ -480,6 +486,7 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry) {
             int32_t j = w->order[i];
             struct colstate *c = &s->cols[s->proj[j]];
             if (w->claimed[j] || c->busy) continue;
+            if (consumer && !(c->cr && c->rg == b->rg)) continue; /* it would read */
             if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
@@ -589,7 +596,7 @@ static int can_start(const struct qv_scan *s) {
 static void wake_worker(struct qv_scan *s) {
     if (!s->idle) return;
     struct task t;
-    int kind = claim_task(s, &t, 1);
+    int kind = claim_task(s, &t, 1, 0);
     /* A worker that is not waiting is running a task and looks for more
      * when it is done; with none, whatever there is needs a wake-up. */
     int running = s->nthreads - s->idle; /* one not started yet will look */
@@ -608,10 +615,11 @@ static void wake_consumer(struct qv_scan *s) {
 
 /* Runs the oldest runnable task, or starts the next batch (under the
  * lock); 0 when there is nothing to do. Workers loop on it; so does a
- * consumer whose next batch is not ready (help_or_wait). */
-static int work_once(struct qv_scan *s) {
+ * consumer whose next batch is not ready (help_or_wait), which takes only
+ * tasks that read nothing (claim_task). */
+static int work_once(struct qv_scan *s, int consumer) {
     struct task t;
-    if (claim_task(s, &t, 0)) {
+    if (claim_task(s, &t, 0, consumer)) {
         wake_worker(s);
         run_task(s, &t);
         skip_empty(s); /* empty batches never reach the consumer: free their slots */
@@ -630,7 +638,7 @@ static void *worker_main(void *arg) {
     struct qv_scan *s = arg;
     qv_mutex_lock(&s->mu);
     while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
-        if (work_once(s)) continue;
+        if (work_once(s, 0)) continue;
         s->idle++;
         qv_cond_wait(&s->cv_task, &s->mu);
         s->idle--;
@@ -766,13 +774,16 @@ static int head_ready(struct qv_scan *s) {
  * not taken is the same. */
 static void help_or_wait(struct qv_scan *s, int64_t ms) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) return;
-    if (work_once(s)) {
+    if (work_once(s, 1)) {
         /* The task may have made work (a filtered batch's columns) that a
          * worker would have taken next itself; the consumer now leaves
          * with its batch, so an idle worker takes it. */
         if (head_ready(s)) wake_worker(s);
         return;
     }
+    /* What is left reads from the source (or is running): a worker's. The
+     * consumer may have started the batch it belongs to itself. */
+    wake_worker(s);
     s->waiting++;
     if (ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, ms);
     else qv_cond_wait(&s->cv_queue, &s->mu);
