@@ -491,7 +491,10 @@ static void test_cancel_while_reads_block(void **state) {
                 assert_int_equal(gave_up, 0);        /* nobody waited out the gate */
                 assert_int_equal(consumer_reads, 0); /* reads are the workers' */
                 assert_int_equal(c.rc, ECANCELED);
-                assert_int_equal(c.rows, 0);
+                /* Rows before the cancel (the reader may hold some bytes
+                 * from its open) arrived intact. */
+                assert_int_equal(c.bad, 0);
+                assert_true(c.rows <= expected_rows(f, 0));
                 assert_non_null(strstr(st.get_last_error(&st), "cancelled"));
                 struct ArrowArray b;
                 assert_int_equal(st.get_next(&st, &b), ECANCELED);
@@ -522,7 +525,19 @@ static void test_wait_while_reads_block(void **state) {
         h.have_consumer = 1;
         qv_mutex_unlock(&h.mu);
         assert_int_equal(qv_scan_open(r, &o, fx.res, &st, NULL), 0);
-        for (int i = 0; i < 20; i++) assert_int_equal(qv_scan_wait(&st, 1), ETIMEDOUT);
+        int64_t next = 0, rows = 0;
+        for (int i = 0; i < 20; i++) {
+            int rc = qv_scan_wait(&st, 1);
+            if (rc == ETIMEDOUT) continue;
+            /* Ready: bytes the reader kept from its open made a batch. */
+            assert_int_equal(rc, 0);
+            struct ArrowArray b;
+            assert_int_equal(st.get_next(&st, &b), 0);
+            if (!b.release) break;
+            assert_int_equal(batch_wrong(&b, 0, &next), 0);
+            rows += b.length;
+            b.release(&b);
+        }
         qv_mutex_lock(&h.mu);
         int gave_up = h.gave_up, consumer_reads = h.consumer_reads;
         h.open = 1;
@@ -530,7 +545,6 @@ static void test_wait_while_reads_block(void **state) {
         qv_mutex_unlock(&h.mu);
         assert_int_equal(gave_up, 0);
         assert_int_equal(consumer_reads, 0);
-        int64_t next = 0, rows = 0;
         for (;;) { /* and then the scan completes */
             struct ArrowArray b;
             assert_int_equal(st.get_next(&st, &b), 0);
