@@ -375,9 +375,10 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * with the other columns of the next instead of the batch waiting for its
  * slowest column. A consumer whose next batch is not ready (get_next,
  * qv_scan_wait) runs tasks too instead of sleeping, so it never waits on a
- * batch nobody has started decoding; it takes only tasks that read nothing
- * from the source (reads stay with the workers), so a blocked read never
- * keeps it from answering qv_scan_cancel or a wait's timeout. A
+ * batch nobody has started decoding; with a source of the caller's
+ * (qv_reader_open_source with its own read_at) it takes only tasks that
+ * read nothing from it, so a blocked read never keeps it from answering
+ * qv_scan_cancel or a wait's timeout. A
  * column's tasks run one at a time, in batch order, on its one reader.
  * Batches are handed out in file order. At most `prefetch` batches are
  * started and not yet taken by the consumer (completed or being built), so

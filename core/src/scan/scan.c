@@ -126,6 +126,7 @@ struct qv_scan {
     struct qv__plan plan;
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
+    int consumer_reads; /* the consumer may take tasks that read (claim_task) */
     int validate; /* enum qv_scan_validate */
     unsigned cast; /* enum qv_cast flags */
 
@@ -449,11 +450,15 @@ struct task {
 
 /* Claims the oldest runnable task (under the lock); with `dry`, only
  * returns the kind of the one it would claim (T_NONE: none). With
- * `consumer`, only a task that reads nothing from the source (its column
- * readers are already in the batch's row group, or an assembly): a read may
- * block for as long as the source likes (a network file, a stuck disk), and
- * a consumer inside one could not answer qv_scan_cancel or the timeout of
- * qv_scan_wait; reads stay with the workers. */
+ * `consumer` and a source of the caller's (qv_reader_open_source with its
+ * own read_at), only a task that reads nothing from it (its column readers
+ * are already in the batch's row group, or an assembly): such a read may
+ * block for as long as the source likes (a network file), and a consumer
+ * inside one could not answer qv_scan_cancel or the timeout of
+ * qv_scan_wait; those reads stay with the workers. Reads of a file the
+ * library opened (pread or a mapping) or of memory the consumer does too:
+ * handing those to a worker cost 25-33% of wall time (bench_scan --sched,
+ * lineitem SF1, 1 worker). */
 static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
         struct batch *b = slot_of_seq(s, q);
@@ -466,7 +471,9 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (s->fctx_rg[k] == b->rg) i = k;
             if (i >= 0 && s->fctx_busy[i]) continue;
-            if (consumer && (i < 0 || !qv__filter_ctx_loaded(s->fctx[i], b->rg))) continue;
+            if (consumer && !s->consumer_reads &&
+                (i < 0 || !qv__filter_ctx_loaded(s->fctx[i], b->rg)))
+                continue;
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (!s->fctx_busy[k]) i = k;
             if (i < 0) continue;
@@ -486,7 +493,8 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             int32_t j = w->order[i];
             struct colstate *c = &s->cols[s->proj[j]];
             if (w->claimed[j] || c->busy) continue;
-            if (consumer && !(c->cr && c->rg == b->rg)) continue; /* it would read */
+            if (consumer && !s->consumer_reads && !(c->cr && c->rg == b->rg))
+                continue; /* it would read */
             if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
@@ -954,6 +962,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     s->rd = reader;
     s->r = r;
+    s->consumer_reads = qv__source_is_ours(&reader->src);
     if (hooks) s->hooks = *hooks;
     s->pool = qv_reservation_pool(r);
     s->filter = filter;
