@@ -46,6 +46,7 @@ struct gated {
     qv_mutex mu;
     qv_cond cv;
     int armed, open, blocked;
+    int gave_up; /* reads that left the gate closed after 60 s: something waited on it */
 };
 
 static int gated_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
@@ -56,6 +57,7 @@ static int gated_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_
         qv_cond_broadcast(&g->cv);
         /* Bounded: a lost wake-up shows up as a failed assertion, not a hang. */
         for (int i = 0; i < 600 && !g->open; i++) qv_cond_timedwait_ms(&g->cv, &g->mu, 100);
+        if (!g->open) g->gave_up++;
     }
     qv_mutex_unlock(&g->mu);
     if (off + len > fx.size) return qv_error_set(err, EIO, "gated: read past the end");
@@ -131,6 +133,11 @@ static void test_cancel_wakes_waiting_consumer(void **state) {
         gated_wait_blocked(&g); /* a worker is inside a read */
         assert_int_equal(qv_scan_cancel(&st), 0);
         qv_thread_join(th); /* returns with the gate still closed */
+        /* Nobody needed the gate to give up: the consumer was not inside
+         * a read (reads are the workers'), so cancel reached it at once. */
+        qv_mutex_lock(&g.mu);
+        assert_int_equal(g.gave_up, 0);
+        qv_mutex_unlock(&g.mu);
         assert_int_equal(c.rc, ECANCELED);
         assert_int_equal(c.rows, 0);
         assert_non_null(strstr(st.get_last_error(&st), "cancelled"));
@@ -247,6 +254,10 @@ static void test_wait(void **state) {
     gated_wait_blocked(&g);
     assert_int_equal(qv_scan_wait(&st, 1), ETIMEDOUT); /* the producer is stuck */
     assert_int_equal(qv_scan_wait(&st, 0), ETIMEDOUT);
+    /* The waits did not read (and block) themselves. */
+    qv_mutex_lock(&g.mu);
+    assert_int_equal(g.gave_up, 0);
+    qv_mutex_unlock(&g.mu);
     gated_open(&g);
     int rc = ETIMEDOUT;
     for (int i = 0; i < 600 && rc == ETIMEDOUT; i++) rc = qv_scan_wait(&st, 100);

@@ -375,7 +375,10 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * with the other columns of the next instead of the batch waiting for its
  * slowest column. A consumer whose next batch is not ready (get_next,
  * qv_scan_wait) runs tasks too instead of sleeping, so it never waits on a
- * batch nobody has started decoding. A
+ * batch nobody has started decoding; with a source of the caller's
+ * (qv_reader_open_source with its own read_at) it takes only tasks that
+ * read nothing from it, so a blocked read never keeps it from answering
+ * qv_scan_cancel or a wait's timeout. A
  * column's tasks run one at a time, in batch order, on its one reader.
  * Batches are handed out in file order. At most `prefetch` batches are
  * started and not yet taken by the consumer (completed or being built), so
@@ -512,8 +515,10 @@ QV_API int qv_scan_cancel(struct ArrowArrayStream *stream);
  * was cancelled, and at once for a synchronous scan (which decodes inside
  * get_next); ETIMEDOUT otherwise (possibly early). Called by the consuming
  * thread between its get_next calls, so that a front end can check for
- * interrupts (Ctrl-C) while a slow scan produces nothing. EINVAL when
- * `stream` is not an open scan stream. */
+ * interrupts (Ctrl-C) while a slow scan produces nothing. Any timeout is
+ * accepted: one past about 146 years waits that long (INT64_MAX does not
+ * overflow), zero or negative only checks. EINVAL when `stream` is not an
+ * open scan stream. */
 QV_API int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms);
 
 /* The error record of the last failed call on a scan stream (get_schema or

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "quiver/format.h"
+#include "format/reader_internal.h"
 
 /* What a stat mode is, for messages. */
 static const char *mode_kind(mode_t m) {
@@ -481,4 +482,8 @@ void qv_sink_abort(struct qv_sink *sink) {
 void qv_sink_close(struct qv_sink *sink) {
     if (sink && sink->close) sink->close(sink->ctx);
     if (sink) memset(sink, 0, sizeof *sink);
+}
+
+int qv__source_is_ours(const struct qv_source *src) {
+    return src->base != NULL || src->read_at == file_read_at || src->read_at == mem_read_at;
 }

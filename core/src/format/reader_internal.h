@@ -34,6 +34,10 @@ uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr);
  * loaded segment's bytes other than through its decoder's dispatch
  * (encoded-domain filters) calls it first. */
 int qv__column_reader_verify_all(struct qv_column_reader *cr, struct qv_error *err);
+/* Whether reads of `src` are the library's own (a file it opened, a mapping,
+ * memory) rather than a caller's read_at, which may block for as long as
+ * it likes (a network file). */
+int qv__source_is_ours(const struct qv_source *src);
 int qv__reader_verify(const struct qv_reader *rd, int64_t rg, int32_t node,
                       const struct qv__segment *s, const uint8_t *bytes, struct qv_error *err);
 int qv__projection_field(const struct qv_reader *rd, const int32_t *columns, int32_t n,

@@ -657,6 +657,13 @@ static int ensure_reader(struct qv__filter_ctx *c, int32_t i, int64_t rg,
     return rc;
 }
 
+int qv__filter_ctx_loaded(const struct qv__filter_ctx *c, int64_t rg) {
+    if (c->readers) return 0;
+    for (int32_t i = 0; i < c->f->n_cols; i++)
+        if (!c->cols[i].cr || c->cols[i].rg != rg) return 0;
+    return 1;
+}
+
 void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg) {
     c->readers = fn;
     c->readers_arg = arg;

@@ -126,6 +126,7 @@ struct qv_scan {
     struct qv__plan plan;
     int64_t batch_rows, max_rows;
     int prefetch, nthreads;
+    int consumer_reads; /* the consumer may take tasks that read (claim_task) */
     int validate; /* enum qv_scan_validate */
     unsigned cast; /* enum qv_cast flags */
 
@@ -448,8 +449,17 @@ struct task {
 };
 
 /* Claims the oldest runnable task (under the lock); with `dry`, only
- * returns the kind of the one it would claim (T_NONE: none). */
-static int claim_task(struct qv_scan *s, struct task *t, int dry) {
+ * returns the kind of the one it would claim (T_NONE: none). With
+ * `consumer` and a source of the caller's (qv_reader_open_source with its
+ * own read_at), only a task that reads nothing from it (its column readers
+ * are already in the batch's row group, or an assembly): such a read may
+ * block for as long as the source likes (a network file), and a consumer
+ * inside one could not answer qv_scan_cancel or the timeout of
+ * qv_scan_wait; those reads stay with the workers. Reads of a file the
+ * library opened (pread or a mapping) or of memory the consumer does too:
+ * handing those to a worker cost 25-33% of wall time (bench_scan --sched,
+ * lineitem SF1, 1 worker). */
+static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
@@ -461,6 +471,9 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry) {
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (s->fctx_rg[k] == b->rg) i = k;
             if (i >= 0 && s->fctx_busy[i]) continue;
+            if (consumer && !s->consumer_reads &&
+                (i < 0 || !qv__filter_ctx_loaded(s->fctx[i], b->rg)))
+                continue;
             for (int k = 0; k < s->n_fctx && i < 0; k++)
                 if (!s->fctx_busy[k]) i = k;
             if (i < 0) continue;
@@ -480,6 +493,8 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry) {
             int32_t j = w->order[i];
             struct colstate *c = &s->cols[s->proj[j]];
             if (w->claimed[j] || c->busy) continue;
+            if (consumer && !s->consumer_reads && !(c->cr && c->rg == b->rg))
+                continue; /* it would read */
             if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
@@ -589,7 +604,7 @@ static int can_start(const struct qv_scan *s) {
 static void wake_worker(struct qv_scan *s) {
     if (!s->idle) return;
     struct task t;
-    int kind = claim_task(s, &t, 1);
+    int kind = claim_task(s, &t, 1, 0);
     /* A worker that is not waiting is running a task and looks for more
      * when it is done; with none, whatever there is needs a wake-up. */
     int running = s->nthreads - s->idle; /* one not started yet will look */
@@ -608,10 +623,11 @@ static void wake_consumer(struct qv_scan *s) {
 
 /* Runs the oldest runnable task, or starts the next batch (under the
  * lock); 0 when there is nothing to do. Workers loop on it; so does a
- * consumer whose next batch is not ready (help_or_wait). */
-static int work_once(struct qv_scan *s) {
+ * consumer whose next batch is not ready (help_or_wait), which takes only
+ * tasks that read nothing (claim_task). */
+static int work_once(struct qv_scan *s, int consumer) {
     struct task t;
-    if (claim_task(s, &t, 0)) {
+    if (claim_task(s, &t, 0, consumer)) {
         wake_worker(s);
         run_task(s, &t);
         skip_empty(s); /* empty batches never reach the consumer: free their slots */
@@ -630,7 +646,7 @@ static void *worker_main(void *arg) {
     struct qv_scan *s = arg;
     qv_mutex_lock(&s->mu);
     while (!s->shutdown && !__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) {
-        if (work_once(s)) continue;
+        if (work_once(s, 0)) continue;
         s->idle++;
         qv_cond_wait(&s->cv_task, &s->mu);
         s->idle--;
@@ -766,13 +782,16 @@ static int head_ready(struct qv_scan *s) {
  * not taken is the same. */
 static void help_or_wait(struct qv_scan *s, int64_t ms) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE)) return;
-    if (work_once(s)) {
+    if (work_once(s, 1)) {
         /* The task may have made work (a filtered batch's columns) that a
          * worker would have taken next itself; the consumer now leaves
          * with its batch, so an idle worker takes it. */
         if (head_ready(s)) wake_worker(s);
         return;
     }
+    /* What is left reads from the source (or is running): a worker's. The
+     * consumer may have started the batch it belongs to itself. */
+    wake_worker(s);
     s->waiting++;
     if (ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, ms);
     else qv_cond_wait(&s->cv_queue, &s->mu);
@@ -943,6 +962,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     s->rd = reader;
     s->r = r;
+    s->consumer_reads = qv__source_is_ours(&reader->src);
     if (hooks) s->hooks = *hooks;
     s->pool = qv_reservation_pool(r);
     s->filter = filter;
@@ -1175,6 +1195,9 @@ int qv_scan_wait(struct ArrowArrayStream *stream, int64_t timeout_ms) {
      * spuriously): help or wait again until the head batch is ready or the
      * whole timeout has passed (a task the consumer runs may outlast it:
      * tasks are one column of one batch). */
+    /* A timeout past ~290 years (INT64_MAX ns) would overflow the deadline
+     * (and then time out at once): taken as ~146 years, i.e. no timeout. */
+    if (timeout_ms > INT64_MAX / 2 / 1000000) timeout_ms = INT64_MAX / 2 / 1000000;
     const int64_t deadline = timeout_ms > 0 ? now_ns() + timeout_ms * 1000000 : 0;
     while (!head_ready(s) && timeout_ms > 0) {
         int64_t left_ms = (deadline - now_ns() + 999999) / 1000000;

@@ -153,6 +153,9 @@ int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int
 typedef int (*qv__filter_reader_fn)(void *arg, int32_t column, int64_t rg,
                                     struct qv_column_reader **cr, struct qv_error *err);
 void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg);
+/* Whether a batch of row group rg would read nothing: the ctx's own readers
+ * of every filter column are already in rg (the caller's readers: no). */
+int qv__filter_ctx_loaded(const struct qv__filter_ctx *c, int64_t rg);
 /* For tests: the number of conjuncts, and an order of them to run from now
  * on (a permutation of 0..n-1; the measured ranking stops). */
 int32_t qv__filter_conjuncts(const struct qv__filter *f);

@@ -1,0 +1,340 @@
+/*
+ * Dictionaries of at most 32 entries are filtered by qv__code_cmp32 (a
+ * 32-bit word of answers shifted by each code) instead of a table load per
+ * code. Attacked here at its edges, with the generic kernel and the best
+ * the CPU has (QUIVER_SIMD=baseline's level too): the kernel itself against
+ * a plain loop (codes of exactly 31, every length around 64, bits past m);
+ * dictionaries of 1, 31, 32 and 33 entries (the last one the table path)
+ * through qv_decoder_filter against the decoded values, integers with every
+ * operator and floats holding NaN, -0.0 and infinities through EVAL; and a
+ * corrupt code (exactly the dictionary's size, size + 32 and 2^32 - 1, which
+ * `& 31` would map onto a real entry) refused as corrupt, never answered.
+ */
+#include <math.h>
+
+#include "test_enc_util.h"
+#include "base/cpu_internal.h"
+#include "encoding/enc_internal.h"
+
+static const int levels[] = {QV__CPU_BASELINE, QV__CPU_AVX2};
+
+/* ---- the kernel ---- */
+
+static void test_kernel(void **state) {
+    (void)state;
+    uint64_t s = 32;
+    static uint32_t codes[4096 + 64];
+    static uint64_t out[4096 / 64 + 2];
+    const int64_t ms[] = {0, 1, 2, 31, 32, 63, 64, 65, 127, 128, 129, 1000, 4095, 4096};
+    const uint32_t fixed[] = {0, 1, 0x80000000u, 0xFFFFFFFFu, 0x7FFFFFFFu, 0xAAAAAAAAu};
+    for (int lv = 0; lv < 2; lv++) {
+        const int saved = qv__cpu_set_level(levels[lv]);
+        for (int round = 0; round < 200; round++) {
+            const int64_t m = ms[round % 14];
+            uint32_t answers = round < 6 ? fixed[round] : (uint32_t)rng_next(&s);
+            for (int64_t j = 0; j < m; j++) {
+                uint64_t r = rng_next(&s);
+                /* Many 31s and 0s: the ends of the word. */
+                codes[j] = r % 4 == 0 ? 31 : r % 4 == 1 ? 0 : (uint32_t)(r >> 8) % 32;
+            }
+            /* Garbage past m: the kernel must not read it into an answer. */
+            for (int64_t j = m; j < m + 64; j++) codes[j] = 31;
+            const int64_t words = (m + 63) / 64;
+            for (int64_t k = 0; k < words + 1; k++) out[k] = 0x5555555555555555u;
+            qv__code_cmp32(codes, m, answers, out);
+            for (int64_t j = 0; j < words * 64; j++) {
+                int got = (int)(out[j / 64] >> (j % 64)) & 1;
+                int want = j < m ? (int)(answers >> codes[j]) & 1 : 0;
+                if (got != want)
+                    fail_msg("level %d m %lld answers %08x: bit %lld is %d, code %u", levels[lv],
+                             (long long)m, answers, (long long)j, got, j < m ? codes[j] : 0);
+            }
+            /* Nothing written past ceil(m / 64) words. */
+            assert_true(out[words] == 0x5555555555555555u);
+        }
+        qv__cpu_set_level(saved);
+    }
+}
+
+/* ---- dictionaries through qv_decoder_filter ---- */
+
+/* EVAL on doubles: ctx says which predicate (IEEE: NaN compares false). */
+struct fpred {
+    int kind; /* 0: x < lit, 1: x != x (NaN), 2: x == lit, 3: x >= lit */
+    double lit;
+};
+
+static int fpred_holds(const struct fpred *p, double x) {
+    switch (p->kind) {
+    case 0: return x < p->lit;
+    case 1: return x != x;
+    case 2: return x == p->lit;
+    default: return x >= p->lit;
+    }
+}
+
+static int feval(void *ctx, const struct qv_values *vals, uint64_t *out, struct qv_error *err) {
+    (void)err;
+    const struct fpred *p = ctx;
+    const double *x = vals->values;
+    for (int64_t i = 0; i < vals->count; i++)
+        if (fpred_holds(p, x[i])) out[i / 64] |= UINT64_C(1) << (i % 64);
+    return 0;
+}
+
+static int root_is_dict(struct enc_env *env, const struct qv_encoded *e) {
+    char desc[512];
+    struct qv_error err;
+    assert_int_equal(qv_enc_describe(e->data, e->size, env->r, desc, sizeof desc, &err), 0);
+    return strncmp(desc, "dict(", 5) == 0;
+}
+
+/* Random windows and selections of a decoder over n values; `want(i)` is
+ * the oracle. */
+static void check_filter(struct qv_decoder *d, int64_t n, const struct qv_enc_pred *p, uint64_t *s,
+                         int (*want)(const void *ctx, int64_t i), const void *wctx,
+                         const char *what) {
+    static uint64_t sel[8192 / 64 + 1], out[8192 / 64 + 1];
+    struct qv_error err;
+    for (int w = 0; w < 6; w++) {
+        int64_t start = w == 0 ? 0 : (int64_t)(rng_next(s) % (uint64_t)n);
+        int64_t len = w == 0 ? n : 1 + (int64_t)(rng_next(s) % (uint64_t)(n - start));
+        int use_sel = w % 2;
+        for (int64_t k = 0; k < (len + 63) / 64; k++) sel[k] = use_sel ? rng_next(s) : ~UINT64_C(0);
+        int rc = qv_decoder_filter(d, start, len, p, use_sel ? sel : NULL, out, &err);
+        if (rc) fail_msg("%s: filter rc %d: %s", what, rc, err.message);
+        for (int64_t i = 0; i < len; i++) {
+            int sb = (int)(sel[i / 64] >> (i % 64)) & 1;
+            int got = (int)(out[i / 64] >> (i % 64)) & 1;
+            int exp = sb && want(wctx, start + i);
+            if (got != exp)
+                fail_msg("%s: value %lld (window %lld+%lld): got %d, want %d", what,
+                         (long long)(start + i), (long long)start, (long long)len, got, exp);
+        }
+    }
+}
+
+struct icase {
+    const int32_t *v;
+    const struct qv_enc_pred *p;
+};
+static int iwant(const void *ctx, int64_t i) {
+    const struct icase *c = ctx;
+    int64_t x = c->v[i];
+    switch (c->p->op) {
+    case QV_ENC_OP_EQ: return x == c->p->lo;
+    case QV_ENC_OP_NE: return x != c->p->lo;
+    case QV_ENC_OP_LT: return x < c->p->lo;
+    case QV_ENC_OP_LE: return x <= c->p->lo;
+    case QV_ENC_OP_GT: return x > c->p->lo;
+    case QV_ENC_OP_GE: return x >= c->p->lo;
+    default: return x >= c->p->lo && x <= c->p->hi;
+    }
+}
+
+struct fcase {
+    const double *v;
+    const struct fpred *p;
+};
+static int fwant(const void *ctx, int64_t i) {
+    const struct fcase *c = ctx;
+    return fpred_holds(c->p, c->v[i]);
+}
+
+static void test_dict_sizes(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    uint64_t s = 3233;
+    const int sizes[] = {1, 2, 31, 32, 33};
+    const int64_t n = 5000;
+    char what[160];
+    for (int lv = 0; lv < 2; lv++) {
+        const int saved = qv__cpu_set_level(levels[lv]);
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+            const int ds = sizes[z];
+            /* Integers: entries -40 + 3k, the last entry (code ds - 1, 31
+             * for 32) frequent. */
+            struct col ci = col_words(QV_KIND_INT32, n);
+            int32_t *iv = ci.values;
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = rng_next(&s);
+                int k = r % 3 == 0 ? ds - 1 : (int)((r >> 8) % (uint64_t)ds);
+                iv[i] = -40 + 3 * k;
+            }
+            struct qv_encode_options eo = {.force = QV_ENC_DICT};
+            struct qv_encoded e;
+            struct qv_error err;
+            if (ds == 1) eo.force = QV_ENC_AUTO; /* dict of one entry may be refused */
+            assert_int_equal(qv_encode(&ci.v, &eo, env.r, &e, &err), 0);
+            struct qv_decoder *d;
+            assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_INT32, 0, n, env.r, &d, &err), 0);
+            for (int t = 0; t < 120; t++) {
+                struct qv_enc_pred p = {0};
+                p.op = t % 7;
+                int k1 = (int)(rng_next(&s) % (uint64_t)(ds + 2)) - 1;
+                int k2 = (int)(rng_next(&s) % (uint64_t)(ds + 2)) - 1;
+                p.lo = -40 + 3 * k1 + (t % 5 == 4 ? 1 : 0); /* entries, between, beyond */
+                p.hi = -40 + 3 * k2;
+                snprintf(what, sizeof what, "int32 dict of %d (level %d) op %d lo %lld hi %lld", ds,
+                         levels[lv], p.op, (long long)p.lo, (long long)p.hi);
+                struct icase ic = {iv, &p};
+                check_filter(d, n, &p, &s, iwant, &ic, what);
+            }
+            qv_decoder_close(d);
+            qv_encoded_release(env.r, &e);
+            col_free(&ci);
+
+            /* Floats: NaN, -0.0, 0.0, +-Infinity among the entries. */
+            struct col cf = col_words(QV_KIND_FLOAT64, n);
+            double *fv = cf.values;
+            double ent[40];
+            for (int k = 0; k < 40; k++) ent[k] = k * 0.5 - 7.25;
+            ent[0] = NAN;
+            if (ds > 1) ent[1] = -0.0;
+            if (ds > 2) ent[2] = 0.0;
+            if (ds > 3) ent[3] = INFINITY;
+            if (ds > 4) ent[4] = -INFINITY;
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = rng_next(&s);
+                fv[i] = ent[r % 3 == 0 ? ds - 1 : (int)((r >> 8) % (uint64_t)ds)];
+            }
+            /* Every entry present, so the dictionary has exactly ds. */
+            for (int k = 0; k < ds; k++) fv[k * 7] = ent[k];
+            eo.force = ds == 1 ? QV_ENC_AUTO : QV_ENC_DICT;
+            assert_int_equal(qv_encode(&cf.v, &eo, env.r, &e, &err), 0);
+            if (ds > 1) assert_true(root_is_dict(&env, &e));
+            assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_FLOAT64, 0, n, env.r, &d, &err), 0);
+            struct fpred fps[40];
+            for (int t = 0; t < 40; t++) {
+                fps[t].kind = t % 4;
+                fps[t].lit = t % 5 == 0 ? NAN : t % 5 == 1 ? 0.0 : ent[5 + t % 30];
+                struct qv_enc_pred p = {.op = QV_ENC_OP_EVAL, .eval = feval, .eval_ctx = &fps[t]};
+                snprintf(what, sizeof what, "float64 dict of %d (level %d) pred %d lit %g", ds,
+                         levels[lv], fps[t].kind, fps[t].lit);
+                struct fcase fc = {fv, &fps[t]};
+                check_filter(d, n, &p, &s, fwant, &fc, what);
+            }
+            qv_decoder_close(d);
+            qv_encoded_release(env.r, &e);
+            col_free(&cf);
+        }
+        qv__cpu_set_level(saved);
+    }
+    env_close(&env);
+}
+
+/* ---- corrupt codes ---- */
+
+struct find_codes {
+    uint64_t offset, own_size;
+    int64_t count;
+    int found, plain;
+};
+
+static int visit_codes(void *ctx, const struct qv_enc_node_info *info) {
+    struct find_codes *f = ctx;
+    if (info->depth == 1 && !strcmp(info->role, "codes")) {
+        f->found = 1;
+        f->plain = info->encoding == QV_ENC_PLAIN;
+        f->offset = info->offset;
+        f->own_size = info->own_size;
+        f->count = info->count;
+    }
+    return 0;
+}
+
+/* A dictionary of ds entries whose plain codes get one bad code at value
+ * `at`: every filter over a range holding it fails as corrupt naming the
+ * code, whatever the predicate; a range without it is answered right. */
+static void corrupt_code(struct enc_env *env, int ds, uint32_t bad, int64_t at, int level) {
+    const int64_t n = 3000;
+    struct col ci = col_words(QV_KIND_INT32, n);
+    int32_t *iv = ci.values;
+    for (int64_t i = 0; i < n; i++) iv[i] = 100 + (int32_t)(i % ds) * 2;
+    /* Only dict and plain: the codes are a plain u32 buffer. */
+    struct qv_encode_options eo = {.force = QV_ENC_DICT, .allowed = QV_ENC_BIT(QV_ENC_PLAIN),
+                                   .max_depth = 1};
+    struct qv_encoded e;
+    struct qv_error err;
+    assert_int_equal(qv_encode(&ci.v, &eo, env->r, &e, &err), 0);
+    struct find_codes fc = {0};
+    assert_int_equal(qv_enc_walk(e.data, e.size, NULL, visit_codes, &fc, &err), 0);
+    if (!fc.found || !fc.plain) {
+        char desc[512];
+        qv_enc_describe(e.data, e.size, env->r, desc, sizeof desc, &err);
+        fail_msg("dict of %d: codes not plain: %s", ds, desc);
+    }
+    assert_int_equal(fc.count, n);
+    /* The buffer ends the node's own bytes (padded to 8). */
+    const uint64_t blen = ((uint64_t)n * 4 + 7) & ~UINT64_C(7);
+    uint32_t *codes = (uint32_t *)(void *)(e.data + fc.offset + fc.own_size - blen);
+    for (int64_t i = 0; i < n; i++) assert_true(codes[i] < (uint32_t)ds); /* found them */
+    const uint32_t was = codes[at];
+    codes[at] = bad;
+    const int saved = qv__cpu_set_level(level);
+    struct qv_decoder *d;
+    int rc = qv_decoder_open(e.data, e.size, QV_KIND_INT32, 0, n, env->r, &d, &err);
+    if (rc) { /* refused up front: as good */
+        assert_int_equal(rc, EIO);
+    } else {
+        static uint64_t out[3000 / 64 + 1];
+        /* An entry's value, so `& 31` mapping would find a match. */
+        const int32_t alias = 100 + (int32_t)((bad & 31) % (uint32_t)ds) * 2;
+        struct qv_enc_pred preds[] = {{.op = QV_ENC_OP_EQ, .lo = alias},
+                                      {.op = QV_ENC_OP_NE, .lo = alias},
+                                      {.op = QV_ENC_OP_GE, .lo = 0},
+                                      {.op = QV_ENC_OP_BETWEEN, .lo = 100, .hi = 100 + 2 * ds}};
+        for (size_t k = 0; k < sizeof preds / sizeof preds[0]; k++) {
+            qv_error_clear(&err);
+            rc = qv_decoder_filter(d, 0, n, &preds[k], NULL, out, &err);
+            if (rc != EIO)
+                fail_msg("dict of %d, code %u at %lld, op %d: rc %d (not refused)", ds, bad,
+                         (long long)at, preds[k].op, rc);
+            char want[96];
+            snprintf(want, sizeof want, "code %u at value %lld is outside the dictionary of %d",
+                     bad, (long long)at, ds);
+            if (!strstr(err.message, want)) fail_msg("message '%s', want '%s'", err.message, want);
+            /* A range of whole vectors before it is answered right. */
+            const int64_t before = at / 1024 * 1024;
+            if (before > 0) {
+                rc = qv_decoder_filter(d, 0, before, &preds[k], NULL, out, &err);
+                assert_int_equal(rc, 0);
+                struct icase ic = {iv, &preds[k]};
+                for (int64_t i = 0; i < before; i++)
+                    assert_int_equal((int)(out[i / 64] >> (i % 64)) & 1, iwant(&ic, i));
+            }
+        }
+        qv_decoder_close(d);
+    }
+    qv__cpu_set_level(saved);
+    codes[at] = was;
+    qv_encoded_release(env->r, &e);
+    col_free(&ci);
+}
+
+static void test_corrupt_codes(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    const int sizes[] = {2, 31, 32, 33};
+    for (int lv = 0; lv < 2; lv++)
+        for (size_t z = 0; z < 4; z++) {
+            const int ds = sizes[z];
+            const uint32_t bads[] = {(uint32_t)ds, (uint32_t)ds + 31, 32, 63, 0xFFFFFFFFu};
+            const int64_t ats[] = {0, 63, 64, 1500, 2999};
+            for (size_t b = 0; b < 5; b++)
+                for (size_t a = 0; a < 5; a++)
+                    if (bads[b] >= (uint32_t)ds) corrupt_code(&env, ds, bads[b], ats[a], levels[lv]);
+        }
+    env_close(&env);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel),
+        cmocka_unit_test(test_dict_sizes),
+        cmocka_unit_test(test_corrupt_codes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
