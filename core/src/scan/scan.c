@@ -623,8 +623,8 @@ static void wake_consumer(struct qv_scan *s) {
 
 /* Runs the oldest runnable task, or starts the next batch (under the
  * lock); 0 when there is nothing to do. Workers loop on it; so does a
- * consumer whose next batch is not ready (help_or_wait), which takes only
- * tasks that read nothing (claim_task). */
+ * consumer whose next batch is not ready (help_or_wait), which leaves the
+ * reads of a caller's source to the workers (claim_task). */
 static int work_once(struct qv_scan *s, int consumer) {
     struct task t;
     if (claim_task(s, &t, 0, consumer)) {
@@ -789,8 +789,8 @@ static void help_or_wait(struct qv_scan *s, int64_t ms) {
         if (head_ready(s)) wake_worker(s);
         return;
     }
-    /* What is left reads from the source (or is running): a worker's. The
-     * consumer may have started the batch it belongs to itself. */
+    /* What is left is running, or reads a caller's source: a worker's.
+     * The consumer may have started the batch it belongs to itself. */
     wake_worker(s);
     s->waiting++;
     if (ms > 0) qv_cond_timedwait_ms(&s->cv_queue, &s->mu, ms);
