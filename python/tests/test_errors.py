@@ -246,7 +246,17 @@ def test_ctrl_c_aborts_write(tmp_path):
                 p.unlink()
     finally:
         timer.join()
-    assert list(tmp_path.iterdir()) == []
+    # Interrupted inside the write: nothing is left (its temporary file is
+    # removed, no i.qvr appears). The interrupt can also land just after a
+    # write returned, its rename done, and before the unlink (a faster
+    # writer made that window likely): the file is then the whole table,
+    # committed. Never a temporary file, never a partial i.qvr.
+    left = sorted(x.name for x in tmp_path.iterdir())
+    assert left in ([], ["i.qvr"]), left
+    if left:
+        with quiver.open(p) as f:
+            assert len(f) == n
+            assert f.to_arrow().equals(t)
 
 
 @pytest.mark.timeout(120)
