@@ -101,9 +101,13 @@ static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
 }
 
 /* Compact mode: tries every frame compressor (zstd, lz4) over a finished
- * tree. Highest id first, so lz4 is tried before zstd as it always was. */
+ * tree. Highest id first, so lz4 is tried before zstd as it always was.
+ * A wrapped tree costs the wrap's decode and then the tree's own, so its
+ * score adds both costs: a 1% smaller lz4 frame must not beat a root
+ * that already compresses (zstd_dict, fsst) and keeps random access. */
 static int try_general(struct qv__enc *e, struct qv__enode **nd) {
-    double best = (double)(*nd)->size * cost_factor((*nd)->enc);
+    const double inner = cost_factor((*nd)->enc) - 1.0;
+    double best = (double)(*nd)->size * (1.0 + inner);
     struct qv__enode *chosen = NULL;
     for (int enc = (int)qv__encoding_slots() - 1; enc > 0; enc--) {
         if (!is_frames(enc) || !qv__allowed(e, enc)) continue;
@@ -111,7 +115,7 @@ static int try_general(struct qv__enc *e, struct qv__enode **nd) {
         int rc = qv__general_wrap(e, enc, *nd, 0, &w);
         if (rc == QV__DECLINED) continue;
         if (rc) return rc;
-        double s = (double)w->size * cost_factor(enc);
+        double s = (double)w->size * (cost_factor(enc) + inner);
         if (s < best) {
             if (chosen) qv__enode_drop(e, chosen);
             chosen = w;

@@ -466,9 +466,13 @@ static int cache_of(struct qv__dec *d, struct qv__node *nd, struct zd_cache **ou
     return 0;
 }
 
-/* Makes frame f the cached one: its lengths, then its bytes. */
+/* Loads frame f: its lengths into c->foff (as offsets), then its bytes.
+ * With `direct`, the caller wants the whole frame appended to o: the bytes
+ * are decompressed straight into o's data (saving a copy of every string
+ * in sequential scans) and the frame is not kept. Otherwise it becomes
+ * the cached frame in c->raw. */
 static int load_frame(struct qv__dec *d, struct qv__node *nd, struct zd_cache *c, int64_t f,
-                      struct qv_error *err) {
+                      struct qv__binout *direct, struct qv_error *err) {
     if (c->frame == f) return 0;
     c->frame = -1;
     const int64_t fs = frame_first(nd, f), m = frame_end(nd, f) - fs;
@@ -508,16 +512,25 @@ static int load_frame(struct qv__dec *d, struct qv__node *nd, struct zd_cache *c
             return qv__corrupt(err, nd, "frame %lld: zstd content size %lld, the lengths say %llu",
                                (long long)f, fcs >= ZSTD_CONTENTSIZE_ERROR ? -1LL : (long long)fcs,
                                (unsigned long long)raw_size);
-        if (raw_size > c->raw_cap) {
-            size_t ncap = raw_size > 2 * c->raw_cap ? (size_t)raw_size : 2 * c->raw_cap;
-            uint8_t *nr = qv__mem_realloc(&d->mem, c->raw, c->raw_cap, ncap, err);
-            if (!nr) return ENOMEM;
-            c->raw = nr;
-            c->raw_cap = ncap;
+        uint8_t *dst;
+        if (direct) {
+            if (direct->cap - direct->size < raw_size + 8 &&
+                (rc = qv__binout_reserve(direct, (size_t)raw_size, err)))
+                return rc;
+            dst = direct->data + direct->size;
+        } else {
+            if (raw_size > c->raw_cap) {
+                size_t ncap = raw_size > 2 * c->raw_cap ? (size_t)raw_size : 2 * c->raw_cap;
+                uint8_t *nr = qv__mem_realloc(&d->mem, c->raw, c->raw_cap, ncap, err);
+                if (!nr) return ENOMEM;
+                c->raw = nr;
+                c->raw_cap = ncap;
+            }
+            dst = c->raw;
         }
-        size_t got = c->ddict ? ZSTD_decompress_usingDDict(c->dctx, c->raw, (size_t)raw_size, src,
+        size_t got = c->ddict ? ZSTD_decompress_usingDDict(c->dctx, dst, (size_t)raw_size, src,
                                                            (size_t)clen, c->ddict)
-                              : ZSTD_decompressDCtx(c->dctx, c->raw, (size_t)raw_size, src,
+                              : ZSTD_decompressDCtx(c->dctx, dst, (size_t)raw_size, src,
                                                     (size_t)clen);
         if (ZSTD_isError(got) && c->zm.failed)
             return qv_error_set(err, ENOMEM, "zstd_dict: out of memory while decompressing");
@@ -525,7 +538,7 @@ static int load_frame(struct qv__dec *d, struct qv__node *nd, struct zd_cache *c
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
                                ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
     }
-    c->frame = f;
+    if (!direct) c->frame = f;
     return 0;
 }
 
@@ -537,14 +550,18 @@ static int zdict_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     for (int64_t pos = start, end = start + n; pos < end;) {
         const int64_t f = frame_of(nd, pos), fs = frame_first(nd, f);
         const int64_t fe = frame_end(nd, f), stop = fe < end ? fe : end;
-        if ((rc = load_frame(d, nd, c, f, err))) return rc;
+        /* A whole frame not cached goes straight into o. */
+        const int whole = pos == fs && stop == fe && c->frame != f;
+        if ((rc = load_frame(d, nd, c, f, whole ? o : NULL, err))) return rc;
         const int64_t lo = pos - fs, m = stop - pos;
         const uint64_t b0 = c->foff[lo], bytes = c->foff[lo + m] - b0;
-        if (o->cap - o->size < bytes + 8 && (rc = qv__binout_reserve(o, (size_t)bytes, err)))
-            return rc;
-        /* The strings of one frame are contiguous: one copy, then their
-         * offsets. */
-        if (bytes) memcpy(o->data + o->size, c->raw + b0, (size_t)bytes);
+        if (!whole) {
+            if (o->cap - o->size < bytes + 8 && (rc = qv__binout_reserve(o, (size_t)bytes, err)))
+                return rc;
+            /* The strings of one frame are contiguous: one copy, then
+             * their offsets. */
+            if (bytes) memcpy(o->data + o->size, c->raw + b0, (size_t)bytes);
+        }
         const size_t base = o->size - (size_t)b0;
         if (o->off64) {
             int64_t *ov = (int64_t *)o->offsets + o->i + 1;
