@@ -349,6 +349,13 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
         for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
         struct str_sort_ctx sc = {s, first};
         msort(perm, tmp, d, cmp_str, &sc);
+        if (depth == 0 && e->extremes && d > 0 && s->data == e->root_data && n == e->root_n) {
+            /* Every value of the caller's input is in the dictionary, now
+             * in value order: its ends are the input's extremes. */
+            e->extremes->found = 1;
+            e->extremes->min_row = first[perm[0]];
+            e->extremes->max_row = first[perm[d - 1]];
+        }
         if (frequency_pays(codes, n, d, slot)) msort(perm, tmp, d, cmp_count_desc, slot);
         uint64_t total = 0;
         for (int64_t i = 0; i < d; i++) {

@@ -170,6 +170,12 @@ struct qv__enc {
     int max_depth;
     int compact;
     int zstd_level;
+    /* The caller's qv_encode_options.extremes, and the input it is about:
+     * set only by a dictionary over exactly these strings (root_data,
+     * root_n) at depth 0. */
+    struct qv_encode_extremes *extremes;
+    const uint8_t *root_data;
+    int64_t root_n;
 };
 
 /* Creates a node in the encoder's arena. */

@@ -251,6 +251,13 @@ void qv__footer_free(struct qv__footer *f);
  * Decimal64 nodes pass their values as INT64. */
 void qv__stats_compute(const struct qv__node *node, const struct qv_values *values,
                        const uint8_t *validity, struct qv__stats_buf *out);
+/* The same statistics for a chunk without nulls of a byte-ordered binary
+ * kind whose smallest and largest values are rows min_row and max_row (as
+ * the encoder's dictionary found them: qv_encode_options.extremes).
+ * Returns 0, leaving *out alone, for other kinds (the caller then runs
+ * qv__stats_compute). Debug builds check the result against it. */
+int qv__stats_from_extremes(const struct qv__node *node, const struct qv_values *values,
+                            int64_t min_row, int64_t max_row, struct qv__stats_buf *out);
 
 /* When `root` is the array of qv_reader_export_statistics (not yet
  * released), makes fn(arg) run once its last node is released (children a
