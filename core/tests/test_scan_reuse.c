@@ -352,6 +352,18 @@ static void test_all_types(void **state) {
     struct qv_column_path paths[3] = {{C_PT, 1, px}, {C_I, 0, NULL}, {C_I, 0, NULL}};
     struct qv_scan_options o = {.paths = paths, .n_paths = 3, .filter = "pt.x > 40 OR i < 100"};
     assert_true(compare_runs(rd, o, r, "paths") > 0);
+    /* A filter over a list of rows (take) and over a row range that starts
+     * and ends inside vectors. */
+    static int64_t take[ROWS];
+    int64_t nt = 0;
+    for (int64_t i = 3; i < ROWS; i += 3 + i % 5) take[nt++] = i;
+    int32_t tc[3] = {C_S, C_I, C_ID};
+    struct qv_scan_options to = {.columns = tc, .n_columns = 3, .take = take, .n_take = nt,
+                                 .filter = "i < 4000 OR s IS NULL"};
+    assert_true(compare_runs(rd, to, r, "take") > 0);
+    struct qv_scan_options ro = {.columns = tc, .n_columns = 3, .row_begin = 1234, .row_end = 8765,
+                                 .filter = "i < 4000 OR s IS NULL"};
+    assert_true(compare_runs(rd, ro, r, "range") > 0);
     qv_reader_close(rd);
     qv_reservation_destroy(r);
     unlink(path);
