@@ -714,13 +714,20 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
         const int64_t vec = rows[i] >> QV__VEC_SHIFT;
         for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
         const int64_t lo = rows[i], m = rows[j - 1] + 1 - lo;
+        uint8_t *dst = o + (size_t)i * w;
+        /* Every row of the span once: the range decode's gathers. */
+        int contiguous = m == j - i;
+        for (int64_t t = i + 1; contiguous && t < j; t++) contiguous = rows[t] != rows[t - 1];
+        if (contiguous) {
+            rc = qv__dict_dec_word(d, nd, lo, m, dst, err);
+            continue;
+        }
         if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
         int64_t bad = first_bad(codes, m, dsize);
         if (bad >= 0) {
             rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
             break;
         }
-        uint8_t *dst = o + (size_t)i * w;
         const int64_t *ri = rows + i;
         const int64_t g = j - i;
         if (lazy) {
