@@ -120,10 +120,12 @@ static void ones(uint64_t *w, int64_t n) {
     if (n & 63) w[nw - 1] = (UINT64_C(1) << (n & 63)) - 1;
 }
 
+/* Set bits of the words holding n bits (bits past n are clear). Through
+ * qv_bits_count, whose POPCNT variant is chosen at run time: built for
+ * baseline x86-64, __builtin_popcountll is a library call (2.4% of the
+ * decimal filter's profile). Words are little-endian bytes in bit order. */
 static int64_t popcount(const uint64_t *w, int64_t n) {
-    int64_t c = 0, nw = words_for(n);
-    for (int64_t i = 0; i < nw; i++) c += __builtin_popcountll(w[i]);
-    return c;
+    return qv_bits_count((const uint8_t *)w, 0, words_for(n) * 64);
 }
 
 static void set_range(uint64_t *w, int64_t a, int64_t b) {
