@@ -201,6 +201,13 @@ static void test_corrupt_entropy(void **state) {
 }
 
 
+/* A failed test leaves no forced layout behind for the next. */
+static int reset_layout(void **state) {
+    (void)state;
+    qv_encode_force_entropy_layout(0);
+    return 0;
+}
+
 /* ---- The sequential layout (format 4.0): frames for(residuals=plain) at
  * a narrower type ---- */
 
@@ -573,8 +580,10 @@ int main(void) {
         cmocka_unit_test(test_zipf),             cmocka_unit_test(test_skewed_strings),
         cmocka_unit_test(test_delays),           cmocka_unit_test(test_sample_looks_sorted),
         cmocka_unit_test(test_frame_edges),      cmocka_unit_test(test_corrupt_entropy),
-        cmocka_unit_test(test_seq_forced),       cmocka_unit_test(test_layouts_forced),
-        cmocka_unit_test(test_seq_chosen),       cmocka_unit_test(test_seq_corrupt),
+        cmocka_unit_test_teardown(test_seq_forced, reset_layout),
+        cmocka_unit_test_teardown(test_layouts_forced, reset_layout),
+        cmocka_unit_test_teardown(test_seq_chosen, reset_layout),
+        cmocka_unit_test_teardown(test_seq_corrupt, reset_layout),
         cmocka_unit_test(test_narrow_children),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
