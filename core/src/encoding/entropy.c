@@ -32,12 +32,12 @@
 #define ENTROPY_FRAME (4 * QV__VEC)
 #define ENTROPY_FRAME_REPETITIVE (16 * QV__VEC)
 #define ENTROPY_REPETITIVE_RATIO 0.25
-/* Sequential frames hold 16 KiB of residuals (16,384 values of 8 bits,
- * 8,192 of 16), what a 4-vector frame of 32-bit values holds: the
- * sequence zstd is to find spans frames, and on lineitem's l_linenumber
- * 16,384 values took 5% less than 4,096 at level 1 and 15% less at level
- * 3 (a Python trial of the layout). */
-#define ENTROPY_SEQ_FRAME_BYTES 16384
+/* Sequential frames hold as many values as the other layouts' frames (4
+ * vectors, 16 when repetitive): a take decompresses one frame per row it
+ * touches, and 16,384-value frames made a 100-row take of lineitem's
+ * l_linenumber 1.4-1.8 ms against 0.4-0.5 ms for the 4-vector frames of
+ * l_tax (for 5% less than 4,096-value frames on l_linenumber at level 1
+ * and 15% less at level 3, a Python trial of the layout). */
 /* Sequential frames are compressed at level 3 at least, as zstd_dict's
  * frames are: on the same trial, level 3 took 11% less than level 1 in
  * 16 KiB frames (dfast's shorter matches find the short repeats of
@@ -161,8 +161,6 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     if (best < 0 || raw_exact == 0) return;
     const double ratio = best / (double)raw_exact;
     c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
-    if (best_layout == QV__ENTROPY_SEQ && c->frame_values < ENTROPY_SEQ_FRAME_BYTES / (best_w / 8))
-        c->frame_values = ENTROPY_SEQ_FRAME_BYTES / (best_w / 8);
     const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
     c->ref = ref;
     c->width = best_w;
