@@ -362,15 +362,17 @@ def check_bounds(stats, table, where):
             if want is not None and lo is not None:
                 assert lo == b"" and hi == b"", (where, path, lo, hi)
             continue
-        if lo is None:
+        if lo is None and hi is None:
             continue  # some types carry no bounds
-        if isinstance(want[0], str) and isinstance(lo, bytes):
+        if isinstance(want[0], str) and isinstance(lo if lo is not None else hi, bytes):
             want = (want[0].encode(), want[1].encode())
         if lo_exact:
             assert lo == want[0], (where, path, lo, want[0])
-        else:
+        elif lo is not None:
             assert lo <= want[0], (where, path, lo, want[0])
-        if hi_exact:
+        if hi is None:
+            pass  # no upper bound: a long run of 0xFF (or U+10FFFF) cannot round up
+        elif hi_exact:
             assert hi == want[1], (where, path, hi, want[1])
         else:
             assert hi >= want[1] or want[1].startswith(hi), (where, path, hi, want[1])
@@ -393,3 +395,30 @@ def test_string_bounds_random(tmp_path, seed):
             part = table.slice(i * rg, rg)
             checked += check_bounds(check_schema(f.row_group_statistics(i)), part, f"rg {i}")
     assert checked >= 10
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_string_bounds_long_and_high_bytes(tmp_path, compact):
+    """Values past the bounds' length limit made of 0xFF (U+10FFFF): no
+    upper bound can be rounded up; 100-byte fixed values; only empty
+    strings. Few distinct values, so the writer's dictionary answers."""
+    n = 3000
+    rng = np.random.default_rng(3)
+    fixed = [bytes(rng.integers(0, 3, 100).astype(np.uint8)) for _ in range(7)]
+    table = pa.table({
+        "a": pa.array([b"\xff" * 70 + bytes([i % 5]) for i in range(n)], pa.binary()),
+        "b": pa.array([b"\xff" * (60 + i % 10) for i in range(n)], pa.large_binary()),
+        "c": pa.array([fixed[i % 7] for i in range(n)], pa.binary(100)),
+        "s": pa.array(["\U0010ffff" * 20 + str(i % 3) for i in range(n)]),
+        "e": pa.array([""] * n),
+    })
+    p = tmp_path / "h.qvr"
+    quiver.write(table, p, row_group_rows=1000, compact=compact)
+    with quiver.open(p) as f:
+        stats = check_schema(f.statistics)
+        assert check_bounds(stats, table, "file") == 5
+        for i in range(f.num_row_groups):
+            check_bounds(check_schema(f.row_group_statistics(i)), table.slice(i * 1000, 1000),
+                         f"rg {i}")
+    assert stats[1]["ARROW:min_value:exact"][0] == b"\xff" * 60
+    assert stats[4]["ARROW:max_value:exact"][0] == ""
