@@ -237,7 +237,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
             if (s.runs * 2 <= n)
                 add(&c, e, QV_ENC_RLE,
                     (double)s.runs * (qv__bits((uint64_t)s.max_run) + 1 + vb) / 8 + 64);
-            double d = qv__distinct_estimate(n, s.sample_n, s.sample_distinct, s.half_n, s.half_distinct);
+            double d = qv__istats_distinct(&s, n);
             if (d * 2 <= n) {
                 unsigned cb = qv__bits((uint64_t)d - 1);
                 double codes = fmin(packed(n, cb),
@@ -322,7 +322,7 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
             }
             if (s.runs * 2 <= n)
                 add(&c, e, QV_ENC_RLE, (double)s.runs * (qv__bits((uint64_t)s.max_run) + 1 + w * 4) / 8 + 64);
-            double d = qv__distinct_estimate(n, s.sample_n, s.sample_distinct, s.half_n, s.half_distinct);
+            double d = qv__istats_distinct(&s, n);
             if (d * 2 <= n) {
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * w + 64);
             }

@@ -864,8 +864,7 @@ static int dict_build(struct qv__enc *e, const struct qv__src *s, struct qv__eno
         /* Room for twice the sampled distinct count; a dictionary that
          * grows beyond it is declined (the estimate was wrong). */
         const struct qv__istats *t = s->s;
-        double est = qv__distinct_estimate(n, t->sample_n, t->sample_distinct, t->half_n,
-                                           t->half_distinct);
+        double est = qv__istats_distinct(t, n);
         int64_t max_dict = s->forced ? n : 2 * (int64_t)est + 1024;
         if (!s->forced && max_dict > n / 2 + 1) max_dict = n / 2 + 1;
         return qv__dict_encode_word(e, s->u64, n, s->pt, s->depth, max_dict, out);

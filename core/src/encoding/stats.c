@@ -72,7 +72,7 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
 
 /* What the sample loop accumulates. */
 struct sample_acc {
-    int64_t distinct, top, dmin, dmax, runs, max_run, seen;
+    int64_t distinct, top, dmin, dmax, runs, max_run, seen, q1, q2;
     uint64_t topv;
 };
 
@@ -81,11 +81,14 @@ struct sample_acc {
  * x - base (the chunk's values span fewer slots than the table would
  * have: no hashing, no probing, no keys). Either way each value's count
  * goes up in the same order, so the distinct count, the top count and
- * which value reaches it first are the same. */
+ * which value reaches it first are the same. inc counts, per slot, the
+ * sampled vectors a value appeared in (bits 5 and up) and remembers the
+ * last one (bits 0-4: its index + 1), for the incidence counts q1 and q2
+ * (values in exactly one, two sampled vectors). */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
                                           unsigned bits, int direct, uint64_t base,
-                                          uint64_t *keys, uint32_t *cnt, int64_t tsize,
-                                          unsigned shift, struct qv__istats *s,
+                                          uint64_t *keys, uint32_t *cnt, uint16_t *inc,
+                                          int64_t tsize, unsigned shift, struct qv__istats *s,
                                           struct sample_acc *a) {
     const uint64_t mask = qv__mask(bits);
     int64_t distinct = 0, top = 0, dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1,
@@ -132,9 +135,16 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                 top = cnt[h];
                 topv = x;
             }
+            if ((inc[h] & 31) != k + 1) inc[h] = (uint16_t)((((inc[h] >> 5) + 1) << 5) | (k + 1));
         }
     }
-    *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, topv};
+    int64_t q1 = 0, q2 = 0;
+    const int64_t slots = direct ? (int64_t)(s->umax - base) + 1 : tsize;
+    for (int64_t h = 0; h < slots; h++) {
+        q1 += inc[h] >> 5 == 1;
+        q2 += inc[h] >> 5 == 2;
+    }
+    *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, q1, q2, topv};
 }
 
 int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
@@ -148,6 +158,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     }
     s->sample_n = sn;
     s->sample_distinct = 0;
+    s->sample_units = s->sample_q1 = s->sample_q2 = 0;
     s->half_n = s->half_distinct = 0;
     s->top_count = 0;
     s->top_value = n ? v[0] : 0;
@@ -164,32 +175,36 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
     const size_t ncnt = direct ? (size_t)span + 1 : (size_t)tsize;
     uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
-    if (!cnt) {
+    uint16_t *inc = cnt ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
+    if (!inc) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
     memset(cnt, 0, ncnt * 4);
+    memset(inc, 0, ncnt * 2);
     /* Runs and deltas within the sampled vectors (exact when the sample is
      * all of the data). */
     struct sample_acc a;
     if (direct)
-        sample_loop(v, n, nvec, take, s->bits, 1, s->umin, NULL, cnt, tsize, shift, s, &a);
+        sample_loop(v, n, nvec, take, s->bits, 1, s->umin, NULL, cnt, inc, tsize, shift, s, &a);
     else
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, keys, cnt, tsize, shift, s, &a);
+        sample_loop(v, n, nvec, take, s->bits, 0, 0, keys, cnt, inc, tsize, shift, s, &a);
 #ifdef QV_DEBUG
     /* Direct counting finds what the hash table finds. */
     /* (malloc, not the encoder's allocator: the allocation-failure tests
      * count the encoder's allocations, and this one is not the library's.) */
     uint64_t *dk = direct ? malloc((size_t)tsize * 8) : NULL;
     uint32_t *dc = dk ? calloc((size_t)tsize, 4) : NULL;
-    if (dc) {
+    uint16_t *di = dc ? calloc((size_t)tsize, 2) : NULL;
+    if (di) {
         struct sample_acc b;
         int64_t hn = s->half_n, hd = s->half_distinct;
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, tsize, shift, s, &b);
+        sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, di, tsize, shift, s, &b);
         QV_DCHECK(memcmp(&a, &b, sizeof a) == 0 && hn == s->half_n && hd == s->half_distinct);
     }
     free(dk);
     free(dc);
+    free(di);
 #endif
     qv__stack_release(&e->stack, mk);
     const int64_t dmin = a.dmin, dmax = a.dmax, runs = a.runs;
@@ -200,6 +215,9 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
     s->max_run = a.max_run;
     s->sample_distinct = a.distinct;
+    s->sample_units = take;
+    s->sample_q1 = a.q1;
+    s->sample_q2 = a.q2;
     s->top_count = a.top;
     s->top_value = a.topv;
     return 0;
