@@ -4,6 +4,8 @@
  */
 #include "test_enc_util.h"
 
+#include "encoding/enc_internal.h"
+
 static int64_t N = 65536;
 
 /* Encodes with the cascade (round-tripping it) and returns the root id and
@@ -354,12 +356,47 @@ static void test_distinct_estimate(void **state) {
     env_close(&env);
 }
 
+/* The estimator itself, on samples as the integer and string samplers
+ * count them (8 vectors of 1,024 values from a 131,072-value chunk). */
+static void test_distinct_estimator(void **state) {
+    (void)state;
+    const int64_t n = 131072;
+    /* 16 values, 2 of them rare (seen in one vector each): the rate of new
+     * values in the second half (4 in 4,096) extrapolates to ~136; the
+     * incidence says ~17. */
+    struct qv__distinct_sample skewed = {.sn = 8192, .d = 16, .hn = 4096, .hd = 12,
+                                         .m = 8, .q1 = 2, .q2 = 1};
+    double e = qv__distinct_estimate(n, &skewed);
+    print_message("  skewed: %.1f\n", e);
+    assert_true(e >= 16 && e < 20);
+    /* Clustered (sorted runs): every value in one vector only, as many
+     * new ones in the second half as in the first: the rate's ~32,000. */
+    struct qv__distinct_sample clustered = {.sn = 8192, .d = 2048, .hn = 4096, .hd = 1024,
+                                            .m = 8, .q1 = 2048, .q2 = 0};
+    e = qv__distinct_estimate(n, &clustered);
+    print_message("  clustered: %.1f\n", e);
+    assert_true(e > 30000 && e < 33000);
+    /* Unique: the rate says n. */
+    struct qv__distinct_sample unique = {.sn = 8192, .d = 8192, .hn = 4096, .hd = 4096,
+                                         .m = 8, .q1 = 8192, .q2 = 0};
+    assert_true(qv__distinct_estimate(n, &unique) == (double)n);
+    /* The whole chunk sampled: exact. */
+    struct qv__distinct_sample all = {.sn = n, .d = 77, .hn = n / 2, .hd = 70, .m = 128,
+                                      .q1 = 3, .q2 = 1};
+    assert_true(qv__distinct_estimate(n, &all) == 77.0);
+    /* Too few vectors for incidence: the rate alone. */
+    struct qv__distinct_sample few = {.sn = 3072, .d = 40, .hn = 1024, .hd = 20, .m = 3,
+                                      .q1 = 1, .q2 = 0};
+    assert_true(qv__distinct_estimate(n, &few) > 1000);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_never_worse_than_plain),
         cmocka_unit_test(test_floats),   cmocka_unit_test(test_bools),
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact),
         cmocka_unit_test(test_dict_first), cmocka_unit_test(test_distinct_estimate),
+        cmocka_unit_test(test_distinct_estimator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -156,10 +156,12 @@ static int build_int(struct qv__enc *e, int enc, struct qv__src *src,
 }
 
 /* An estimate from a sample can be wrong where the sample is not typical
- * (delta estimated on sorted vectors of otherwise unsorted data): when the
- * built node is larger than the next candidate's estimate by more than a
- * tenth, the next candidate is built too and the smaller kept. One retry
- * only, so a bad estimate costs at most one more build. */
+ * (delta estimated on sorted vectors of otherwise unsorted data; zstd's
+ * four 16 KiB samples of strings that repeat at a longer distance): when
+ * the built node is larger than the next candidate's estimate by more than
+ * a tenth, the next candidate is built too and the smaller kept. One retry
+ * only, so a bad estimate costs at most one more build. `ec` is the
+ * integer cascade's entropy choice, NULL for strings. */
 static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *src,
                           const struct qv__entropy_choice *ec, struct qv__enode **nd) {
     int bi = -1;
@@ -167,7 +169,7 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
         if (c->v[i].enc != QV_ENC_PLAIN && (bi < 0 || c->v[i].score < c->v[bi].score)) bi = i;
     if (bi < 0 || (double)(*nd)->size <= c->v[bi].est * 1.1 + 64) return 0;
     struct qv__enode *alt;
-    int rc = build_int(e, c->v[bi].enc, src, ec, &alt);
+    int rc = ec ? build_int(e, c->v[bi].enc, src, ec, &alt) : build(e, c->v[bi].enc, src, 0, &alt);
     if (rc == QV__DECLINED) return 0;
     if (rc) return rc;
     if (alt->size < (*nd)->size) {
@@ -419,10 +421,10 @@ static int bin_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_bin(e, c->off, c->data, c->n, c->depth, c->depth == 0, out);
 }
 
-/* Distinct strings among a sample of whole vectors. */
+/* Distinct strings among a sample of whole vectors (qv__distinct_sample:
+ * the count, over the first half too, and incidence over the vectors). */
 static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
-                               int64_t n, int64_t *sample_n, int64_t *distinct, int64_t *half_n,
-                               int64_t *half_distinct) {
+                               int64_t n, struct qv__distinct_sample *out) {
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < 8 ? nvec : 8;
     int64_t sn = 0;
@@ -430,22 +432,27 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
         int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
         sn += vs + QV__VEC < n ? QV__VEC : n - vs;
     }
-    *sample_n = sn;
-    *distinct = 0;
+    *out = (struct qv__distinct_sample){.sn = sn, .m = take};
     if (!sn) return 0;
     const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
     struct qv__mark mk = qv__stack_mark(&e->stack);
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
-    if (!keys) return ENOMEM;
+    /* Per slot: the sampled vectors its string was in (bits 4 and up) and
+     * the last one (bits 0-3: its index + 1). */
+    uint16_t *inc = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
+    if (!inc) {
+        qv__stack_release(&e->stack, mk);
+        return ENOMEM;
+    }
     memset(keys, 0, (size_t)tsize * 8);
-    int64_t seen = 0;
-    *half_n = *half_distinct = 0;
+    memset(inc, 0, (size_t)tsize * 2);
+    int64_t seen = 0, distinct = 0;
     for (int64_t k = 0; k < take; k++) {
         int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
         int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
         if (k == take / 2) {
-            *half_n = seen;
-            *half_distinct = *distinct;
+            out->hn = seen;
+            out->hd = distinct;
         }
         seen += ve - vs;
         for (int64_t i = vs; i < ve; i++) {
@@ -455,9 +462,15 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
             while (keys[j] && keys[j] != h) j = (j + 1) & (uint64_t)(tsize - 1);
             if (!keys[j]) {
                 keys[j] = h;
-                (*distinct)++;
+                distinct++;
             }
+            if ((inc[j] & 15) != k + 1) inc[j] = (uint16_t)((((inc[j] >> 4) + 1) << 4) | (k + 1));
         }
+    }
+    out->d = distinct;
+    for (int64_t j = 0; j < tsize; j++) {
+        out->q1 += inc[j] >> 4 == 1;
+        out->q2 += inc[j] >> 4 == 2;
     }
     qv__stack_release(&e->stack, mk);
     return 0;
@@ -588,14 +601,14 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         add(&c, e, QV_ENC_PLAIN, plain);
         if (equal) add(&c, e, QV_ENC_CONSTANT, (double)maxlen + 16);
         if (n > 0 && depth < e->max_depth && !equal) {
-            int64_t sn, sd, hn, hd;
-            if ((rc = bin_sample_distinct(e, off, data, n, &sn, &sd, &hn, &hd))) return rc;
-            double d = qv__distinct_estimate(n, sn, sd, hn, hd);
+            struct qv__distinct_sample ds;
+            if ((rc = bin_sample_distinct(e, off, data, n, &ds))) return rc;
+            double d = qv__distinct_estimate(n, &ds);
             /* The estimate extrapolates the sample's growth and so runs
              * high on skewed values (rare ones keep appearing); the
              * sample's own count is the better guide here, and an
              * underestimate costs only time (dict_first_check). */
-            dict_distinct = fmin(d, (double)sd);
+            dict_distinct = fmin(d, (double)ds.d);
             if (d * 2 <= n) {
                 double avg = (double)total / n;
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
@@ -644,6 +657,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         break;
     }
+    if (!rc && force == QV_ENC_AUTO) rc = second_opinion(e, &c, &src, NULL, out);
     if (fsst) qv__mem_free(&e->mem, fsst);
     qv__zdict_free(e, zd);
     if (rc) return rc;
@@ -695,7 +709,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
         if (n > 0 && equal) add(&c, e, QV_ENC_CONSTANT, width + 16);
         if (n > 0 && !equal && depth < e->max_depth) {
             /* Estimate through the binary sampler with fixed offsets. */
-            int64_t sn = n < 8 * QV__VEC ? n : 8 * QV__VEC, distinct = 0;
+            int64_t sn = n < 8 * QV__VEC ? n : 8 * QV__VEC;
             struct qv__mark mk = qv__stack_mark(&e->stack);
             uint64_t *off = qv__stack_push(&e->stack, (size_t)(sn + 1) * 8, e->err);
             if (!off) return ENOMEM;
@@ -709,12 +723,12 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
                 return ENOMEM;
             }
             for (int64_t i = 0; i < sn; i++) memcpy(tmp + (size_t)i * width, base + (size_t)(i * step) * width, width);
-            int64_t sn2 = 0, hn = 0, hd = 0;
-            rc = bin_sample_distinct(e, off, tmp, sn, &sn2, &distinct, &hn, &hd);
+            struct qv__distinct_sample ds;
+            rc = bin_sample_distinct(e, off, tmp, sn, &ds);
             qv__stack_release(&e->stack, mk);
             if (rc) return rc;
             /* The strided sample stands for the whole column. */
-            double d = qv__distinct_estimate(n, sn, distinct, hn, hd);
+            double d = qv__distinct_estimate(n, &ds);
             if (d * 2 <= n) {
                 add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * width + 64);
             }

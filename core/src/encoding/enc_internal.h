@@ -236,41 +236,48 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
 /* Bits of the frame-of-reference residual range (the smaller of the
  * unsigned and signed views) and the reference to use. */
 unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref);
-/* Distinct values expected in n values, from a sample of sn values holding
- * d distinct (hd among its first hn values): the rate at which the second
- * half of the sample still found new values is extrapolated to the rest of
- * the data. Saturated low-cardinality data gives d; unique data gives n;
- * clustered data (sorted runs) grows with the runs it has. */
-static inline double qv__distinct_estimate(int64_t n, int64_t sn, int64_t d, int64_t hn,
-                                           int64_t hd) {
-    if (sn <= 0) return 0;
-    if (sn >= n || sn <= hn) return (double)d;
-    double rate = (double)(d - hd) / (double)(sn - hn);
-    double est = (double)d + rate * (double)(n - sn);
-    return est > (double)n ? (double)n : est;
+/* What a sample of whole vectors saw of the distinct values: sn values in
+ * m vectors held d distinct (hd among the first hn values), q1 of them in
+ * exactly one of the vectors and q2 in exactly two. */
+struct qv__distinct_sample {
+    int64_t sn, d, hn, hd, m, q1, q2;
+};
+
+/* Distinct values expected in n values, from such a sample, estimated
+ * twice and the smaller taken:
+ * - the rate at which the second half of the sample still found new
+ *   values, extrapolated to the rest of the data: right for clustered data
+ *   (sorted runs, each value in one place), whose count grows with the
+ *   runs; saturated low-cardinality data gives d, unique data n;
+ * - incidence over the sampled vectors (Chao's estimator for samples of
+ *   units: the values seen in one vector only against those seen in two
+ *   tell how many were never seen): right for values that recur all over
+ *   the data, which the rate overestimates 2-4x (a schedule's flight
+ *   numbers or times; two or three bits of dictionary codes too many),
+ *   because new values come slower as the sample grows; far too high for
+ *   clustered data (q1 = d), where the rate is the smaller.
+ * An underestimate costs at most a dictionary that is built and then
+ * declined or loses to the next candidate on size (second_opinion). */
+static inline double qv__distinct_estimate(int64_t n, const struct qv__distinct_sample *s) {
+    if (s->sn <= 0) return 0;
+    if (s->sn >= n || s->sn <= s->hn) return (double)s->d;
+    double rate = (double)(s->d - s->hd) / (double)(s->sn - s->hn);
+    double est = (double)s->d + rate * (double)(n - s->sn);
+    if (est > (double)n) est = (double)n;
+    if (s->m >= 4) {
+        double q1 = (double)s->q1, q2 = (double)s->q2;
+        double chao = (double)s->d + (double)(s->m - 1) / (double)s->m * q1 *
+                                         (q1 > 0 ? q1 - 1 : 0) / (2 * (q2 + 1));
+        if (chao < est) est = chao;
+    }
+    return est;
 }
 
-/* Distinct values expected in the n values an istats describes. The linear
- * extrapolation above overestimates data whose values recur all over the
- * chunk but were not all sampled yet (a schedule's flight numbers or times:
- * 2-4x, two or three bits of dictionary codes too many), because the rate
- * of new values falls as the sample grows. So it is also estimated from
- * incidence over the sampled vectors (Chao's estimator for samples of
- * units: the values seen in one vector only, q1, against those seen in
- * two, q2, tell how many were never seen), which is close for such data
- * and far too high for clustered data (each value in one vector: q1 = d),
- * where the linear rate is right; the smaller of the two is taken. An
- * underestimate costs at most a dictionary that is built and then declined
- * or loses to the next candidate on size (second_opinion). */
+/* The estimate for the n values an istats describes. */
 static inline double qv__istats_distinct(const struct qv__istats *s, int64_t n) {
-    double lin = qv__distinct_estimate(n, s->sample_n, s->sample_distinct, s->half_n,
-                                       s->half_distinct);
-    const int64_t m = s->sample_units;
-    if (s->sample_n >= n || m < 4) return lin;
-    double q1 = (double)s->sample_q1, q2 = (double)s->sample_q2;
-    double chao = (double)s->sample_distinct +
-                  (double)(m - 1) / (double)m * q1 * (q1 > 0 ? q1 - 1 : 0) / (2 * (q2 + 1));
-    return chao < lin ? chao : lin;
+    struct qv__distinct_sample d = {s->sample_n,   s->sample_distinct, s->half_n, s->half_distinct,
+                                    s->sample_units, s->sample_q1,     s->sample_q2};
+    return qv__distinct_estimate(n, &d);
 }
 
 /* Encoders of the individual encodings. Each builds a node (children via the
