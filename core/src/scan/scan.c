@@ -47,6 +47,7 @@
 #include "base/thread.h"
 #include "format/reader_internal.h"
 #include "scan/scan_internal.h"
+#include "scan/scan_testing.h"
 
 /* Planned work at or below this many rows runs on the consumer's thread:
  * starting and joining workers costs more than decoding it (a warm 100-row
@@ -66,6 +67,16 @@
 
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
+/* Second readers (twins) of projected columns, where they pay (1), or one
+ * reader per column (0). */
+#ifndef QV_SCAN_TWINS
+#define QV_SCAN_TWINS 1
+#endif
+
+/* For tests (scan_testing.h): twin reader creations that fail with ENOMEM
+ * as if the pool refused them, process-wide. */
+int qv__scan_twin_open_fail;
+
 #ifndef QV_SCAN_FILTERS_AT_ONCE
 #define QV_SCAN_FILTERS_AT_ONCE 1
 #endif
@@ -90,6 +101,10 @@ struct colstate {
     int64_t rg;
     int busy;        /* a task is using cr (under the lock) */
     int64_t cost_ns; /* smoothed time of one task: slow columns go first */
+    /* The second reader of a projected column (twin[j] of projection j):
+     * `no_twin` on the first one says it may not have one (a reader the
+     * front end lends, or the second one failed for memory). */
+    int no_twin;
 };
 
 /* Scratch of a batch being built: returned when it is assembled or dropped. */
@@ -138,6 +153,15 @@ struct qv_scan {
     int32_t n_proj;
     int32_t *proj;           /* -> cols index */
     const struct qv_field **proj_fields;
+    /* Second readers (twins), one per projection task, or NULL: a column
+     * may then be decoded by two tasks at once (batches N and N + 1), each
+     * on its own reader, where one column would otherwise be the scan's
+     * critical path (twin_wanted). Their reservations and readers are
+     * made the first time one is used. */
+    struct colstate *twins;
+    int narrow;      /* fewer projected columns than threads (workers + consumer), no filter */
+    int64_t cost_sum; /* sum of the projected columns' cost_ns (under the lock) */
+    int32_t twins_opened, twins_dropped; /* for tests (qv__scan_twin_counts) */
 
     struct qv__filter *flt;
     struct qv__filter_ctx **fctx;
@@ -206,6 +230,20 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
                                __ATOMIC_RELAXED);
         return 0;
     }
+    if (!c->res) { /* a twin's first use */
+        int rc = 0;
+        if (__atomic_load_n(&qv__scan_twin_open_fail, __ATOMIC_RELAXED) > 0 &&
+            __atomic_fetch_sub(&qv__scan_twin_open_fail, 1, __ATOMIC_RELAXED) > 0)
+            rc = qv_error_set(err, ENOMEM, "scan: second reader of column %d refused (test)",
+                              (int)c->column);
+        char name[96];
+        snprintf(name, sizeof name, "scan column %.60s (2nd reader)",
+                 qv_reader_schema(s->rd)->root.children[c->column].name);
+        struct qv_reservation_options ro = {.name = name};
+        if (!rc) rc = qv_reservation_create(s->pool, &ro, &c->res, err);
+        if (rc) return rc;
+        __atomic_fetch_add(&s->twins_opened, 1, __ATOMIC_RELAXED);
+    }
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
@@ -237,11 +275,12 @@ static int validate_column(struct qv_scan *s, const struct colstate *c, int64_t 
 }
 
 /* Projection task j of batch b: decodes its rows of column proj[j] into
- * b->w->parr[j], an adopted array with a reservation of its own. */
-static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv_error *err) {
+ * b->w->parr[j], an adopted array with a reservation of its own, with the
+ * column's reader c (its first, or its twin). */
+static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct colstate *c,
+                        struct qv_error *err) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
         return qv_error_set(err, ECANCELED, "scan cancelled");
-    struct colstate *c = &s->cols[s->proj[j]];
     struct ArrowArray *out = &b->w->parr[j];
     struct qv_reservation *res;
     int rc;
@@ -446,7 +485,33 @@ struct task {
     int kind;
     struct batch *b;
     int32_t j; /* projection task, or filter context */
+    struct colstate *c; /* the reader of a projection task */
 };
+
+/* Whether projection j's column may run on its twin (under the lock): in a
+ * narrow scan, or when the column takes more than a thread's share of a
+ * batch's projection (its smoothed task time times the threads that decode,
+ * the workers and the consumer, exceeds the sum over the projected columns):
+ * then its tasks one at a time are the scan's critical path. */
+static int twin_wanted(const struct qv_scan *s, int32_t j) {
+    const struct colstate *c = &s->cols[s->proj[j]];
+    if (!s->twins || c->no_twin) return 0;
+    if (s->narrow) return 1;
+    return c->cost_ns > 0 && c->cost_ns * (s->nthreads + 1) > s->cost_sum;
+}
+
+/* The reader a task of projection j in row group rg runs on (under the
+ * lock): the column's first reader when it is free (unless only the twin is
+ * in rg already), the twin when the first is busy and twin_wanted; NULL
+ * when neither may run now. A twin is made the first time it is used. */
+static struct colstate *pick_reader(struct qv_scan *s, int32_t j, int64_t rg) {
+    struct colstate *c = &s->cols[s->proj[j]];
+    struct colstate *t = twin_wanted(s, j) ? &s->twins[j] : NULL;
+    if (t && t->busy) t = NULL;
+    if (c->busy) return t;
+    if (t && t->cr && t->rg == rg && !(c->cr && c->rg == rg)) return t;
+    return c;
+}
 
 /* Claims the oldest runnable task (under the lock); with `dry`, only
  * returns the kind of the one it would claim (T_NONE: none). With
@@ -483,7 +548,7 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             s->filters_running++;
             b->filter_claimed = 1;
             b->fctx = i;
-            *t = (struct task){T_FILTER, b, i};
+            *t = (struct task){T_FILTER, b, i, NULL};
             return 1;
         }
         if (b->state != B_PROJECT) continue;
@@ -491,21 +556,22 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
         while (b->first_open < s->n_proj && w->claimed[w->order[b->first_open]]) b->first_open++;
         for (int32_t i = b->first_open; i < s->n_proj; i++) {
             int32_t j = w->order[i];
-            struct colstate *c = &s->cols[s->proj[j]];
-            if (w->claimed[j] || c->busy) continue;
+            if (w->claimed[j]) continue;
+            struct colstate *c = pick_reader(s, j, b->rg);
+            if (!c) continue;
             if (consumer && !s->consumer_reads && !(c->cr && c->rg == b->rg))
                 continue; /* it would read */
             if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
             b->running++;
-            *t = (struct task){T_PROJECT, b, j};
+            *t = (struct task){T_PROJECT, b, j, c};
             return 1;
         }
         if (b->done == s->n_proj && !b->assembling) {
             if (dry) return T_ASSEMBLE;
             b->assembling = 1;
-            *t = (struct task){T_ASSEMBLE, b, 0};
+            *t = (struct task){T_ASSEMBLE, b, 0, NULL};
             return 1;
         }
     }
@@ -519,7 +585,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
     qv_error_clear(&e);
     struct qv__filter_counts counts = {0};
     int64_t n_in = b->n, t0 = 0;
-    int rc = 0;
+    int rc = 0, twin_lost = 0;
     qv_mutex_unlock(&s->mu);
     switch (t->kind) {
     case T_FILTER:
@@ -527,8 +593,20 @@ static void run_task(struct qv_scan *s, struct task *t) {
         break;
     case T_PROJECT:
         t0 = now_ns();
-        rc = exec_project(s, b, t->j, &e);
+        rc = exec_project(s, b, t->j, t->c, &e);
         t0 = now_ns() - t0;
+        if (rc == ENOMEM && t->c != &s->cols[s->proj[t->j]]) {
+            /* The twin found no memory (its reader, read buffer or decoding
+             * state): it is given up, and the task goes back to the
+             * column's first reader, whose memory is held already. The
+             * twin is still ours (busy), so it is freed without the lock. */
+            qv_column_reader_close(t->c->cr);
+            qv_reservation_destroy(t->c->res);
+            t->c->cr = NULL;
+            t->c->res = NULL;
+            t->c->rg = -1;
+            twin_lost = 1;
+        }
         break;
     default:
         rc = qv__batch_assemble(&b->out, b->w->parr, s->n_proj, b->n, s->pool, &e);
@@ -552,9 +630,19 @@ static void run_task(struct qv_scan *s, struct task *t) {
         break;
     case T_PROJECT: {
         struct colstate *c = &s->cols[s->proj[t->j]];
-        c->busy = 0;
-        c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
+        t->c->busy = 0;
         b->running--;
+        if (twin_lost) {
+            /* Not a failure: the task is open again, for the first reader. */
+            c->no_twin = 1;
+            s->twins_dropped++;
+            b->w->claimed[t->j] = 0;
+            b->first_open = 0;
+            break;
+        }
+        int64_t old = c->cost_ns;
+        c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
+        s->cost_sum += c->cost_ns - old;
         b->done++;
         if (rc) fail_batch(s, b, rc, &e);
         break;
@@ -610,7 +698,7 @@ static void wake_worker(struct qv_scan *s) {
     int running = s->nthreads - s->idle; /* one not started yet will look */
     if (kind == T_FILTER || kind == T_PROJECT ||
         ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
-        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
+        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1 || s->narrow)))
         qv_cond_signal(&s->cv_task);
 }
 
@@ -680,7 +768,7 @@ static int produce_sync(struct qv_scan *s, struct ArrowArray *out, struct qv_err
         if (b->n == 0) continue;
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         for (int32_t j = 0; j < s->n_proj; j++) {
-            int rc = exec_project(s, b, j, err);
+            int rc = exec_project(s, b, j, &s->cols[s->proj[j]], err);
             if (rc) {
                 release_parr(s, b->w);
                 return rc;
@@ -906,6 +994,11 @@ static void scan_free(struct qv_scan *s) {
         qv_reservation_destroy(s->cols[i].res);
     }
     if (s->cols) qv_free(r, s->cols, 2 * np * sizeof *s->cols);
+    for (int32_t j = 0; s->twins && j < s->n_proj; j++) {
+        qv_column_reader_close(s->twins[j].cr);
+        qv_reservation_destroy(s->twins[j].res);
+    }
+    if (s->twins) qv_free(r, s->twins, (size_t)s->n_proj * sizeof *s->twins);
     qv__projection_free(s->pcols, ncol, r);
     if (s->proj) qv_free(r, s->proj, np * sizeof *s->proj);
     qv__plan_free(&s->plan, r);
@@ -1099,8 +1192,37 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     if (planned_batches <= 1 || planned_rows <= QV_SCAN_SMALL_ROWS) s->nthreads = 0;
     s->stats.threads = s->nthreads;
+    /* A reader the front end lends (a take's) has no twin: the front end's
+     * cache holds one per (row group, column). */
+    int32_t n_twin = 0;
+    for (int32_t j = 0; j < s->n_proj; j++) {
+        struct colstate *c = &s->cols[s->proj[j]];
+        if (s->hooks.reader_get && !c->keep) c->no_twin = 1;
+        else n_twin++;
+    }
+    /* Narrow: fewer projected columns than threads that decode (the
+     * workers and the consumer, which helps), so a column's tasks one at a
+     * time leave threads idle. Such a scan builds two batches at once even
+     * at prefetch 1 or with one worker, so that batch N + 1's columns run
+     * on their twins beside batch N's. Not with a filter: each batch being
+     * built would hold a filter context of its own. */
+    s->narrow = s->nthreads >= 1 && !s->filter && n_twin > 0 && s->n_proj < s->nthreads + 1 &&
+                QV_SCAN_TWINS;
     s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
-    s->window = s->nthreads >= 2 && s->cap >= 2 ? 2 : 1;
+    if (s->narrow && s->cap < 2) s->cap = 2;
+    s->window = (s->nthreads >= 2 || s->narrow) && s->cap >= 2 ? 2 : 1;
+    if (s->window == 2 && n_twin > 0 && QV_SCAN_TWINS) {
+        s->twins = qv_calloc(r, (size_t)s->n_proj * sizeof *s->twins, err);
+        if (!s->twins) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        for (int32_t j = 0; j < s->n_proj; j++) {
+            const struct colstate *c = &s->cols[s->proj[j]];
+            s->twins[j] = (struct colstate){.column = c->column, .keep = c->keep,
+                                            .field = c->field, .rg = -1, .no_twin = 1};
+        }
+    }
     s->slots = qv_calloc(r, (size_t)s->cap * sizeof *s->slots, err);
     s->works = s->slots ? qv_calloc(r, (size_t)s->window * sizeof *s->works, err) : NULL;
     if (!s->works) {
@@ -1213,6 +1335,16 @@ int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *o
     if (!stream || stream->release != stream_release || !out) return EINVAL;
     const struct qv_scan *s = stream->private_data;
     *out = s->last;
+    return 0;
+}
+
+int qv__scan_twin_counts(const struct ArrowArrayStream *stream, int32_t *opened, int32_t *dropped) {
+    if (!stream || stream->release != stream_release) return EINVAL;
+    struct qv_scan *s = stream->private_data;
+    if (s->sync_ready) qv_mutex_lock(&s->mu);
+    *opened = __atomic_load_n(&s->twins_opened, __ATOMIC_RELAXED);
+    *dropped = s->twins_dropped;
+    if (s->sync_ready) qv_mutex_unlock(&s->mu);
     return 0;
 }
 

@@ -1,0 +1,20 @@
+/* Test knobs of the scan (not in libquiver.so's API; the C tests link the
+ * library statically). */
+#ifndef QV_SCAN_TESTING_H
+#define QV_SCAN_TESTING_H
+
+#include <stdint.h>
+
+#include "quiver/scan.h"
+
+/* The next n creations of a second column reader (a twin, scan.c) fail with
+ * ENOMEM as if the pool had refused them, in any scan of the process. Set
+ * it with __atomic_store_n while no scan runs; it counts down. */
+extern int qv__scan_twin_open_fail;
+
+/* How many twins a scan (a stream of qv_scan_open) has made so far, and
+ * how many it gave up for lack of memory (each then falls back to the
+ * column's one reader). EINVAL for a stream that is not a scan's. */
+int qv__scan_twin_counts(const struct ArrowArrayStream *stream, int32_t *opened, int32_t *dropped);
+
+#endif
