@@ -21,13 +21,31 @@
  * of workers. So batches overlap from prefetch = 2 on; at prefetch = 1 the
  * workers share one batch, its slowest columns first. (QV_SCAN_EXTRA = 1
  * allows one more batch with two or more workers, for overlap at prefetch
- * 1, at a measured cost in memory.)
+ * 1, at a measured cost in memory.) A narrow scan (below) builds W = 2
+ * batches at once with one worker or at prefetch 1 too: cap is then
+ * max(prefetch, 2). A task of a batch beyond prefetch that finds no memory
+ * does not fail it: the task waits until its batch is within prefetch of
+ * the consumer, and no batch beyond prefetch is started again (extra_off).
  *
  * Columns. Each projected column has one column reader (one read buffer),
  * used by one task at a time: a column's tasks run one after another, in
  * batch order (tasks are taken oldest batch first, and a column that is busy
- * is skipped). Filter contexts (qv__filter_ctx) hold their own readers; there
- * are W of them, one per batch being built.
+ * is skipped). Where that makes one column the scan's critical path, the
+ * column also gets a second reader, its twin (twins[j], with a read buffer
+ * and decoders of its own, kept on its own row group), so that batch N + 1's
+ * task of the column runs beside batch N's: in a narrow scan (fewer projected
+ * columns than workers + 1, the consumer helping, and no filter), and, when
+ * W = 2 anyway, for a column whose smoothed task time times (workers + 1)
+ * exceeds the sum over the projected columns (twin_wanted). A task takes
+ * the first reader when it is free, the twin when it is not (pick_reader);
+ * the twin is made the first time it is used. A twin that finds no memory
+ * (its reservation, read buffer or decoding state) is closed and its task
+ * goes back to the first reader, whose memory is held already: the column
+ * has one reader from then on, and the scan goes on. Readers a front end
+ * lends (hooks.reader_get, a take's) have no twin. So decoding state is at
+ * most two readers per projected column, each loading a row group once per
+ * run of batches it takes there. Filter contexts (qv__filter_ctx) hold their
+ * own readers; there are W of them, one per batch being built.
  *
  * Order of what the consumer sees. The projected rows of batch N are cut by
  * max_rows only after the filters of every batch before it have run
@@ -160,6 +178,7 @@ struct qv_scan {
      * made the first time one is used. */
     struct colstate *twins;
     int narrow;      /* fewer projected columns than threads (workers + consumer), no filter */
+    int extra_off;   /* a narrow scan's batch beyond prefetch found no memory: none any more */
     int64_t cost_sum; /* sum of the projected columns' cost_ns (under the lock) */
     int32_t twins_opened, twins_dropped; /* for tests (qv__scan_twin_counts) */
 
@@ -526,6 +545,7 @@ static struct colstate *pick_reader(struct qv_scan *s, int32_t j, int64_t rg) {
  * lineitem SF1, 1 worker). */
 static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
+        if (s->extra_off && q >= s->head + s->prefetch) break; /* waits for its turn */
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
         if (b->state == B_FILTER && !b->filter_claimed) {
@@ -632,10 +652,18 @@ static void run_task(struct qv_scan *s, struct task *t) {
         struct colstate *c = &s->cols[s->proj[t->j]];
         t->c->busy = 0;
         b->running--;
-        if (twin_lost) {
-            /* Not a failure: the task is open again, for the first reader. */
-            c->no_twin = 1;
-            s->twins_dropped++;
+        if (twin_lost || (rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch)) {
+            /* Not a failure: the task is open again, for the first reader;
+             * or, when the batch is the one a narrow scan starts beyond
+             * prefetch and there was no memory for it, for when it is
+             * within prefetch of the consumer (no such batch is started
+             * any more): it fails only if it finds none then either. */
+            if (twin_lost) {
+                c->no_twin = 1;
+                s->twins_dropped++;
+            } else {
+                s->extra_off = 1;
+            }
             b->w->claimed[t->j] = 0;
             b->first_open = 0;
             break;
@@ -677,7 +705,7 @@ static void skip_empty(struct qv_scan *s);
 /* Whether a batch could be started now (under the lock). */
 static int can_start(const struct qv_scan *s) {
     return !s->planned_all && s->fail_seq == INT64_MAX && s->building < s->window &&
-           s->next_start - s->head < s->cap;
+           s->next_start - s->head < (s->extra_off ? s->prefetch : s->cap);
 }
 
 /* Wakes one idle worker when there is work worth a wake-up (under the
