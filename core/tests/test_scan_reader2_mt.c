@@ -177,8 +177,13 @@ static void reference(const struct qv_reader *r, struct qv_scan_options o, struc
     st.release(&st);
 }
 
+/* Whether a is the start of b (empty buffers have no pointer). */
+static int is_prefix(const struct buf *a, const struct buf *b) {
+    return a->n <= b->n && (a->n == 0 || memcmp(a->p, b->p, a->n) == 0);
+}
+
 static void assert_same(const struct buf *a, const struct buf *b, const char *what) {
-    if (a->n != b->n || memcmp(a->p, b->p, a->n) != 0)
+    if (a->n != b->n || !is_prefix(a, b))
         fail_msg("%s: output differs from the synchronous scan (%zu against %zu bytes)", what,
                  a->n, b->n);
 }
@@ -387,7 +392,7 @@ static void test_corrupt_segment_seen_by_twin(void **state) {
         qv_thread_join(th);
         assert_int_equal(c.rc, EIO);
         if (c.batches != 1) fail_msg("%lld batches before: %s", (long long)c.batches, st.get_last_error(&st));
-        assert_true(c.out.n < ref.n && memcmp(c.out.p, ref.p, c.out.n) == 0);
+        assert_true(c.out.n < ref.n && is_prefix(&c.out, &ref));
         const char *msg = st.get_last_error(&st);
         if (!strstr(msg, "gated.qvr") || !strstr(msg, "row group 1") || !strstr(msg, "'s'"))
             fail_msg("message '%s'", msg);
@@ -552,7 +557,7 @@ static void test_alloc_failures(void **state) {
             assert_int_equal(rc, ENOMEM);
             assert_non_null(st.get_last_error(&st));
             /* What came before the failure is the synchronous output's start. */
-            assert_true(got.n <= ref.n && memcmp(got.p, ref.p, got.n) == 0);
+            assert_true(is_prefix(&got, &ref));
             failed++;
         } else {
             assert_same(&got, &ref, "alloc failures");
@@ -627,7 +632,7 @@ static void test_cancel_and_release_mid_scan(void **state) {
                 kept[k].release(&kept[k]);
             }
         }
-        assert_true(got.n <= ref.n && memcmp(got.p, ref.p, got.n) == 0);
+        assert_true(is_prefix(&got, &ref));
         pool_is_clean();
         free(got.p);
         free(ref.p);

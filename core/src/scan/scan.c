@@ -83,8 +83,6 @@
 #define QV_SCAN_EXTRA 0
 #endif
 
-/* Filter tasks of consecutive batches may run at once, each on its own
- * context (1), or one at a time on one context (0). */
 /* Second readers (twins) of projected columns, where they pay (1), or one
  * reader per column (0). */
 #ifndef QV_SCAN_TWINS
@@ -95,6 +93,8 @@
  * as if the pool refused them, process-wide. */
 int qv__scan_twin_open_fail;
 
+/* Filter tasks of consecutive batches may run at once, each on its own
+ * context (1), or one at a time on one context (0). */
 #ifndef QV_SCAN_FILTERS_AT_ONCE
 #define QV_SCAN_FILTERS_AT_ONCE 1
 #endif
