@@ -89,9 +89,19 @@
 #define QV_SCAN_TWINS 1
 #endif
 
+/* A column whose smoothed task time is below this gets no twin: handing
+ * its next batch to another thread (a wake-up, tens of microseconds on a
+ * loaded machine) and loading its row group a second time would cost more
+ * than running the tasks one after another (l_partkey of lineitem: ~50 us
+ * a 64k-row batch; l_comment: ~2.5 ms). */
+#ifndef QV_SCAN_TWIN_MIN_NS
+#define QV_SCAN_TWIN_MIN_NS 250000
+#endif
+
 /* For tests (scan_testing.h): twin reader creations that fail with ENOMEM
- * as if the pool refused them, process-wide. */
+ * as if the pool refused them, process-wide; the cheap-task threshold. */
 int qv__scan_twin_open_fail;
+int64_t qv__scan_twin_min_ns = QV_SCAN_TWIN_MIN_NS;
 
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
@@ -507,14 +517,17 @@ struct task {
     struct colstate *c; /* the reader of a projection task */
 };
 
-/* Whether projection j's column may run on its twin (under the lock): in a
- * narrow scan, or when the column takes more than a thread's share of a
+/* Whether projection j's column may run on its twin (under the lock): not
+ * when its tasks are measured cheap (QV_SCAN_TWIN_MIN_NS); in a narrow scan,
+ * or when the column takes more than a thread's share of a
  * batch's projection (its smoothed task time times the threads that decode,
  * the workers and the consumer, exceeds the sum over the projected columns):
  * then its tasks one at a time are the scan's critical path. */
 static int twin_wanted(const struct qv_scan *s, int32_t j) {
     const struct colstate *c = &s->cols[s->proj[j]];
     if (!s->twins || c->no_twin) return 0;
+    if (c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED))
+        return 0; /* cheap: not worth it */
     if (s->narrow) return 1;
     return c->cost_ns > 0 && c->cost_ns * (s->nthreads + 1) > s->cost_sum;
 }
