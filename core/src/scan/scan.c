@@ -36,7 +36,8 @@
  * task of the column runs beside batch N's: in a narrow scan (fewer projected
  * columns than workers + 1, the consumer helping, and no filter), and, when
  * W = 2 anyway, for a column whose smoothed task time times (workers + 1)
- * exceeds the sum over the projected columns (twin_wanted). A task takes
+ * exceeds the sum over the projected columns; never for a column measured
+ * cheap (QV_SCAN_TWIN_MIN_NS) (twin_wanted). A task takes
  * the first reader when it is free, the twin when it is not (pick_reader);
  * the twin is made the first time it is used. A twin that finds no memory
  * (its reservation, read buffer or decoding state) is closed and its task
