@@ -379,15 +379,23 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * (qv_reader_open_source with its own read_at) it takes only tasks that
  * read nothing from it, so a blocked read never keeps it from answering
  * qv_scan_cancel or a wait's timeout. A
- * column's tasks run one at a time, in batch order, on its one reader.
+ * column's tasks run one at a time, in batch order, on its one reader,
+ * except where that column would be the scan's critical path: then it has
+ * a second reader, and the tasks of two batches run at once (a narrow
+ * projection, fewer columns than workers + 1 and no filter; or a column
+ * whose measured task time exceeds its share of the threads; docs/scan.md).
  * Batches are handed out in file order. At most `prefetch` batches are
- * started and not yet taken by the consumer (completed or being built), so
+ * started and not yet taken by the consumer (completed or being built;
+ * max(prefetch, 2) for a narrow projection with workers), so
  * at most `prefetch` completed batches wait; of those, at most 2 are being
- * built at once (with two or more workers and prefetch >= 2; otherwise the
+ * built at once (with two or more workers and prefetch >= 2, or a narrow
+ * projection; otherwise the
  * workers share one batch, its slowest columns first). Peak memory is
  * therefore about (prefetch + 2) batches (counting the batch the consumer
- * holds and the one it releases) plus one row group's compressed bytes of
- * each projected column and of each filter column per
+ * holds and the one it releases; one more at prefetch 1 for a narrow
+ * projection) plus one row group's compressed bytes of
+ * each projected column (two for a column with a second reader) and of
+ * each filter column per
  * batch being built, whatever the number of workers or cores. Every byte is
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for
