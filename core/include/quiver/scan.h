@@ -387,7 +387,8 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * Batches are handed out in file order. At most `prefetch` batches are
  * started and not yet taken by the consumer (completed or being built;
  * max(prefetch, 2) for a narrow projection with workers), so
- * at most `prefetch` completed batches wait; of those, at most 2 are being
+ * at most `prefetch` completed batches wait (one more for a narrow
+ * projection at prefetch 1; max_queued counts the first `prefetch`); of those, at most 2 are being
  * built at once (with two or more workers and prefetch >= 2, or a narrow
  * projection; otherwise the
  * workers share one batch, its slowest columns first). Peak memory is
