@@ -382,7 +382,8 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * column's tasks run one at a time, in batch order, on its one reader,
  * except where that column would be the scan's critical path: then it has
  * a second reader, and the tasks of two batches run at once (a narrow
- * projection, fewer columns than workers + 1 and no filter; or a column
+ * projection, fewer columns than workers + 1 (workers, with a source of
+ * the caller's) and no filter; or a column
  * whose measured task time exceeds its share of the threads; docs/scan.md).
  * Batches are handed out in file order. At most `prefetch` batches are
  * started and not yet taken by the consumer (completed or being built;

@@ -34,9 +34,11 @@
  * column also gets a second reader, its twin (twins[j], with a read buffer
  * and decoders of its own, kept on its own row group), so that batch N + 1's
  * task of the column runs beside batch N's: in a narrow scan (fewer projected
- * columns than workers + 1, the consumer helping, and no filter), and, when
- * W = 2 anyway, for a column whose smoothed task time times (workers + 1)
- * exceeds the sum over the projected columns; never for a column measured
+ * columns than workers + 1, the consumer helping, and no filter; workers
+ * alone with a caller's source, whose reads the consumer leaves to them),
+ * and, when W = 2 anyway, for a column whose smoothed task time times
+ * (those threads) exceeds the sum over the projected columns; never for a
+ * column measured
  * cheap (QV_SCAN_TWIN_MIN_NS) (twin_wanted). A task takes
  * the first reader when it is free, the twin when it is not (pick_reader);
  * the twin is made the first time it is used. A twin that finds no memory
@@ -522,7 +524,8 @@ struct task {
  * when its tasks are measured cheap (QV_SCAN_TWIN_MIN_NS); in a narrow scan,
  * or when the column takes more than a thread's share of a
  * batch's projection (its smoothed task time times the threads that decode,
- * the workers and the consumer, exceeds the sum over the projected columns):
+ * the workers and the consumer unless the source is the caller's, exceeds
+ * the sum over the projected columns):
  * then its tasks one at a time are the scan's critical path. */
 static int twin_wanted(const struct qv_scan *s, int32_t j) {
     const struct colstate *c = &s->cols[s->proj[j]];
@@ -530,7 +533,7 @@ static int twin_wanted(const struct qv_scan *s, int32_t j) {
     if (c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED))
         return 0; /* cheap: not worth it */
     if (s->narrow) return 1;
-    return c->cost_ns > 0 && c->cost_ns * (s->nthreads + 1) > s->cost_sum;
+    return c->cost_ns > 0 && c->cost_ns * (s->nthreads + s->consumer_reads) > s->cost_sum;
 }
 
 /* The reader a task of projection j in row group rg runs on (under the
@@ -1243,13 +1246,14 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         else n_twin++;
     }
     /* Narrow: fewer projected columns than threads that decode (the
-     * workers and the consumer, which helps), so a column's tasks one at a
-     * time leave threads idle. Such a scan builds two batches at once even
+     * workers and the consumer, which helps, unless the source is the
+     * caller's: then it leaves the reads to the workers), so a column's
+     * tasks one at a time leave threads idle. Such a scan builds two batches at once even
      * at prefetch 1 or with one worker, so that batch N + 1's columns run
      * on their twins beside batch N's. Not with a filter: each batch being
      * built would hold a filter context of its own. */
-    s->narrow = s->nthreads >= 1 && !s->filter && n_twin > 0 && s->n_proj < s->nthreads + 1 &&
-                QV_SCAN_TWINS;
+    s->narrow = s->nthreads >= 1 && !s->filter && n_twin > 0 &&
+                s->n_proj < s->nthreads + s->consumer_reads && QV_SCAN_TWINS;
     s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
     if (s->narrow && s->cap < 2) s->cap = 2;
     s->window = (s->nthreads >= 2 || s->narrow) && s->cap >= 2 ? 2 : 1;
