@@ -902,6 +902,14 @@ static int sched_main(int argc, char **argv) {
          {.columns = deccols, .n_columns = 2,
           .filter = "l_quantity < 24 AND l_discount BETWEEN 0.05 AND 0.07"},
          C_RELEASE},
+        /* The same rows through conjuncts that decode their columns (an
+         * OR is not compared on encoded values): the projection gathers
+         * them from the filter's values (docs/scan.md, "Reusing"). */
+        {"dec_filter_or",
+         {.columns = deccols, .n_columns = 2,
+          .filter = "(l_quantity < 24 OR l_quantity IS NULL) AND "
+                    "(l_discount BETWEEN 0.05 AND 0.07 OR l_discount IS NULL)"},
+         C_RELEASE},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         double ms[2][16];

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "quiver/encoding.h"
+#include "encoding/encoding_testing.h"
 #include "encoding/relative.h"
 
 static struct qv_pool *pool;
@@ -40,11 +41,18 @@ static const enum qv_value_kind kinds[] = {
 
 /* Issue 15's patched encoding (15): a quarter of the encoded integer
  * inputs force it at the root, so the mutations reach its decoder (the
- * cascade chooses it only for data with outliers). */
+ * cascade chooses it only for data with outliers); another quarter force
+ * the entropy stage's sequential layout (format 4.0: zstd frames of for
+ * over narrower plain residuals) wherever it can hold a node. */
+static int skew_int(enum qv_value_kind kind) {
+    return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
+           kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
+}
 static int skew_force(enum qv_value_kind kind, uint8_t sel) {
-    const int is_int = kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
-                       kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
-    return is_int && (sel & 0x30) == 0x10 ? QV_ENC_PATCHED : QV_ENC_AUTO;
+    return skew_int(kind) && (sel & 0x30) == 0x10 ? QV_ENC_PATCHED : QV_ENC_AUTO;
+}
+static int skew_layout(enum qv_value_kind kind, uint8_t sel) {
+    return skew_int(kind) && (sel & 0x30) == 0x20 ? 3 : 0;
 }
 
 static int visit(void *ctx, const struct qv_enc_node_info *info) {
@@ -227,8 +235,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         eo.force = skew_force(kind, blen > 8 ? body[blen - 1] : 0);
         /* Integers: every other such input stored as relative differences. */
         int rel = is_int_kind(kind) && (body[0] & 1);
-        if ((rel ? qv__relative_encode(&v, body[1], NULL, res, &e, &err)
-                 : qv_encode(&v, &eo, res, &e, &err)) == 0) {
+        qv_encode_force_entropy_layout(skew_layout(kind, blen > 8 ? body[blen - 1] : 0));
+        int erc = rel ? qv__relative_encode(&v, body[1], NULL, res, &e, &err)
+                      : qv_encode(&v, &eo, res, &e, &err);
+        qv_encode_force_entropy_layout(0);
+        if (erc == 0) {
             for (size_t i = 0; i + 1 < blen && i < 16; i += 2) e.data[body[i] % e.size] ^= body[i + 1];
             decode_all(e.data, e.size, kind, n);
             qv_encoded_release(res, &e);

@@ -9,6 +9,7 @@
 
 #include "quiver/encoding.h"
 #include "quiver/format.h"
+#include "encoding/encoding_testing.h"
 #include "random_batch.h"
 
 /* One seed file: a pool, a reservation, a schema and a builder of it. */
@@ -87,7 +88,8 @@ static int write_strings(const char *dir) {
  * u16 count, segment bytes): chunks using issue 15's skew encodings, a
  * forced patched int64 chunk with outliers, an int32 hour cycle the
  * cascade codes with the entropy stage (zstd frames over packed values),
- * and a skewed uint16 column (frequency-ordered dictionary). */
+ * and a skewed uint16 column as a frequency-ordered dictionary (forced:
+ * the cascade now stores it in the entropy stage's sequential frames). */
 static int write_enc_seed(const char *dir, const char *name, uint8_t kind_index,
                           enum qv_value_kind kind, const void *vals, int64_t n, int force) {
     struct qv_pool *p;
@@ -129,9 +131,21 @@ static int write_encoding_seeds(const char *dir) {
         u16[i] = (uint16_t)(__builtin_ctzll(x | (UINT64_C(1) << 40)) * 131 + 7);
     }
     /* Indices into fuzz_encoding.c's kinds[]: INT32 3, UINT16 2, INT64 4. */
-    return write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
+    /* Line numbers 1..k (k = 1..7): the sequential layout (format 4.0), as
+     * the cascade chooses it (it does for the hour cycle too); then forced
+     * over the skewed uint16 values, which it does not choose it for. */
+    static int32_t lines[20000];
+    for (int i = 0; i < 20000;) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        for (int j = 1; j <= 1 + (int)(x >> 61) && i < 20000; j++) lines[i++] = j;
+    }
+    int rc = write_enc_seed(dir, "entropy_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_AUTO);
+    qv_encode_force_entropy_layout(3);
+    rc |= write_enc_seed(dir, "entropy_seq_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_AUTO);
+    qv_encode_force_entropy_layout(0);
+    return rc | write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
            write_enc_seed(dir, "entropy_hours_i32", 3, QV_KIND_INT32, i32, 20000, QV_ENC_AUTO) |
-           write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_AUTO);
+           write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_DICT);
 }
 
 /* Columns that move together, so the writer stores receipt and key2

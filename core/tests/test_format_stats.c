@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "format/format_internal.h"
+#include "test_enc_util.h"
 
 static uint64_t rng(uint64_t *s) {
     uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
@@ -135,6 +136,102 @@ static void test_fixed_minmax(void **state) {
     }
 }
 
+/* The writer's shortcut for strings without nulls: the encoder's
+ * dictionary reports the rows of its smallest and largest entries
+ * (qv_encode_options.extremes), and the statistics taken from those rows
+ * must be the scan's. Low-cardinality strings that tie their 8-byte keys
+ * (the cascade picks a dictionary by itself), the same forced to a
+ * dictionary at any cardinality, and high-cardinality strings left to
+ * the cascade (no dictionary: nothing reported). */
+static void test_dictionary_extremes(void **state) {
+    (void)state;
+    static const uint8_t alphabet[] = {0x00, 'a', 'b', 0xff};
+    const struct qv_field f = {.name = "s", .type = QV_TYPE_UTF8, .nullable = false};
+    const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE,
+                                  .value_kind = QV_KIND_BINARY};
+    const struct qv_field fd = {.name = "d", .type = QV_TYPE_DECIMAL128, .precision = 20};
+    const struct qv__node dnode = {.field = &fd, .kind = QV__NODE_PRIMITIVE,
+                                   .value_kind = QV_KIND_FIXED_BINARY};
+    struct enc_env env;
+    env_open(&env);
+    uint64_t s = 9;
+    int found_auto = 0, found_forced = 0, none_high = 0;
+    for (int round = 0; round < 120; round++) {
+        const int64_t n = 2000 + (int64_t)(rng(&s) % 3000);
+        const int kind = round % 3; /* 0: 6 distinct, 1: forced dict, 2: all distinct */
+        uint8_t pool[6][24];
+        size_t plen[6];
+        uint8_t head[12];
+        for (int k = 0; k < 12; k++) head[k] = alphabet[rng(&s) % 4];
+        for (int k = 0; k < 6; k++) {
+            plen[k] = (size_t)(rng(&s) % 20);
+            for (size_t b = 0; b < plen[k]; b++)
+                pool[k][b] = b < 10 ? head[b] : alphabet[rng(&s) % 4];
+        }
+        int32_t *off = malloc((size_t)(n + 1) * 4);
+        uint8_t *data = malloc((size_t)n * 24 + 1);
+        int32_t at = 0;
+        for (int64_t i = 0; i < n; i++) {
+            off[i] = at;
+            if (kind == 2) {
+                int l = snprintf((char *)data + at, 24, "v%08llx%lld",
+                                 (unsigned long long)rng(&s), (long long)i);
+                at += l;
+            } else {
+                int k = (int)(rng(&s) % 6);
+                memcpy(data + at, pool[k], plen[k]);
+                at += (int32_t)plen[k];
+            }
+        }
+        off[n] = at;
+        struct qv_values v = {.kind = QV_KIND_BINARY, .count = n, .values = off, .data = data};
+        struct qv_encode_extremes ex = {.found = -1, .min_row = -1, .max_row = -1};
+        struct qv_encode_options o = {.extremes = &ex};
+        if (kind == 1) o.force = QV_ENC_DICT;
+        struct qv_encoded enc;
+        struct qv_error err = {0};
+        if (qv_encode(&v, &o, env.r, &enc, &err)) fail_msg("encode: %s", err.message);
+        qv_encoded_release(env.r, &enc);
+        if (kind == 0) found_auto += ex.found == 1;
+        if (kind == 1) {
+            assert_int_equal(ex.found, 1);
+            found_forced++;
+        }
+        if (kind == 2) {
+            assert_int_equal(ex.found, 0);
+            none_high++;
+        }
+        if (ex.found) {
+            struct qv__stats_buf want, got;
+            qv__stats_compute(&node, &v, NULL, &want);
+            assert_int_equal(qv__stats_from_extremes(&node, &v, ex.min_row, ex.max_row, &got), 1);
+            assert_int_equal(got.s.flags, want.s.flags);
+            assert_int_equal(got.s.min_len, want.s.min_len);
+            assert_int_equal(got.s.max_len, want.s.max_len);
+            if (want.s.min_len) assert_memory_equal(got.s.min, want.s.min, want.s.min_len);
+            if (want.s.max_len) assert_memory_equal(got.s.max, want.s.max, want.s.max_len);
+        }
+        free(off);
+        free(data);
+    }
+    /* The cascade chose a dictionary on its own for the 6-value columns. */
+    assert_int_equal(found_auto, 40);
+    assert_int_equal(found_forced, 40);
+    assert_int_equal(none_high, 40);
+    /* Not byte-ordered (decimal128), or rows outside the chunk: refused. */
+    uint8_t dec[32] = {0};
+    struct qv_values dv = {.kind = QV_KIND_FIXED_BINARY, .count = 2, .values = dec,
+                           .fixed_width = 16};
+    struct qv__stats_buf st;
+    assert_int_equal(qv__stats_from_extremes(&dnode, &dv, 0, 1, &st), 0);
+    int32_t o2[3] = {0, 1, 2};
+    struct qv_values sv = {.kind = QV_KIND_BINARY, .count = 2, .values = o2,
+                           .data = (const uint8_t *)"ab"};
+    assert_int_equal(qv__stats_from_extremes(&node, &sv, 0, 2, &st), 0);
+    assert_int_equal(qv__stats_from_extremes(&node, &sv, -1, 1, &st), 0);
+    env_close(&env);
+}
+
 static void test_int_minmax(void **state) {
     (void)state;
     static const enum qv_value_kind kinds[] = {QV_KIND_INT8,  QV_KIND_INT16,  QV_KIND_INT32,  QV_KIND_INT64,
@@ -194,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_string_minmax),
         cmocka_unit_test(test_fixed_minmax),
         cmocka_unit_test(test_int_minmax),
+        cmocka_unit_test(test_dictionary_extremes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -107,6 +107,53 @@ static int64_t expected_rows(int f, int64_t max_rows) {
     return max_rows && n > max_rows ? max_rows : n;
 }
 
+/* What drain_checked does before each get_next (k counts them from 0). */
+enum drain_wait {
+    WAIT_NONE,
+    WAIT_ONCE,       /* qv_scan_wait(wait_ms) returns 0 or ETIMEDOUT */
+    WAIT_READY,      /* qv_scan_wait(wait_ms) returns 0: long enough to be ready */
+    WAIT_TINY_STEPS, /* qv_scan_wait(1 + k % 2) until not ETIMEDOUT, then 0 */
+};
+
+struct drain {
+    int f; /* the filter every batch is checked against */
+    enum drain_wait wait;
+    int64_t wait_ms;
+    int64_t next, rows; /* batch_wrong's next row; rows received so far */
+};
+
+/* Drains st to its end or its first error (main thread only: it asserts).
+ * Every batch must be the rows passing filter d->f from d->next on
+ * (batch_wrong), d->rows counts them, and each is released before the next
+ * get_next. Returns get_next's error, 0 at the end: the caller says which
+ * one it expects. */
+static int drain_checked(struct ArrowArrayStream *st, struct drain *d) {
+    for (int k = 0;; k++) {
+        int rc;
+        switch (d->wait) {
+        case WAIT_NONE: break;
+        case WAIT_ONCE:
+            rc = qv_scan_wait(st, d->wait_ms);
+            assert_true(rc == 0 || rc == ETIMEDOUT);
+            break;
+        case WAIT_READY: assert_int_equal(qv_scan_wait(st, d->wait_ms), 0); break;
+        case WAIT_TINY_STEPS:
+            /* Wait until ready in tiny steps, as a front end checking for
+             * Ctrl-C does. */
+            while ((rc = qv_scan_wait(st, 1 + k % 2)) == ETIMEDOUT) {}
+            assert_int_equal(rc, 0);
+            break;
+        }
+        struct ArrowArray b;
+        rc = st->get_next(st, &b);
+        if (rc) return rc;
+        if (!b.release) return 0;
+        assert_int_equal(batch_wrong(&b, d->f, &d->next), 0);
+        d->rows += b.length;
+        b.release(&b);
+    }
+}
+
 /* ---- two threads in get_next at once ---- */
 
 #define MAXB 256
@@ -249,25 +296,10 @@ static void test_tiny_waits(void **state) {
                         for (int i = 0; i < 60000 && !__atomic_load_n(&w.calls, __ATOMIC_ACQUIRE); i++)
                             nap_us(100);
                     }
-                    int64_t next = 0, rows = 0;
-                    int timeouts = 0;
-                    for (int k = 0;; k++) {
-                        if (!beside) {
-                            /* Wait until ready in tiny steps, as a front end
-                             * checking for Ctrl-C does. */
-                            int rc;
-                            while ((rc = qv_scan_wait(&st, 1 + k % 2)) == ETIMEDOUT) timeouts++;
-                            assert_int_equal(rc, 0);
-                        }
-                        struct ArrowArray b;
-                        int rc = st.get_next(&st, &b);
-                        if (rc) fail_msg("get_next: %d %s", rc, st.get_last_error(&st));
-                        if (!b.release) break;
-                        assert_int_equal(batch_wrong(&b, f, &next), 0);
-                        rows += b.length;
-                        b.release(&b);
-                    }
-                    assert_int_equal(rows, expected_rows(f, 0));
+                    struct drain d = {.f = f, .wait = beside ? WAIT_NONE : WAIT_TINY_STEPS};
+                    int rc = drain_checked(&st, &d);
+                    if (rc) fail_msg("get_next: %d %s", rc, st.get_last_error(&st));
+                    assert_int_equal(d.rows, expected_rows(f, 0));
                     /* After the end, a wait does not block. */
                     assert_int_equal(qv_scan_wait(&st, 1), 0);
                     assert_int_equal(qv_scan_wait(&st, 0), 0);
@@ -292,19 +324,9 @@ static void test_absurd_timeouts(void **state) {
                                     .threads = 2, .filter = filters[1]};
         struct ArrowArrayStream st;
         assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-        int64_t next = 0, rows = 0;
-        for (;;) {
-            int rc = qv_scan_wait(&st, tms[i]);
-            if (tms[i] > 0) assert_int_equal(rc, 0); /* long enough: ready */
-            else assert_true(rc == 0 || rc == ETIMEDOUT);
-            struct ArrowArray b;
-            assert_int_equal(st.get_next(&st, &b), 0);
-            if (!b.release) break;
-            assert_int_equal(batch_wrong(&b, 1, &next), 0);
-            rows += b.length;
-            b.release(&b);
-        }
-        assert_int_equal(rows, expected_rows(1, 0));
+        struct drain d = {.f = 1, .wait = tms[i] > 0 ? WAIT_READY : WAIT_ONCE, .wait_ms = tms[i]};
+        assert_int_equal(drain_checked(&st, &d), 0);
+        assert_int_equal(d.rows, expected_rows(1, 0));
         st.release(&st);
         pool_is_clean();
     }
@@ -525,7 +547,7 @@ static void test_wait_while_reads_block(void **state) {
         h.have_consumer = 1;
         qv_mutex_unlock(&h.mu);
         assert_int_equal(qv_scan_open(r, &o, fx.res, &st, NULL), 0);
-        int64_t next = 0, rows = 0;
+        struct drain d = {.f = 0};
         for (int i = 0; i < 20; i++) {
             int rc = qv_scan_wait(&st, 1);
             if (rc == ETIMEDOUT) continue;
@@ -534,8 +556,8 @@ static void test_wait_while_reads_block(void **state) {
             struct ArrowArray b;
             assert_int_equal(st.get_next(&st, &b), 0);
             if (!b.release) break;
-            assert_int_equal(batch_wrong(&b, 0, &next), 0);
-            rows += b.length;
+            assert_int_equal(batch_wrong(&b, 0, &d.next), 0);
+            d.rows += b.length;
             b.release(&b);
         }
         qv_mutex_lock(&h.mu);
@@ -545,15 +567,8 @@ static void test_wait_while_reads_block(void **state) {
         qv_mutex_unlock(&h.mu);
         assert_int_equal(gave_up, 0);
         assert_int_equal(consumer_reads, 0);
-        for (;;) { /* and then the scan completes */
-            struct ArrowArray b;
-            assert_int_equal(st.get_next(&st, &b), 0);
-            if (!b.release) break;
-            assert_int_equal(batch_wrong(&b, 0, &next), 0);
-            rows += b.length;
-            b.release(&b);
-        }
-        assert_int_equal(rows, ROWS);
+        assert_int_equal(drain_checked(&st, &d), 0); /* and then the scan completes */
+        assert_int_equal(d.rows, ROWS);
         st.release(&st);
         pool_is_clean();
         qv_reader_close(r);
@@ -594,16 +609,9 @@ static void test_error_in_a_consumer_task(void **state) {
                                             .filter = filters[f]};
                 struct ArrowArrayStream st;
                 assert_int_equal(qv_scan_open(bad, &o, fx.res, &st, NULL), 0);
-                int64_t next = 0, rows = 0;
-                int rc;
-                for (;;) {
-                    struct ArrowArray b;
-                    rc = st.get_next(&st, &b);
-                    if (rc || !b.release) break;
-                    assert_int_equal(batch_wrong(&b, f, &next), 0);
-                    rows += b.length;
-                    b.release(&b);
-                }
+                struct drain d = {.f = f};
+                int rc = drain_checked(&st, &d);
+                int64_t rows = d.rows;
                 if (rc != EIO) fail_msg("column %d threads %d: rc %d", c, threads[t], rc);
                 int64_t lo = 0, hi = 0, first = qv_reader_row_group_first_row(bad, g);
                 for (int64_t i = 0; i < first + qv_reader_row_group_rows(bad, g); i++) {
@@ -663,15 +671,9 @@ static void test_budget_full_in_a_task(void **state) {
             if (rc) {
                 assert_int_equal(rc, ENOMEM);
             } else {
-                int64_t next = 0, rows = 0;
-                for (;;) {
-                    struct ArrowArray b;
-                    rc = st.get_next(&st, &b);
-                    if (rc || !b.release) break;
-                    assert_int_equal(batch_wrong(&b, f, &next), 0);
-                    rows += b.length;
-                    b.release(&b); /* freed at once: only the scan's own bytes count */
-                }
+                /* Each batch is freed at once: only the scan's own bytes count. */
+                struct drain d = {.f = f};
+                rc = drain_checked(&st, &d);
                 if (rc) {
                     if (rc != ENOMEM)
                         fail_msg("limit %llu threads %d: rc %d %s", (unsigned long long)limit,
@@ -685,7 +687,7 @@ static void test_budget_full_in_a_task(void **state) {
                     assert_null(b.release);
                     failed++;
                 } else {
-                    assert_int_equal(rows, expected_rows(f, 0));
+                    assert_int_equal(d.rows, expected_rows(f, 0));
                     whole++;
                 }
                 st.release(&st);

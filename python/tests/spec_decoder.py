@@ -1,4 +1,4 @@
-"""An independent decoder of Quiver files, written from docs/format.md (3.0) alone.
+"""An independent decoder of Quiver files, written from docs/format.md (4.0) alone.
 
 Its purpose is to check that the specification is complete enough to write a
 reader from and that Quiver's writer follows it: it was written without
@@ -391,7 +391,13 @@ def dec_bitpack(n, ctx):
 
 def dec_for(n, ctx):
     width = WORD_WIDTH[n.type]
-    res = decode(same_type_child(n, 0, n.count), ctx)
+    ch = n.children[0]
+    # 5.5.4: residuals of the same type, or (4.0 on) of a narrower integer
+    # type, zero-extended before the reference is added.
+    if ch.type in INT_TYPES and WORD_WIDTH[ch.type] < width:
+        res = decode(expect_child(n, 0, ch.type, n.count), ctx).astype(UDTYPE[width])
+    else:
+        res = decode(same_type_child(n, 0, n.count), ctx)
     ref = n.params[0] & mask_of(width)
     return (res + UDTYPE[width].type(ref)).astype(UDTYPE[width])
 
@@ -843,7 +849,7 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3):
+        if major not in (1, 2, 3, 4):
             raise SpecError(f"{self.path}: format version {major}.{minor}")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")

@@ -195,7 +195,7 @@ def test_zigzag_built_by_hand():
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
 def test_fixture(path):
     f, compared, skipped = compare_file(path)
-    assert f.version in ((1, 0), (2, 0))
+    assert f.version in ((1, 0), (2, 0), (3, 0))
     assert f.verify_checksums() > 0 or sd.xxhash is None
     assert compared
     if "all_types" in path or "compact" in path:
@@ -208,7 +208,8 @@ def test_fixture(path):
 def test_fixtures_present():
     assert {os.path.basename(p) for p in FIXTURES} >= {
         "v1_0_all_types.qvr", "v1_0_compact.qvr", "v1_0_long_strings.qvr",
-        "v2_0_all_types.qvr", "v2_0_compact.qvr", "v2_0_long_strings.qvr"}
+        "v2_0_all_types.qvr", "v2_0_compact.qvr", "v2_0_long_strings.qvr",
+        "v3_0_all_types.qvr", "v3_0_compact.qvr", "v3_0_long_strings.qvr"}
 
 
 # ------------------------------------------------------------ files of today's writer
@@ -302,7 +303,7 @@ def flat():
     return flat_table()
 
 
-# What the writer of format 3.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 4.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
@@ -317,7 +318,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (3, 0)
+    assert f.version == (4, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -325,6 +326,44 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     used = encodings_of(f)
     assert (EXPECTED_COMPACT if compact else EXPECTED_DEFAULT) <= used, \
         sorted(used)
+
+
+def narrow_frame_residuals(node):
+    """Types of the narrower residuals children of for nodes in the frames
+    of the zstd nodes of a tree (section 5.5.4, format 4.0)."""
+    found = set()
+    if node.enc == 4 and node.children[0].type != node.type:
+        found.add((node.type, node.children[0].type, node.children[0].enc))
+    for c in node.children:
+        found |= narrow_frame_residuals(c)
+    if node.enc == 13:
+        entries, frames = sd.frame_entries(node)
+        for r in sd.frame_roots(node, entries, frames):
+            found |= narrow_frame_residuals(r)
+    return found
+
+
+def test_sequential_entropy_frames(tmp_path):
+    # Line numbers 1..k per order (k = 1..7), with and without nulls: the
+    # entropy stage stores them in zstd frames of for over plain u8
+    # residuals under u32 nodes (5.5.4, 5.7), which the spec decoder reads.
+    rng = np.random.default_rng(15)
+
+    def lines():
+        return np.concatenate([np.arange(1, k + 1) for k in rng.integers(1, 8, 12000)])[:40000]
+
+    # Two draws, so that the writer does not store one relative to the other.
+    ln, ln2 = lines().astype(np.int32), lines().astype(np.int32)
+    t = pa.table({"ln": pa.array(ln), "ln_nulls": pa.array(ln2, mask=rng.random(len(ln2)) < 0.1)})
+    path = str(tmp_path / "seq.qvr")
+    quiver.write(t, path, row_group_rows=30000)
+    f, compared, skipped = compare_file(path)
+    assert skipped == [] and compared == ["ln", "ln_nulls"]
+    for c in (0, 1):
+        seg = f.row_groups[0].chunks[f.columns[c].node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        assert (sd.T_U32, sd.T_U8, 1) in narrow_frame_residuals(root), \
+            f.encoding_tree(0, f.columns[c].node)
 
 
 def test_relative_reference_with_nulls(tmp_path, flat):

@@ -128,6 +128,12 @@ struct qv_values {
     const uint8_t *data; /* binary kinds only */
 };
 
+/* Where qv_encode_options.extremes reports a dictionary's ends (below). */
+struct qv_encode_extremes {
+    int found;
+    int64_t min_row, max_row;
+};
+
 struct qv_encode_options {
     /* QV_ENC_AUTO: the cascade chooses. Otherwise the top-level encoding
      * (children are still chosen by the cascade); EINVAL if the encoding
@@ -146,6 +152,14 @@ struct qv_encode_options {
     int max_depth;
     /* zstd level; 0 = 1 (3 in compact mode). */
     int zstd_level;
+    /* Optional, out. For BINARY, LARGE_BINARY and FIXED_BINARY input: when
+     * the encoder built a dictionary over every value of the input (which
+     * it does for low-cardinality strings, whatever encoding it keeps),
+     * found = 1 and the rows of the smallest and the largest value (bytes
+     * compared unsigned, a prefix before its extensions); found = 0
+     * otherwise. A writer takes its string statistics from these instead
+     * of a second pass over the strings. */
+    struct qv_encode_extremes *extremes;
 };
 
 /* An encoded chunk. `data` is allocated from the reservation given to

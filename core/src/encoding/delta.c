@@ -251,7 +251,8 @@ static const struct qv__node *packed_deltas(const struct qv__node *nd, uint64_t 
     const struct qv__node *c = nd->child[1];
     *ref = 0;
     if (nd->width != 4 && nd->width != 8) return NULL;
-    if (c->enc == QV_ENC_FOR && c->child[0]->enc == QV_ENC_BITPACK) {
+    if (c->enc == QV_ENC_FOR && c->child[0]->enc == QV_ENC_BITPACK &&
+        c->child[0]->pt == c->pt) {
         *ref = (uint64_t)c->params[0];
         c = c->child[0];
     }

@@ -349,6 +349,13 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
         for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
         struct str_sort_ctx sc = {s, first};
         msort(perm, tmp, d, cmp_str, &sc);
+        if (depth == 0 && e->extremes && d > 0 && s->data == e->root_data && n == e->root_n) {
+            /* Every value of the caller's input is in the dictionary, now
+             * in value order: its ends are the input's extremes. */
+            e->extremes->found = 1;
+            e->extremes->min_row = first[perm[0]];
+            e->extremes->max_row = first[perm[d - 1]];
+        }
         if (frequency_pays(codes, n, d, slot)) msort(perm, tmp, d, cmp_count_desc, slot);
         uint64_t total = 0;
         for (int64_t i = 0; i < d; i++) {
@@ -691,6 +698,76 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
     return rc;
 }
 
+/* Values at rows[0..k) (sorted, duplicates allowed): per 1024-value vector
+ * holding some of them, the codes of the span from its first row to its
+ * last are decoded and checked, as a range decode of that span would, and
+ * only the rows asked for are looked up. The generic take decodes the
+ * whole span to values and picks from them: a lookup per row of the span
+ * rather than per row asked (a filter keeping a tenth of the rows). */
+static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
+                          void *out, struct qv_error *err) {
+    struct dict_cache *c;
+    int rc = get_cache(d, nd, &c, err);
+    if (rc) return rc;
+    const int lazy = use_lazy(d, nd, c, k);
+    if (!lazy && (rc = load(d, nd, &c, err))) return rc;
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    if (!codes) return ENOMEM;
+    const unsigned w = nd->width;
+    const uint32_t dsize = (uint32_t)c->d;
+    uint8_t *o = out;
+    for (int64_t i = 0, j; i < k && !rc; i = j) {
+        const int64_t vec = rows[i] >> QV__VEC_SHIFT;
+        for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
+        const int64_t lo = rows[i], m = rows[j - 1] + 1 - lo;
+        uint8_t *dst = o + (size_t)i * w;
+        /* Every row of the span once: the range decode's gathers. */
+        int contiguous = m == j - i;
+        for (int64_t t = i + 1; contiguous && t < j; t++) contiguous = rows[t] != rows[t - 1];
+        if (contiguous) {
+            rc = qv__dict_dec_word(d, nd, lo, m, dst, err);
+            continue;
+        }
+        if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
+        int64_t bad = first_bad(codes, m, dsize);
+        if (bad >= 0) {
+            rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
+            break;
+        }
+        const int64_t *ri = rows + i;
+        const int64_t g = j - i;
+        if (lazy) {
+            for (int64_t t = 0; t < g && !rc; t++)
+                rc = qv__dec_word(d, nd->child[1], codes[ri[t] - lo], 1, dst + (size_t)t * w, err);
+            continue;
+        }
+        switch (w) {
+        case 1:
+            for (int64_t t = 0; t < g; t++) dst[t] = ((const uint8_t *)c->vals)[codes[ri[t] - lo]];
+            break;
+        case 2:
+            for (int64_t t = 0; t < g; t++)
+                ((uint16_t *)(void *)dst)[t] = ((const uint16_t *)c->vals)[codes[ri[t] - lo]];
+            break;
+        case 4:
+            for (int64_t t = 0; t < g; t++)
+                ((uint32_t *)(void *)dst)[t] = ((const uint32_t *)c->vals)[codes[ri[t] - lo]];
+            break;
+        case 8:
+            for (int64_t t = 0; t < g; t++)
+                ((uint64_t *)(void *)dst)[t] = ((const uint64_t *)c->vals)[codes[ri[t] - lo]];
+            break;
+        default:
+            for (int64_t t = 0; t < g; t++)
+                memcpy(dst + (size_t)t * w, (const uint8_t *)c->vals + (size_t)codes[ri[t] - lo] * w, w);
+            break;
+        }
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}
+
 int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                      struct qv__binout *o, struct qv_error *err) {
     struct dict_cache *c;
@@ -807,6 +884,7 @@ const struct qv__encoding qv__enc_dict = {
     .decode_cost = 2,
     .dec_word = qv__dict_dec_word,
     .dec_bin = qv__dict_dec_bin,
+    .take_word = dict_take_word,
     .validate = dict_validate,
     .build = dict_build,
     .children = {"codes", "values"},

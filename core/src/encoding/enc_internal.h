@@ -170,6 +170,12 @@ struct qv__enc {
     int max_depth;
     int compact;
     int zstd_level;
+    /* The caller's qv_encode_options.extremes, and the input it is about:
+     * set only by a dictionary over exactly these strings (root_data,
+     * root_n) at depth 0. */
+    struct qv_encode_extremes *extremes;
+    const uint8_t *root_data;
+    int64_t root_n;
 };
 
 /* Creates a node in the encoder's arena. */
@@ -311,16 +317,26 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                        const struct qv__patched_choice *c, int forced, struct qv__enode **out);
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
- * frame of reference + bit-packing of the values at `width` (their own
- * width or the next whole byte width, whichever the sample compressed
- * better). est_bytes < 0: not proposed (too few values, compact mode,
- * zstd not allowed). */
+ * frame of reference + the residuals laid out at `width` bits: bit-packed
+ * at their own width or the next whole byte width, or sequential bytes of
+ * 8 or 16 bits (a plain child), whichever the sample compressed best.
+ * est_bytes < 0: not proposed (too few values, compact mode, zstd not
+ * allowed). */
+enum {
+    QV__ENTROPY_PACKED = 1, /* bit-packed (at `width`: exact or whole bytes) */
+    QV__ENTROPY_BYTES = 2,  /* only as a forced layout: bit-packed at whole bytes */
+    QV__ENTROPY_SEQ = 3,    /* sequential plain residuals of 8 or 16 bits */
+};
 struct qv__entropy_choice {
     uint64_t ref;
     unsigned width;
+    int layout;           /* QV__ENTROPY_PACKED or QV__ENTROPY_SEQ */
     int64_t frame_values; /* 4 vectors, 16 for repetitive data */
     double est_bytes;
 };
+/* The layout forced by qv_encode_force_entropy_layout (encoding_testing.h),
+ * 0 when none. */
+int qv__entropy_forced(void);
 void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                         const struct qv__istats *s, struct qv__entropy_choice *c);
 int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,

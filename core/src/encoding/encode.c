@@ -78,6 +78,8 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
             return qv_error_set(err, EINVAL, "qv_encode: %llu bytes of binary data exceed the "
                                 "chunk limit", (unsigned long long)off[n]);
         const uint8_t *data = in->data ? in->data + base : (const uint8_t *)"";
+        e->root_data = data;
+        e->root_n = n;
         return qv__cascade_bin(e, off, data, n, 0, force, root);
     }
     case QV__PT_FIXED: {
@@ -89,6 +91,8 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
         const uint8_t *v = in->values;
         if (!v) v = qv__mem_calloc(&e->mem, (size_t)in->fixed_width + 1, err);
         if (!v) return ENOMEM;
+        e->root_data = v;
+        e->root_n = n;
         return qv__cascade_fixed(e, v, n, (uint32_t)in->fixed_width, 0, force, root);
     }
     case QV__PT_F32:
@@ -140,6 +144,8 @@ void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct q
     e->max_depth = o->max_depth > 0 ? o->max_depth : QV_ENC_DEFAULT_DEPTH;
     if (e->max_depth > QV__ENC_MAX_DEPTH - 4) e->max_depth = QV__ENC_MAX_DEPTH - 4;
     e->compact = o->compact;
+    e->extremes = o->extremes;
+    if (e->extremes) memset(e->extremes, 0, sizeof *e->extremes);
     /* Default level: fast (1) where zstd is picked for leaves by the
      * cascade, stronger (3) when the caller asked for compact output. */
     e->zstd_level = o->zstd_level ? o->zstd_level : o->compact ? 3 : 1;

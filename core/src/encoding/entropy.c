@@ -1,21 +1,28 @@
 /*
  * The entropy stage for final integer codes (dictionary codes, residuals
- * about to be bit-packed): zstd over the packed values in small frames,
+ * about to be bit-packed): zstd over the residuals in small frames,
  * chosen by the cascade when a sample says it pays. Fixed-width packing
  * spends as many bits on a value seen a million times as on one seen once
  * and never exploits a repeating pattern (an hour column cycling 0..23);
  * zstd's Huffman literals and matches do both, and small frames (4 or 16
  * vectors) keep random access: a take decompresses one frame of a few KiB.
  *
- * Each frame is an ordinary subtree, frame of reference plus bit-packing,
- * at either the values' own width or that width rounded up to whole bytes:
- * byte-aligned values (in the bit-packing layout, 32-bit words of 4 values
- * of 8 bits or 2 of 16) give zstd's byte-oriented literal coder symbols it
- * can count, which wins on skewed data; the exact width wins on repeating
- * patterns of narrow values. The sample tries both and keeps the smaller.
- * The reference is the whole chunk's, so every frame has the same shape.
+ * Each frame is an ordinary subtree against the whole chunk's reference
+ * (so every frame has the same shape), in one of three layouts the sample
+ * tries, keeping the one zstd compressed smallest:
+ *  - bit-packed at the values' own width: wins on repeating patterns of
+ *    narrow values (few bits to match);
+ *  - bit-packed at that width rounded up to whole bytes: in the packing's
+ *    lane layout, 32-bit words of 4 values of 8 bits or 2 of 16, symbols
+ *    zstd's byte-oriented literal coder can count (skewed data);
+ *  - sequential (format 4.0): `for` over plain residuals of 8 or 16 bits,
+ *    value after value. The lane layout interleaves 32 lanes, so zstd sees
+ *    the histogram but not the order; sequential bytes also give it the
+ *    sequence (l_linenumber cycling 1..7 per order, times of day rising
+ *    through a day, codes repeating with the rows that carry them).
  */
 #include "encoding/enc_internal.h"
+#include "encoding/encoding_testing.h"
 
 /* Values per frame: 4 vectors, so a take of one row decompresses at most
  * 4 KiB per byte of width (a take of 100 random rows of a column touches
@@ -25,16 +32,52 @@
 #define ENTROPY_FRAME (4 * QV__VEC)
 #define ENTROPY_FRAME_REPETITIVE (16 * QV__VEC)
 #define ENTROPY_REPETITIVE_RATIO 0.25
-/* Smallest node worth the sample's two trial compressions. */
+/* Sequential frames hold as many values as the other layouts' frames (4
+ * vectors, 16 when repetitive): a take decompresses one frame per row it
+ * touches, and 16,384-value frames made a 100-row take of lineitem's
+ * l_linenumber 1.4-1.8 ms against 0.4-0.5 ms for the 4-vector frames of
+ * l_tax (for 5% less than 4,096-value frames on l_linenumber at level 1
+ * and 15% less at level 3, a Python trial of the layout). */
+/* Sequential frames are compressed at level 3 at least, as zstd_dict's
+ * frames are: on the same trial, level 3 took 11% less than level 1 in
+ * 16 KiB frames (dfast's shorter matches find the short repeats of
+ * sequences), while compressing a few MB of such residuals per column
+ * costs milliseconds. */
+#define ENTROPY_SEQ_LEVEL 3
+
+static int seq_level(const struct qv__enc *e) {
+    return e->zstd_level > ENTROPY_SEQ_LEVEL ? e->zstd_level : ENTROPY_SEQ_LEVEL;
+}
+/* Smallest node worth the sample's trial compressions. */
 #define ENTROPY_MIN_VALUES 1024
 /* The sample: up to 8 whole vectors spread over the node. */
 #define ENTROPY_SAMPLE_VECTORS 8
 
 static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
 
-/* Packs m residuals of v (from `ref`) at width w into out; returns bytes. */
-static uint64_t pack_residuals(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mask,
-                               unsigned w, uint8_t *out, uint64_t *res, uint32_t *tmp) {
+/* The test knob (encoding_testing.h): a forced layout, 0 for none. */
+static int forced_layout;
+
+void qv_encode_force_entropy_layout(int layout) {
+    __atomic_store_n(&forced_layout, layout, __ATOMIC_RELAXED);
+}
+
+int qv__entropy_forced(void) { return __atomic_load_n(&forced_layout, __ATOMIC_RELAXED); }
+
+/* Lays out m residuals of v (from `ref`) as `layout` at width w into out;
+ * returns bytes. */
+static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mask, int layout,
+                        unsigned w, uint8_t *out, uint64_t *res, uint32_t *tmp) {
+    if (layout == QV__ENTROPY_SEQ) {
+        if (w == 8)
+            for (int64_t j = 0; j < m; j++) out[j] = (uint8_t)(v[j] - ref);
+        else
+            for (int64_t j = 0; j < m; j++) {
+                uint16_t x = (uint16_t)(v[j] - ref);
+                memcpy(out + 2 * j, &x, 2);
+            }
+        return (uint64_t)m * (w / 8);
+    }
     uint64_t at = 0;
     for (int64_t i = 0; i < m; i += QV__VEC) {
         int64_t rem = m - i < QV__VEC ? m - i : QV__VEC;
@@ -50,18 +93,21 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     memset(c, 0, sizeof *c);
     c->est_bytes = -1;
     if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return;
+    const int forced = qv__entropy_forced();
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
     if (fb < 1 || fb > 32) return;
     /* Mostly distinct values (three quarters of the sample or more): no
      * repeats for matches and near-uniform bytes for Huffman; the trial
      * compressions would only cost write time. */
-    if (s->sample_distinct * 4 >= s->sample_n * 3) return;
+    if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return;
     const unsigned bw = byte_width(fb);
+    if (forced == QV__ENTROPY_SEQ && bw > 16) return;
     const uint64_t mask = qv__mask(s->bits);
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < ENTROPY_SAMPLE_VECTORS ? nvec : ENTROPY_SAMPLE_VECTORS;
     struct qv__mark mk = qv__stack_mark(&e->stack);
+    /* Every layout takes at most 128 x bw bytes a vector. */
     const size_t packed_cap = (size_t)take * 128 * bw;
     const size_t bound = qv__zstd_bound(packed_cap);
     uint8_t *packed = qv__stack_push(&e->stack, packed_cap, e->err);
@@ -76,36 +122,49 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     }
     double best = -1;
     unsigned best_w = fb;
-    uint64_t raw_exact = 0;
+    int best_layout = QV__ENTROPY_PACKED;
     int64_t sn = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const unsigned w = pass ? bw : fb;
-        /* Whole words (above 16 bits) only pay on data zstd compresses
-         * anyway at its own width. */
-        if (pass && (bw == fb || bw > 16)) break;
+    /* Trials: bit-packed at the exact width, then at the byte width, then
+     * sequential bytes. Whole words (above 16 bits) only pay on data zstd
+     * compresses anyway at its own width. */
+    for (int trial = 0; trial < 3; trial++) {
+        const int layout = trial == 2 ? QV__ENTROPY_SEQ : QV__ENTROPY_PACKED;
+        const unsigned w = trial ? bw : fb;
+        if (trial && bw > 16) break;
+        if (trial == 1 && bw == fb) continue;
+        if (forced && forced != (trial == 0 ? QV__ENTROPY_PACKED
+                                 : trial == 1 ? QV__ENTROPY_BYTES
+                                              : QV__ENTROPY_SEQ)) {
+            /* A forced byte-width layout at a width that is already whole
+             * bytes is the exact one. */
+            if (!(forced == QV__ENTROPY_BYTES && trial == 0 && bw == fb)) continue;
+        }
         uint64_t at = 0;
         sn = 0;
         for (int64_t k = 0; k < take; k++) {
             int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
             int64_t m = vs + QV__VEC < n ? QV__VEC : n - vs;
-            at += pack_residuals(v + vs, m, ref, mask, w, packed + at, res, tmp);
+            at += lay_out(v + vs, m, ref, mask, layout, w, packed + at, res, tmp);
             sn += m;
         }
-        if (!pass) raw_exact = qv__bitpack_bytes(sn, fb);
-        size_t clen = qv__zstd_compress(dst, bound, packed, (size_t)at, e->zstd_level);
+        size_t clen = qv__zstd_compress(dst, bound, packed, (size_t)at,
+                                        layout == QV__ENTROPY_SEQ ? seq_level(e) : e->zstd_level);
         if (!clen) continue;
         if (best < 0 || (double)clen < best) {
             best = (double)clen;
             best_w = w;
+            best_layout = layout;
         }
     }
     qv__stack_release(&e->stack, mk);
+    const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
     if (best < 0 || raw_exact == 0) return;
     const double ratio = best / (double)raw_exact;
     c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
     const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
     c->ref = ref;
     c->width = best_w;
+    c->layout = best_layout;
     /* Per frame: the table entry, zstd's frame header and the subtree's
      * headers. */
     c->est_bytes = (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
@@ -116,32 +175,37 @@ struct frame_ctx {
     int pt;
     uint64_t ref, mask;
     unsigned w;
+    int layout;
 };
 
-/* One frame: for(ref) over bitpack(w), or a bare bitpack when ref is 0. */
+/* One frame: for(ref) over bitpack(w) or, sequential, over plain residuals
+ * of w bits; the bare child when it can stand for the frame (a zero
+ * reference at the node's type). */
 static int build_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t m,
                        struct qv__enode **out, int *owned) {
     const struct frame_ctx *f = ctx;
     *owned = 1;
+    const int cpt = f->layout == QV__ENTROPY_SEQ ? qv__pt_uint_of_width(f->w / 8) : f->pt;
     uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(m ? m : 1) * 8, e->err);
     if (!res) return ENOMEM;
     for (int64_t i = 0; i < m; i++) res[i] = (f->v[start + i] - f->ref) & f->mask;
-    struct qv__enode *bp = NULL, *nd = NULL;
-    int rc = qv__bitpack_encode(e, res, m, f->pt, f->w, &bp);
+    struct qv__enode *ch = NULL, *nd = NULL;
+    int rc = f->layout == QV__ENTROPY_SEQ ? qv__plain_encode_word(e, res, m, cpt, &ch)
+                                          : qv__bitpack_encode(e, res, m, f->pt, f->w, &ch);
     qv__mem_free(&e->mem, res);
     if (rc) return rc;
-    if (f->ref == 0) {
-        *out = bp;
+    if (f->ref == 0 && cpt == f->pt) {
+        *out = ch;
         return 0;
     }
     nd = qv__enode_new(e, QV_ENC_FOR, f->pt, qv__pt_width(f->pt), m);
     if (!nd) {
-        qv__enode_drop(e, bp);
+        qv__enode_drop(e, ch);
         return ENOMEM;
     }
     nd->nparams = 1;
     nd->params[0] = (int64_t)f->ref;
-    nd->child[0] = bp;
+    nd->child[0] = ch;
     nd->nchildren = 1;
     qv__enode_finish(nd);
     *out = nd;
@@ -151,8 +215,13 @@ static int build_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t m,
 int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, const struct qv__entropy_choice *c,
                        int forced, struct qv__enode **out) {
-    struct frame_ctx f = {v, pt, c->ref, qv__mask(s->bits), c->width};
+    struct frame_ctx f = {v, pt, c->ref, qv__mask(s->bits), c->width, c->layout};
     if (!qv__pt_is_int(pt)) return qv__enc_unsupported(e, QV_ENC_ZSTD, pt);
-    return qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, c->frame_values, NULL, 0,
-                              build_frame, &f, forced, out);
+    /* The frames' level is the encoder's (general.c reads it per frame). */
+    const int level = e->zstd_level;
+    if (c->layout == QV__ENTROPY_SEQ) e->zstd_level = seq_level(e);
+    int rc = qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, c->frame_values, NULL,
+                                0, build_frame, &f, forced || qv__entropy_forced(), out);
+    e->zstd_level = level;
+    return rc;
 }

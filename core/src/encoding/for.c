@@ -54,10 +54,62 @@ static void add_base(void *out, unsigned w, int64_t n, uint64_t base) {
     }
 }
 
+/* out[i] = in[i] + base for n values of width ow read from width iw < ow
+ * (zero-extended). in and out must not overlap. */
+static void widen_add(const uint8_t *in, unsigned iw, void *out, unsigned ow, int64_t n,
+                      uint64_t base) {
+#define WIDEN(IT, OT)                                                                        \
+    do {                                                                                     \
+        OT *o = out;                                                                         \
+        const OT b = (OT)base;                                                               \
+        for (int64_t i = 0; i < n; i++) {                                                    \
+            IT x;                                                                            \
+            memcpy(&x, in + (size_t)i * sizeof(IT), sizeof(IT));                             \
+            o[i] = (OT)(x + b);                                                              \
+        }                                                                                    \
+    } while (0)
+    if (iw == 1 && ow == 2) WIDEN(uint8_t, uint16_t);
+    else if (iw == 1 && ow == 4) WIDEN(uint8_t, uint32_t);
+    else if (iw == 1) WIDEN(uint8_t, uint64_t);
+    else if (iw == 2 && ow == 4) WIDEN(uint16_t, uint32_t);
+    else if (iw == 2) WIDEN(uint16_t, uint64_t);
+    else WIDEN(uint32_t, uint64_t);
+#undef WIDEN
+}
+
+/* Residuals narrower than the node (format 4.0): a plain child is widened
+ * straight from its buffer (the entropy stage's sequential frames); any
+ * other child is decoded into the tail of `out` and widened forward a
+ * block at a time through a local copy: block [i, i + B) is copied out
+ * before slots [i, i + B) are written, and those slots end at or before
+ * the tail's element i + B, so no unread element is overwritten. */
+static int narrow_dec(struct qv__dec *d, struct qv__node *nd, struct qv__node *c, int64_t start,
+                      int64_t n, void *out, uint64_t ref, struct qv_error *err) {
+    const unsigned ow = nd->width, iw = c->width;
+    if (c->enc == QV_ENC_PLAIN) {
+        int rc = qv__dec_check(d, c, start, n, err);
+        if (rc) return rc;
+        widen_add(c->buf[0] + (size_t)start * iw, iw, out, ow, n, ref);
+        return 0;
+    }
+    uint8_t *tail = (uint8_t *)out + (size_t)n * (ow - iw);
+    int rc = qv__dec_word(d, c, start, n, tail, err);
+    if (rc) return rc;
+    enum { B = 256 };
+    uint64_t blk[B];
+    for (int64_t i = 0; i < n; i += B) {
+        int64_t m = n - i < B ? n - i : B;
+        memcpy(blk, tail + (size_t)i * iw, (size_t)m * iw);
+        widen_add((const uint8_t *)blk, iw, (uint8_t *)out + (size_t)i * ow, ow, m, ref);
+    }
+    return 0;
+}
+
 int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
                 struct qv_error *err) {
     uint64_t ref = (uint64_t)nd->params[0];
     struct qv__node *c = nd->child[0];
+    if (c->pt != nd->pt) return narrow_dec(d, nd, c, start, n, out, ref, err);
     if (c->enc == QV_ENC_BITPACK) return qv__bitpack_dec(d, c, start, n, out, ref, err);
     int rc = qv__dec_word(d, c, start, n, out, err);
     if (!rc) add_base(out, nd->width, n, ref);
@@ -66,12 +118,16 @@ int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
 
 /* ---- Record ---- */
 
-/* Integers. Param 0: the reference; child 0: the residuals, same type and
- * count. */
+/* Integers. Param 0: the reference; child 0: the residuals, same count,
+ * an integer type no wider than the node's (format 4.0 on; before, the same
+ * type). */
 static int for_validate(const struct qv__node *nd, struct qv_error *err) {
     int rc;
     if (!qv__pt_is_int(nd->pt)) return qv__corrupt(err, nd, "type %s", qv__pt_name(nd->pt));
     if ((rc = qv__want_shape(nd, 1, 0, 1, err))) return rc;
+    const struct qv__node *c = nd->child[0];
+    if (qv__pt_is_int(c->pt) && c->width < nd->width)
+        return qv__want_child(nd, 0, c->pt, nd->count, err);
     return qv__want_child(nd, 0, nd->pt, nd->count, err);
 }
 

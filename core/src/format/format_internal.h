@@ -15,9 +15,10 @@
 #define QV__HEADER_SIZE 8          /* magic + u16 major + u16 minor */
 #define QV__TAIL_SIZE 32           /* u64 footer offset, u64 length, u64 xxh3, u16 major, u16 minor, magic */
 /* The version this writer writes. 2.0 added per-block checksums (section
- * 5) and byte-capped zstd/lz4 frames; a reader reads majors 1 and 2
- * (docs/format.md, "Compatibility"). */
-#define QV__FORMAT_MAJOR 3
+ * 5) and byte-capped zstd/lz4 frames, 3.0 encodings 15-17, 4.0 for nodes
+ * over narrower residuals (the entropy stage's sequential frames); a
+ * reader reads majors 1 to 4 (docs/format.md, "Compatibility"). */
+#define QV__FORMAT_MAJOR 4
 #define QV__FORMAT_MINOR 0
 #define QV__FORMAT_MAJOR_MIN 1 /* oldest major this reader reads */
 /* Blocks of per-block checksums (section 5): 2^QV__BLOCK_SHIFT bytes of a
@@ -251,6 +252,13 @@ void qv__footer_free(struct qv__footer *f);
  * Decimal64 nodes pass their values as INT64. */
 void qv__stats_compute(const struct qv__node *node, const struct qv_values *values,
                        const uint8_t *validity, struct qv__stats_buf *out);
+/* The same statistics for a chunk without nulls of a byte-ordered binary
+ * kind whose smallest and largest values are rows min_row and max_row (as
+ * the encoder's dictionary found them: qv_encode_options.extremes).
+ * Returns 0, leaving *out alone, for other kinds (the caller then runs
+ * qv__stats_compute). Debug builds check the result against it. */
+int qv__stats_from_extremes(const struct qv__node *node, const struct qv_values *values,
+                            int64_t min_row, int64_t max_row, struct qv__stats_buf *out);
 
 /* When `root` is the array of qv_reader_export_statistics (not yet
  * released), makes fn(arg) run once its last node is released (children a

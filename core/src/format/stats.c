@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "base/cpu_internal.h"
+#include "base/dcheck.h"
 #include "format/format_internal.h"
 
 __extension__ typedef unsigned __int128 u128;
@@ -196,6 +197,9 @@ static QV__ALWAYS_INLINE void binaries_scan(const struct qv_values *v, const uin
     *mxlp = mxl;
 }
 
+static void binary_minmax(const struct qv__node *node, const uint8_t *mn, size_t mnl,
+                          const uint8_t *mx, size_t mxl, struct qv__stats_buf *o);
+
 static void binaries(const struct qv__node *node, const struct qv_values *v,
                      const uint8_t *validity, struct qv__stats_buf *o) {
     const uint8_t *mn = NULL, *mx = NULL;
@@ -220,7 +224,12 @@ static void binaries(const struct qv__node *node, const struct qv_values *v,
         binaries_scan(v, validity, QV_KIND_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
     else
         binaries_scan(v, validity, QV_KIND_LARGE_BINARY, 0, end, &mn, &mnl, &mx, &mxl);
-    if (!mn) return;
+    if (mn) binary_minmax(node, mn, mnl, mx, mxl, o);
+}
+
+/* Records binary extremes (cut to the statistics' limit). */
+static void binary_minmax(const struct qv__node *node, const uint8_t *mn, size_t mnl,
+                          const uint8_t *mx, size_t mxl, struct qv__stats_buf *o) {
     int utf8 = node->field->type == QV_TYPE_UTF8 || node->field->type == QV_TYPE_LARGE_UTF8;
     o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = cut(mn, mnl, utf8);
@@ -268,4 +277,49 @@ void qv__stats_compute(const struct qv__node *node, const struct qv_values *valu
         break;
     default: ints(values, validity, out); break;
     }
+}
+
+/* A value of a binary kind: its bytes. */
+static const uint8_t *binary_at(const struct qv_values *v, int64_t i, size_t *len) {
+    if (v->kind == QV_KIND_FIXED_BINARY) {
+        *len = (size_t)v->fixed_width;
+        return (const uint8_t *)v->values + (size_t)i * (size_t)v->fixed_width;
+    }
+    int64_t a, b;
+    if (v->kind == QV_KIND_BINARY) {
+        a = ((const int32_t *)v->values)[i];
+        b = ((const int32_t *)v->values)[i + 1];
+    } else {
+        a = ((const int64_t *)v->values)[i];
+        b = ((const int64_t *)v->values)[i + 1];
+    }
+    *len = (size_t)(b - a);
+    return v->data + a;
+}
+
+int qv__stats_from_extremes(const struct qv__node *node, const struct qv_values *values,
+                            int64_t min_row, int64_t max_row, struct qv__stats_buf *out) {
+    const int bytes_ordered =
+        values->kind == QV_KIND_BINARY || values->kind == QV_KIND_LARGE_BINARY ||
+        (values->kind == QV_KIND_FIXED_BINARY && values->fixed_width > 0 &&
+         node->field->type != QV_TYPE_DECIMAL128 && node->field->type != QV_TYPE_FLOAT16);
+    if (!bytes_ordered || min_row < 0 || max_row < 0 || min_row >= values->count ||
+        max_row >= values->count)
+        return 0;
+    memset(&out->s, 0, sizeof out->s);
+    out->s.min = out->minb;
+    out->s.max = out->maxb;
+    size_t mnl, mxl;
+    const uint8_t *mn = binary_at(values, min_row, &mnl), *mx = binary_at(values, max_row, &mxl);
+    binary_minmax(node, mn, mnl, mx, mxl, out);
+#ifdef QV_DEBUG
+    /* The dictionary's ends are the scan's. */
+    struct qv__stats_buf chk;
+    qv__stats_compute(node, values, NULL, &chk);
+    QV_DCHECK(chk.s.flags == out->s.flags && chk.s.min_len == out->s.min_len &&
+              chk.s.max_len == out->s.max_len &&
+              memcmp(chk.minb, out->minb, out->s.min_len) == 0 &&
+              memcmp(chk.maxb, out->maxb, out->s.max_len) == 0);
+#endif
+    return 1;
 }

@@ -44,9 +44,11 @@ static void note_path(struct ctx *x, const char *path) {
 /* Encodes one segment into the task: its bytes, its block checksums and
  * its record (offset from the task's first byte). With `pre`, the segment
  * is those bytes, already encoded on the task's reservation (moved in, or
- * released on failure). */
+ * released on failure). `ex` (or NULL) receives the encoder's extremes
+ * (qv_encode_options.extremes). */
 static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
-                       struct qv_encoded *pre, const char *path, struct qv_error *err) {
+                       struct qv_encoded *pre, struct qv_encode_extremes *ex, const char *path,
+                       struct qv_error *err) {
     struct qv_writer *w = x->w;
     struct qv__task *tk = x->t;
     struct qv__taskout *t = tk->o;
@@ -66,6 +68,7 @@ static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, i
         .force = force,
         .allowed = w->opts.allowed_encodings,
         .compact = w->opts.compact,
+        .extremes = ex,
     };
     struct qv__wseg *ws = &t->segs[t->n_segs];
     memset(ws, 0, sizeof *ws);
@@ -150,7 +153,7 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
     int rc = 0;
     if (nulls) {
         struct qv_values v = {.kind = QV_KIND_BOOL, .count = n, .values = validity};
-        rc = put_segment(x, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, NULL, path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_VALIDITY, QV_ENC_AUTO, NULL, NULL, path, err);
         ns++;
         if (rc) return rc;
     } else {
@@ -188,7 +191,14 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
             v.values = arr->buffers[1];
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
         }
-        qv__stats_compute(node, &v, validity, &st);
+        /* Strings without nulls: when the encoder builds a dictionary
+         * over them, its ends are the statistics (no second pass over the
+         * strings); otherwise they are computed after encoding. */
+        const int late_stats = nulls == 0 && (v.kind == QV_KIND_BINARY ||
+                                              v.kind == QV_KIND_LARGE_BINARY ||
+                                              v.kind == QV_KIND_FIXED_BINARY);
+        struct qv_encode_extremes ex = {0};
+        if (!late_stats) qv__stats_compute(node, &v, validity, &st);
         /* Null slots get a fill value that costs next to nothing
          * (null_fill.c); statistics were taken from the input, masked. */
         /* A column stored relative to another (writer_relative.c) takes
@@ -203,21 +213,25 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
         }
         int force = w->force_encoding == QV_ENC_RELATIVE ? QV_ENC_AUTO : w->force_encoding;
         if (!rc && is_rel) {
-            rc = put_segment(x, &v, QV_SEGMENT_VALUES, force, &rel, path, err);
+            rc = put_segment(x, &v, QV_SEGMENT_VALUES, force, &rel, NULL, path, err);
         } else if (!rc) {
             struct qv__filled filled;
             rc = qv__null_fill(&v, validity, nulls, w->null_fill, x->t->r, &filled, err);
             if (rc) note_path(x, path);
-            else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, force, NULL, path, err);
+            else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, force, NULL,
+                                  late_stats ? &ex : NULL, path, err);
             qv__null_fill_release(x->t->r, &filled);
         }
+        if (!rc && late_stats &&
+            !(ex.found && qv__stats_from_extremes(node, &v, ex.min_row, ex.max_row, &st)))
+            qv__stats_compute(node, &v, validity, &st);
         ns++;
         if (narrow) qv_free(x->t->r, narrow, narrow_size);
         if (rc) return rc;
     } else if (node->kind == QV__NODE_LIST) {
         struct qv_values v = {.kind = node->value_kind, .count = n + 1, .values = arr->buffers[1]};
         raw += (uint64_t)(n + 1) * (node->value_kind == QV_KIND_INT32 ? 4u : 8u);
-        rc = put_segment(x, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, NULL, path, err);
+        rc = put_segment(x, &v, QV_SEGMENT_OFFSETS, QV_ENC_AUTO, NULL, NULL, path, err);
         ns++;
         if (rc) return rc;
     }

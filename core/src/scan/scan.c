@@ -131,6 +131,7 @@ struct colstate {
     int borrowed; /* cr is the front end's (hooks.reader_get) */
     int64_t rg;
     int busy;        /* a task is using cr (under the lock) */
+    int reuse;       /* a filter column too: the filter's decoded values are reused */
     int64_t cost_ns; /* smoothed time of one task: slow columns go first */
     /* The second reader of a projected column (twin[j] of projection j):
      * `no_twin` on the first one says it may not have one (a reader the
@@ -144,6 +145,7 @@ struct work {
     int64_t *sel;
     size_t sel_size;
     struct ArrowArray *parr; /* projected columns, n_proj */
+    struct qv__decoded *dec; /* per projection task: what the filter decoded of its column */
     int32_t *order;          /* projection tasks in the order they are taken */
     uint8_t *claimed;        /* per projection task */
     int in_use;
@@ -229,11 +231,21 @@ struct qv_scan {
     /* Segment bytes loaded by column readers, counted by whichever thread
      * loads them: atomic, read without the lock. */
     int64_t bytes_read;
+    int64_t reused_rows; /* atomic: rows gathered from the filter's values */
 
     struct qv__scan_hooks hooks; /* of a front-end layer (qv__scan_open_hooked) */
 
     struct qv_error last; /* what get_last_error and qv_scan_last_error report */
 };
+
+static int reuse_on = 1; /* qv__scan_testing_reuse */
+
+void qv__scan_testing_reuse(int on) { __atomic_store_n(&reuse_on, on, __ATOMIC_RELAXED); }
+
+int64_t qv__scan_testing_reused_rows(const struct ArrowArrayStream *scan) {
+    const struct qv_scan *s = scan->private_data;
+    return __atomic_load_n(&s->reused_rows, __ATOMIC_RELAXED);
+}
 
 static struct batch *slot_of_seq(struct qv_scan *s, int64_t seq) { return &s->slots[seq % s->cap]; }
 
@@ -306,6 +318,51 @@ static int validate_column(struct qv_scan *s, const struct colstate *c, int64_t 
     return EIO;
 }
 
+/* The rows of batch b gathered from what its filter decoded of projection
+ * j's column (w->dec[j], freed here) into b->w->parr[j], from a new
+ * reservation *res. ENOTSUP (nothing allocated) when a row of the batch is
+ * not among those decoded, which the filter rules out; the caller then
+ * decodes by itself. */
+static int reuse_decoded(struct qv_scan *s, struct batch *b, int32_t j,
+                         struct qv_reservation **res, struct qv_error *err) {
+    struct qv__decoded *d = &b->w->dec[j];
+    const struct colstate *c = &s->cols[s->proj[j]];
+    *res = NULL;
+    struct qv_reservation_options ro = {.name = "scan column"};
+    int rc = qv_reservation_create(s->pool, &ro, res, err);
+    size_t isz = (size_t)(b->n ? b->n : 1) * 8;
+    int64_t *idx = rc ? NULL : qv_alloc(*res, isz, err);
+    if (!idx) {
+        qv__decoded_free(d);
+        if (*res) qv_reservation_destroy(*res);
+        return rc ? rc : ENOMEM;
+    }
+    /* Position in the decoded rows of each row of the batch. */
+    rc = 0;
+    for (int64_t i = 0, p = 0; i < b->n && !rc; i++) {
+        int64_t row = b->rows ? b->rows[i] : b->lo + i;
+        if (!d->rows) {
+            idx[i] = row - d->first;
+        } else {
+            while (p < d->n && d->rows[p] < row) p++;
+            idx[i] = p;
+            if (p == d->n || d->rows[p] != row) rc = ENOTSUP;
+        }
+        if (!rc && (idx[i] < 0 || idx[i] >= d->arr.length)) rc = ENOTSUP;
+    }
+    if (!rc) rc = qv__array_gather(&d->arr, c->field, idx, b->n, &b->w->parr[j], *res, err);
+    if (!rc) __atomic_fetch_add(&s->reused_rows, b->n, __ATOMIC_RELAXED);
+    qv_free(*res, idx, isz);
+    qv__decoded_free(d);
+    if (rc) {
+        qv_reservation_destroy(*res);
+        *res = NULL;
+        if (rc != ENOTSUP) return rc;
+        return qv_error_set(err, ENOTSUP, "scan: the filter's values do not cover the batch");
+    }
+    return 0;
+}
+
 /* Projection task j of batch b: decodes its rows of column proj[j] into
  * b->w->parr[j], an adopted array with a reservation of its own, with the
  * column's reader c (its first, or its twin). */
@@ -316,6 +373,11 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct co
     struct ArrowArray *out = &b->w->parr[j];
     struct qv_reservation *res;
     int rc;
+    if (b->w->dec[j].arr.release) {
+        rc = reuse_decoded(s, b, j, &res, err);
+        if (rc != ENOTSUP) goto decoded;
+        qv_error_clear(err);
+    }
     for (int attempt = 0;; attempt++) {
         rc = ensure_reader(s, c, b->rg, err);
         if (rc) return rc;
@@ -341,6 +403,7 @@ static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct co
         qv_reservation_destroy(res);
         qv_error_clear(err);
     }
+decoded:
     if (!rc && s->validate) rc = validate_column(s, c, b->rg, out, err);
     if (!rc && s->cast) {
         struct qv__cast_where w = {qv_reader_path(s->rd), b->rg, b->lo, b->rows};
@@ -368,6 +431,11 @@ static int exec_filter(struct qv_scan *s, struct batch *b, struct qv__filter_ctx
     int64_t k = 0;
     int rc = qv__filter_batch(fc, b->rg, b->lo, b->rows, b->n, w->sel, &k, counts, &s->cancel, err);
     if (rc) return rc;
+    /* Projected columns the filter decoded for this batch: their values are
+     * gathered from there (exec_project), not decoded again. */
+    for (int32_t j = 0; j < s->n_proj && k > 0; j++)
+        if (s->cols[s->proj[j]].reuse)
+            qv__filter_ctx_take_decoded(fc, s->cols[s->proj[j]].column, &w->dec[j]);
     if (k < b->n) {
         b->rows = w->sel;
         b->n = k;
@@ -375,9 +443,14 @@ static int exec_filter(struct qv_scan *s, struct batch *b, struct qv__filter_ctx
     return 0;
 }
 
+static void release_dec(struct qv_scan *s, struct work *w) {
+    for (int32_t i = 0; w->dec && i < s->n_proj; i++) qv__decoded_free(&w->dec[i]);
+}
+
 static void release_parr(struct qv_scan *s, struct work *w) {
     for (int32_t i = 0; i < s->n_proj; i++)
         if (w->parr[i].release) w->parr[i].release(&w->parr[i]);
+    release_dec(s, w);
 }
 
 /* ---- planning (under the lock) ---- */
@@ -415,6 +488,7 @@ static struct work *work_get(struct qv_scan *s) {
 /* The batch no longer needs its scratch (assembled, empty or dropped). */
 static void work_put(struct qv_scan *s, struct batch *b) {
     if (!b->w) return;
+    release_dec(s, b->w); /* an empty batch's, or one max_rows cut */
     b->w->in_use = 0;
     b->w = NULL;
     s->building--;
@@ -810,7 +884,10 @@ static int produce_sync(struct qv_scan *s, struct ArrowArray *out, struct qv_err
         s->stats.rows_decoded += n_in;
         if (s->max_rows && b->n > s->max_rows - s->rows_decided) b->n = s->max_rows - s->rows_decided;
         s->rows_decided += b->n;
-        if (b->n == 0) continue;
+        if (b->n == 0) {
+            release_dec(s, b->w);
+            continue;
+        }
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         for (int32_t j = 0; j < s->n_proj; j++) {
             int rc = exec_project(s, b, j, &s->cols[s->proj[j]], err);
@@ -1023,6 +1100,7 @@ static void scan_free(struct qv_scan *s) {
         if (w->parr) qv_free(w->res, w->parr, np * sizeof *w->parr);
         if (w->order) qv_free(w->res, w->order, np * sizeof *w->order);
         if (w->claimed) qv_free(w->res, w->claimed, np);
+        if (w->dec) qv_free(w->res, w->dec, np * sizeof *w->dec);
         qv_reservation_destroy(w->res);
     }
     if (s->works) qv_free(r, s->works, (size_t)s->window * sizeof *s->works);
@@ -1283,7 +1361,8 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
         w->parr = qv_calloc(w->res, nc * sizeof *w->parr, err);
         w->order = w->parr ? qv_calloc(w->res, nc * sizeof *w->order, err) : NULL;
         w->claimed = w->order ? qv_calloc(w->res, nc, err) : NULL;
-        if (!w->claimed) {
+        w->dec = w->claimed ? qv_calloc(w->res, nc * sizeof *w->dec, err) : NULL;
+        if (!w->dec) {
             rc = ENOMEM;
             goto fail;
         }
@@ -1303,6 +1382,16 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
             s->fctx_rg[i] = -1;
             rc = qv__filter_ctx_create(s->flt, s->pool, &s->fctx[i], err);
             if (rc) goto fail;
+        }
+        /* A whole projected column that the filter reads too: what the
+         * filter decodes of it is gathered for the projection. */
+        for (int32_t j = 0; j < s->n_proj; j++) {
+            struct colstate *c = &s->cols[s->proj[j]];
+            if (c->keep || !qv__gather_supported(c->field) ||
+                !__atomic_load_n(&reuse_on, __ATOMIC_RELAXED))
+                continue;
+            c->reuse = 1;
+            for (int i = 0; i < s->n_fctx; i++) qv__filter_ctx_want(s->fctx[i], c->column);
         }
     }
     s->fail_seq = INT64_MAX;

@@ -153,6 +153,39 @@ int qv__filter_batch(struct qv__filter_ctx *c, int64_t rg, int64_t lo, const int
 typedef int (*qv__filter_reader_fn)(void *arg, int32_t column, int64_t rg,
                                     struct qv_column_reader **cr, struct qv_error *err);
 void qv__filter_ctx_set_readers(struct qv__filter_ctx *c, qv__filter_reader_fn fn, void *arg);
+/* Decoded values a filter hands to the projection (qv__filter_ctx_want):
+ * `arr`, an owned array of the whole column's type whose buffers come from
+ * `res` (a reservation of its own, so that another thread may use and free
+ * it), holds the rows [first, first + n) of the row group, or, when rows is
+ * set, the n increasing row-group-local rows[0..n) (allocated from res).
+ * Every row the filter selected is among them. qv__decoded_free releases
+ * the array and destroys res; NULL-safe and idempotent. */
+struct qv__decoded {
+    struct ArrowArray arr;
+    struct qv_reservation *res;
+    int64_t first, n;
+    int64_t *rows;
+};
+void qv__decoded_free(struct qv__decoded *d);
+/* Asks the ctx to keep what it decodes of schema column `column` (a filter
+ * column: no effect otherwise) for the batch it filters, instead of
+ * releasing it after the conjunct. After qv__filter_batch,
+ * qv__filter_ctx_take_decoded moves it out: 1 when the column was decoded
+ * to Arrow for this batch (then *out is set), 0 when it was not (compared in
+ * the encoded domain, skipped by the row group's statistics, or not reached
+ * because no row was left). What is not taken is freed by the next batch. */
+void qv__filter_ctx_want(struct qv__filter_ctx *c, int32_t column);
+int qv__filter_ctx_take_decoded(struct qv__filter_ctx *c, int32_t column, struct qv__decoded *out);
+/* Gathers rows idx[0..n) (increasing, within src) of src, an array of type
+ * f as qv_column_reader_read_into / take_into produce it, into `out` (a new
+ * owned array from res): the same buffers, byte for byte, that a take of
+ * those rows from the column reader gives. Flat types only (booleans,
+ * fixed-width values, decimals, strings and binaries); ENOTSUP for others
+ * (qv__gather_supported says which). */
+bool qv__gather_supported(const struct qv_field *f);
+int qv__array_gather(const struct ArrowArray *src, const struct qv_field *f, const int64_t *idx,
+                     int64_t n, struct ArrowArray *out, struct qv_reservation *res,
+                     struct qv_error *err);
 /* Whether a batch of row group rg would read nothing: the ctx's own readers
  * of every filter column are already in rg (the caller's readers: no). */
 int qv__filter_ctx_loaded(const struct qv__filter_ctx *c, int64_t rg);
