@@ -305,6 +305,47 @@ static void corrupt_code(struct enc_env *env, int ds, uint32_t bad, int64_t at, 
                     assert_int_equal((int)(out[i / 64] >> (i % 64)) & 1, iwant(&ic, i));
             }
         }
+        /* Takes (dict_take_word): scattered rows of the bad code's vector,
+         * with it or around it (the span is checked as a range decode
+         * would), the row alone, or a contiguous run over it: corrupt,
+         * naming the code; rows of other vectors only: right values. */
+        const int64_t v0 = at / 1024 * 1024, v1 = v0 + 1024 < n ? v0 + 1024 : n;
+        int64_t rows[8];
+        int32_t got[8];
+        for (int shape = 0; shape < 4; shape++) {
+            int64_t k = 0;
+            if (shape == 0) { /* scattered, holding it */
+                if (v0 < at) rows[k++] = v0;
+                rows[k++] = at;
+                rows[k++] = at;
+                if (at + 3 < v1) rows[k++] = at + 3;
+            } else if (shape == 1) { /* around it, not it */
+                if (at == v0 || at + 1 >= v1) continue;
+                rows[k++] = v0;
+                rows[k++] = v1 - 1;
+            } else if (shape == 2) {
+                rows[k++] = at;
+            } else { /* every row of a span once */
+                for (int64_t r = at > v0 ? at - 1 : at; r < v1 && k < 3; r++) rows[k++] = r;
+            }
+            struct qv_decode_out o = {.values = got};
+            qv_error_clear(&err);
+            rc = qv_decoder_take(d, rows, k, &o, &err);
+            if (rc != EIO)
+                fail_msg("dict of %d, code %u at %lld, take shape %d: rc %d", ds, bad,
+                         (long long)at, shape, rc);
+            char want[96];
+            snprintf(want, sizeof want, "code %u at value", bad);
+            if (!strstr(err.message, want) || !strstr(err.message, "outside the dictionary"))
+                fail_msg("take message '%s'", err.message);
+        }
+        /* Rows of the other vectors: answered. */
+        int64_t k = 0;
+        for (int64_t r = 5; r < n && k < 8; r += 373)
+            if (r < v0 || r >= v1) rows[k++] = r;
+        struct qv_decode_out o = {.values = got};
+        assert_int_equal(qv_decoder_take(d, rows, k, &o, &err), 0);
+        for (int64_t i = 0; i < k; i++) assert_int_equal(got[i], iv[rows[i]]);
         qv_decoder_close(d);
     }
     qv__cpu_set_level(saved);

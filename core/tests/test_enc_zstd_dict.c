@@ -408,6 +408,175 @@ static void test_alloc_failures(void **state) {
     env_close(&env);
 }
 
+/* Layout of a forced zstd_dict chunk: where its frame table and frames
+ * start (docs/format.md 5.1), for the tests that aim at one frame. */
+struct zd_layout {
+    size_t table_at, frames_at;
+    int64_t nframes;
+};
+static struct zd_layout zd_layout_of(const struct qv_encoded *e) {
+    struct zd_layout l;
+    size_t at = 2;
+    (void)varint(e->data, &at);
+    at += 2;
+    const uint64_t dlen = varint(e->data, &at), tlen = varint(e->data, &at);
+    (void)varint(e->data, &at);
+    assert_int_equal(e->data[at++], 1);
+    (void)varint(e->data, &at);
+    const size_t dict_at = (at + 7) & ~(size_t)7;
+    l.table_at = dict_at + ((dlen + 7) & ~7ull);
+    l.frames_at = l.table_at + ((tlen + 7) & ~7ull);
+    l.nframes = (int64_t)(tlen / 8);
+    return l;
+}
+static uint32_t zd_get32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+/* First value of frame f. */
+static int64_t zd_frame_first(const struct qv_encoded *e, const struct zd_layout *l, int64_t f) {
+    return f ? zd_get32(e->data + l->table_at + (size_t)(f - 1) * 8 + 4) : 0;
+}
+
+/* One decoder through a sequence mixing partial and whole frames: a range
+ * starting inside frame 0 and covering frames 1 and 2 whole (decoded
+ * straight into the output, after bytes already there), the whole frame 1
+ * again (not cached by the direct path), part of frame 1 (reloaded into
+ * the cache), frame 1 whole while cached, takes across frames, then the
+ * whole chunk; both binary kinds. */
+static void test_direct_frame_sequences(void **state) {
+    (void)state;
+    for (int large = 0; large < 2; large++) {
+        struct enc_env env;
+        env_open(&env);
+        const enum qv_value_kind k = large ? QV_KIND_LARGE_BINARY : QV_KIND_BINARY;
+        struct col c = col_strings(k, 20000, g_comment, 81 + (uint64_t)large);
+        struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_ZSTD_DICT);
+        struct zd_layout l = zd_layout_of(&e);
+        assert_true(l.nframes >= 5);
+        const int64_t f1 = zd_frame_first(&e, &l, 1), f2 = zd_frame_first(&e, &l, 2),
+                      f3 = zd_frame_first(&e, &l, 3), f4 = zd_frame_first(&e, &l, 4);
+        const int64_t seq[][2] = {
+            {f1 - 5, f3},     {f1, f2},         {f1 + 2, f1 + 4}, {f1, f2},     {f2, f2 + 1},
+            {f1 - 1, f4},     {f3 - 1, f3 + 1}, {f2, f3},         {0, c.v.count},
+            {f4 - 1, c.v.count}, {0, f1},
+        };
+        struct qv_error err;
+        struct qv_decoder *d;
+        assert_int_equal(qv_decoder_open(e.data, e.size, k, 0, c.v.count, env.r, &d, &err), 0);
+        for (size_t q = 0; q < sizeof seq / sizeof seq[0]; q++) {
+            const int64_t a = seq[q][0], n = seq[q][1] - a;
+            struct qv_decode_out o;
+            out_alloc(&o, &c.v, n);
+            if (q % 2 == 0) {
+                o.data = qv_alloc(env.r, 10, &err);
+                o.data_capacity = 10;
+                o.data_size = 7;
+                memset(o.data, 0xAB, 7);
+            }
+            const size_t pre = o.data_size;
+            if (qv_decoder_decode_range(d, a, n, &o, &err))
+                fail_msg("step %zu [%lld,+%lld): %s", q, (long long)a, (long long)n, err.message);
+            for (int64_t i = 0; i < n; i++) check_value(&c.v, a + i, &o, i, "sequence");
+            for (size_t i = 0; i < pre; i++) assert_int_equal(o.data[i], 0xAB);
+            const int64_t first = large ? ((int64_t *)o.values)[0] : ((int32_t *)o.values)[0];
+            assert_int_equal(first, (int64_t)pre);
+            out_free(&o, env.r);
+            /* A take after each range: rows of frames 1 and 3, one row of 2. */
+            int64_t rows[6] = {f1, f1 + 1, f2 + 3, f3, f3 + 2, f4 - 1};
+            out_alloc(&o, &c.v, 6);
+            assert_int_equal(qv_decoder_take(d, rows, 6, &o, &err), 0);
+            for (int64_t i = 0; i < 6; i++) check_value(&c.v, rows[i], &o, i, "take");
+            out_free(&o, env.r);
+        }
+        qv_decoder_close(d);
+        qv_encoded_release(env.r, &e);
+        col_free(&c);
+        env_close(&env);
+    }
+}
+
+/* A frame of garbage (its header kept or not) or cut short, met after a
+ * partial decode of the frame before it and in the middle of a range of
+ * whole frames: EIO naming the frame, the output's bytes and offsets
+ * before it untouched, nothing leaked, and the other frames still decode
+ * on the same decoder. */
+static void test_direct_frame_corrupt(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_strings(QV_KIND_BINARY, 20000, g_comment, 91);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_ZSTD_DICT);
+    struct zd_layout l = zd_layout_of(&e);
+    assert_true(l.nframes >= 5);
+    const int64_t f1 = zd_frame_first(&e, &l, 1), f2 = zd_frame_first(&e, &l, 2),
+                  f3 = zd_frame_first(&e, &l, 3), f4 = zd_frame_first(&e, &l, 4);
+    const size_t cb = l.frames_at + zd_get32(e.data + l.table_at + 1 * 8),
+                 ce = l.frames_at + zd_get32(e.data + l.table_at + 2 * 8);
+    assert_true(ce - cb > 64);
+    uint8_t *copy = malloc(e.size);
+    for (int how = 0; how < 4; how++) {
+        memcpy(copy, e.data, e.size);
+        if (how == 0) memset(copy + cb + 14, 0xFF, ce - cb - 14);        /* garbage blocks */
+        else if (how == 1) memset(copy + cb, 0x5A, ce - cb);             /* no header at all */
+        else if (how == 2) memset(copy + cb + (ce - cb) / 2, 0, (ce - cb) / 2); /* tail zeroed */
+        else {
+            /* Frame 2's content size one byte larger than its lengths. */
+            uint8_t fhd = copy[cb + 4];
+            unsigned fcs_code = fhd >> 6, single = (fhd >> 5) & 1, did = fhd & 3;
+            size_t at = cb + 5 + (single ? 0 : 1) + (did == 3 ? 4 : did);
+            assert_true(fcs_code >= 1 || single);
+            copy[at] = (uint8_t)(copy[at] + 1);
+        }
+        const uint64_t base = qv_reservation_used(env.r);
+        struct qv_error err;
+        struct qv_decoder *d;
+        assert_int_equal(qv_decoder_open(copy, e.size, QV_KIND_BINARY, 0, c.v.count, env.r, &d,
+                                         &err),
+                         0);
+        struct qv_decode_out o;
+        /* Part of frame 1 first (cached), then frames 1 (rest), 2, 3. */
+        out_alloc(&o, &c.v, 3);
+        assert_int_equal(qv_decoder_decode_range(d, f1 + 1, 3, &o, &err), 0);
+        out_free(&o, env.r);
+        for (int v = 0; v < 2; v++) {
+            const int64_t a = v ? f2 : f1 - 2, n = f4 - a;
+            out_alloc(&o, &c.v, n);
+            o.data = qv_alloc(env.r, 16, &err);
+            o.data_capacity = 16;
+            o.data_size = 5;
+            memset(o.data, 0xCD, 5);
+            int rc = qv_decoder_decode_range(d, a, n, &o, &err);
+            if (rc != EIO) fail_msg("corruption %d: decode gave %d (%s)", how, rc, err.message);
+            assert_non_null(strstr(err.message, "corrupt"));
+            assert_non_null(strstr(err.message, "frame 2"));
+            for (int i = 0; i < 5; i++) assert_int_equal(o.data[i], 0xCD);
+            out_free(&o, env.r);
+        }
+        /* The frames around it are whole. */
+        const int64_t ok[][2] = {{f1 - 2, f2}, {f1, f2}, {f3, f4}, {f3 + 1, f4 + 2}, {0, 4}};
+        for (size_t q = 0; q < sizeof ok / sizeof ok[0]; q++) {
+            const int64_t a = ok[q][0], n = ok[q][1] - a;
+            out_alloc(&o, &c.v, n);
+            if (qv_decoder_decode_range(d, a, n, &o, &err))
+                fail_msg("corruption %d, range %zu: %s", how, q, err.message);
+            for (int64_t i = 0; i < n; i++) check_value(&c.v, a + i, &o, i, "around");
+            out_free(&o, env.r);
+        }
+        int64_t rows[3] = {f1, f2 + 1, f3};
+        out_alloc(&o, &c.v, 3);
+        assert_int_equal(qv_decoder_take(d, rows, 3, &o, &err), EIO);
+        out_free(&o, env.r);
+        qv_decoder_close(d);
+        assert_int_equal(qv_reservation_used(env.r), base);
+    }
+    free(copy);
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    env_close(&env);
+}
+
 /* Predicates on a zstd_dict chunk (decoded one vector at a time): EQ and
  * PREFIX on a window with a selection agree with comparing the input. */
 static void test_filter(void **state) {
@@ -478,6 +647,8 @@ int main(void) {
         cmocka_unit_test(test_corrupt),        cmocka_unit_test(test_corrupt_named),
         cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_refuses_other_kinds),
         cmocka_unit_test(test_filter),
+        cmocka_unit_test(test_direct_frame_sequences),
+        cmocka_unit_test(test_direct_frame_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

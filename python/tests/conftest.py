@@ -1,6 +1,7 @@
 import decimal
 import datetime as dt
 import gc
+import signal
 
 import numpy as np
 import pyarrow as pa
@@ -135,6 +136,20 @@ def stats_by_path(schema, stats):
             entries[maps.keys[j].as_py()] = value
         out[None if c is None else paths[c]] = entries
     return out
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ctrl_c_raises():
+    """Ctrl-C raises KeyboardInterrupt during the tests whatever started
+    them. A shell without job control starts background commands (`cmd &`)
+    with SIGINT ignored; Python then installs no handler, and the tests that
+    send SIGINT (to this process, or to children that inherit the ignored
+    signal across exec) would see nothing happen."""
+    before = signal.getsignal(signal.SIGINT)
+    if before == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(scope="session")

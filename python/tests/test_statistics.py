@@ -254,3 +254,171 @@ def test_statistics_survive_close(path, table, memory_limit):
     gc.collect()
     check_against_data(check_schema(s), table)
     check_against_data(check_schema(r), table.slice(2 * RG, RG))
+
+
+# ---- string bounds from the encoder's dictionary, against brute force -------
+#
+# The writer takes min/max of string and fixed-size binary columns without
+# nulls from the ends of the dictionary the encoder built (debug builds
+# check them against a scan; release builds do not): random tables of
+# every byte-ordered type and its neighbours (decimal128 and float16 are
+# fixed-size binary in memory but not byte-ordered), nested or not, with
+# and without nulls, few or many distinct values, long values, compact or
+# not, compared with min/max computed here over the values.
+
+def _brute(arr):
+    vals = [v for v in arr.to_pylist() if v is not None]
+    if not vals:
+        return None
+    if pa.types.is_floating(arr.type):
+        vals = [v for v in vals if v == v]
+    return min(vals), max(vals)
+
+
+def _rand_bytes(rng, lo, hi):
+    n = int(rng.integers(lo, hi + 1))
+    alphabet = np.array([0, 1, 0x41, 0x61, 0x7F, 0x80, 0xC3, 0xFE, 0xFF], np.uint8)
+    return bytes(alphabet[rng.integers(0, len(alphabet), n)])
+
+
+def _rand_text(rng, lo, hi):
+    chars = ["\x00", "a", "b", "z", "\x7f", "\u00ff", "\u0100", "\uffff", "\U0001F600"]
+    n = int(rng.integers(lo, hi + 1))
+    return "".join(chars[int(i)] for i in rng.integers(0, len(chars), n))
+
+
+def _values(rng, n, make):
+    """n values: few distinct (a dictionary), many (declined), or one."""
+    shape = rng.integers(0, 4)
+    if shape == 0:
+        pool = [make() for _ in range(1)]
+    elif shape == 1:
+        pool = [make() for _ in range(int(rng.integers(2, 20)))]
+    elif shape == 2:
+        pool = [make() for _ in range(max(1, n // 3))]
+    else:
+        return [make() for _ in range(n)]
+    return [pool[int(i)] for i in rng.integers(0, len(pool), n)]
+
+
+def _mask(rng, n):
+    return None if rng.random() < 0.6 else rng.random(n) < 0.3
+
+
+def random_bounds_table(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 2500))
+    lens = [(0, 3), (0, 12), (60, 80), (0, 200)][int(rng.integers(0, 4))]
+    cols = {}
+    cols["s"] = pa.array(_values(rng, n, lambda: _rand_text(rng, *lens)), pa.string(),
+                         mask=_mask(rng, n))
+    cols["ls"] = pa.array(_values(rng, n, lambda: _rand_text(rng, *lens)), pa.large_string(),
+                          mask=_mask(rng, n))
+    cols["b"] = pa.array(_values(rng, n, lambda: _rand_bytes(rng, *lens)), pa.binary(),
+                         mask=_mask(rng, n))
+    cols["lb"] = pa.array(_values(rng, n, lambda: _rand_bytes(rng, *lens)), pa.large_binary(),
+                          mask=_mask(rng, n))
+    for w in (1, 3, 16):
+        cols[f"fsb{w}"] = pa.array(_values(rng, n, lambda: _rand_bytes(rng, w, w)),
+                                   pa.binary(w), mask=_mask(rng, n))
+    cols["fsb0"] = pa.array([b""] * n, pa.binary(0), mask=_mask(rng, n))
+    cols["dec"] = pa.array(
+        _values(rng, n, lambda: decimal.Decimal(int(rng.integers(-10**9, 10**9))).scaleb(-3)),
+        pa.decimal128(20, 3), mask=_mask(rng, n))
+    cols["f16"] = pa.array(np.array(_values(rng, n, lambda: float(rng.normal(0, 50))),
+                                    np.float16), pa.float16(), mask=_mask(rng, n))
+    child = pa.array(_values(rng, n, lambda: _rand_text(rng, *lens)), pa.string(),
+                     mask=_mask(rng, n))
+    fb = pa.array(_values(rng, n, lambda: _rand_bytes(rng, 4, 4)), pa.binary(4),
+                  mask=_mask(rng, n))
+    cols["st"] = pa.StructArray.from_arrays([child, fb], names=["t", "f"])
+    flat = pa.array(_values(rng, 2 * n, lambda: _rand_text(rng, *lens)), pa.string(),
+                    mask=_mask(rng, 2 * n))
+    cuts = np.sort(rng.integers(0, 2 * n + 1, n - 1))
+    offs = pa.array(np.concatenate([[0], cuts, [2 * n]]).astype(np.int32))
+    cols["lst"] = pa.ListArray.from_arrays(offs, flat)
+    return pa.table(cols)
+
+
+def _bound_of(st, which):
+    for exact in ("exact", "approximate"):
+        key = f"ARROW:{which}_value:{exact}"
+        if key in st:
+            return st[key][0], exact == "exact"
+    return None, None
+
+
+def check_bounds(stats, table, where):
+    checked = 0
+    for c, (path, arr) in enumerate(dfs_nodes(table.schema, table)):
+        t = arr.type
+        if pa.types.is_nested(t):
+            continue
+        st = stats.get(c, {})
+        want = _brute(arr)
+        lo, lo_exact = _bound_of(st, "min")
+        hi, hi_exact = _bound_of(st, "max")
+        if want is None or (pa.types.is_fixed_size_binary(t) and t.byte_width == 0):
+            if want is not None and lo is not None:
+                assert lo == b"" and hi == b"", (where, path, lo, hi)
+            continue
+        if lo is None and hi is None:
+            continue  # some types carry no bounds
+        if isinstance(want[0], str) and isinstance(lo if lo is not None else hi, bytes):
+            want = (want[0].encode(), want[1].encode())
+        if lo_exact:
+            assert lo == want[0], (where, path, lo, want[0])
+        elif lo is not None:
+            assert lo <= want[0], (where, path, lo, want[0])
+        if hi is None:
+            pass  # no upper bound: a long run of 0xFF (or U+10FFFF) cannot round up
+        elif hi_exact:
+            assert hi == want[1], (where, path, hi, want[1])
+        else:
+            assert hi >= want[1] or want[1].startswith(hi), (where, path, hi, want[1])
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_string_bounds_random(tmp_path, seed):
+    table = random_bounds_table(1000 + seed)
+    rng = np.random.default_rng(seed)
+    rg = int(rng.integers(50, 3000))
+    p = tmp_path / "b.qvr"
+    quiver.write(table, p, row_group_rows=rg, compact=bool(seed % 2))
+    checked = 0
+    with quiver.open(p) as f:
+        assert f.read_row_group(0).equals(table.slice(0, rg))
+        checked += check_bounds(check_schema(f.statistics), table, "file")
+        for i in range(f.num_row_groups):
+            part = table.slice(i * rg, rg)
+            checked += check_bounds(check_schema(f.row_group_statistics(i)), part, f"rg {i}")
+    assert checked >= 10
+
+
+@pytest.mark.parametrize("compact", [False, True])
+def test_string_bounds_long_and_high_bytes(tmp_path, compact):
+    """Values past the bounds' length limit made of 0xFF (U+10FFFF): no
+    upper bound can be rounded up; 100-byte fixed values; only empty
+    strings. Few distinct values, so the writer's dictionary answers."""
+    n = 3000
+    rng = np.random.default_rng(3)
+    fixed = [bytes(rng.integers(0, 3, 100).astype(np.uint8)) for _ in range(7)]
+    table = pa.table({
+        "a": pa.array([b"\xff" * 70 + bytes([i % 5]) for i in range(n)], pa.binary()),
+        "b": pa.array([b"\xff" * (60 + i % 10) for i in range(n)], pa.large_binary()),
+        "c": pa.array([fixed[i % 7] for i in range(n)], pa.binary(100)),
+        "s": pa.array(["\U0010ffff" * 20 + str(i % 3) for i in range(n)]),
+        "e": pa.array([""] * n),
+    })
+    p = tmp_path / "h.qvr"
+    quiver.write(table, p, row_group_rows=1000, compact=compact)
+    with quiver.open(p) as f:
+        stats = check_schema(f.statistics)
+        assert check_bounds(stats, table, "file") == 5
+        for i in range(f.num_row_groups):
+            check_bounds(check_schema(f.row_group_statistics(i)), table.slice(i * 1000, 1000),
+                         f"rg {i}")
+    assert stats[1]["ARROW:min_value:exact"][0] == b"\xff" * 60
+    assert stats[4]["ARROW:max_value:exact"][0] == ""

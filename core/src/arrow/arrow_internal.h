@@ -30,6 +30,9 @@ static inline const char *qv__path_str(const struct qv__path *p) {
 
 /* Buffers an array of this type has in the C Data Interface. */
 int64_t qv__type_n_buffers(enum qv_type type);
+/* Bytes per value of a fixed-width field (FIXED_BINARY: its byte_width,
+ * which may be 0); -1 for booleans, variable-width and nested types. */
+int qv__field_fixed_width(const struct qv_field *f);
 /* Children a field of this type must have; -1 when any number (STRUCT). */
 int64_t qv__type_n_children(enum qv_type type);
 /* Nodes in the tree rooted at `f` (1 + all descendants). */

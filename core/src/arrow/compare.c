@@ -34,26 +34,6 @@ static int64_t off_at(const struct ArrowArray *a, bool wide, int64_t i) {
     return wide ? ((const int64_t *)a->buffers[1])[i] : ((const int32_t *)a->buffers[1])[i];
 }
 
-static int fixed_width(const struct qv_field *f) {
-    switch (f->type) {
-    case QV_TYPE_INT8:
-    case QV_TYPE_UINT8: return 1;
-    case QV_TYPE_INT16:
-    case QV_TYPE_UINT16:
-    case QV_TYPE_FLOAT16: return 2;
-    case QV_TYPE_INT32:
-    case QV_TYPE_UINT32:
-    case QV_TYPE_FLOAT32:
-    case QV_TYPE_DATE32: return 4;
-    case QV_TYPE_INT64:
-    case QV_TYPE_UINT64:
-    case QV_TYPE_FLOAT64:
-    case QV_TYPE_TIMESTAMP: return 8;
-    case QV_TYPE_DECIMAL128: return 16;
-    case QV_TYPE_FIXED_BINARY: return f->byte_width;
-    default: return -1;
-    }
-}
 
 /* Compares n slots: a's logical slots from ai, b's from bi (physical = the
  * array's offset + logical). */
@@ -70,7 +50,7 @@ static bool eq_child(struct cctx *c, const struct qv_field *f, const struct Arro
 
 static bool eq_range(struct cctx *c, const struct qv_field *f, const struct ArrowArray *a,
                      int64_t ai, const struct ArrowArray *b, int64_t bi, int64_t n) {
-    int w = fixed_width(f);
+    int w = qv__field_fixed_width(f);
     for (int64_t j = 0; j < n; j++) {
         int64_t pa = a->offset + ai + j, pb = b->offset + bi + j;
         bool va = valid_at(a, f, pa), vb = valid_at(b, f, pb);

@@ -26,6 +26,18 @@ size_t qv__path_push(struct qv__path *p, const char *name) {
     return old;
 }
 
+int qv__field_fixed_width(const struct qv_field *f) {
+    switch (f->type) {
+    case QV_TYPE_INT8: case QV_TYPE_UINT8: return 1;
+    case QV_TYPE_INT16: case QV_TYPE_UINT16: case QV_TYPE_FLOAT16: return 2;
+    case QV_TYPE_INT32: case QV_TYPE_UINT32: case QV_TYPE_FLOAT32: case QV_TYPE_DATE32: return 4;
+    case QV_TYPE_INT64: case QV_TYPE_UINT64: case QV_TYPE_FLOAT64: case QV_TYPE_TIMESTAMP: return 8;
+    case QV_TYPE_DECIMAL128: return 16;
+    case QV_TYPE_FIXED_BINARY: return f->byte_width;
+    default: return -1;
+    }
+}
+
 int64_t qv__type_n_buffers(enum qv_type type) {
     switch (type) {
     case QV_TYPE_NULL: return 0;

@@ -10,22 +10,18 @@
  * offsets from 0 and an empty bytes buffer as the shared zero buffer. */
 #include <string.h>
 
+#include "arrow/arrow_internal.h"
 #include "scan/scan_internal.h"
 
 /* Bytes per value of a fixed-width type; 0 for booleans and offsets types,
  * -1 for types not gathered here. */
 static int fixed_width(const struct qv_field *f) {
     switch (f->type) {
-    case QV_TYPE_INT8: case QV_TYPE_UINT8: return 1;
-    case QV_TYPE_INT16: case QV_TYPE_UINT16: case QV_TYPE_FLOAT16: return 2;
-    case QV_TYPE_INT32: case QV_TYPE_UINT32: case QV_TYPE_FLOAT32: case QV_TYPE_DATE32: return 4;
-    case QV_TYPE_INT64: case QV_TYPE_UINT64: case QV_TYPE_FLOAT64: case QV_TYPE_TIMESTAMP: return 8;
-    case QV_TYPE_DECIMAL128: return 16;
-    case QV_TYPE_FIXED_BINARY: return f->byte_width > 0 ? f->byte_width : -1;
     case QV_TYPE_BOOL: case QV_TYPE_UTF8: case QV_TYPE_BINARY: case QV_TYPE_LARGE_UTF8:
     case QV_TYPE_LARGE_BINARY:
         return 0;
-    default: return -1;
+    case QV_TYPE_FIXED_BINARY: return f->byte_width > 0 ? f->byte_width : -1;
+    default: return qv__field_fixed_width(f);
     }
 }
 

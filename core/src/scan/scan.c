@@ -334,7 +334,8 @@ static int reuse_decoded(struct qv_scan *s, struct batch *b, int32_t j,
     int64_t *idx = rc ? NULL : qv_alloc(*res, isz, err);
     if (!idx) {
         qv__decoded_free(d);
-        if (*res) qv_reservation_destroy(*res);
+        qv_reservation_destroy(*res); /* NULL-safe; the caller destroys *res too */
+        *res = NULL;
         return rc ? rc : ENOMEM;
     }
     /* Position in the decoded rows of each row of the batch. */
