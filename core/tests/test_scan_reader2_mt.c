@@ -1,7 +1,7 @@
 /* Second column readers (twins, scan.c): a projected column decoded by two
  * tasks at once (batches N and N + 1), each on a reader of its own, in
- * narrow projections (fewer projected columns than threads). Checked here:
- * the output equals the synchronous scan's, value for value, over many row
+ * narrow projections (fewer projected columns than threads, no filter), and
+ * in no other scan. Checked here: the output equals the synchronous scan's, value for value, over many row
  * groups with batch sizes that do not divide them, for 1, 2 and 4 workers
  * and prefetch 1 to 3; a twin is really used (a read of the first reader is
  * held on a gate meanwhile); a corrupt segment the twin loads fails its
@@ -9,7 +9,8 @@
  * back to the first reader (the scan goes on with one reader); allocation
  * failures at every step end in the output or a clean ENOMEM; cancel and
  * release at any point; a caller's read_at source; takes through the file
- * layer (whose readers are lent) make no twin. Runs under ThreadSanitizer
+ * layer (whose readers are lent) make no twin; scans that are not narrow
+ * (wider projections, a filter) hold no second reader at all. Runs under ThreadSanitizer
  * (label "concurrency"); every test is under the deadline set in setup. */
 #include <errno.h>
 #include <setjmp.h>
@@ -231,6 +232,11 @@ static void test_equals_sync_every_mix(void **state) {
                     assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
                     assert_true(opened <= o.n_columns); /* at most one twin per column */
                     assert_int_equal(dropped, 0);
+                    /* Narrow: fewer columns than workers + the consumer
+                     * (the file is the library's: the consumer reads). */
+                    int narrow = o.n_columns < threads[t] + 1;
+                    assert_int_equal(qv__scan_testing_has_twins(&st), narrow);
+                    if (!narrow) assert_int_equal(opened, 0);
                     st.release(&st);
                     pool_is_clean();
                     free(got.p);
@@ -708,6 +714,55 @@ static void test_borrowed_readers_have_no_twin(void **state) {
     qv_file_close(f);
 }
 
+/* Scans that are not narrow hold no second reader, whatever their columns
+ * cost (even with the cheap-column threshold at 0, as here) and whatever
+ * the prefetch: every column, a projection as wide as the threads, and a
+ * narrow projection with a filter; the output equals the synchronous
+ * scan's. A narrow one, for contrast, does. */
+static void test_not_narrow_has_no_twins(void **state) {
+    (void)state;
+    static const int32_t all[] = {0, 1, 2, 3, 4};
+    const struct {
+        struct qv_scan_options o;
+        int narrow;
+    } cases[] = {
+        {{.columns = all, .n_columns = 5, .threads = 2, .prefetch = 2}, 0},
+        {{.columns = all, .n_columns = 5, .threads = 4, .prefetch = 4}, 0},
+        {{.columns = all, .n_columns = 5, .threads = 4, .prefetch = 1}, 0},
+        {{.columns = p_ivs, .n_columns = 3, .threads = 2, .prefetch = 3}, 0},
+        {{.columns = p_vs, .n_columns = 2, .threads = 1, .prefetch = 2}, 0},
+        {{.columns = p_s, .n_columns = 1, .threads = 2, .prefetch = 2, .filter = "v >= 0"}, 0},
+        {{.columns = p_s, .n_columns = 1, .threads = 4, .prefetch = 1, .filter = "id < 20000"}, 0},
+        {{.columns = p_s, .n_columns = 1, .threads = 2, .prefetch = 2}, 1},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct qv_scan_options o = cases[k].o;
+        o.batch_rows = 1100;
+        struct buf ref = {0};
+        reference(rd, o, &ref);
+        struct ArrowArrayStream st;
+        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
+        assert_int_equal(qv__scan_testing_has_twins(&st), cases[k].narrow);
+        struct buf got = {0};
+        int64_t nb;
+        assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
+        assert_same(&got, &ref, "not narrow");
+        int32_t opened, dropped;
+        assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+        if (!cases[k].narrow) assert_int_equal(opened, 0);
+        assert_int_equal(dropped, 0);
+        struct qv_scan_stats ss;
+        assert_int_equal(qv_scan_get_stats(&st, &ss), 0);
+        assert_true(ss.max_queued <= o.prefetch);
+        st.release(&st);
+        pool_is_clean();
+        free(got.p);
+        free(ref.p);
+    }
+    struct ArrowArrayStream none = {0};
+    assert_int_equal(qv__scan_testing_has_twins(&none), -1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equals_sync_every_mix),
@@ -719,6 +774,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_and_release_mid_scan),
         cmocka_unit_test(test_callers_source),
         cmocka_unit_test(test_borrowed_readers_have_no_twin),
+        cmocka_unit_test(test_not_narrow_has_no_twins),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -379,26 +379,26 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * (qv_reader_open_source with its own read_at) it takes only tasks that
  * read nothing from it, so a blocked read never keeps it from answering
  * qv_scan_cancel or a wait's timeout. A
- * column's tasks run one at a time, in batch order, on its one reader,
- * except where that column would be the scan's critical path: then it has
- * a second reader, and the tasks of two batches run at once (a narrow
- * projection, fewer columns than workers + 1 (workers, with a source of
- * the caller's) and no filter; or a column
- * whose measured task time exceeds its share of the threads; docs/scan.md).
+ * column's tasks run one at a time, in batch order, on its one reader.
  * Batches are handed out in file order. At most `prefetch` batches are
- * started and not yet taken by the consumer (completed or being built;
- * max(prefetch, 2) for a narrow projection with workers), so
- * at most `prefetch` completed batches wait (one more for a narrow
- * projection at prefetch 1; max_queued counts the first `prefetch`); of those, at most 2 are being
- * built at once (with two or more workers and prefetch >= 2, or a narrow
- * projection; otherwise the
+ * started and not yet taken by the consumer (completed or being built), so
+ * at most `prefetch` completed batches wait; of those, at most 2 are being
+ * built at once (with two or more workers and prefetch >= 2; otherwise the
  * workers share one batch, its slowest columns first). Peak memory is
  * therefore about (prefetch + 2) batches (counting the batch the consumer
- * holds and the one it releases; one more at prefetch 1 for a narrow
- * projection) plus one row group's compressed bytes of
- * each projected column (two for a column with a second reader) and of
- * each filter column per
- * batch being built, whatever the number of workers or cores. Every byte is
+ * holds and the one it releases) plus one row group's compressed bytes of
+ * each projected column and of each filter column per
+ * batch being built, whatever the number of workers or cores.
+ * One exception, a narrow scan: workers (qv_scan_stats.threads >= 1), no
+ * filter, and fewer projected columns than workers + 1 (than workers, with
+ * a source of the caller's). There a projected column may have a second
+ * reader, so that its tasks of two batches run at once, and 2
+ * batches are built at once with any number of workers and any prefetch:
+ * at most max(prefetch, 2) batches are started and not yet taken, so at
+ * prefetch 1 two completed batches may wait (max_queued counts those
+ * within `prefetch` of the consumer), and peak memory is about
+ * (max(prefetch, 2) + 2) batches plus two row groups' compressed bytes of
+ * each projected column (docs/scan.md, docs/memory.md). Every byte is
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for
  * decoding state, one per filter context, one per batch being built for its

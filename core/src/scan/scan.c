@@ -30,16 +30,14 @@
  * Columns. Each projected column has one column reader (one read buffer),
  * used by one task at a time: a column's tasks run one after another, in
  * batch order (tasks are taken oldest batch first, and a column that is busy
- * is skipped). Where that makes one column the scan's critical path, the
- * column also gets a second reader, its twin (twins[j], with a read buffer
- * and decoders of its own, kept on its own row group), so that batch N + 1's
- * task of the column runs beside batch N's: in a narrow scan (fewer projected
- * columns than workers + 1, the consumer helping, and no filter; workers
- * alone with a caller's source, whose reads the consumer leaves to them),
- * and, when W = 2 anyway, for a column whose smoothed task time times
- * (those threads) exceeds the sum over the projected columns; never for a
- * column measured
- * cheap (QV_SCAN_TWIN_MIN_NS) (twin_wanted). A task takes
+ * is skipped). In a narrow scan (fewer projected columns than workers + 1,
+ * the consumer helping, and no filter; workers alone with a caller's source,
+ * whose reads the consumer leaves to them) that makes a column's tasks the
+ * scan's critical path, so each projected column there also gets a second
+ * reader, its twin (twins[j], with a read buffer and decoders of its own,
+ * kept on its own row group), and batch N + 1's task of the column runs
+ * beside batch N's; never a column measured cheap (QV_SCAN_TWIN_MIN_NS)
+ * (twin_wanted). Other scans have no twins (twins is NULL). A task takes
  * the first reader when it is free, the twin when it is not (pick_reader);
  * the twin is made the first time it is used. A twin that finds no memory
  * (its reservation, read buffer or decoding state) is closed and its task
@@ -186,15 +184,13 @@ struct qv_scan {
     int32_t n_proj;
     int32_t *proj;           /* -> cols index */
     const struct qv_field **proj_fields;
-    /* Second readers (twins), one per projection task, or NULL: a column
-     * may then be decoded by two tasks at once (batches N and N + 1), each
-     * on its own reader, where one column would otherwise be the scan's
-     * critical path (twin_wanted). Their reservations and readers are
-     * made the first time one is used. */
+    /* Second readers (twins), one per projection task, in a narrow scan
+     * only, else NULL: a column may then be decoded by two tasks at once
+     * (batches N and N + 1), each on its own reader (twin_wanted). Their
+     * reservations and readers are made the first time one is used. */
     struct colstate *twins;
     int narrow;      /* fewer projected columns than threads (workers + consumer), no filter */
     int extra_off;   /* a narrow scan's batch beyond prefetch found no memory: none any more */
-    int64_t cost_sum; /* sum of the projected columns' cost_ns (under the lock) */
     int32_t twins_opened, twins_dropped; /* for tests (qv__scan_twin_counts) */
 
     struct qv__filter *flt;
@@ -595,20 +591,14 @@ struct task {
     struct colstate *c; /* the reader of a projection task */
 };
 
-/* Whether projection j's column may run on its twin (under the lock): not
- * when its tasks are measured cheap (QV_SCAN_TWIN_MIN_NS); in a narrow scan,
- * or when the column takes more than a thread's share of a
- * batch's projection (its smoothed task time times the threads that decode,
- * the workers and the consumer unless the source is the caller's, exceeds
- * the sum over the projected columns):
- * then its tasks one at a time are the scan's critical path. */
+/* Whether projection j's column may run on its twin (under the lock): in a
+ * narrow scan (the only one with twins), unless the column has none (lent,
+ * or given up for memory) or its tasks are measured cheap
+ * (QV_SCAN_TWIN_MIN_NS). */
 static int twin_wanted(const struct qv_scan *s, int32_t j) {
     const struct colstate *c = &s->cols[s->proj[j]];
     if (!s->twins || c->no_twin) return 0;
-    if (c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED))
-        return 0; /* cheap: not worth it */
-    if (s->narrow) return 1;
-    return c->cost_ns > 0 && c->cost_ns * (s->nthreads + s->consumer_reads) > s->cost_sum;
+    return !(c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED));
 }
 
 /* The reader a task of projection j in row group rg runs on (under the
@@ -760,9 +750,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
             b->first_open = 0;
             break;
         }
-        int64_t old = c->cost_ns;
         c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
-        s->cost_sum += c->cost_ns - old;
         b->done++;
         if (rc) fail_batch(s, b, rc, &e);
         break;
@@ -1336,7 +1324,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
     if (s->narrow && s->cap < 2) s->cap = 2;
     s->window = (s->nthreads >= 2 || s->narrow) && s->cap >= 2 ? 2 : 1;
-    if (s->window == 2 && n_twin > 0 && QV_SCAN_TWINS) {
+    if (s->narrow) { /* window is 2: cap >= 2 and a worker */
         s->twins = qv_calloc(r, (size_t)s->n_proj * sizeof *s->twins, err);
         if (!s->twins) {
             rc = ENOMEM;
@@ -1482,6 +1470,12 @@ int qv__scan_twin_counts(const struct ArrowArrayStream *stream, int32_t *opened,
     *dropped = s->twins_dropped;
     if (s->sync_ready) qv_mutex_unlock(&s->mu);
     return 0;
+}
+
+int qv__scan_testing_has_twins(const struct ArrowArrayStream *stream) {
+    if (!stream || stream->release != stream_release) return -1;
+    const struct qv_scan *s = stream->private_data;
+    return s->twins != NULL; /* set in open, never changed */
 }
 
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {

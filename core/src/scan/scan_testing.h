@@ -34,4 +34,8 @@ extern int64_t qv__scan_twin_min_ns;
  * column's one reader). EINVAL for a stream that is not a scan's. */
 int qv__scan_twin_counts(const struct ArrowArrayStream *stream, int32_t *opened, int32_t *dropped);
 
+/* Whether a scan holds second readers at all (1: a narrow scan; 0: any
+ * other, which allocates none); -1 for a stream that is not a scan's. */
+int qv__scan_testing_has_twins(const struct ArrowArrayStream *stream);
+
 #endif
