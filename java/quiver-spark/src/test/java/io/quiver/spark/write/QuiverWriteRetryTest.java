@@ -89,12 +89,12 @@ class QuiverWriteRetryTest {
         tasks.drain(spark);
 
         List<String> failures = tasks.failures();
-        assertEquals(TASKS, failures.size(), "each task failed once: " + failures);
+        assertEquals(TASKS, failures.size(), "each task failed once; the failures:" + tasks.failureSummary());
         for (String f : failures) {
             assertTrue(f.contains("injected failure of the first attempt"), f);
             TaskEnds.assertNoLeakReported(f, "a failed attempt leaked: ");
         }
-        assertEquals(TASKS, tasks.succeeded(), "each task's retry succeeded");
+        assertEquals(TASKS, tasks.succeeded(), "each task's retry succeeded; the failures:" + tasks.failureSummary());
         assertEquals(0, TaskMemory.liveCount());
 
         Dataset<Row> back = spark.read().format("quiver").load(out.toString());

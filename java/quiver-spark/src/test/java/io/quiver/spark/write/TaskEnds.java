@@ -50,7 +50,8 @@ final class TaskEnds extends SparkListener {
         if (r instanceof org.apache.spark.Success$) {
             succeeded++;
         } else {
-            failures.add(r.toString());
+            failures.add("stage " + end.stageId() + " task " + end.taskInfo().index()
+                    + " attempt " + end.taskInfo().attemptNumber() + ": " + r);
         }
         if (end.taskMetrics() != null) {
             peakOffHeap = Math.max(peakOffHeap, end.taskMetrics().peakOffHeapExecutionMemory());
@@ -134,6 +135,17 @@ final class TaskEnds extends SparkListener {
 
     synchronized List<String> failures() {
         return List.copyOf(failures);
+    }
+
+    /** The failures, each cut to its first line: which stage, task and attempt, and why. */
+    synchronized String failureSummary() {
+        StringBuilder b = new StringBuilder();
+        for (String f : failures) {
+            int eol = f.indexOf('\n');
+            String line = eol < 0 ? f : f.substring(0, eol);
+            b.append("\n  ").append(line.length() > 400 ? line.substring(0, 400) + "..." : line);
+        }
+        return b.toString();
     }
 
     synchronized long succeeded() {
