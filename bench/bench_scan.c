@@ -28,12 +28,14 @@
  *    every byte of every batch (an xor over the buffers) for (a) and (b);
  *    (b') is (b) with a consumer slower than decoding (it holds each batch
  *    50 ms), so that queues fill and prefetch matters; for (c) the consumer
- *    is the writer.
+ *    is the writer. BENCH_SCAN_COLUMNS=a,b (names) makes (a) project those
+ *    columns only.
  *
  * 3. `--sched FILE [REPS]` (not part of a normal run): the scheduler's
  *    measures alone, 1 against 2 workers, alternating, REPS (default 7)
  *    runs each: a full scan, single-column projections (l_comment, the
- *    slowest column; l_partkey, a fast one), Q6 and the comparison's decimal
+ *    slowest column; l_partkey, a fast one), both of them (bench/run
+ *    compare's "int+str"), Q6 and the comparison's decimal
  *    filter (l_quantity < 24 AND l_discount BETWEEN 0.05 AND 0.07, projecting
  *    those two); min and median wall ms
  *    as "SCHED" lines, for a script that runs two builds side by side.
@@ -593,6 +595,19 @@ struct child_arg {
 static void *child_scan(void *p) {
     struct child_arg *ca = p;
     struct qv_scan_options o = {.threads = ca->workers, .prefetch = ca->prefetch};
+    /* BENCH_SCAN_COLUMNS=a,b,...: the flat read projects these columns only
+     * (the memory of narrow projections). */
+    const char *names = getenv("BENCH_SCAN_COLUMNS");
+    int32_t cols[64];
+    if (names && *names && ca->wl == WL_FLAT) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", names);
+        int32_t n = 0;
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+            cols[n++] = column_index(ca->rd, t);
+        o.columns = cols;
+        o.n_columns = n;
+    }
     if (ca->wl != WL_REWRITE) {
         drain_scan(ca->rd, &o, ca->wl == WL_LIST_SLOW ? C_TOUCH_SLOW : C_TOUCH, &ca->d);
         return NULL;
@@ -870,6 +885,8 @@ static int sched_main(int argc, char **argv) {
     int32_t comment = column_index(rd, "l_comment"), partkey = column_index(rd, "l_partkey");
     int32_t q6cols[2] = {column_index(rd, "l_extendedprice"), column_index(rd, "l_discount")};
     int32_t deccols[2] = {column_index(rd, "l_quantity"), column_index(rd, "l_discount")};
+    /* bench/run compare's "int+str" projection. */
+    int32_t intstr[2] = {partkey, comment};
     struct {
         const char *name;
         struct qv_scan_options o;
@@ -878,6 +895,7 @@ static int sched_main(int argc, char **argv) {
         {"full", {0}, C_RELEASE},
         {"col_l_comment", {.columns = &comment, .n_columns = 1}, C_RELEASE},
         {"col_l_partkey", {.columns = &partkey, .n_columns = 1}, C_RELEASE},
+        {"int_str", {.columns = intstr, .n_columns = 2}, C_RELEASE},
         {"q6", {.columns = q6cols, .n_columns = 2, .filter = Q6_FILTER}, C_Q6},
         /* bench/run compare's "decimal filter": filters on decimals alone. */
         {"dec_filter",

@@ -7,7 +7,8 @@
 # tree's bench/bench_scan.c (which uses the public API only), so both run
 # exactly the same measures:
 #  1. speed: `bench_scan --sched FILE REPS` (1 against 2 workers: full scan,
-#     single-column projections, Q6; min and median wall ms), twice per build,
+#     single-column projections, l_partkey + l_comment, Q6; min and median
+#     wall ms), twice per build,
 #     alternating;
 #  2. memory: `bench_scan --child flat FILE W P 1 DIR` (a fresh process per
 #     run: peak RSS (VmHWM), peak anonymous RSS, pool peak, most batches
@@ -48,7 +49,7 @@ printf "%-16s %-3s | %-26s | %-26s\n" measure w "base min/med (r1; r2)" "new min
 pick() { awk -v m="$1" -v w="$2" '$1=="SCHED" && $2==m && $3==w {
     a=$0; sub(/.*min_ms= */,"",a); split(a,x," "); b=$0; sub(/.*med_ms= */,"",b); split(b,y," ");
     print x[1] "/" y[1]}' "$3"; }
-for m in full col_l_comment col_l_partkey q6 dec_filter dec_filter_or; do
+for m in full col_l_comment col_l_partkey int_str q6 dec_filter dec_filter_or; do
     for w in w1 w2; do
         printf "%-16s %-3s | %-26s | %-26s\n" "$m" "$w" \
             "$(pick "$m" "$w" "$out/speed-base-1.txt"); $(pick "$m" "$w" "$out/speed-base-2.txt")" \

@@ -388,7 +388,17 @@ QV_API int qv_expr_prune_row_group(const struct qv_expr *e, const struct qv_read
  * therefore about (prefetch + 2) batches (counting the batch the consumer
  * holds and the one it releases) plus one row group's compressed bytes of
  * each projected column and of each filter column per
- * batch being built, whatever the number of workers or cores. Every byte is
+ * batch being built, whatever the number of workers or cores.
+ * One exception, a narrow scan: workers (qv_scan_stats.threads >= 1), no
+ * filter, and fewer projected columns than workers + 1 (than workers, with
+ * a source of the caller's). There a projected column may have a second
+ * reader, so that its tasks of two batches run at once, and 2
+ * batches are built at once with any number of workers and any prefetch:
+ * at most max(prefetch, 2) batches are started and not yet taken, so at
+ * prefetch 1 two completed batches may wait (max_queued counts those
+ * within `prefetch` of the consumer), and peak memory is about
+ * (max(prefetch, 2) + 2) batches plus two row groups' compressed bytes of
+ * each projected column (docs/scan.md, docs/memory.md). Every byte is
  * charged to reservations in the pool of the reservation given to
  * qv_scan_open: that one for the scan's control data, one per column for
  * decoding state, one per filter context, one per batch being built for its

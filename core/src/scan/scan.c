@@ -21,13 +21,32 @@
  * of workers. So batches overlap from prefetch = 2 on; at prefetch = 1 the
  * workers share one batch, its slowest columns first. (QV_SCAN_EXTRA = 1
  * allows one more batch with two or more workers, for overlap at prefetch
- * 1, at a measured cost in memory.)
+ * 1, at a measured cost in memory.) A narrow scan (below) builds W = 2
+ * batches at once with one worker or at prefetch 1 too: cap is then
+ * max(prefetch, 2). A task of a batch beyond prefetch that finds no memory
+ * does not fail it: the task waits until its batch is within prefetch of
+ * the consumer, and no batch beyond prefetch is started again (extra_off).
  *
  * Columns. Each projected column has one column reader (one read buffer),
  * used by one task at a time: a column's tasks run one after another, in
  * batch order (tasks are taken oldest batch first, and a column that is busy
- * is skipped). Filter contexts (qv__filter_ctx) hold their own readers; there
- * are W of them, one per batch being built.
+ * is skipped). In a narrow scan (fewer projected columns than workers + 1,
+ * the consumer helping, and no filter; workers alone with a caller's source,
+ * whose reads the consumer leaves to them) that makes a column's tasks the
+ * scan's critical path, so each projected column there also gets a second
+ * reader, its twin (twins[j], with a read buffer and decoders of its own,
+ * kept on its own row group), and batch N + 1's task of the column runs
+ * beside batch N's; never a column measured cheap (QV_SCAN_TWIN_MIN_NS)
+ * (twin_wanted). Other scans have no twins (twins is NULL). A task takes
+ * the first reader when it is free, the twin when it is not (pick_reader);
+ * the twin is made the first time it is used. A twin that finds no memory
+ * (its reservation, read buffer or decoding state) is closed and its task
+ * goes back to the first reader, whose memory is held already: the column
+ * has one reader from then on, and the scan goes on. Readers a front end
+ * lends (hooks.reader_get, a take's) have no twin. So decoding state is at
+ * most two readers per projected column, each loading a row group once per
+ * run of batches it takes there. Filter contexts (qv__filter_ctx) hold their
+ * own readers; there are W of them, one per batch being built.
  *
  * Order of what the consumer sees. The projected rows of batch N are cut by
  * max_rows only after the filters of every batch before it have run
@@ -65,6 +84,26 @@
 #define QV_SCAN_EXTRA 0
 #endif
 
+/* Second readers (twins) of projected columns, where they pay (1), or one
+ * reader per column (0). */
+#ifndef QV_SCAN_TWINS
+#define QV_SCAN_TWINS 1
+#endif
+
+/* A column whose smoothed task time is below this gets no twin: handing
+ * its next batch to another thread (a wake-up, tens of microseconds on a
+ * loaded machine) and loading its row group a second time would cost more
+ * than running the tasks one after another (l_partkey of lineitem: ~50 us
+ * a 64k-row batch; l_comment: ~2.5 ms). */
+#ifndef QV_SCAN_TWIN_MIN_NS
+#define QV_SCAN_TWIN_MIN_NS 250000
+#endif
+
+/* For tests (scan_testing.h): twin reader creations that fail with ENOMEM
+ * as if the pool refused them, process-wide; the cheap-task threshold. */
+int qv__scan_twin_open_fail;
+int64_t qv__scan_twin_min_ns = QV_SCAN_TWIN_MIN_NS;
+
 /* Filter tasks of consecutive batches may run at once, each on its own
  * context (1), or one at a time on one context (0). */
 #ifndef QV_SCAN_FILTERS_AT_ONCE
@@ -92,6 +131,10 @@ struct colstate {
     int busy;        /* a task is using cr (under the lock) */
     int reuse;       /* a filter column too: the filter's decoded values are reused */
     int64_t cost_ns; /* smoothed time of one task: slow columns go first */
+    /* The second reader of a projected column (twin[j] of projection j):
+     * `no_twin` on the first one says it may not have one (a reader the
+     * front end lends, or the second one failed for memory). */
+    int no_twin;
 };
 
 /* Scratch of a batch being built: returned when it is assembled or dropped. */
@@ -141,6 +184,14 @@ struct qv_scan {
     int32_t n_proj;
     int32_t *proj;           /* -> cols index */
     const struct qv_field **proj_fields;
+    /* Second readers (twins), one per projection task, in a narrow scan
+     * only, else NULL: a column may then be decoded by two tasks at once
+     * (batches N and N + 1), each on its own reader (twin_wanted). Their
+     * reservations and readers are made the first time one is used. */
+    struct colstate *twins;
+    int narrow;      /* fewer projected columns than threads (workers + consumer), no filter */
+    int extra_off;   /* a narrow scan's batch beyond prefetch found no memory: none any more */
+    int32_t twins_opened, twins_dropped; /* for tests (qv__scan_twin_counts) */
 
     struct qv__filter *flt;
     struct qv__filter_ctx **fctx;
@@ -219,6 +270,20 @@ static int ensure_reader(struct qv_scan *s, struct colstate *c, int64_t rg, stru
                                __ATOMIC_RELAXED);
         return 0;
     }
+    if (!c->res) { /* a twin's first use */
+        int rc = 0;
+        if (__atomic_load_n(&qv__scan_twin_open_fail, __ATOMIC_RELAXED) > 0 &&
+            __atomic_fetch_sub(&qv__scan_twin_open_fail, 1, __ATOMIC_RELAXED) > 0)
+            rc = qv_error_set(err, ENOMEM, "scan: second reader of column %d refused (test)",
+                              (int)c->column);
+        char name[96];
+        snprintf(name, sizeof name, "scan column %.60s (2nd reader)",
+                 qv_reader_schema(s->rd)->root.children[c->column].name);
+        struct qv_reservation_options ro = {.name = name};
+        if (!rc) rc = qv_reservation_create(s->pool, &ro, &c->res, err);
+        if (rc) return rc;
+        __atomic_fetch_add(&s->twins_opened, 1, __ATOMIC_RELAXED);
+    }
     /* Moving keeps the column's read buffer from one row group to the next. */
     int rc = c->cr ? qv_column_reader_move(&c->cr, rg, err)
                    : qv_column_reader_open_nodes(s->rd, rg, c->column, c->keep, c->res, &c->cr, err);
@@ -296,11 +361,12 @@ static int reuse_decoded(struct qv_scan *s, struct batch *b, int32_t j,
 }
 
 /* Projection task j of batch b: decodes its rows of column proj[j] into
- * b->w->parr[j], an adopted array with a reservation of its own. */
-static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct qv_error *err) {
+ * b->w->parr[j], an adopted array with a reservation of its own, with the
+ * column's reader c (its first, or its twin). */
+static int exec_project(struct qv_scan *s, struct batch *b, int32_t j, struct colstate *c,
+                        struct qv_error *err) {
     if (__atomic_load_n(&s->cancel, __ATOMIC_ACQUIRE))
         return qv_error_set(err, ECANCELED, "scan cancelled");
-    struct colstate *c = &s->cols[s->proj[j]];
     struct ArrowArray *out = &b->w->parr[j];
     struct qv_reservation *res;
     int rc;
@@ -522,7 +588,31 @@ struct task {
     int kind;
     struct batch *b;
     int32_t j; /* projection task, or filter context */
+    struct colstate *c; /* the reader of a projection task */
 };
+
+/* Whether projection j's column may run on its twin (under the lock): in a
+ * narrow scan (the only one with twins), unless the column has none (lent,
+ * or given up for memory) or its tasks are measured cheap
+ * (QV_SCAN_TWIN_MIN_NS). */
+static int twin_wanted(const struct qv_scan *s, int32_t j) {
+    const struct colstate *c = &s->cols[s->proj[j]];
+    if (!s->twins || c->no_twin) return 0;
+    return !(c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED));
+}
+
+/* The reader a task of projection j in row group rg runs on (under the
+ * lock): the column's first reader when it is free (unless only the twin is
+ * in rg already), the twin when the first is busy and twin_wanted; NULL
+ * when neither may run now. A twin is made the first time it is used. */
+static struct colstate *pick_reader(struct qv_scan *s, int32_t j, int64_t rg) {
+    struct colstate *c = &s->cols[s->proj[j]];
+    struct colstate *t = twin_wanted(s, j) ? &s->twins[j] : NULL;
+    if (t && t->busy) t = NULL;
+    if (c->busy) return t;
+    if (t && t->cr && t->rg == rg && !(c->cr && c->rg == rg)) return t;
+    return c;
+}
 
 /* Claims the oldest runnable task (under the lock); with `dry`, only
  * returns the kind of the one it would claim (T_NONE: none). With
@@ -537,6 +627,7 @@ struct task {
  * lineitem SF1, 1 worker). */
 static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) {
     for (int64_t q = s->head; q < s->next_start && q <= s->fail_seq; q++) {
+        if (s->extra_off && q >= s->head + s->prefetch) break; /* waits for its turn */
         struct batch *b = slot_of_seq(s, q);
         if (b->rc) continue;
         if (b->state == B_FILTER && !b->filter_claimed) {
@@ -559,7 +650,7 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             s->filters_running++;
             b->filter_claimed = 1;
             b->fctx = i;
-            *t = (struct task){T_FILTER, b, i};
+            *t = (struct task){T_FILTER, b, i, NULL};
             return 1;
         }
         if (b->state != B_PROJECT) continue;
@@ -567,21 +658,22 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
         while (b->first_open < s->n_proj && w->claimed[w->order[b->first_open]]) b->first_open++;
         for (int32_t i = b->first_open; i < s->n_proj; i++) {
             int32_t j = w->order[i];
-            struct colstate *c = &s->cols[s->proj[j]];
-            if (w->claimed[j] || c->busy) continue;
+            if (w->claimed[j]) continue;
+            struct colstate *c = pick_reader(s, j, b->rg);
+            if (!c) continue;
             if (consumer && !s->consumer_reads && !(c->cr && c->rg == b->rg))
                 continue; /* it would read */
             if (dry) return T_PROJECT;
             w->claimed[j] = 1;
             c->busy = 1;
             b->running++;
-            *t = (struct task){T_PROJECT, b, j};
+            *t = (struct task){T_PROJECT, b, j, c};
             return 1;
         }
         if (b->done == s->n_proj && !b->assembling) {
             if (dry) return T_ASSEMBLE;
             b->assembling = 1;
-            *t = (struct task){T_ASSEMBLE, b, 0};
+            *t = (struct task){T_ASSEMBLE, b, 0, NULL};
             return 1;
         }
     }
@@ -595,7 +687,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
     qv_error_clear(&e);
     struct qv__filter_counts counts = {0};
     int64_t n_in = b->n, t0 = 0;
-    int rc = 0;
+    int rc = 0, twin_lost = 0;
     qv_mutex_unlock(&s->mu);
     switch (t->kind) {
     case T_FILTER:
@@ -603,8 +695,20 @@ static void run_task(struct qv_scan *s, struct task *t) {
         break;
     case T_PROJECT:
         t0 = now_ns();
-        rc = exec_project(s, b, t->j, &e);
+        rc = exec_project(s, b, t->j, t->c, &e);
         t0 = now_ns() - t0;
+        if (rc == ENOMEM && t->c != &s->cols[s->proj[t->j]]) {
+            /* The twin found no memory (its reader, read buffer or decoding
+             * state): it is given up, and the task goes back to the
+             * column's first reader, whose memory is held already. The
+             * twin is still ours (busy), so it is freed without the lock. */
+            qv_column_reader_close(t->c->cr);
+            qv_reservation_destroy(t->c->res);
+            t->c->cr = NULL;
+            t->c->res = NULL;
+            t->c->rg = -1;
+            twin_lost = 1;
+        }
         break;
     default:
         rc = qv__batch_assemble(&b->out, b->w->parr, s->n_proj, b->n, s->pool, &e);
@@ -628,9 +732,25 @@ static void run_task(struct qv_scan *s, struct task *t) {
         break;
     case T_PROJECT: {
         struct colstate *c = &s->cols[s->proj[t->j]];
-        c->busy = 0;
-        c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
+        t->c->busy = 0;
         b->running--;
+        if (twin_lost || (rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch)) {
+            /* Not a failure: the task is open again, for the first reader;
+             * or, when the batch is the one a narrow scan starts beyond
+             * prefetch and there was no memory for it, for when it is
+             * within prefetch of the consumer (no such batch is started
+             * any more): it fails only if it finds none then either. */
+            if (twin_lost) {
+                c->no_twin = 1;
+                s->twins_dropped++;
+            } else {
+                s->extra_off = 1;
+            }
+            b->w->claimed[t->j] = 0;
+            b->first_open = 0;
+            break;
+        }
+        c->cost_ns = c->cost_ns ? (c->cost_ns * 3 + t0) / 4 : t0;
         b->done++;
         if (rc) fail_batch(s, b, rc, &e);
         break;
@@ -665,7 +785,7 @@ static void skip_empty(struct qv_scan *s);
 /* Whether a batch could be started now (under the lock). */
 static int can_start(const struct qv_scan *s) {
     return !s->planned_all && s->fail_seq == INT64_MAX && s->building < s->window &&
-           s->next_start - s->head < s->cap;
+           s->next_start - s->head < (s->extra_off ? s->prefetch : s->cap);
 }
 
 /* Wakes one idle worker when there is work worth a wake-up (under the
@@ -686,7 +806,7 @@ static void wake_worker(struct qv_scan *s) {
     int running = s->nthreads - s->idle; /* one not started yet will look */
     if (kind == T_FILTER || kind == T_PROJECT ||
         ((kind == T_ASSEMBLE || can_start(s)) && running == 0) ||
-        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1)))
+        (kind == T_NONE && can_start(s) && (s->flt || s->n_proj > 1 || s->narrow)))
         qv_cond_signal(&s->cv_task);
 }
 
@@ -759,7 +879,7 @@ static int produce_sync(struct qv_scan *s, struct ArrowArray *out, struct qv_err
         }
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         for (int32_t j = 0; j < s->n_proj; j++) {
-            int rc = exec_project(s, b, j, err);
+            int rc = exec_project(s, b, j, &s->cols[s->proj[j]], err);
             if (rc) {
                 release_parr(s, b->w);
                 return rc;
@@ -986,6 +1106,11 @@ static void scan_free(struct qv_scan *s) {
         qv_reservation_destroy(s->cols[i].res);
     }
     if (s->cols) qv_free(r, s->cols, 2 * np * sizeof *s->cols);
+    for (int32_t j = 0; s->twins && j < s->n_proj; j++) {
+        qv_column_reader_close(s->twins[j].cr);
+        qv_reservation_destroy(s->twins[j].res);
+    }
+    if (s->twins) qv_free(r, s->twins, (size_t)s->n_proj * sizeof *s->twins);
     qv__projection_free(s->pcols, ncol, r);
     if (s->proj) qv_free(r, s->proj, np * sizeof *s->proj);
     qv__plan_free(&s->plan, r);
@@ -1179,8 +1304,38 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
     }
     if (planned_batches <= 1 || planned_rows <= QV_SCAN_SMALL_ROWS) s->nthreads = 0;
     s->stats.threads = s->nthreads;
+    /* A reader the front end lends (a take's) has no twin: the front end's
+     * cache holds one per (row group, column). */
+    int32_t n_twin = 0;
+    for (int32_t j = 0; j < s->n_proj; j++) {
+        struct colstate *c = &s->cols[s->proj[j]];
+        if (s->hooks.reader_get && !c->keep) c->no_twin = 1;
+        else n_twin++;
+    }
+    /* Narrow: fewer projected columns than threads that decode (the
+     * workers and the consumer, which helps, unless the source is the
+     * caller's: then it leaves the reads to the workers), so a column's
+     * tasks one at a time leave threads idle. Such a scan builds two batches at once even
+     * at prefetch 1 or with one worker, so that batch N + 1's columns run
+     * on their twins beside batch N's. Not with a filter: each batch being
+     * built would hold a filter context of its own. */
+    s->narrow = s->nthreads >= 1 && !s->filter && n_twin > 0 &&
+                s->n_proj < s->nthreads + s->consumer_reads && QV_SCAN_TWINS;
     s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
-    s->window = s->nthreads >= 2 && s->cap >= 2 ? 2 : 1;
+    if (s->narrow && s->cap < 2) s->cap = 2;
+    s->window = (s->nthreads >= 2 || s->narrow) && s->cap >= 2 ? 2 : 1;
+    if (s->narrow) { /* window is 2: cap >= 2 and a worker */
+        s->twins = qv_calloc(r, (size_t)s->n_proj * sizeof *s->twins, err);
+        if (!s->twins) {
+            rc = ENOMEM;
+            goto fail;
+        }
+        for (int32_t j = 0; j < s->n_proj; j++) {
+            const struct colstate *c = &s->cols[s->proj[j]];
+            s->twins[j] = (struct colstate){.column = c->column, .keep = c->keep,
+                                            .field = c->field, .rg = -1, .no_twin = 1};
+        }
+    }
     s->slots = qv_calloc(r, (size_t)s->cap * sizeof *s->slots, err);
     s->works = s->slots ? qv_calloc(r, (size_t)s->window * sizeof *s->works, err) : NULL;
     if (!s->works) {
@@ -1305,6 +1460,22 @@ int qv_scan_last_error(const struct ArrowArrayStream *stream, struct qv_error *o
     const struct qv_scan *s = stream->private_data;
     *out = s->last;
     return 0;
+}
+
+int qv__scan_twin_counts(const struct ArrowArrayStream *stream, int32_t *opened, int32_t *dropped) {
+    if (!stream || stream->release != stream_release) return EINVAL;
+    struct qv_scan *s = stream->private_data;
+    if (s->sync_ready) qv_mutex_lock(&s->mu);
+    *opened = __atomic_load_n(&s->twins_opened, __ATOMIC_RELAXED);
+    *dropped = s->twins_dropped;
+    if (s->sync_ready) qv_mutex_unlock(&s->mu);
+    return 0;
+}
+
+int qv__scan_testing_has_twins(const struct ArrowArrayStream *stream) {
+    if (!stream || stream->release != stream_release) return -1;
+    const struct qv_scan *s = stream->private_data;
+    return s->twins != NULL; /* set in open, never changed */
 }
 
 int qv_scan_get_stats(const struct ArrowArrayStream *stream, struct qv_scan_stats *out) {
