@@ -60,7 +60,7 @@ struct file {
 };
 static struct file files[NFILES];
 
-__attribute__((unused)) static void nap_us(long us) {
+static void nap_us(long us) {
     struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
     nanosleep(&ts, NULL);
 }
@@ -131,11 +131,13 @@ static int teardown(void **state) {
     return 0;
 }
 
-static void pool_is_clean(void) {
+static uint32_t reservations(void) {
     struct qv_pool_stats st;
     qv_pool_get_stats(pool, &st);
-    assert_int_equal(st.reservations, 1); /* only the test's own */
+    return st.reservations;
 }
+
+static void pool_is_clean(void) { assert_int_equal(reservations(), 1); /* only the test's own */ }
 
 /* ---- a scan's output, kept batch by batch ---- */
 
@@ -435,11 +437,386 @@ static void test_reader_reused_after_enomem(void **state) {
     pool_is_clean();
 }
 
+/* ---- a pool with a byte limit ---- */
+
+/* Drains st comparing each batch with want's as it comes, releasing it at
+ * once (a consumer within a budget); returns get_next's error or 0, with
+ * *nb the batches that came before. */
+static int drain_cmp(struct ArrowArrayStream *st, const struct out *want, int64_t *nb, const char *what) {
+    *nb = 0;
+    for (;;) {
+        struct ArrowArray b;
+        int rc = st->get_next(st, &b);
+        if (rc) {
+            assert_null(b.release);
+            return rc;
+        }
+        if (!b.release) return 0;
+        if (*nb >= want->n) fail_msg("%s: more batches than the synchronous scan", what);
+        struct out one = {.b = &b, .n = 1, .schema = want->schema};
+        struct out ref1 = {.b = &want->b[*nb], .n = 1, .schema = want->schema};
+        same_batches(&one, &ref1, 1, what);
+        b.release(&b);
+        (*nb)++;
+    }
+}
+
+/* Runs the scan o of file k within a pool of `limit` bytes: 0 when it
+ * handed out exactly the synchronous output, ENOMEM when it stopped for
+ * memory after a start of it (with a message); nothing leaks. */
+static int run_limited(int k, struct qv_scan_options o, const struct out *want, uint64_t limit,
+                       int no_cache, uint64_t *peak) {
+    struct qv_pool_options po = {.name = "limited", .limit = limit, .no_block_cache = no_cache};
+    struct qv_pool *lp;
+    struct qv_reservation *lr;
+    assert_int_equal(qv_pool_create(&po, &lp, NULL), 0);
+    assert_int_equal(qv_reservation_create(lp, NULL, &lr, NULL), 0);
+    char what[160];
+    snprintf(what, sizeof what, "limit %llu, threads %d, prefetch %d", (unsigned long long)limit,
+             o.threads, o.prefetch);
+    struct ArrowArrayStream st;
+    struct qv_error err;
+    int rc = qv_scan_open(files[k].rd, &o, lr, &st, &err);
+    if (rc) {
+        if (rc != ENOMEM) fail_msg("%s: open: %s", what, err.message);
+    } else {
+        int64_t nb;
+        rc = drain_cmp(&st, want, &nb, what);
+        if (rc == 0 && nb != want->n) fail_msg("%s: %lld batches of %lld", what, (long long)nb, (long long)want->n);
+        if (rc && rc != ENOMEM) fail_msg("%s: %d %s", what, rc, st.get_last_error(&st));
+        if (rc) assert_non_null(st.get_last_error(&st));
+        st.release(&st);
+    }
+    struct qv_pool_stats ps;
+    qv_pool_get_stats(lp, &ps);
+    assert_int_equal(ps.reservations, 1);
+    if (peak) *peak = ps.peak_reserved;
+    qv_reservation_destroy(lr);
+    qv_pool_destroy(lp);
+    return rc;
+}
+
+/* Limits from well above the scan's peak down to a quarter of it: each
+ * run ends in the synchronous output or a clean ENOMEM. Also finds the
+ * smallest limit (on the grid) each scan gets through with, against the
+ * synchronous scan's, for the report (printed, not asserted: the narrow
+ * scan is documented to need more). */
+static void test_pool_limit_sweep(void **state) {
+    (void)state;
+    const struct qv_schema *s = qv_reader_schema(files[F_MANY].rd);
+    int32_t col_s = -1, col_m = -1, col_i64 = -1;
+    for (int32_t c = 0; c < (int32_t)s->root.n_children; c++) {
+        if (!strcmp(s->root.children[c].name, "s")) col_s = c;
+        if (!strcmp(s->root.children[c].name, "m")) col_m = c;
+        if (!strcmp(s->root.children[c].name, "i64")) col_i64 = c;
+    }
+    const int32_t one_s[] = {col_s}, one_m[] = {col_m}, two[] = {col_i64, col_s};
+    const struct {
+        const int32_t *c;
+        int32_t n;
+    } pr[] = {{one_s, 1}, {one_m, 1}, {two, 2}};
+    for (int k = 0; k < NFILES; k += 4) { /* F_MANY, F_FSST */
+        for (int p = 0; p < 3; p++) {
+            struct qv_scan_options o = {.columns = pr[p].c, .n_columns = pr[p].n, .batch_rows = 700};
+            struct out want;
+            reference(files[k].rd, o, &want);
+            o.threads = QV_SCAN_SYNC;
+            uint64_t peak_sync;
+            assert_int_equal(run_limited(k, o, &want, 0, 1, &peak_sync), 0);
+            uint64_t min_ok[4][4] = {{0}};
+            for (int t = 1; t <= 4; t *= 2)
+                for (int pf = 1; pf <= 3; pf++) {
+                    o.threads = t;
+                    o.prefetch = pf;
+                    if (pr[p].n == 2 && t == 1) continue; /* not narrow */
+                    uint64_t fails_above = 0;
+                    for (uint64_t lim = peak_sync * 4; lim > peak_sync / 4; lim = lim * 15 / 16) {
+                        int rc = run_limited(k, o, &want, lim, (int)(lim & 1), NULL);
+                        if (rc == 0) min_ok[t - 1][pf] = lim;
+                        else if (!fails_above) fails_above = lim;
+                    }
+                    (void)fails_above;
+                }
+            o.threads = QV_SCAN_SYNC;
+            o.prefetch = 0;
+            uint64_t sync_min = 0;
+            for (uint64_t lim = peak_sync * 4; lim > peak_sync / 4; lim = lim * 15 / 16)
+                if (run_limited(k, o, &want, lim, (int)(lim & 1), NULL) == 0) sync_min = lim;
+            printf("# %s projection %d: sync peak %llu, smallest limit passed: sync %llu", spec[k].name, p,
+                   (unsigned long long)peak_sync, (unsigned long long)sync_min);
+            for (int t = 1; t <= 4; t *= 2)
+                for (int pf = 1; pf <= 3; pf++)
+                    printf(", t%d/p%d %llu", t, pf, (unsigned long long)min_ok[t - 1][pf]);
+            printf("\n");
+            out_free(&want);
+        }
+    }
+    pool_is_clean();
+}
+
+/* ---- the bound: completed batches waiting ---- */
+
+/* scan.h: at most `prefetch` completed batches wait, one more for a narrow
+ * projection at prefetch 1. The consumer takes `taken` batches (holding
+ * them), then stops; once the workers have nothing left to do (the count
+ * of assembled batches stays put for a while: waiting too little only
+ * weakens the check), the batches assembled and not taken are counted. */
+static void test_completed_batches_within_bound(void **state) {
+    (void)state;
+    const int32_t cols1[] = {17}, cols2[] = {4, 17}; /* s; i64 + s */
+    for (int t = 1; t <= 4; t *= 2)
+        for (int pf = 1; pf <= 3; pf++)
+            for (int n = 1; n <= 2; n++)
+                for (int taken = 0; taken <= 3; taken += 3) {
+                    if (n == 2 && t == 1) continue; /* not narrow */
+                    struct qv_scan_options o = {.columns = n == 1 ? cols1 : cols2, .n_columns = n,
+                                                .batch_rows = 333, .threads = t, .prefetch = pf};
+                    struct ArrowArrayStream st;
+                    assert_int_equal(qv_scan_open(files[F_MANY].rd, &o, res, &st, NULL), 0);
+                    struct ArrowArray held[3];
+                    for (int i = 0; i < taken; i++) {
+                        assert_int_equal(st.get_next(&st, &held[i]), 0);
+                        assert_non_null(held[i].release);
+                    }
+                    struct qv_scan_stats ss;
+                    int64_t last = -1;
+                    for (int still = 0, i = 0; still < 25 && i < 2000; i++) {
+                        nap_us(2000);
+                        assert_int_equal(qv_scan_get_stats(&st, &ss), 0);
+                        still = ss.batches == last ? still + 1 : 0;
+                        last = ss.batches;
+                    }
+                    int64_t waiting = ss.batches - taken;
+                    int bound = pf + (pf == 1); /* narrow: one more at prefetch 1 */
+                    if (waiting > bound)
+                        fail_msg("threads %d, prefetch %d, %d columns: %lld completed batches wait "
+                                 "(bound %d)",
+                                 t, pf, n, (long long)waiting, bound);
+                    assert_true(ss.max_queued <= pf);
+                    for (int i = 0; i < taken; i++) held[i].release(&held[i]);
+                    st.release(&st);
+                    pool_is_clean();
+                }
+}
+
+/* ---- a caller's source that fails, returns short, blocks or cancels ---- */
+
+enum { S_PASS, S_FAIL, S_SHORT, S_CANCEL, S_GATE };
+
+struct src {
+    const struct file *f;
+    int mode;
+    long nth;            /* S_FAIL, S_SHORT, S_CANCEL: the read (counted from arm) it hits */
+    long calls;          /* atomic */
+    int armed;           /* atomic: count reads from now on */
+    struct ArrowArrayStream *st; /* atomic: S_CANCEL's stream once open */
+    /* S_GATE: reads overlapping one of the ranges wait while closed. */
+    qv_mutex mu;
+    qv_cond cv;
+    uint64_t lo[2], hi[2];
+    int open, blocked, gave_up;
+};
+
+static int src_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
+    struct src *c = ctx;
+    if (off + len > c->f->size) return qv_error_set(err, EIO, "src: read past the end");
+    long n = __atomic_load_n(&c->armed, __ATOMIC_ACQUIRE) ? __atomic_add_fetch(&c->calls, 1, __ATOMIC_ACQ_REL) : 0;
+    if (c->mode == S_FAIL && n == c->nth) return qv_error_set(err, EIO, "src: read %ld fails (test)", n);
+    if (c->mode == S_SHORT && n == c->nth) {
+        /* A source that breaks its contract: says it read everything,
+         * filled half. */
+        memcpy(buf, c->f->bytes + off, len / 2);
+        memset((uint8_t *)buf + len / 2, 0xa5, len - len / 2);
+        return 0;
+    }
+    if (c->mode == S_CANCEL && n == c->nth) {
+        struct ArrowArrayStream *st = NULL;
+        for (int i = 0; i < 10000 && !(st = __atomic_load_n(&c->st, __ATOMIC_ACQUIRE)); i++) nap_us(1000);
+        assert_non_null(st);
+        assert_int_equal(qv_scan_cancel(st), 0);
+    }
+    if (c->mode == S_GATE) {
+        qv_mutex_lock(&c->mu);
+        int hit = 0;
+        for (int i = 0; i < 2; i++) hit |= off < c->hi[i] && off + len > c->lo[i];
+        if (hit) {
+            c->blocked++;
+            qv_cond_broadcast(&c->cv);
+            for (int i = 0; i < 600 && !c->open; i++) qv_cond_timedwait_ms(&c->cv, &c->mu, 100);
+            if (!c->open) c->gave_up++;
+        }
+        qv_mutex_unlock(&c->mu);
+    }
+    memcpy(buf, c->f->bytes + off, len);
+    return 0;
+}
+
+static void src_open(struct src *c, int k, int mode, long nth, struct qv_reader **r) {
+    memset(c, 0, sizeof *c);
+    c->f = &files[k];
+    c->mode = mode;
+    c->nth = nth;
+    qv_mutex_init(&c->mu);
+    qv_cond_init(&c->cv);
+    struct qv_source source = {.ctx = c, .name = "hostile.qvr", .size = files[k].size, .read_at = src_read};
+    assert_int_equal(qv_reader_open_source(&source, NULL, res, r, NULL), 0);
+}
+
+static void src_close(struct src *c, struct qv_reader *r) {
+    qv_reader_close(r);
+    assert_int_equal(c->gave_up, 0);
+    qv_cond_destroy(&c->cv);
+    qv_mutex_destroy(&c->mu);
+}
+
+/* One read of the scan's (the n-th) fails, returns short or cancels the
+ * scan from the worker inside it, for every n: what arrives before the
+ * error is the synchronous output's start, then EIO naming the row group (a
+ * short read fails its segment's checksum), or ECANCELED; or, with a read
+ * past the scan's last, all of it. Readers of both kinds meet it (batches
+ * of 333 rows: both readers load most row groups). */
+static void test_source_fails_short_or_cancels_at_every_read(void **state) {
+    (void)state;
+    const int32_t cols1[] = {17}, cols2[] = {26, 17}; /* s; lp + s */
+    for (int mode = S_FAIL; mode <= S_CANCEL; mode++)
+        for (int n = 1; n <= 2; n++)
+            for (int t = 2; t <= 4; t += 2) {
+                struct qv_scan_options o = {.columns = n == 1 ? cols1 : cols2, .n_columns = n,
+                                            .batch_rows = 333, .threads = t, .prefetch = 1 + (t == 4)};
+                struct out want;
+                reference(files[F_MANY].rd, o, &want);
+                uint32_t base = reservations(); /* the test's and the reference's */
+                int ended_whole = 0;
+                for (long nth = 1; nth < 400 && !ended_whole; nth++) {
+                    struct src c;
+                    struct qv_reader *r;
+                    src_open(&c, F_MANY, mode, nth, &r);
+                    __atomic_store_n(&c.armed, 1, __ATOMIC_RELEASE);
+                    struct ArrowArrayStream st;
+                    assert_int_equal(qv_scan_open(r, &o, res, &st, NULL), 0);
+                    __atomic_store_n(&c.st, &st, __ATOMIC_RELEASE);
+                    char what[128];
+                    snprintf(what, sizeof what, "mode %d, %d columns, threads %d, read %ld", mode, n, t, nth);
+                    int64_t nb;
+                    int rc = drain_cmp(&st, &want, &nb, what);
+                    long calls = __atomic_load_n(&c.calls, __ATOMIC_ACQUIRE);
+                    if (rc == 0) {
+                        if (nb != want.n) fail_msg("%s: %lld batches of %lld", what, (long long)nb, (long long)want.n);
+                        /* Only when the read was never made. */
+                        if (calls >= nth && mode == S_FAIL)
+                            fail_msg("%s: read %ld of %ld went wrong, the scan did not fail", what, nth, calls);
+                        ended_whole = calls < nth;
+                    } else {
+                        int want_rc = mode == S_CANCEL ? ECANCELED : EIO;
+                        const char *m = st.get_last_error(&st);
+                        if (rc != want_rc) fail_msg("%s: %d (%s)", what, rc, m ? m : "");
+                        /* The failed read's column and row group (a caller's source names
+                         * itself in its own message: src_read does not). */
+                        if (mode != S_CANCEL && (!m || !strstr(m, "row group"))) fail_msg("%s: message '%s'", what, m ? m : "");
+                        struct ArrowArray b;
+                        assert_int_equal(st.get_next(&st, &b), want_rc); /* it stays */
+                        assert_null(b.release);
+                    }
+                    st.release(&st);
+                    src_close(&c, r);
+                    assert_int_equal(reservations(), base);
+                }
+                assert_true(ended_whole);
+                out_free(&want);
+            }
+}
+
+/* Both readers of s wait inside their reads (row groups 0 and 1, one batch
+ * each): the consumer's waits time out (it leaves a caller's reads to the
+ * workers), then qv_scan_cancel from another thread ends its get_next with
+ * ECANCELED while the reads still wait; release joins them once they end. */
+struct consumer {
+    struct ArrowArrayStream *st;
+    int timeouts, rc, done; /* done: atomic */
+};
+
+static void *consume(void *arg) {
+    struct consumer *c = arg;
+    for (int i = 0; i < 5; i++)
+        if (qv_scan_wait(c->st, 5) == ETIMEDOUT) c->timeouts++;
+    struct ArrowArray b;
+    c->rc = c->st->get_next(c->st, &b);
+    if (!c->rc && b.release) b.release(&b);
+    __atomic_store_n(&c->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_cancel_while_both_readers_block(void **state) {
+    (void)state;
+    const struct qv_reader *rd = files[F_MANY].rd;
+    int32_t col = 17;
+    int64_t rg_rows = qv_reader_row_group_rows(rd, 0);
+    for (int t = 2; t <= 4; t += 2)
+        for (int pf = 1; pf <= 3; pf++) {
+            struct src c;
+            struct qv_reader *r;
+            src_open(&c, F_MANY, S_GATE, 0, &r);
+            for (int g = 0; g < 2; g++) {
+                struct qv_segment_info si;
+                assert_int_equal(qv_reader_segment_info(rd, g, qv_reader_column_node(rd, col), 0, &si, NULL), 0);
+                c.lo[g] = si.offset;
+                c.hi[g] = si.offset + si.length;
+            }
+            struct qv_scan_options o = {.columns = &col, .n_columns = 1, .batch_rows = rg_rows,
+                                        .threads = t, .prefetch = pf};
+            struct ArrowArrayStream st;
+            assert_int_equal(qv_scan_open(r, &o, res, &st, NULL), 0);
+            /* Both readers inside a read (at most 60 s). */
+            int blocked = 0;
+            for (int i = 0; i < 6000 && blocked < 2; i++) {
+                qv_mutex_lock(&c.mu);
+                blocked = c.blocked;
+                qv_mutex_unlock(&c.mu);
+                if (blocked < 2) nap_us(10000);
+            }
+            if (blocked < 2) fail_msg("threads %d, prefetch %d: %d reads waiting, not 2", t, pf, blocked);
+            int32_t opened, dropped;
+            assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+            assert_int_equal(opened, 1);
+            struct consumer cons = {.st = &st};
+            qv_thread th;
+            assert_int_equal(qv_thread_create(&th, consume, &cons), 0);
+            /* Its waits cannot end otherwise: the head batch's read waits. */
+            for (int i = 0; i < 6000 && cons.timeouts < 5; i++) {
+                nap_us(10000);
+                if (__atomic_load_n(&cons.done, __ATOMIC_ACQUIRE)) break;
+            }
+            assert_int_equal(qv_scan_cancel(&st), 0);
+            int done = 0;
+            for (int i = 0; i < 6000 && !done; i++) {
+                done = __atomic_load_n(&cons.done, __ATOMIC_ACQUIRE);
+                if (!done) nap_us(10000);
+            }
+            qv_mutex_lock(&c.mu);
+            int still_closed = !c.open;
+            c.open = 1; /* let the reads go, whatever happened */
+            qv_cond_broadcast(&c.cv);
+            qv_mutex_unlock(&c.mu);
+            qv_thread_join(th);
+            if (!done) fail_msg("threads %d, prefetch %d: get_next did not return after cancel", t, pf);
+            assert_true(still_closed);
+            assert_int_equal(cons.timeouts, 5);
+            assert_int_equal(cons.rc, ECANCELED);
+            st.release(&st);
+            src_close(&c, r);
+            pool_is_clean();
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_equals_sync),
         cmocka_unit_test(test_nested_paths_equal_sync),
         cmocka_unit_test(test_reader_reused_after_enomem),
+        cmocka_unit_test(test_pool_limit_sweep),
+        cmocka_unit_test(test_completed_batches_within_bound),
+        cmocka_unit_test(test_source_fails_short_or_cancels_at_every_read),
+        cmocka_unit_test(test_cancel_while_both_readers_block),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
