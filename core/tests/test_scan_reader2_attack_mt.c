@@ -614,7 +614,8 @@ struct src {
     qv_mutex mu;
     qv_cond cv;
     uint64_t lo[2], hi[2];
-    int open, blocked, gave_up;
+    int open; /* bit i: range i is open */
+    int blocked, gave_up;
 };
 
 static int src_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
@@ -638,12 +639,12 @@ static int src_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_er
     if (c->mode == S_GATE) {
         qv_mutex_lock(&c->mu);
         int hit = 0;
-        for (int i = 0; i < 2; i++) hit |= off < c->hi[i] && off + len > c->lo[i];
+        for (int i = 0; i < 2; i++) hit |= (off < c->hi[i] && off + len > c->lo[i]) << i;
         if (hit) {
             c->blocked++;
             qv_cond_broadcast(&c->cv);
-            for (int i = 0; i < 600 && !c->open; i++) qv_cond_timedwait_ms(&c->cv, &c->mu, 100);
-            if (!c->open) c->gave_up++;
+            for (int i = 0; i < 600 && (c->open & hit) != hit; i++) qv_cond_timedwait_ms(&c->cv, &c->mu, 100);
+            if ((c->open & hit) != hit) c->gave_up++;
         }
         qv_mutex_unlock(&c->mu);
     }
@@ -794,7 +795,7 @@ static void test_cancel_while_both_readers_block(void **state) {
             }
             qv_mutex_lock(&c.mu);
             int still_closed = !c.open;
-            c.open = 1; /* let the reads go, whatever happened */
+            c.open = 3; /* let the reads go, whatever happened */
             qv_cond_broadcast(&c.cv);
             qv_mutex_unlock(&c.mu);
             qv_thread_join(th);
@@ -808,15 +809,177 @@ static void test_cancel_while_both_readers_block(void **state) {
         }
 }
 
+/* The n-th allocation of the pool fails, for every n, in narrow scans of
+ * the types with the most decoding state (strings, list of struct, map,
+ * decimal) over the dictionary, FSST and zstd files: a twin refused, a
+ * task of the batch beyond prefetch put off and run again on its reader,
+ * or a failed batch; each run hands out the synchronous output, or its
+ * start and then ENOMEM with a message; nothing leaks. */
+static void test_alloc_failure_at_every_allocation(void **state) {
+    (void)state;
+    const int32_t cols[] = {17, 26, 28, 13}; /* s, lp, m, d38 */
+    const int fs[] = {F_MANY, F_DICT, F_FSST, F_ZSTD};
+    for (int fi = 0; fi < 4; fi++)
+        for (int ci = 0; ci < 4; ci++)
+            for (int t = 1; t <= 2; t++) {
+                int k = fs[fi];
+                struct qv_scan_options o = {.columns = &cols[ci], .n_columns = 1, .batch_rows = 700,
+                                            .threads = t, .prefetch = 1};
+                struct out want;
+                reference(files[k].rd, o, &want);
+                uint32_t base = reservations();
+                int ok = 0, failed = 0;
+                for (uint64_t nth = 1; nth < 100000 && !ok; nth++) {
+                    char what[128];
+                    snprintf(what, sizeof what, "%s column %d threads %d allocation %llu", spec[k].name,
+                             cols[ci], t, (unsigned long long)nth);
+                    qv_pool_inject_alloc_failure(pool, nth);
+                    struct ArrowArrayStream st;
+                    struct qv_error err;
+                    int rc = qv_scan_open(files[k].rd, &o, res, &st, &err);
+                    if (rc) {
+                        qv_pool_inject_alloc_failure(pool, 0);
+                        if (rc != ENOMEM) fail_msg("%s: open: %s", what, err.message);
+                        failed++;
+                        assert_int_equal(reservations(), base);
+                        continue;
+                    }
+                    int64_t nb;
+                    rc = drain_cmp(&st, &want, &nb, what);
+                    qv_pool_inject_alloc_failure(pool, 0);
+                    if (rc) {
+                        const char *m = st.get_last_error(&st);
+                        if (rc != ENOMEM || !m) fail_msg("%s: %d %s", what, rc, m ? m : "");
+                        failed++;
+                    } else {
+                        if (nb != want.n) fail_msg("%s: %lld batches of %lld", what, (long long)nb, (long long)want.n);
+                        ok = 1;
+                    }
+                    st.release(&st);
+                    assert_int_equal(reservations(), base);
+                }
+                assert_true(ok && failed > 0);
+                out_free(&want);
+            }
+    pool_is_clean();
+}
+
+/* Lets the reads of gate range i go. */
+static void src_open_range(struct src *c, int i) {
+    qv_mutex_lock(&c->mu);
+    c->open |= 1 << i;
+    qv_cond_broadcast(&c->cv);
+    qv_mutex_unlock(&c->mu);
+}
+
+static int src_blocked(struct src *c) {
+    qv_mutex_lock(&c->mu);
+    int b = c->blocked;
+    qv_mutex_unlock(&c->mu);
+    return b;
+}
+
+/* A scan of s over the gated source, one batch per row group, threads 2,
+ * prefetch 1 (narrow: 2 batches building): batch 0's read of row group 0
+ * on the first reader and batch 1's of row group 1 on the twin both wait;
+ * returns once they do (at most 60 s). */
+static void open_two_blocked(struct src *c, struct qv_reader **r, struct ArrowArrayStream *st) {
+    const struct qv_reader *rd = files[F_MANY].rd;
+    static const int32_t col = 17;
+    src_open(c, F_MANY, S_GATE, 0, r);
+    for (int g = 0; g < 2; g++) {
+        struct qv_segment_info si;
+        assert_int_equal(qv_reader_segment_info(rd, g, qv_reader_column_node(rd, col), 0, &si, NULL), 0);
+        c->lo[g] = si.offset;
+        c->hi[g] = si.offset + si.length;
+    }
+    struct qv_scan_options o = {.columns = &col, .n_columns = 1,
+                                .batch_rows = qv_reader_row_group_rows(rd, 0), .threads = 2,
+                                .prefetch = 1};
+    assert_int_equal(qv_scan_open(*r, &o, res, st, NULL), 0);
+    for (int i = 0; i < 6000 && src_blocked(c) < 2; i++) nap_us(10000);
+    assert_int_equal(src_blocked(c), 2);
+}
+
+/* Waits (at most 60 s) until batch 1 is assembled or failed and the pool's
+ * allocation count stays put: the worker that built it is done. */
+static uint64_t wait_batch1(struct ArrowArrayStream *st) {
+    uint64_t last = 0;
+    for (int i = 0, still = 0; i < 6000 && still < 20; i++) {
+        nap_us(2000);
+        struct qv_scan_stats ss;
+        assert_int_equal(qv_scan_get_stats(st, &ss), 0);
+        uint64_t n = qv_pool_alloc_count(pool);
+        still = n == last ? still + 1 : 0;
+        last = n;
+    }
+    return last;
+}
+
+/* The batch a narrow scan builds beyond prefetch (batch 1, on the twin,
+ * while batch 0 waits in its read) finds no memory at each of its
+ * allocations in turn, the one of its assembly included: scan.c says such
+ * a batch is not failed for it (its task waits for its turn, or goes back
+ * to the first reader), so every run hands out the whole output. */
+static void test_batch_beyond_prefetch_never_fails_for_memory(void **state) {
+    (void)state;
+    static const int32_t col = 17;
+    struct qv_scan_options ro = {.columns = &col, .n_columns = 1,
+                                 .batch_rows = qv_reader_row_group_rows(files[F_MANY].rd, 0)};
+    struct out want;
+    reference(files[F_MANY].rd, ro, &want);
+    uint32_t base = reservations();
+    /* How many allocations batch 1 makes while batch 0 waits. */
+    struct src c;
+    struct qv_reader *r;
+    struct ArrowArrayStream st;
+    open_two_blocked(&c, &r, &st);
+    uint64_t a0 = qv_pool_alloc_count(pool);
+    src_open_range(&c, 1);
+    uint64_t a1 = wait_batch1(&st);
+    src_open_range(&c, 0);
+    int64_t nb;
+    assert_int_equal(drain_cmp(&st, &want, &nb, "no failure"), 0);
+    st.release(&st);
+    src_close(&c, r);
+    assert_true(a1 > a0);
+    int failed_batches = 0;
+    for (uint64_t nth = 1; nth <= a1 - a0; nth++) {
+        open_two_blocked(&c, &r, &st);
+        qv_pool_inject_alloc_failure(pool, nth);
+        src_open_range(&c, 1);
+        wait_batch1(&st);
+        qv_pool_inject_alloc_failure(pool, 0);
+        src_open_range(&c, 0);
+        char what[96];
+        snprintf(what, sizeof what, "allocation %llu of %llu of batch 1", (unsigned long long)nth,
+                 (unsigned long long)(a1 - a0));
+        int rc = drain_cmp(&st, &want, &nb, what);
+        if (rc) {
+            print_message("%s: %d after %lld batches: %s\n", what, rc, (long long)nb, st.get_last_error(&st));
+            failed_batches++;
+        } else {
+            assert_int_equal(nb, want.n);
+        }
+        st.release(&st);
+        src_close(&c, r);
+        assert_int_equal(reservations(), base);
+    }
+    out_free(&want);
+    assert_int_equal(failed_batches, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_equals_sync),
         cmocka_unit_test(test_nested_paths_equal_sync),
         cmocka_unit_test(test_reader_reused_after_enomem),
         cmocka_unit_test(test_pool_limit_sweep),
+        cmocka_unit_test(test_alloc_failure_at_every_allocation),
         cmocka_unit_test(test_completed_batches_within_bound),
         cmocka_unit_test(test_source_fails_short_or_cancels_at_every_read),
         cmocka_unit_test(test_cancel_while_both_readers_block),
+        cmocka_unit_test(test_batch_beyond_prefetch_never_fails_for_memory),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
