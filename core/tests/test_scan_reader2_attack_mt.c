@@ -733,13 +733,13 @@ static void test_source_fails_short_or_cancels_at_every_read(void **state) {
  * ECANCELED while the reads still wait; release joins them once they end. */
 struct consumer {
     struct ArrowArrayStream *st;
-    int timeouts, rc, done; /* done: atomic */
+    int timeouts, rc, done; /* timeouts, done: atomic */
 };
 
 static void *consume(void *arg) {
     struct consumer *c = arg;
     for (int i = 0; i < 5; i++)
-        if (qv_scan_wait(c->st, 5) == ETIMEDOUT) c->timeouts++;
+        if (qv_scan_wait(c->st, 5) == ETIMEDOUT) __atomic_add_fetch(&c->timeouts, 1, __ATOMIC_RELEASE);
     struct ArrowArray b;
     c->rc = c->st->get_next(c->st, &b);
     if (!c->rc && b.release) b.release(&b);
@@ -783,7 +783,7 @@ static void test_cancel_while_both_readers_block(void **state) {
             qv_thread th;
             assert_int_equal(qv_thread_create(&th, consume, &cons), 0);
             /* Its waits cannot end otherwise: the head batch's read waits. */
-            for (int i = 0; i < 6000 && cons.timeouts < 5; i++) {
+            for (int i = 0; i < 6000 && __atomic_load_n(&cons.timeouts, __ATOMIC_ACQUIRE) < 5; i++) {
                 nap_us(10000);
                 if (__atomic_load_n(&cons.done, __ATOMIC_ACQUIRE)) break;
             }
