@@ -969,6 +969,86 @@ static void test_batch_beyond_prefetch_never_fails_for_memory(void **state) {
     assert_int_equal(failed_batches, 0);
 }
 
+/* ---- release and cancel at any point, from other threads ---- */
+
+struct taker {
+    struct ArrowArrayStream *st;
+    int want;           /* batches to take */
+    struct out got;     /* what it took (held) */
+    int rc;
+};
+
+static void *take_some(void *arg) {
+    struct taker *t = arg;
+    for (int i = 0; i < t->want; i++) {
+        struct ArrowArray b;
+        int rc = t->st->get_next(t->st, &b);
+        if (rc) {
+            t->rc = rc;
+            return NULL;
+        }
+        if (!b.release) return NULL;
+        out_push(&t->got, &b);
+    }
+    return NULL;
+}
+
+struct canceller {
+    struct ArrowArrayStream *st;
+    long after_us;
+};
+
+static void *cancel_later(void *arg) {
+    struct canceller *c = arg;
+    nap_us(c->after_us);
+    assert_int_equal(qv_scan_cancel(c->st), 0);
+    return NULL;
+}
+
+/* A thread takes some batches (holding them), another may cancel meanwhile;
+ * then the main thread releases the stream at a random moment (workers
+ * still building, twins in any row group); the batches taken stay valid
+ * after the release and are the synchronous output's start. Files of 7-row
+ * row groups (twins move all the time), dictionary and zstd columns. */
+static void test_release_and_cancel_from_other_threads(void **state) {
+    (void)state;
+    const int fs[] = {F_TINY, F_DICT, F_ZSTD, F_ONE};
+    const int32_t cols[] = {17, 26, 28, 25}; /* s, lp, m, lls */
+    for (int i = 0; i < 64; i++) {
+        int k = fs[i % 4];
+        int32_t col = cols[(i / 4) % 4];
+        struct qv_scan_options o = {.columns = &col, .n_columns = 1,
+                                    .batch_rows = k == F_TINY ? 5 : 333, .threads = 1 << (i % 3),
+                                    .prefetch = 1 + (i / 3) % 3};
+        struct out want;
+        reference(files[k].rd, o, &want);
+        uint32_t base = reservations();
+        struct ArrowArrayStream st;
+        assert_int_equal(qv_scan_open(files[k].rd, &o, res, &st, NULL), 0);
+        struct taker tk = {.st = &st, .want = (int)(rnd() % 7)};
+        tk.got.schema = want.schema;
+        qv_thread th, tc;
+        struct canceller cc = {&st, (long)(rnd() % 2000)};
+        int cancel = i % 3 == 1;
+        assert_int_equal(qv_thread_create(&th, take_some, &tk), 0);
+        if (cancel) assert_int_equal(qv_thread_create(&tc, cancel_later, &cc), 0);
+        qv_thread_join(th);
+        if (cancel) qv_thread_join(tc);
+        if (tk.rc) assert_int_equal(tk.rc, ECANCELED);
+        assert_true(!tk.rc || cancel);
+        if (rnd() % 2) nap_us((long)(rnd() % 3000));
+        st.release(&st); /* cancels and joins */
+        char what[96];
+        snprintf(what, sizeof what, "%s column %d, round %d", spec[k].name, col, i);
+        same_batches(&tk.got, &want, tk.got.n, what);
+        tk.got.schema = NULL;
+        out_free(&tk.got);
+        assert_int_equal(reservations(), base);
+        out_free(&want);
+    }
+    pool_is_clean();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_equals_sync),
@@ -980,6 +1060,7 @@ int main(void) {
         cmocka_unit_test(test_source_fails_short_or_cancels_at_every_read),
         cmocka_unit_test(test_cancel_while_both_readers_block),
         cmocka_unit_test(test_batch_beyond_prefetch_never_fails_for_memory),
+        cmocka_unit_test(test_release_and_cancel_from_other_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
