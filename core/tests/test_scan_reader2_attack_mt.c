@@ -544,6 +544,20 @@ static void test_pool_limit_sweep(void **state) {
                     o.threads = t;
                     o.prefetch = pf;
                     if (pr[p].n == 2 && t == 1) continue; /* not narrow */
+                    /* Peak without a limit, against scan.h: about
+                     * max(prefetch, 2) + 2 batches and two readers per
+                     * column, where the synchronous scan holds one of each
+                     * (and the batch it hands out): within that many times
+                     * its peak. */
+                    uint64_t peak;
+                    assert_int_equal(run_limited(k, o, &want, 0, 1, &peak), 0);
+                    uint64_t times = (uint64_t)(pf > 2 ? pf : 2) + 2;
+                    if (peak > times * peak_sync)
+                        fail_msg("%s projection %d threads %d prefetch %d: peak %llu > %llu x %llu",
+                                 spec[k].name, p, t, pf, (unsigned long long)peak,
+                                 (unsigned long long)times, (unsigned long long)peak_sync);
+                    printf("# %s projection %d threads %d prefetch %d: peak %.2f x the sync scan's\n",
+                           spec[k].name, p, t, pf, (double)peak / (double)peak_sync);
                     uint64_t fails_above = 0;
                     for (uint64_t lim = peak_sync * 4; lim > peak_sync / 4; lim = lim * 15 / 16) {
                         int rc = run_limited(k, o, &want, lim, (int)(lim & 1), NULL);
