@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "base/thread.h"
+#include "memory/memory_internal.h" /* the injector's count (struct qv_pool) */
 #include "memory/memory_testing.h"
 #include "quiver/encoding.h"
 #include "quiver/format.h"
@@ -930,19 +931,10 @@ static void open_two_blocked(struct src *c, struct qv_reader **r, struct ArrowAr
     assert_int_equal(src_blocked(c), 2);
 }
 
-/* Waits (at most 60 s) until batch 1 is assembled or failed and the pool's
- * allocation count stays put: the worker that built it is done. */
-static uint64_t wait_batch1(struct ArrowArrayStream *st) {
-    uint64_t last = 0;
-    for (int i = 0, still = 0; i < 6000 && still < 20; i++) {
-        nap_us(2000);
-        struct qv_scan_stats ss;
-        assert_int_equal(qv_scan_get_stats(st, &ss), 0);
-        uint64_t n = qv_pool_alloc_count(pool);
-        still = n == last ? still + 1 : 0;
-        last = n;
-    }
-    return last;
+/* Allocations of the pool since the injector was armed (it counts them
+ * atomically while armed). */
+static uint64_t injector_seen(void) {
+    return atomic_load(&(pool)->alloc_seen);
 }
 
 /* The batch a narrow scan builds beyond prefetch (batch 1, on the twin,
@@ -963,26 +955,35 @@ static void test_batch_beyond_prefetch_never_fails_for_memory(void **state) {
     struct qv_reader *r;
     struct ArrowArrayStream st;
     open_two_blocked(&c, &r, &st);
-    uint64_t a0 = qv_pool_alloc_count(pool);
+    qv_pool_inject_alloc_failure(pool, UINT64_MAX); /* counts, never fails */
     src_open_range(&c, 1);
-    uint64_t a1 = wait_batch1(&st);
+    struct qv_scan_stats ss = {0};
+    for (int i = 0; i < 6000 && ss.batches < 1; i++) {
+        nap_us(10000);
+        assert_int_equal(qv_scan_get_stats(&st, &ss), 0);
+    }
+    assert_int_equal(ss.batches, 1); /* batch 1, while batch 0 waits */
+    uint64_t n_alloc = injector_seen();
+    qv_pool_inject_alloc_failure(pool, 0);
     src_open_range(&c, 0);
     int64_t nb;
     assert_int_equal(drain_cmp(&st, &want, &nb, "no failure"), 0);
     st.release(&st);
     src_close(&c, r);
-    assert_true(a1 > a0);
+    assert_true(n_alloc > 0);
     int failed_batches = 0;
-    for (uint64_t nth = 1; nth <= a1 - a0; nth++) {
+    for (uint64_t nth = 1; nth <= n_alloc; nth++) {
         open_two_blocked(&c, &r, &st);
         qv_pool_inject_alloc_failure(pool, nth);
         src_open_range(&c, 1);
-        wait_batch1(&st);
+        /* Until batch 1's worker has met the failure (at most 60 s). */
+        for (int i = 0; i < 6000 && injector_seen() < nth; i++) nap_us(10000);
+        assert_true(injector_seen() >= nth);
         qv_pool_inject_alloc_failure(pool, 0);
         src_open_range(&c, 0);
         char what[96];
         snprintf(what, sizeof what, "allocation %llu of %llu of batch 1", (unsigned long long)nth,
-                 (unsigned long long)(a1 - a0));
+                 (unsigned long long)n_alloc);
         int rc = drain_cmp(&st, &want, &nb, what);
         if (rc) {
             print_message("%s: %d after %lld batches: %s\n", what, rc, (long long)nb, st.get_last_error(&st));
