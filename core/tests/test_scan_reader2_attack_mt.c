@@ -57,6 +57,7 @@ struct file {
     uint8_t *bytes;
     size_t size;
     struct qv_reader *rd;
+    struct qv_reader *rd_map; /* the same file mapped (qv_reader_options.mmap) */
     int32_t ncol;
 };
 static struct file files[NFILES];
@@ -101,6 +102,8 @@ static void write_file(int k) {
     files[k].bytes = tu_read_file(files[k].path, &files[k].size);
     assert_non_null(files[k].bytes);
     assert_int_equal(qv_reader_open(files[k].path, NULL, res, &files[k].rd, &err), 0);
+    struct qv_reader_options mo = {.mmap = 1};
+    assert_int_equal(qv_reader_open(files[k].path, &mo, res, &files[k].rd_map, &err), 0);
     files[k].ncol = (int32_t)qv_reader_schema(files[k].rd)->root.n_children;
 }
 
@@ -120,6 +123,7 @@ static int teardown(void **state) {
     (void)state;
     for (int k = 0; k < NFILES; k++) {
         qv_reader_close(files[k].rd);
+        qv_reader_close(files[k].rd_map);
         unlink(files[k].path);
         free(files[k].bytes);
     }
@@ -284,11 +288,13 @@ static void check_narrow(int k, struct qv_scan_options o, const char *what) {
     o.cast = rnd() % 3 == 0 ? QV_CAST_SPARK : 0;
     struct qv_scan_options so = o;
     so.threads = QV_SCAN_SYNC;
+    int mapped = (int)(rnd() % 2); /* the threaded scan over the file mapped */
     scan(files[k].rd, &so, &want);
-    scan(files[k].rd, &o, &got);
+    scan(mapped ? files[k].rd_map : files[k].rd, &o, &got);
     char w[256];
-    snprintf(w, sizeof w, "%s: file %s, threads %d, prefetch %d, batch_rows %lld, validate %d, cast %u",
-             what, spec[k].name, o.threads, o.prefetch, (long long)o.batch_rows, o.validate, o.cast);
+    snprintf(w, sizeof w, "%s: file %s%s, threads %d, prefetch %d, batch_rows %lld, validate %d, cast %u",
+             what, spec[k].name, mapped ? " (mapped)" : "", o.threads, o.prefetch, (long long)o.batch_rows,
+             o.validate, o.cast);
     if (want.rc) {
         /* A value the cast cannot carry: the same error after the same
          * batches. */
