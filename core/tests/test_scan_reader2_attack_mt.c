@@ -27,6 +27,7 @@
 #include "memory/memory_internal.h" /* the injector's count (struct qv_pool) */
 #include "memory/memory_testing.h"
 #include "quiver/encoding.h"
+#include "quiver/file.h"
 #include "quiver/format.h"
 #include "quiver/scan.h"
 #include "random_batch.h"
@@ -1085,6 +1086,52 @@ static void test_release_and_cancel_from_other_threads(void **state) {
     pool_is_clean();
 }
 
+/* A take through the file layer borrows whole columns' readers from the
+ * file's cache (no twin); a nested path keeps its own reader, which may
+ * have a twin: both in one narrow take, equal to the synchronous scan. */
+static void test_file_take_borrowed_and_own_readers(void **state) {
+    (void)state;
+    struct qv_file *f;
+    struct qv_file_options fo = {.pool = pool};
+    assert_int_equal(qv_file_open(files[F_MANY].path, &fo, &f, NULL), 0);
+    int64_t n = 0;
+    for (int64_t i = 0; i < spec[F_MANY].rows; i += 1 + (int64_t)(rnd() % 3)) take_rows[n++] = i;
+    static const char *const names[] = {"pt.x", "lls"}; /* pt.x: own reader; lls: lent */
+    struct qv_selection *sel;
+    struct qv_error err;
+    if (qv_file_select(f, names, 2, &sel, &err)) fail_msg("select: %s", err.message);
+    int32_t np;
+    const struct qv_column_path *paths = qv_selection_paths(sel, &np);
+    assert_int_equal(np, 2);
+    for (int t = 2; t <= 4; t += 2)
+        for (int pf = 1; pf <= 3; pf++) {
+            struct qv_scan_options so = {.paths = paths, .n_paths = np, .take = take_rows, .n_take = n,
+                                         .batch_rows = 400, .threads = QV_SCAN_SYNC};
+            struct out want;
+            scan(files[F_MANY].rd, &so, &want);
+            assert_int_equal(want.rc, 0);
+            struct qv_file_scan_options fso = {.selection = sel,
+                                               .scan = {.batch_rows = 400, .threads = t, .prefetch = pf}};
+            struct ArrowArrayStream st;
+            if (qv_file_take(f, take_rows, n, &fso, &st, &err)) fail_msg("take: %s", err.message);
+            struct out got = {0};
+            drain(&st, &got);
+            if (got.rc) fail_msg("take: %s", got.msg);
+            int32_t opened, dropped;
+            assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+            assert_true(opened <= 1); /* pt.x's only */
+            st.release(&st);
+            char what[64];
+            snprintf(what, sizeof what, "file take, threads %d, prefetch %d", t, pf);
+            same_batches(&got, &want, -1, what);
+            out_free(&got);
+            out_free(&want);
+        }
+    qv_selection_destroy(sel);
+    qv_file_close(f);
+    pool_is_clean();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_type_equals_sync),
@@ -1097,6 +1144,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_while_both_readers_block),
         cmocka_unit_test(test_batch_beyond_prefetch_never_fails_for_memory),
         cmocka_unit_test(test_release_and_cancel_from_other_threads),
+        cmocka_unit_test(test_file_take_borrowed_and_own_readers),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
