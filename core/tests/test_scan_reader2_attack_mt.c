@@ -116,6 +116,22 @@ static int setup(void **state) {
     assert_int_equal(qv_reservation_create(pool, NULL, &res, NULL), 0);
     for (int k = 0; k < NFILES; k++) write_file(k);
     assert_int_equal(qv_reader_num_row_groups(files[F_ONE].rd), 1);
+    /* The encodings forced are there: column s's values (its last segment). */
+    const char *enc[NFILES] = {[F_DICT] = "dict", [F_FSST] = "fsst", [F_ZSTD] = "zstd"};
+    for (int k = 0; k < NFILES; k++) {
+        if (!enc[k]) continue;
+        int32_t node = qv_reader_column_node(files[k].rd, 17);
+        char d[2048] = "";
+        for (int i = 0; i < 3; i++) {
+            struct qv_segment_info si;
+            if (qv_reader_segment_info(files[k].rd, 0, node, i, &si, NULL)) break;
+            if (si.role != QV_SEGMENT_VALUES) continue;
+            assert_int_equal(qv_reader_segment_describe(files[k].rd, 0, node, i, res, d, sizeof d, NULL,
+                                                        NULL, NULL), 0);
+        }
+        for (char *q = d; *q; q++) *q = (char)(*q >= 'A' && *q <= 'Z' ? *q - 'A' + 'a' : *q);
+        if (!strstr(d, enc[k])) fail_msg("%s: column s is '%s', not %s", spec[k].name, d, enc[k]);
+    }
     assert_true(qv_reader_num_row_groups(files[F_TINY].rd) > 700);
     return 0;
 }
