@@ -759,6 +759,17 @@ static void run_task(struct qv_scan *s, struct task *t) {
         /* qv__batch_assemble moved the columns in (or released them). */
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         b->assembling = 0;
+        if (rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch) {
+            /* As for a projection task above: the batch beyond prefetch
+             * is not failed for memory. Its columns are gone (the failed
+             * assembly released them): its projection tasks run again
+             * when it is within prefetch of the consumer. */
+            s->extra_off = 1;
+            b->done = 0;
+            b->first_open = 0;
+            memset(b->w->claimed, 0, (size_t)(s->n_proj ? s->n_proj : 1));
+            break;
+        }
         if (rc) {
             fail_batch(s, b, rc, &e);
             break;
