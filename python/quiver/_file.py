@@ -9,6 +9,8 @@ from . import _quiver
 from .errors import InvalidArgumentError
 
 SCAN_SYNC = _quiver.SCAN_SYNC
+# The prefetch of reads that keep their whole result (to_arrow, read_table).
+_READ_ALL_PREFETCH = 4
 
 _INT64_MAX = 2**63 - 1
 
@@ -345,8 +347,13 @@ class File:
     def to_arrow(self, columns=None, filter=None, threads=None, batch_rows=None, cast=None,
                  nan_order=None):
         """Reads the file (projected, filtered) into a pyarrow.Table."""
+        # The whole result is kept anyway, so a deeper queue costs little
+        # (a few batches) and lets the workers build the next batches while
+        # one is filtered: with prefetch 1 only one batch is built at a time
+        # and a filter runs on one thread (docs/python.md).
         return self.scan(columns=columns, filter=filter, threads=threads,
-                         batch_rows=batch_rows, cast=cast, nan_order=nan_order).read_all()
+                         batch_rows=batch_rows, prefetch=_READ_ALL_PREFETCH, cast=cast,
+                         nan_order=nan_order).read_all()
 
     read = to_arrow
 
