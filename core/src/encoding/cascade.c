@@ -421,10 +421,12 @@ static int bin_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_bin(e, c->off, c->data, c->n, c->depth, c->depth == 0, out);
 }
 
-/* Distinct strings among a sample of whole vectors (qv__distinct_sample:
- * the count, over the first half too, and incidence over the vectors). */
+/* Distinct strings among a sample of whole vectors of n strings, which
+ * stand for `total` strings (n itself, or more when the n are already a
+ * sample): qv__distinct_sample's counts, over the first half too, and
+ * incidence over the vectors when the sample holds fewer than `total`. */
 static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
-                               int64_t n, struct qv__distinct_sample *out) {
+                               int64_t n, int64_t total, struct qv__distinct_sample *out) {
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < 8 ? nvec : 8;
     int64_t sn = 0;
@@ -432,20 +434,25 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
         int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
         sn += vs + QV__VEC < n ? QV__VEC : n - vs;
     }
-    *out = (struct qv__distinct_sample){.sn = sn, .m = take};
+    const int incidence = sn < total;
+    *out = (struct qv__distinct_sample){.sn = sn, .m = incidence ? take : 0};
     if (!sn) return 0;
     const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
     struct qv__mark mk = qv__stack_mark(&e->stack);
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
     /* Per slot: the sampled vectors its string was in (bits 4 and up) and
-     * the last one (bits 0-3: its index + 1). */
+     * the last one (bits 0-3: its index + 1); not kept when every vector
+     * is sampled (the count is exact). */
     uint16_t *inc = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     if (!inc) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
     memset(keys, 0, (size_t)tsize * 8);
-    memset(inc, 0, (size_t)tsize * 2);
+    if (incidence)
+        memset(inc, 0, (size_t)tsize * 2);
+    else
+        inc = NULL;
     int64_t seen = 0, distinct = 0;
     for (int64_t k = 0; k < take; k++) {
         int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
@@ -464,11 +471,12 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
                 keys[j] = h;
                 distinct++;
             }
-            if ((inc[j] & 15) != k + 1) inc[j] = (uint16_t)((((inc[j] >> 4) + 1) << 4) | (k + 1));
+            if (inc && (inc[j] & 15) != k + 1)
+                inc[j] = (uint16_t)((((inc[j] >> 4) + 1) << 4) | (k + 1));
         }
     }
     out->d = distinct;
-    for (int64_t j = 0; j < tsize; j++) {
+    for (int64_t j = 0; inc && j < tsize; j++) {
         out->q1 += inc[j] >> 4 == 1;
         out->q2 += inc[j] >> 4 == 2;
     }
@@ -602,7 +610,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (equal) add(&c, e, QV_ENC_CONSTANT, (double)maxlen + 16);
         if (n > 0 && depth < e->max_depth && !equal) {
             struct qv__distinct_sample ds;
-            if ((rc = bin_sample_distinct(e, off, data, n, &ds))) return rc;
+            if ((rc = bin_sample_distinct(e, off, data, n, n, &ds))) return rc;
             double d = qv__distinct_estimate(n, &ds);
             /* The estimate extrapolates the sample's growth and so runs
              * high on skewed values (rare ones keep appearing); the
@@ -724,7 +732,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
             }
             for (int64_t i = 0; i < sn; i++) memcpy(tmp + (size_t)i * width, base + (size_t)(i * step) * width, width);
             struct qv__distinct_sample ds;
-            rc = bin_sample_distinct(e, off, tmp, sn, &ds);
+            rc = bin_sample_distinct(e, off, tmp, sn, n, &ds);
             qv__stack_release(&e->stack, mk);
             if (rc) return rc;
             /* The strided sample stands for the whole column. */

@@ -84,7 +84,8 @@ struct sample_acc {
  * which value reaches it first are the same. inc counts, per slot, the
  * sampled vectors a value appeared in (bits 5 and up) and remembers the
  * last one (bits 0-4: its index + 1), for the incidence counts q1 and q2
- * (values in exactly one, two sampled vectors). */
+ * (values in exactly one, two sampled vectors); NULL when every vector is
+ * sampled (the count is then exact and incidence is not needed). */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
                                           unsigned bits, int direct, uint64_t base,
                                           uint64_t *keys, uint32_t *cnt, uint16_t *inc,
@@ -135,11 +136,12 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                 top = cnt[h];
                 topv = x;
             }
-            if ((inc[h] & 31) != k + 1) inc[h] = (uint16_t)((((inc[h] >> 5) + 1) << 5) | (k + 1));
+            if (inc && (inc[h] & 31) != k + 1)
+                inc[h] = (uint16_t)((((inc[h] >> 5) + 1) << 5) | (k + 1));
         }
     }
     int64_t q1 = 0, q2 = 0;
-    const int64_t slots = direct ? (int64_t)(s->umax - base) + 1 : tsize;
+    const int64_t slots = !inc ? 0 : direct ? (int64_t)(s->umax - base) + 1 : tsize;
     for (int64_t h = 0; h < slots; h++) {
         q1 += inc[h] >> 5 == 1;
         q2 += inc[h] >> 5 == 2;
@@ -175,13 +177,17 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
     const size_t ncnt = direct ? (size_t)span + 1 : (size_t)tsize;
     uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    /* Pushed at its full size either way, as keys are. */
     uint16_t *inc = cnt ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     if (!inc) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
     memset(cnt, 0, ncnt * 4);
-    memset(inc, 0, ncnt * 2);
+    if (take < nvec)
+        memset(inc, 0, ncnt * 2);
+    else
+        inc = NULL;
     /* Runs and deltas within the sampled vectors (exact when the sample is
      * all of the data). */
     struct sample_acc a;
@@ -195,8 +201,8 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
      * count the encoder's allocations, and this one is not the library's.) */
     uint64_t *dk = direct ? malloc((size_t)tsize * 8) : NULL;
     uint32_t *dc = dk ? calloc((size_t)tsize, 4) : NULL;
-    uint16_t *di = dc ? calloc((size_t)tsize, 2) : NULL;
-    if (di) {
+    uint16_t *di = dc && inc ? calloc((size_t)tsize, 2) : NULL;
+    if (dc && (di || !inc)) {
         struct sample_acc b;
         int64_t hn = s->half_n, hd = s->half_distinct;
         sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, di, tsize, shift, s, &b);
@@ -215,7 +221,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
     s->max_run = a.max_run;
     s->sample_distinct = a.distinct;
-    s->sample_units = take;
+    s->sample_units = take < nvec ? take : 0;
     s->sample_q1 = a.q1;
     s->sample_q2 = a.q2;
     s->top_count = a.top;
