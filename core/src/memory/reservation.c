@@ -268,7 +268,14 @@ int qv__reservation_grow_slow(struct qv_reservation *pub, uint64_t bytes, int tr
                                   RELAXED);
             p->acquiring = 0;
             qv_cond_broadcast(&p->cond);
-            asked_host = 1;
+            /* Other reservations may take what the host granted while the
+             * lock was released (the free space this ask was sized against,
+             * or the grant itself): while the host grants all it is asked,
+             * it is asked again. Only a host that grants less ends the
+             * asking (then spilling, once more, then ENOMEM); each full
+             * grant grows what the pool holds, so this ends at the host's
+             * budget. */
+            asked_host = got < ask;
             asked += ask;
             granted += got;
             continue;
