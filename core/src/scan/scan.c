@@ -681,6 +681,14 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
 }
 
 /* Runs a claimed task without the lock, then records its outcome under it. */
+/* Whether a task of batch b that failed with rc is put off rather than
+ * failing the batch (under the lock): ENOMEM in the batch a narrow scan
+ * started beyond prefetch, which runs again once it is within prefetch of
+ * the consumer (extra_off). */
+static int put_off_for_memory(const struct qv_scan *s, const struct batch *b, int rc) {
+    return rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch;
+}
+
 static void run_task(struct qv_scan *s, struct task *t) {
     struct batch *b = t->b;
     struct qv_error e;
@@ -734,7 +742,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
         struct colstate *c = &s->cols[s->proj[t->j]];
         t->c->busy = 0;
         b->running--;
-        if (twin_lost || (rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch)) {
+        if (twin_lost || put_off_for_memory(s, b, rc)) {
             /* Not a failure: the task is open again, for the first reader;
              * or, when the batch is the one a narrow scan starts beyond
              * prefetch and there was no memory for it, for when it is
@@ -759,7 +767,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
         /* qv__batch_assemble moved the columns in (or released them). */
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         b->assembling = 0;
-        if (rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch) {
+        if (put_off_for_memory(s, b, rc)) {
             /* As for a projection task above: the batch beyond prefetch
              * is not failed for memory. Its columns are gone (the failed
              * assembly released them): its projection tasks run again
