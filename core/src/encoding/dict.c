@@ -531,8 +531,12 @@ static QV__TARGET_AVX2 uint32_t codes_max_avx2(const uint32_t *codes, int64_t m)
 }
 #endif
 
+uint32_t qv__codes_max(const uint32_t *codes, int64_t m) {
+    return QV__DISPATCH2(codes_max, codes, m);
+}
+
 static int64_t first_bad(const uint32_t *codes, int64_t m, uint32_t dsize) {
-    if (QV__DISPATCH2(codes_max, codes, m) < dsize) return -1;
+    if (qv__codes_max(codes, m) < dsize) return -1;
     for (int64_t i = 0; i < m; i++)
         if (codes[i] >= dsize) return i;
     return -1;
@@ -730,13 +734,22 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
             continue;
         }
         if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
-        int64_t bad = first_bad(codes, m, dsize);
+        const int64_t *ri = rows + i;
+        const int64_t g = j - i;
+        /* Only the codes of the rows taken are used: a sparse take (a
+         * filter's survivors) checks just those; a dense one the whole
+         * span, vectorized. */
+        int64_t bad = -1;
+        if (g * 8 < m) {
+            for (int64_t t = 0; t < g && bad < 0; t++)
+                if (codes[ri[t] - lo] >= dsize) bad = ri[t] - lo;
+        } else {
+            bad = first_bad(codes, m, dsize);
+        }
         if (bad >= 0) {
             rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
             break;
         }
-        const int64_t *ri = rows + i;
-        const int64_t g = j - i;
         if (lazy) {
             for (int64_t t = 0; t < g && !rc; t++)
                 rc = qv__dec_word(d, nd->child[1], codes[ri[t] - lo], 1, dst + (size_t)t * w, err);

@@ -857,11 +857,11 @@ struct qv__fstate {
     uint8_t *data;
     size_t data_cap;
     /* The last dictionary table: the node, the predicate it answers and one
-     * byte per entry. */
+     * bit per entry (tab_cap words, a zero word past the entries). */
     const struct qv__node *tab_node;
     struct qv_enc_pred tab_key;
     uint8_t tab_bytes[256];
-    uint8_t *tab;
+    uint64_t *tab;
     int64_t tab_cap;
     /* The run ends of a run-end root, checked. */
     const struct qv__node *ends_node;
@@ -889,6 +889,13 @@ void qv__arc_cmp(const void *x, unsigned width, int64_t m, uint64_t a, uint64_t 
  * m dictionary codes below 32 (a dictionary of at most 32 entries, its
  * answers one bit per entry; bits past m are 0). */
 void qv__code_cmp32(const uint32_t *codes, int64_t m, uint32_t answers, uint64_t *out);
+/* The same for codes of any size: bit j = bit codes[j] of the bitset
+ * `answers` of dsize entries (little-endian words; the caller checked
+ * every code against dsize). */
+void qv__code_bits(const uint32_t *codes, int64_t m, const uint64_t *answers, uint32_t dsize,
+                   uint64_t *out);
+/* The largest of m codes (0 for none). */
+uint32_t qv__codes_max(const uint32_t *codes, int64_t m);
 /* Binary values (uint64 offsets, bytes): EQ or PREFIX against lit[0..len),
  * inverted when neg. Same output shape. */
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,

@@ -37,6 +37,10 @@
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
+
 /* ---- Bitmaps ---- */
 
 static int64_t words_of(int64_t nbits) { return (nbits + 63) >> 6; }
@@ -165,6 +169,55 @@ static QV__TARGET_AVX2 void code_cmp32_avx2(const uint32_t *codes, int64_t m, ui
 
 void qv__code_cmp32(const uint32_t *codes, int64_t m, uint32_t answers, uint64_t *out) {
     QV__DISPATCH2(code_cmp32, codes, m, answers, out);
+}
+
+/* A larger dictionary's answers, a bit per entry: each code's bit looked
+ * up in the bitset instead of a byte load per code and packing the bytes.
+ * Up to 64 entries, two variable shifts of the two 32-bit halves (a shift
+ * by 32 or more gives 0 in vpsrlvd, so each code finds its bit in one half
+ * only); larger ones, 8 codes per hardware gather of their 32-bit words and
+ * one variable shift. Codes are checked by the caller against dsize. */
+static void code_bits_generic(const uint32_t *codes, int64_t m, const uint64_t *answers,
+                              uint32_t dsize, uint64_t *out) {
+    (void)dsize;
+    for (int64_t k = 0; k < words_of(m); k++) out[k] = 0;
+    for (int64_t j = 0; j < m; j++)
+        out[j >> 6] |= ((answers[codes[j] >> 6] >> (codes[j] & 63)) & 1) << (j & 63);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void code_bits_avx2(const uint32_t *codes, int64_t m,
+                                           const uint64_t *answers, uint32_t dsize,
+                                           uint64_t *out) {
+    /* Bit c of the little-endian words is bit c & 31 of 32-bit word c >> 5. */
+    const int *words = (const int *)(const void *)answers;
+    const __m256i low5 = _mm256_set1_epi32(31), k32 = _mm256_set1_epi32(32);
+    const __m256i lo = _mm256_set1_epi32((int)(uint32_t)answers[0]);
+    const __m256i hi = _mm256_set1_epi32((int)(uint32_t)(answers[0] >> 32));
+    int64_t k = 0;
+    for (; (k + 1) * 64 <= m; k++) {
+        uint64_t w = 0;
+        for (int g = 0; g < 8; g++) {
+            __m256i c = _mm256_loadu_si256((const __m256i *)(const void *)(codes + k * 64 + g * 8));
+            __m256i b;
+            if (dsize <= 64) {
+                b = _mm256_or_si256(_mm256_srlv_epi32(lo, c),
+                                    _mm256_srlv_epi32(hi, _mm256_sub_epi32(c, k32)));
+            } else {
+                __m256i x = _mm256_i32gather_epi32(words, _mm256_srli_epi32(c, 5), 4);
+                b = _mm256_srlv_epi32(x, _mm256_and_si256(c, low5));
+            }
+            b = _mm256_slli_epi32(b, 31);
+            w |= (uint64_t)(uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(b)) << (8 * g);
+        }
+        out[k] = w;
+    }
+    if (k * 64 < m) code_bits_generic(codes + k * 64, m - k * 64, answers, dsize, out + k);
+}
+#endif
+
+void qv__code_bits(const uint32_t *codes, int64_t m, const uint64_t *answers, uint32_t dsize,
+                   uint64_t *out) {
+    QV__DISPATCH2(code_bits, codes, m, answers, dsize, out);
 }
 
 void qv__str_cmp(const uint64_t *off, const uint8_t *data, int64_t m, const uint8_t *lit,

@@ -43,10 +43,9 @@ static int same_pred(const struct qv__fpred *fp, const struct qv_enc_pred *a,
 struct dict_ctx {
     struct qv__dec *d;
     struct qv__node *root;
-    const uint8_t *tab;
+    const uint64_t *tab; /* a bit per entry */
     int64_t dsize;
     uint32_t *codes;
-    uint32_t answers; /* tab as bits, when dsize <= 32 */
 };
 
 static int dict_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct qv_error *err) {
@@ -54,28 +53,15 @@ static int dict_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct 
     int rc = qv__dec_word(c->d, c->root->child[0], pos, m, c->codes, err);
     if (rc) return rc;
     const uint32_t *codes = c->codes;
-    uint32_t mx = 0;
-    for (int64_t j = 0; j < m; j++) mx = codes[j] > mx ? codes[j] : mx;
-    if (mx >= (uint64_t)c->dsize) {
+    if (qv__codes_max(codes, m) >= (uint64_t)c->dsize) {
         for (int64_t j = 0; j < m; j++)
             if (codes[j] >= (uint64_t)c->dsize)
                 return qv__corrupt(err, c->root,
                                    "code %u at value %lld is outside the dictionary of %lld",
                                    codes[j], (long long)(pos + j), (long long)c->dsize);
     }
-    if (c->dsize <= 32) {
-        qv__code_cmp32(codes, m, c->answers, res);
-        return 0;
-    }
-    const uint8_t *tab = c->tab;
-    uint8_t t[64];
-    for (int64_t k = 0; k < words_of(m); k++) {
-        const uint32_t *y = codes + k * 64;
-        const unsigned lim = m - k * 64 < 64 ? (unsigned)(m - k * 64) : 64;
-        for (unsigned j = 0; j < lim; j++) t[j] = tab[y[j]];
-        for (unsigned j = lim; j < 64; j++) t[j] = 0;
-        res[k] = qv__pack_bytes64(t);
-    }
+    if (c->dsize <= 32) qv__code_cmp32(codes, m, (uint32_t)c->tab[0], res);
+    else qv__code_bits(codes, m, c->tab, c->dsize > UINT32_MAX ? UINT32_MAX : (uint32_t)c->dsize, res);
     return 0;
 }
 
@@ -90,18 +76,23 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
     int rc = qv__dict_entries(d, root, &vals, &off, &data, &ds, err);
     if (rc) return rc;
     if (!(st->tab_node == root && same_pred(fp, &st->tab_key, fp->p))) {
-        /* One answer per entry, a byte each so the codes index it. */
+        /* One answer bit per entry, and a zero word after them (the
+         * kernels read the entries' words whole). */
         st->tab_node = NULL;
-        uint64_t *bits = qv__stack_push(&d->stack, (size_t)words_of(ds ? ds : 1) * 8, err);
-        if (!bits) return ENOMEM;
-        if ((rc = qv__fpred_values(fp, &d->stack, vals, off, data, ds, bits, err))) return rc;
-        if (st->tab_cap < ds) {
-            uint8_t *t = qv__mem_realloc(&d->mem, st->tab, (size_t)st->tab_cap, (size_t)ds, err);
+        const int64_t words = words_of(ds) + 1;
+        if (st->tab_cap < words) {
+            uint64_t *t = qv__mem_realloc(&d->mem, st->tab, (size_t)st->tab_cap * 8,
+                                          (size_t)words * 8, err);
             if (!t) return ENOMEM;
             st->tab = t;
-            st->tab_cap = ds;
+            st->tab_cap = words;
         }
-        for (int64_t i = 0; i < ds; i++) st->tab[i] = (uint8_t)((bits[i >> 6] >> (i & 63)) & 1);
+        memset(st->tab, 0, (size_t)words * 8);
+        if (ds && (rc = qv__fpred_values(fp, &d->stack, vals, off, data, ds, st->tab, err)))
+            return rc;
+        /* Bits past the entries are 0 (the kernels' contract); cleared
+         * again in case an EVAL callback set them. */
+        if (ds & 63) st->tab[ds >> 6] &= (UINT64_C(1) << (ds & 63)) - 1;
         if (fp->use_eval || !fp->is_bin || fp->p->len <= sizeof st->tab_bytes) {
             st->tab_key = *fp->p;
             if (!fp->is_bin || fp->use_eval) st->tab_key.len = 0;
@@ -114,9 +105,8 @@ int qv__filter_dict(struct qv__dec *d, struct qv__fstate *st, const struct qv__f
      * checks them (a code outside the dictionary, a corrupt codes tree),
      * and a filter must refuse the corrupt bytes the decode refuses, also
      * with checksums off. */
-    struct dict_ctx c = {d, root, st->tab, ds, qv__stack_push(&d->stack, QV__VEC * 4, err), 0};
+    struct dict_ctx c = {d, root, st->tab, ds, qv__stack_push(&d->stack, QV__VEC * 4, err)};
     if (!c.codes) return ENOMEM;
-    for (int64_t i = 0; i < ds && ds <= 32; i++) c.answers |= (uint32_t)st->tab[i] << i;
     return qv__filter_blocks(start, n, sel, out, dict_block, &c, err);
 }
 
