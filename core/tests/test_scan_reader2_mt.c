@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "base/thread.h"
+#include "canceller.h"
 #include "fx_file.h"
 #include "memory/memory_testing.h"
 #include "quiver/file.h"
@@ -582,18 +583,6 @@ static void test_alloc_failures(void **state) {
     }
 }
 
-struct canceller {
-    struct ArrowArrayStream *st;
-    long after_us;
-};
-
-static void *cancel_main(void *arg) {
-    struct canceller *c = arg;
-    nap_us(c->after_us);
-    qv_scan_cancel(c->st);
-    return NULL;
-}
-
 /* Cancelled from another thread at random points, or released after some
  * batches (kept past the release): what arrived is the start of the
  * synchronous output; nothing leaks or hangs. */
@@ -610,7 +599,7 @@ static void test_cancel_and_release_mid_scan(void **state) {
         assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         struct buf got = {0};
         if (i % 2) {
-            struct canceller c = {&st, (long)(rnd() % 3000)};
+            struct canceller c = {.st = &st, .after_us = (long)(rnd() % 3000)};
             qv_thread th;
             assert_int_equal(qv_thread_create(&th, cancel_main, &c), 0);
             int64_t nb;
