@@ -192,6 +192,21 @@ static void assert_same(const struct buf *a, const struct buf *b, const char *wh
                  a->n, b->n);
 }
 
+/* Scans r with o, which must run to the end, and asserts the output is
+ * ref's; then releases the scan and checks the pool holds nothing. */
+static void scan_same(const struct qv_reader *r, const struct qv_scan_options *o, const struct buf *ref,
+                      const char *what) {
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_scan_open(r, o, fx.res, &st, NULL), 0);
+    struct buf got = {0};
+    int64_t nb;
+    assert_int_equal(drain(&st, o->columns, o->n_columns, &got, &nb), 0);
+    assert_same(&got, ref, what);
+    st.release(&st);
+    pool_is_clean();
+    free(got.p);
+}
+
 static const int32_t p_s[] = {2}, p_id[] = {0}, p_vs[] = {1, 2}, p_tags[] = {4},
                      p_ivs[] = {0, 1, 2}, p_dtags[] = {3, 4};
 static const struct {
@@ -513,15 +528,7 @@ static void test_twin_refused_falls_back(void **state) {
         for (int t = 1; t <= 4; t *= 2) {
             __atomic_store_n(&qv__scan_twin_open_fail, 1 + pj % 2, __ATOMIC_RELAXED);
             o.threads = t;
-            struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-            struct buf got = {0};
-            int64_t nb;
-            assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
-            assert_same(&got, &want, "refusals");
-            st.release(&st);
-            pool_is_clean();
-            free(got.p);
+            scan_same(rd, &o, &want, "refusals");
         }
         __atomic_store_n(&qv__scan_twin_open_fail, 0, __ATOMIC_RELAXED);
         free(want.p);
@@ -655,15 +662,7 @@ static void test_callers_source(void **state) {
                                         .batch_rows = 1500, .threads = t, .prefetch = 1 + t % 3};
             struct buf ref = {0};
             reference(rd, o, &ref);
-            struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(r, &o, fx.res, &st, NULL), 0);
-            struct buf got = {0};
-            int64_t nb;
-            assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
-            assert_same(&got, &ref, "caller's source");
-            st.release(&st);
-            pool_is_clean();
-            free(got.p);
+            scan_same(r, &o, &ref, "caller's source");
             free(ref.p);
         }
     qv_reader_close(r);
