@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "canceller.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
 
@@ -81,18 +82,7 @@ static void make_file(struct qv_reservation *r, char *path, size_t cap) {
 /* Scans filter k; returns the ids into out (may be NULL), the count, or -1
  * when cancelled / stopped early. stop_after >= 0: release after that many
  * batches. cancel_at >= 0: cancel from another thread after that many
- * microseconds. */
-struct canceller {
-    struct ArrowArrayStream *st;
-    int64_t after_us;
-};
-static void *cancel_main(void *arg) {
-    struct canceller *c = arg;
-    usleep((useconds_t)c->after_us);
-    qv_scan_cancel(c->st);
-    return NULL;
-}
-
+ * microseconds (a canceller, canceller.h). */
 static int64_t scan(struct qv_reservation *r, int k, int threads, int prefetch, int64_t batch_rows,
                     int slow_us, int64_t stop_after, int64_t cancel_us, int64_t *out) {
     int32_t proj[2] = {0, 2};
@@ -103,7 +93,7 @@ static int64_t scan(struct qv_reservation *r, int k, int threads, int prefetch, 
     int rc = qv_scan_open(S.rd, &o, r, &st, &err);
     if (rc) fail_msg("scan_open %s: %s", filters[k], err.message);
     pthread_t th;
-    struct canceller cc = {&st, cancel_us};
+    struct canceller cc = {.st = &st, .after_us = (long)cancel_us};
     if (cancel_us >= 0) assert_int_equal(pthread_create(&th, NULL, cancel_main, &cc), 0);
     int64_t n = 0, batches = 0;
     bool stopped = false;

@@ -28,6 +28,7 @@
 #include <cmocka.h>
 
 #include "base/thread.h"
+#include "canceller.h"
 #include "memory/memory_internal.h" /* the injector's count (struct qv_pool) */
 #include "memory/memory_testing.h"
 #include "quiver/encoding.h"
@@ -1045,18 +1046,6 @@ static void *take_some(void *arg) {
     return NULL;
 }
 
-struct canceller {
-    struct ArrowArrayStream *st;
-    long after_us;
-};
-
-static void *cancel_later(void *arg) {
-    struct canceller *c = arg;
-    nap_us(c->after_us);
-    assert_int_equal(qv_scan_cancel(c->st), 0);
-    return NULL;
-}
-
 /* A thread takes some batches (holding them), another may cancel meanwhile;
  * then the main thread releases the stream at a random moment (workers
  * still building, twins in any row group); the batches taken stay valid
@@ -1080,12 +1069,15 @@ static void test_release_and_cancel_from_other_threads(void **state) {
         struct taker tk = {.st = &st, .want = (int)(rnd() % 7)};
         tk.got.schema = want.schema;
         qv_thread th, tc;
-        struct canceller cc = {&st, (long)(rnd() % 2000)};
+        struct canceller cc = {.st = &st, .after_us = (long)(rnd() % 2000)};
         int cancel = i % 3 == 1;
         assert_int_equal(qv_thread_create(&th, take_some, &tk), 0);
-        if (cancel) assert_int_equal(qv_thread_create(&tc, cancel_later, &cc), 0);
+        if (cancel) assert_int_equal(qv_thread_create(&tc, cancel_main, &cc), 0);
         qv_thread_join(th);
-        if (cancel) qv_thread_join(tc);
+        if (cancel) {
+            qv_thread_join(tc);
+            assert_int_equal(cc.rc, 0);
+        }
         if (tk.rc) assert_int_equal(tk.rc, ECANCELED);
         assert_true(!tk.rc || cancel);
         if (rnd() % 2) nap_us((long)(rnd() % 3000));

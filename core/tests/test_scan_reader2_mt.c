@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "base/thread.h"
+#include "canceller.h"
 #include "fx_file.h"
 #include "memory/memory_testing.h"
 #include "quiver/file.h"
@@ -191,6 +192,21 @@ static void assert_same(const struct buf *a, const struct buf *b, const char *wh
                  a->n, b->n);
 }
 
+/* Scans r with o, which must run to the end, and asserts the output is
+ * ref's; then releases the scan and checks the pool holds nothing. */
+static void scan_same(const struct qv_reader *r, const struct qv_scan_options *o, const struct buf *ref,
+                      const char *what) {
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_scan_open(r, o, fx.res, &st, NULL), 0);
+    struct buf got = {0};
+    int64_t nb;
+    assert_int_equal(drain(&st, o->columns, o->n_columns, &got, &nb), 0);
+    assert_same(&got, ref, what);
+    st.release(&st);
+    pool_is_clean();
+    free(got.p);
+}
+
 static const int32_t p_s[] = {2}, p_id[] = {0}, p_vs[] = {1, 2}, p_tags[] = {4},
                      p_ivs[] = {0, 1, 2}, p_dtags[] = {3, 4};
 static const struct {
@@ -338,6 +354,40 @@ static void open_gated(struct gated *g, const uint8_t *bytes, struct qv_reader *
     assert_int_equal(qv_scan_open(*r, &o, fx.res, st, NULL), 0);
 }
 
+/* A gated run: the scan of open_gated over `bytes`, drained by a consumer
+ * thread into c.out. */
+struct gated_run {
+    struct gated g;
+    struct qv_reader *r;
+    struct ArrowArrayStream st;
+    struct consumer c;
+};
+
+/* Opens the gated scan, starts the consumer, waits until the scan has
+ * opened `opened` twins or dropped `dropped` with a read held at the gate
+ * (wait_twins), opens the gate and joins the consumer: the caller then
+ * checks c.rc, c.out and st, and calls gated_run_end. */
+static void gated_run(struct gated_run *x, const uint8_t *bytes, int threads, int32_t opened,
+                      int32_t dropped) {
+    open_gated(&x->g, bytes, &x->r, &x->st, threads);
+    x->c = (struct consumer){.st = &x->st, .cols = p_s, .n = 1};
+    qv_thread th;
+    assert_int_equal(qv_thread_create(&th, consume, &x->c), 0);
+    wait_twins(&x->g, &x->st, opened, dropped);
+    gated_open(&x->g);
+    qv_thread_join(th);
+}
+
+/* Releases the scan, closes the reader and the gate (asserting no read gave
+ * up waiting), checks the pool holds nothing and frees the output. */
+static void gated_run_end(struct gated_run *x) {
+    x->st.release(&x->st);
+    qv_reader_close(x->r);
+    gated_destroy(&x->g);
+    pool_is_clean();
+    free(x->c.out.p);
+}
+
 /* A twin is really used: while the first reader of s waits inside its read
  * of row group 0, batch 1 runs on the twin; the output equals the
  * synchronous scan's, over a caller's read_at source (whose reads the
@@ -348,27 +398,15 @@ static void test_twin_used_while_first_reader_waits(void **state) {
     struct buf ref = {0};
     reference(rd, ro, &ref);
     for (int threads = 2; threads <= 4; threads += 2) {
-        struct gated g;
-        struct qv_reader *r;
-        struct ArrowArrayStream st;
-        open_gated(&g, fx.bytes, &r, &st, threads);
-        struct consumer c = {.st = &st, .cols = p_s, .n = 1};
-        qv_thread th;
-        assert_int_equal(qv_thread_create(&th, consume, &c), 0);
-        wait_twins(&g, &st, 1, 0);
-        gated_open(&g);
-        qv_thread_join(th);
-        assert_int_equal(c.rc, 0);
-        assert_same(&c.out, &ref, "gated");
+        struct gated_run x;
+        gated_run(&x, fx.bytes, threads, 1, 0);
+        assert_int_equal(x.c.rc, 0);
+        assert_same(&x.c.out, &ref, "gated");
         int32_t opened, dropped;
-        assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+        assert_int_equal(qv__scan_twin_counts(&x.st, &opened, &dropped), 0);
         assert_int_equal(opened, 1);
         assert_int_equal(dropped, 0);
-        st.release(&st);
-        qv_reader_close(r);
-        gated_destroy(&g);
-        pool_is_clean();
-        free(c.out.p);
+        gated_run_end(&x);
     }
     free(ref.p);
 }
@@ -388,30 +426,19 @@ static void test_corrupt_segment_seen_by_twin(void **state) {
     struct buf ref = {0};
     reference(rd, ro, &ref);
     for (int threads = 2; threads <= 4; threads += 2) {
-        struct gated g;
-        struct qv_reader *r;
-        struct ArrowArrayStream st;
-        open_gated(&g, copy, &r, &st, threads);
-        struct consumer c = {.st = &st, .cols = p_s, .n = 1};
-        qv_thread th;
-        assert_int_equal(qv_thread_create(&th, consume, &c), 0);
-        wait_twins(&g, &st, 1, 0);
-        gated_open(&g);
-        qv_thread_join(th);
-        assert_int_equal(c.rc, EIO);
-        if (c.batches != 1) fail_msg("%lld batches before: %s", (long long)c.batches, st.get_last_error(&st));
-        assert_true(c.out.n < ref.n && is_prefix(&c.out, &ref));
-        const char *msg = st.get_last_error(&st);
+        struct gated_run x;
+        gated_run(&x, copy, threads, 1, 0);
+        assert_int_equal(x.c.rc, EIO);
+        if (x.c.batches != 1)
+            fail_msg("%lld batches before: %s", (long long)x.c.batches, x.st.get_last_error(&x.st));
+        assert_true(x.c.out.n < ref.n && is_prefix(&x.c.out, &ref));
+        const char *msg = x.st.get_last_error(&x.st);
         if (!strstr(msg, "gated.qvr") || !strstr(msg, "row group 1") || !strstr(msg, "'s'"))
             fail_msg("message '%s'", msg);
         struct ArrowArray b;
-        assert_int_equal(st.get_next(&st, &b), EIO);
+        assert_int_equal(x.st.get_next(&x.st, &b), EIO);
         assert_null(b.release);
-        st.release(&st);
-        qv_reader_close(r);
-        gated_destroy(&g);
-        pool_is_clean();
-        free(c.out.p);
+        gated_run_end(&x);
     }
     free(ref.p);
     free(copy);
@@ -481,28 +508,16 @@ static void test_twin_refused_falls_back(void **state) {
     reference(rd, ro, &ref);
     for (int threads = 2; threads <= 4; threads += 2) {
         __atomic_store_n(&qv__scan_twin_open_fail, 1000, __ATOMIC_RELAXED);
-        struct gated g;
-        struct qv_reader *r;
-        struct ArrowArrayStream st;
-        open_gated(&g, fx.bytes, &r, &st, threads);
-        struct consumer c = {.st = &st, .cols = p_s, .n = 1};
-        qv_thread th;
-        assert_int_equal(qv_thread_create(&th, consume, &c), 0);
-        wait_twins(&g, &st, 0, 1);
-        gated_open(&g);
-        qv_thread_join(th);
+        struct gated_run x;
+        gated_run(&x, fx.bytes, threads, 0, 1);
         __atomic_store_n(&qv__scan_twin_open_fail, 0, __ATOMIC_RELAXED);
-        assert_int_equal(c.rc, 0);
-        assert_same(&c.out, &ref, "twin refused");
+        assert_int_equal(x.c.rc, 0);
+        assert_same(&x.c.out, &ref, "twin refused");
         int32_t opened, dropped;
-        assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+        assert_int_equal(qv__scan_twin_counts(&x.st, &opened, &dropped), 0);
         assert_int_equal(opened, 0);
         assert_int_equal(dropped, 1); /* once: then the column has no twin */
-        st.release(&st);
-        qv_reader_close(r);
-        gated_destroy(&g);
-        pool_is_clean();
-        free(c.out.p);
+        gated_run_end(&x);
     }
     /* Without the gate, every mix: refusals never change the output. */
     for (int pj = 0; pj < NPROJ; pj++) {
@@ -513,15 +528,7 @@ static void test_twin_refused_falls_back(void **state) {
         for (int t = 1; t <= 4; t *= 2) {
             __atomic_store_n(&qv__scan_twin_open_fail, 1 + pj % 2, __ATOMIC_RELAXED);
             o.threads = t;
-            struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-            struct buf got = {0};
-            int64_t nb;
-            assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
-            assert_same(&got, &want, "refusals");
-            st.release(&st);
-            pool_is_clean();
-            free(got.p);
+            scan_same(rd, &o, &want, "refusals");
         }
         __atomic_store_n(&qv__scan_twin_open_fail, 0, __ATOMIC_RELAXED);
         free(want.p);
@@ -583,18 +590,6 @@ static void test_alloc_failures(void **state) {
     }
 }
 
-struct canceller {
-    struct ArrowArrayStream *st;
-    long after_us;
-};
-
-static void *cancel_main(void *arg) {
-    struct canceller *c = arg;
-    nap_us(c->after_us);
-    qv_scan_cancel(c->st);
-    return NULL;
-}
-
 /* Cancelled from another thread at random points, or released after some
  * batches (kept past the release): what arrived is the start of the
  * synchronous output; nothing leaks or hangs. */
@@ -611,7 +606,7 @@ static void test_cancel_and_release_mid_scan(void **state) {
         assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
         struct buf got = {0};
         if (i % 2) {
-            struct canceller c = {&st, (long)(rnd() % 3000)};
+            struct canceller c = {.st = &st, .after_us = (long)(rnd() % 3000)};
             qv_thread th;
             assert_int_equal(qv_thread_create(&th, cancel_main, &c), 0);
             int64_t nb;
@@ -667,15 +662,7 @@ static void test_callers_source(void **state) {
                                         .batch_rows = 1500, .threads = t, .prefetch = 1 + t % 3};
             struct buf ref = {0};
             reference(rd, o, &ref);
-            struct ArrowArrayStream st;
-            assert_int_equal(qv_scan_open(r, &o, fx.res, &st, NULL), 0);
-            struct buf got = {0};
-            int64_t nb;
-            assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
-            assert_same(&got, &ref, "caller's source");
-            st.release(&st);
-            pool_is_clean();
-            free(got.p);
+            scan_same(r, &o, &ref, "caller's source");
             free(ref.p);
         }
     qv_reader_close(r);

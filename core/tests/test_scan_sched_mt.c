@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "base/thread.h"
+#include "canceller.h"
 #include "quiver/scan.h"
 #include "fx_file.h"
 #include "scan_fixture.h"
@@ -299,18 +300,6 @@ static void test_error_per_task(void **state) {
     free(copy);
 }
 
-struct canceller {
-    struct ArrowArrayStream *st;
-    long after_us;
-};
-
-static void *cancel_main(void *arg) {
-    struct canceller *c = arg;
-    nap_us(c->after_us);
-    qv_scan_cancel(c->st);
-    return NULL;
-}
-
 /* Cancelled from another thread at random points: the consumer sees whole,
  * ordered batches and then ECANCELED; nothing leaks or hangs. */
 static void test_cancel_at_random_points(void **state) {
@@ -321,7 +310,7 @@ static void test_cancel_at_random_points(void **state) {
                                     .filter = i % 2 ? "v > 20" : NULL};
         struct ArrowArrayStream st;
         assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-        struct canceller c = {&st, (long)(rnd() % 3000)};
+        struct canceller c = {.st = &st, .after_us = (long)(rnd() % 3000)};
         qv_thread th;
         assert_int_equal(qv_thread_create(&th, cancel_main, &c), 0);
         int64_t next = 0;

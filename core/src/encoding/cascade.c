@@ -421,6 +421,9 @@ static int bin_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
     return qv__plain_encode_bin(e, c->off, c->data, c->n, c->depth, c->depth == 0, out);
 }
 
+#define BIN_SAMPLE_VECTORS 8
+_Static_assert(BIN_SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sampled vector's index + 1");
+
 /* Distinct strings among a sample of whole vectors of n strings, which
  * stand for `total` strings (n itself, or more when the n are already a
  * sample): qv__distinct_sample's counts, over the first half too, and
@@ -428,7 +431,7 @@ static int bin_plain(struct qv__enc *e, void *ctx, struct qv__enode **out) {
 static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
                                int64_t n, int64_t total, struct qv__distinct_sample *out) {
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
-    const int64_t take = nvec < 8 ? nvec : 8;
+    const int64_t take = nvec < BIN_SAMPLE_VECTORS ? nvec : BIN_SAMPLE_VECTORS;
     int64_t sn = 0;
     for (int64_t k = 0; k < take; k++) {
         int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
@@ -440,9 +443,9 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
     const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
     struct qv__mark mk = qv__stack_mark(&e->stack);
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
-    /* Per slot: the sampled vectors its string was in (bits 4 and up) and
-     * the last one (bits 0-3: its index + 1); not kept when every vector
-     * is sampled (the count is exact). */
+    /* Per slot: the incidence of its string over the sampled vectors
+     * (qv__inc_note); not kept when every vector is sampled (the count is
+     * exact). */
     uint16_t *inc = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     if (!inc) {
         qv__stack_release(&e->stack, mk);
@@ -471,15 +474,11 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
                 keys[j] = h;
                 distinct++;
             }
-            if (inc && (inc[j] & 15) != k + 1)
-                inc[j] = (uint16_t)((((inc[j] >> 4) + 1) << 4) | (k + 1));
+            if (inc) qv__inc_note(inc, j, k);
         }
     }
     out->d = distinct;
-    for (int64_t j = 0; inc && j < tsize; j++) {
-        out->q1 += inc[j] >> 4 == 1;
-        out->q2 += inc[j] >> 4 == 2;
-    }
+    if (inc) qv__inc_count(inc, tsize, &out->q1, &out->q2);
     qv__stack_release(&e->stack, mk);
     return 0;
 }

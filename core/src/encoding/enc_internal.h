@@ -243,6 +243,30 @@ struct qv__distinct_sample {
     int64_t sn, d, hn, hd, m, q1, q2;
 };
 
+/* Incidence over the sampled vectors, for q1 and q2, as the integer sampler
+ * (stats.c) and the string sampler (cascade.c) count it: per slot of the
+ * sampler's table, the sampled vectors its value was in (bits
+ * QV__INC_SHIFT and up) and the last one (the bits below: its index + 1,
+ * so a sample takes at most QV__INC_MAX_VECTORS vectors). */
+#define QV__INC_SHIFT 5
+#define QV__INC_MAX_VECTORS ((1 << QV__INC_SHIFT) - 1)
+
+/* Counts sampled vector k (0-based, in order) for the value of inc[slot]
+ * once however often the value stands in it. */
+static inline void qv__inc_note(uint16_t *inc, uint64_t slot, int64_t k) {
+    if ((inc[slot] & QV__INC_MAX_VECTORS) != k + 1)
+        inc[slot] = (uint16_t)((((inc[slot] >> QV__INC_SHIFT) + 1) << QV__INC_SHIFT) | (k + 1));
+}
+
+/* Adds to *q1 and *q2 the slots of inc[0..slots) whose value was in
+ * exactly one, and exactly two, sampled vectors. */
+static inline void qv__inc_count(const uint16_t *inc, int64_t slots, int64_t *q1, int64_t *q2) {
+    for (int64_t h = 0; h < slots; h++) {
+        *q1 += inc[h] >> QV__INC_SHIFT == 1;
+        *q2 += inc[h] >> QV__INC_SHIFT == 2;
+    }
+}
+
 /* Distinct values expected in n values, from such a sample, estimated
  * twice and the smaller taken:
  * - the rate at which the second half of the sample still found new

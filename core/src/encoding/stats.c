@@ -69,6 +69,7 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
 }
 
 #define SAMPLE_VECTORS 16
+_Static_assert(SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sampled vector's index + 1");
 
 /* What the sample loop accumulates. */
 struct sample_acc {
@@ -81,11 +82,11 @@ struct sample_acc {
  * x - base (the chunk's values span fewer slots than the table would
  * have: no hashing, no probing, no keys). Either way each value's count
  * goes up in the same order, so the distinct count, the top count and
- * which value reaches it first are the same. inc counts, per slot, the
- * sampled vectors a value appeared in (bits 5 and up) and remembers the
- * last one (bits 0-4: its index + 1), for the incidence counts q1 and q2
- * (values in exactly one, two sampled vectors); NULL when every vector is
- * sampled (the count is then exact and incidence is not needed). */
+ * which value reaches it first are the same. inc holds, per slot, the
+ * incidence of its value over the sampled vectors (qv__inc_note), for the
+ * counts q1 and q2 (values in exactly one, two sampled vectors); NULL when
+ * every vector is sampled (the count is then exact and incidence is not
+ * needed). */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
                                           unsigned bits, int direct, uint64_t base,
                                           uint64_t *keys, uint32_t *cnt, uint16_t *inc,
@@ -136,16 +137,11 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                 top = cnt[h];
                 topv = x;
             }
-            if (inc && (inc[h] & 31) != k + 1)
-                inc[h] = (uint16_t)((((inc[h] >> 5) + 1) << 5) | (k + 1));
+            if (inc) qv__inc_note(inc, h, k);
         }
     }
     int64_t q1 = 0, q2 = 0;
-    const int64_t slots = !inc ? 0 : direct ? (int64_t)(s->umax - base) + 1 : tsize;
-    for (int64_t h = 0; h < slots; h++) {
-        q1 += inc[h] >> 5 == 1;
-        q2 += inc[h] >> 5 == 2;
-    }
+    if (inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
     *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, q1, q2, topv};
 }
 
