@@ -2,7 +2,8 @@
  * names, QUIVER_SIMD, and every kernel with variants checked at every level
  * this CPU supports against a plain reference written here, so that the
  * generic path (what aarch64 and old x86-64 run) is tested on a machine
- * that would otherwise always take AVX2. */
+ * that would otherwise always take AVX2. (The dictionary filter's kernels
+ * are checked the same way in test_enc_code32.c.) */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "arrow/arrow_internal.h"
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 #include "quiver/base.h"
@@ -150,6 +152,34 @@ static void test_widen_narrow(void **state) {
                 assert_memory_equal(narrow, raw, (size_t)n * width);
                 if (n < N) assert_int_equal(narrow[n * width], 0xee);
             }
+        }
+    }
+}
+
+/* Decimal widening in place (int64 -> 128-bit two's complement): every
+ * length around the 4-value steps, the signs' edges, and nothing written
+ * past 16 n bytes. */
+static void test_decimal_widen(void **state) {
+    (void)state;
+    enum { N = 300 };
+    static int64_t v[N];
+    static uint8_t buf[N * 16 + 16];
+    const int64_t edges[] = {0, -1, 1, INT64_MIN, INT64_MAX, INT64_MIN + 1, -99999999999, 5};
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (int64_t n = 0; n <= N; n += n < 20 ? 1 : 37) {
+            for (int64_t i = 0; i < n; i++) v[i] = i % 3 ? (int64_t)rnd() : edges[(i / 3) % 8];
+            memset(buf, 0xee, sizeof buf);
+            memcpy(buf, v, (size_t)n * 8);
+            qv__decimal_widen64(buf, n);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t lo, hi;
+                memcpy(&lo, buf + i * 16, 8);
+                memcpy(&hi, buf + i * 16 + 8, 8);
+                assert_int_equal(lo, v[i]);
+                assert_int_equal(hi, v[i] < 0 ? -1 : 0);
+            }
+            assert_int_equal(buf[n * 16], 0xee); /* the byte after the last slot */
         }
     }
 }
@@ -307,6 +337,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_unpack_every_width, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bits_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_widen_narrow, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_decimal_widen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_istats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compare_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hash_same_at_every_level, setup, teardown),

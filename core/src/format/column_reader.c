@@ -14,6 +14,7 @@
 
 #include "base/dcheck.h"
 #include "base/corrupt.h"
+#include "arrow/arrow_internal.h"
 #include "encoding/dec_verify.h"
 #include "format/reader_internal.h"
 
@@ -650,16 +651,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
     if (rc) return where(cr, k, QV_SEGMENT_VALUES, rc, err);
     if (node->kind == QV__NODE_DECIMAL64) {
-        /* Widen int64 to 128-bit two's complement in place, last first so
-         * nothing is overwritten before it is read. */
-        uint8_t *p = o.values;
-        for (int64_t i = n - 1; i >= 0; i--) {
-            int64_t v;
-            memcpy(&v, p + (size_t)i * 8, 8);
-            int64_t hi = v < 0 ? -1 : 0;
-            memcpy(p + (size_t)i * 16, &v, 8);
-            memcpy(p + (size_t)i * 16 + 8, &hi, 8);
-        }
+        qv__decimal_widen64(o.values, n); /* int64 to 128-bit, in place */
     }
     return 0;
 }
@@ -910,18 +902,12 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
     } else if (node->kind == QV__NODE_DECIMAL64) {
         /* int64 values at the slots' start, widened in place to 128-bit
-         * two's complement last first (slot i is at 16 i >= 8 i). */
+         * two's complement. */
         uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
         struct qv_decode_out t = {.values = p};
         rc = qv_decoder_take(d, rows, n, &t, err);
         if (rc) return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
-        for (int64_t i = n - 1; i >= 0; i--) {
-            int64_t v;
-            memcpy(&v, p + (size_t)i * 8, 8);
-            int64_t hi = v < 0 ? -1 : 0;
-            memcpy(p + (size_t)i * 16, &v, 8);
-            memcpy(p + (size_t)i * 16 + 8, &hi, 8);
-        }
+        qv__decimal_widen64(p, n);
     } else {
         size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
         struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
