@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
@@ -15,6 +16,7 @@
 #include "arrow/arrow_internal.h"
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
+#include "quiver/arrow.h"
 #include "quiver/base.h"
 #include "scan/expr_internal.h"
 
@@ -184,6 +186,87 @@ static void test_decimal_widen(void **state) {
     }
 }
 
+/* Full validation's loops (arrow/validate.c: offsets monotone, ASCII,
+ * decimals within precision) at every level: a valid array of every length
+ * around the vector steps passes, and one fault at any position is found
+ * and named. */
+static void no_release(struct ArrowArray *a) { a->release = NULL; }
+
+static int validate_one(const struct qv_field *f, int64_t n, const void *offsets,
+                        const void *data, char *msg) {
+    const void *bufs[3] = {NULL, offsets, data};
+    struct ArrowArray a = {.length = n, .n_buffers = f->type == QV_TYPE_DECIMAL128 ? 2 : 3,
+                           .buffers = bufs, .release = no_release};
+    if (f->type == QV_TYPE_DECIMAL128) bufs[1] = data;
+    struct qv_error err = {0};
+    int rc = qv_arrow_array_validate(&a, f, QV_VALIDATE_FULL, &err);
+    memcpy(msg, err.message, 255);
+    msg[255] = 0;
+    return rc;
+}
+
+static void test_validate_loops(void **state) {
+    (void)state;
+    enum { N = 200 };
+    static int32_t o32[N + 1];
+    static int64_t o64[N + 1];
+    static uint8_t text[N * 2];
+    static int64_t dec[N * 2];
+    const struct qv_field utf8 = {.name = "s", .type = QV_TYPE_UTF8};
+    const struct qv_field lutf8 = {.name = "s", .type = QV_TYPE_LARGE_UTF8};
+    const struct qv_field d15 = {.name = "d", .type = QV_TYPE_DECIMAL128, .precision = 15, .scale = 2};
+    const int64_t big = 999999999999999; /* 10^15 - 1 */
+    char msg[256], want[96];
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (int64_t n = 1; n <= N; n += n < 70 ? 1 : 29) {
+            /* n values of 2 bytes each, ASCII; decimals at the bounds. */
+            for (int64_t i = 0; i <= n; i++) o32[i] = (int32_t)(2 * i), o64[i] = 2 * i;
+            for (int64_t i = 0; i < 2 * n; i++) text[i] = (uint8_t)('a' + i % 26);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = i % 3 == 0 ? big : i % 3 == 1 ? -big : (int64_t)(rnd() % 1000) - 500;
+                dec[2 * i] = v;
+                dec[2 * i + 1] = v < 0 ? -1 : 0;
+            }
+            assert_int_equal(validate_one(&utf8, n, o32, text, msg), 0);
+            assert_int_equal(validate_one(&lutf8, n, o64, text, msg), 0);
+            assert_int_equal(validate_one(&d15, n, NULL, dec, msg), 0);
+            for (int64_t k = 1; k < n; k += 1 + k / 3) {
+                /* offset k below offset k - 1 */
+                o32[k] = o32[k - 1] - 1;
+                o64[k] = o64[k - 1] - 1;
+                snprintf(want, sizeof want, "offsets not monotone at index %lld", (long long)k);
+                assert_int_equal(validate_one(&utf8, n, o32, text, msg), EINVAL);
+                assert_non_null(strstr(msg, want));
+                assert_int_equal(validate_one(&lutf8, n, o64, text, msg), EINVAL);
+                assert_non_null(strstr(msg, want));
+                o32[k] = (int32_t)(2 * k);
+                o64[k] = 2 * k;
+                /* a byte that is not UTF-8 in value k */
+                text[2 * k] = 0xff;
+                snprintf(want, sizeof want, "value at index %lld is not valid UTF-8", (long long)k);
+                assert_int_equal(validate_one(&utf8, n, o32, text, msg), EINVAL);
+                assert_non_null(strstr(msg, want));
+                text[2 * k] = 'a';
+                /* a decimal one past the precision, and one whose high half
+                 * is not the low half's sign */
+                const int64_t keep = dec[2 * k], keep_hi = dec[2 * k + 1];
+                dec[2 * k] = k % 2 ? big + 1 : -big - 1;
+                dec[2 * k + 1] = dec[2 * k] < 0 ? -1 : 0;
+                snprintf(want, sizeof want, "value at index %lld does not fit", (long long)k);
+                assert_int_equal(validate_one(&d15, n, NULL, dec, msg), EINVAL);
+                assert_non_null(strstr(msg, want));
+                dec[2 * k] = 5;
+                dec[2 * k + 1] = -1;
+                assert_int_equal(validate_one(&d15, n, NULL, dec, msg), EINVAL);
+                assert_non_null(strstr(msg, want));
+                dec[2 * k] = keep;
+                dec[2 * k + 1] = keep_hi;
+            }
+        }
+    }
+}
+
 static void test_istats(void **state) {
     (void)state;
     enum { N = 3000 };
@@ -338,6 +421,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_bits_count, setup, teardown),
         cmocka_unit_test_setup_teardown(test_widen_narrow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decimal_widen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validate_loops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_istats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compare_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hash_same_at_every_level, setup, teardown),
