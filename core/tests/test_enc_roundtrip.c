@@ -317,11 +317,26 @@ static size_t g_twins(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     return l;
 }
 
+/* Few distinct strings all of one length: the dictionary decodes them as
+ * fixed-size entries (lengths 1 to 8; 9 does not qualify). */
+#define G_FIXED(L)                                                                                 \
+    static size_t g_fixed##L(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {                     \
+        (void)i; (void)cap;                                                                        \
+        uint64_t r = rng_next(s) % 5;                                                              \
+        for (size_t k = 0; k < L; k++) b[k] = (uint8_t)('A' + (r * 7 + k) % 26);                 \
+        return L;                                                                                  \
+    }
+G_FIXED(1)
+G_FIXED(3)
+G_FIXED(8)
+G_FIXED(9)
+
 static void test_strings(void **state) {
     (void)state;
     struct enc_env env;
     env_open(&env);
-    static const str_gen gens[] = {g_const, g_empty, g_lowcard, g_text, g_random, g_long, g_utf8, g_mixed, g_twins};
+    static const str_gen gens[] = {g_const, g_empty, g_lowcard, g_text, g_random, g_long, g_utf8, g_mixed, g_twins,
+                                   g_fixed1, g_fixed3, g_fixed8, g_fixed9};
     static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_CONSTANT, QV_ENC_DICT,
                                QV_ENC_FSST, QV_ENC_ZSTD,  QV_ENC_LZ4};
     for (int large = 0; large < 2; large++)

@@ -413,6 +413,8 @@ int qv__dict_encode_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32
 struct dict_cache {
     int loaded;
     int short16; /* binary: every entry <= 32 bytes, data has 32 bytes of slack */
+    int fixed;   /* binary: every entry has this many bytes (1..8), entry k at k * fixed; 0: not so */
+    uint32_t *lens; /* binary: each entry's length */
     int64_t d;
     int64_t lazy;        /* entries decoded one by one before loading */
     void *vals;          /* word / fixed: d * width bytes */
@@ -482,9 +484,18 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
         if ((rc = qv__binout_reserve(&o, 32, err))) return rc;
         c->data = o.data;
         if (o.i != c->d) return qv__corrupt(err, vn, "dictionary decoded to %lld values", (long long)o.i);
+        c->lens = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * 4, err);
+        if (!c->lens) return ENOMEM;
         c->short16 = 1;
-        for (int64_t i = 0; i < c->d; i++)
-            if (c->off[i + 1] - c->off[i] > 32) c->short16 = 0;
+        const uint64_t first = c->d ? c->off[1] - c->off[0] : 0;
+        int same = c->d > 0 && first >= 1 && first <= 8;
+        for (int64_t i = 0; i < c->d; i++) {
+            const uint64_t len = c->off[i + 1] - c->off[i];
+            if (len > 32) c->short16 = 0;
+            same &= len == first;
+            c->lens[i] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+        }
+        c->fixed = same ? (int)first : 0;
     } else {
         c->vals = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * nd->width, err);
         if (!c->vals) return ENOMEM;
@@ -807,18 +818,22 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
     const uint64_t *off = c->off;
+    const uint32_t *lens = c->lens;
+    const uint32_t dsize = (uint32_t)c->d;
     for (int64_t b = 0; b < n && !rc; b += QV__VEC) {
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
         if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
-        uint64_t total = 0;
-        for (int64_t i = 0; i < m; i++) {
-            if (codes[i] >= (uint64_t)c->d) {
-                rc = bad_code(err, nd, codes[i], start + b + i, c->d);
-                break;
-            }
-            total += off[codes[i] + 1] - off[codes[i]];
+        int64_t bad = first_bad(codes, m, dsize);
+        if (bad >= 0) {
+            rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);
+            break;
         }
-        if (rc) break;
+        uint64_t total = 0;
+        if (c->fixed) {
+            total = (uint64_t)m * (uint64_t)c->fixed;
+        } else {
+            for (int64_t i = 0; i < m; i++) total += lens[codes[i]];
+        }
         if (o->cap - o->size < total + 40 && (rc = qv__binout_reserve(o, total + 32, err))) break;
         if (!o->off64 && o->size + total > (size_t)INT32_MAX) {
             rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
@@ -826,7 +841,27 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
         }
         uint8_t *dst = o->data + o->size;
         size_t at = o->size;
-        if (c->short16) {
+        if (c->fixed) {
+            /* Entries of one length (flags, codes of a few letters): the
+             * offsets are an arithmetic sequence, entry k is at k * len,
+             * and each value is one 8-byte copy (the output has 40 bytes
+             * of slack, the dictionary 32). */
+            const size_t len = (size_t)c->fixed;
+            const uint8_t *base = c->data + off[0];
+            if (len == 1) {
+                for (int64_t i = 0; i < m; i++) dst[i] = base[codes[i]];
+            } else {
+                for (int64_t i = 0; i < m; i++) memcpy(dst + (size_t)i * len, base + (size_t)codes[i] * len, 8);
+            }
+            if (o->off64) {
+                int64_t *w = (int64_t *)o->offsets + o->i + 1;
+                for (int64_t i = 0; i < m; i++) w[i] = (int64_t)(at + (size_t)(i + 1) * len);
+            } else {
+                int32_t *w = (int32_t *)o->offsets + o->i + 1;
+                for (int64_t i = 0; i < m; i++) w[i] = (int32_t)(at + (size_t)(i + 1) * len);
+            }
+            at += (size_t)m * len;
+        } else if (c->short16) {
             /* Every entry fits 32 bytes and is stored with 32 readable
              * bytes: one fixed-size copy per value, no length branch. */
             for (int64_t i = 0; i < m; i++) {
