@@ -414,7 +414,7 @@ struct dict_cache {
     int loaded;
     int short16; /* binary: every entry <= 32 bytes, data has 32 bytes of slack */
     int fixed;   /* binary: every entry has this many bytes (1..8), entry k at k * fixed; 0: not so */
-    uint32_t *lens; /* binary: each entry's length */
+    uint64_t *lens; /* binary: each entry's length */
     int64_t d;
     int64_t lazy;        /* entries decoded one by one before loading */
     void *vals;          /* word / fixed: d * width bytes */
@@ -484,7 +484,7 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
         if ((rc = qv__binout_reserve(&o, 32, err))) return rc;
         c->data = o.data;
         if (o.i != c->d) return qv__corrupt(err, vn, "dictionary decoded to %lld values", (long long)o.i);
-        c->lens = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * 4, err);
+        c->lens = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * 8, err);
         if (!c->lens) return ENOMEM;
         c->short16 = 1;
         const uint64_t first = c->d ? c->off[1] - c->off[0] : 0;
@@ -493,7 +493,7 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
             const uint64_t len = c->off[i + 1] - c->off[i];
             if (len > 32) c->short16 = 0;
             same &= len == first;
-            c->lens[i] = len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
+            c->lens[i] = len;
         }
         c->fixed = same ? (int)first : 0;
     } else {
@@ -818,7 +818,7 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
     const uint64_t *off = c->off;
-    const uint32_t *lens = c->lens;
+    const uint64_t *lens = c->lens;
     const uint32_t dsize = (uint32_t)c->d;
     for (int64_t b = 0; b < n && !rc; b += QV__VEC) {
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
