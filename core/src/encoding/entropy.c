@@ -29,6 +29,12 @@
  * up to 100 frames); 16 vectors when the sample compressed below a
  * quarter (repeating patterns: the frames are then mostly matches, which
  * decompress at memory speed, and larger frames find more of them). */
+/* Smaller frames sharing one zstd dictionary per chunk were measured
+ * (bench/bench_entropy_dict.c) and not taken: at these levels zstd reuses
+ * a dictionary's tables unchecked and small frames grow; at level 6,
+ * 2,048-value frames with a 4 KiB dictionary keep the size but most of
+ * their cheaper takes come from the frame size alone, and loading a
+ * dictionary per chunk makes cold takes 1.3x dearer. */
 #define ENTROPY_FRAME (4 * QV__VEC)
 #define ENTROPY_FRAME_REPETITIVE (16 * QV__VEC)
 #define ENTROPY_REPETITIVE_RATIO 0.25
