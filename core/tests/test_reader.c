@@ -199,6 +199,14 @@ static int failing_read_at(void *ctx, uint64_t offset, void *buf, size_t len,
                         (unsigned long long)offset);
 }
 
+/* One that fails without a message. */
+static int silent_read_at(void *ctx, uint64_t offset, void *buf, size_t len,
+                          struct qv_error *err) {
+    (void)ctx, (void)offset, (void)buf, (void)len, (void)err;
+    return EIO;
+}
+
+/* The error names the source (its callback's message does not), once. */
 static void test_failed_read_is_io(void **state) {
     (void)state;
     struct qv_source src = {.name = "failing.qvr", .size = 4096, .read_at = failing_read_at};
@@ -206,6 +214,17 @@ static void test_failed_read_is_io(void **state) {
     struct qv_error err;
     assert_int_equal(qv_reader_open_source(&src, NULL, res, &rd, &err), EIO);
     assert_int_equal(err.kind, QV_ERROR_IO);
+    const char *at = strstr(err.message, "file 'failing.qvr'");
+    assert_non_null(at);
+    if (strstr(at + strlen("file 'failing.qvr'"), "failing.qvr")) fail_msg("named twice: %s", err.message);
+    assert_non_null(strstr(err.message, "failed"));
+    /* (The failed open closed the source.) */
+    struct qv_source silent = {.name = "failing.qvr", .size = 4096, .read_at = silent_read_at};
+    qv_error_clear(&err);
+    assert_int_equal(qv_reader_open_source(&silent, NULL, res, &rd, &err), EIO);
+    assert_int_equal(err.kind, QV_ERROR_IO);
+    assert_non_null(strstr(err.message, "file 'failing.qvr'"));
+    assert_non_null(strstr(err.message, "failed"));
 }
 
 int main(void) {

@@ -190,7 +190,18 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
                             "file '%s': range of %zu bytes at offset %llu is past the end (%llu)",
                             src->name, len, (unsigned long long)offset,
                             (unsigned long long)src->size);
-    return src->read_at(src->ctx, offset, buf, len, err);
+    int rc = src->read_at(src->ctx, offset, buf, len, err);
+    if (rc && err) {
+        /* A caller's source may fail without a message, or with one that
+         * does not say which source it is: name it. */
+        if (!err->message[0])
+            qv_error_set(err, rc, "file '%.300s': read of %zu bytes at offset %llu failed (%s)",
+                         src->name ? src->name : "", len, (unsigned long long)offset,
+                         qv_errno_name(rc));
+        else if (src->name && src->name[0] && !strstr(err->message, src->name))
+            qv_error_wrap(err, rc, "file '%.300s': ", src->name);
+    }
+    return rc;
 }
 
 /* ---- sink ---- */
