@@ -506,7 +506,7 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
         uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
         memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
     }
-    size_t c = qv__zstd_compress(buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
+    size_t c = qv__zstd_compress(e, buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
                                  e->zstd_level);
     *ratio = c ? (double)c / (4.0 * ZSTD_SAMPLE_PART) : 1.0;
     qv__stack_release(&e->stack, mk);
