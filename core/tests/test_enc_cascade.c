@@ -288,6 +288,47 @@ static void test_dict_first(void **state) {
     env_close(&env);
 }
 
+/* ---- FSST's floor ----
+ * Thousands of distinct short strings (registrations): the dictionary is
+ * estimated below what FSST can reach (two bytes a string, one for the
+ * 255 that can be whole symbols), so FSST is not trained; the dictionary
+ * must still be no larger than FSST forced. A sample of short strings in
+ * front of long compressible ones elsewhere must not cost size: the
+ * dictionary built then does not beat the floor, FSST is trained after all
+ * and the chosen node is no larger than FSST or the dictionary forced. */
+static size_t g_reg(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    return (size_t)snprintf((char *)b, cap, "N%04uX", (unsigned)(rng_next(s) % 4000));
+}
+static size_t g_reg_misled(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    if (((i >> 10) % 16) == 0) return g_reg(i, s, b, cap);
+    unsigned k = (unsigned)(rng_next(s) % 100000);
+    return (size_t)snprintf((char *)b, cap, "the quick brown fox %u jumps over the lazy dog", k);
+}
+
+static void test_fsst_floor(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_strings(QV_KIND_BINARY, 131072, g_reg, 21);
+    char d[1024];
+    size_t size;
+    int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
+    size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST);
+    print_message("  registrations: %zu bytes (FSST forced %zu), %s\n", size, fsst, d);
+    assert_int_equal(root, QV_ENC_DICT);
+    assert_true(size < fsst);
+    col_free(&c);
+    c = col_strings(QV_KIND_BINARY, 131072, g_reg_misled, 22);
+    pick(&env, &c.v, NULL, d, sizeof d, &size);
+    fsst = forced_size(&env, &c.v, QV_ENC_FSST);
+    size_t dict = forced_size(&env, &c.v, QV_ENC_DICT);
+    print_message("  misled sample: %zu bytes (FSST %zu, dict %zu), %s\n", size, fsst, dict, d);
+    assert_true(size <= fsst && size <= dict);
+    col_free(&c);
+    env_close(&env);
+}
+
 static void test_compact(void **state) {
     (void)state;
     struct enc_env env;
@@ -395,7 +436,7 @@ int main(void) {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_never_worse_than_plain),
         cmocka_unit_test(test_floats),   cmocka_unit_test(test_bools),
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact),
-        cmocka_unit_test(test_dict_first), cmocka_unit_test(test_distinct_estimate),
+        cmocka_unit_test(test_dict_first), cmocka_unit_test(test_fsst_floor), cmocka_unit_test(test_distinct_estimate),
         cmocka_unit_test(test_distinct_estimator),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -427,9 +427,12 @@ _Static_assert(BIN_SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sam
 /* Distinct strings among a sample of whole vectors of n strings, which
  * stand for `total` strings (n itself, or more when the n are already a
  * sample): qv__distinct_sample's counts, over the first half too, and
- * incidence over the vectors when the sample holds fewer than `total`. */
+ * incidence over the vectors when the sample holds fewer than `total`.
+ * With sym_rows, also the sampled rows holding one of the 255 most
+ * frequent sampled strings of 1 to 16 bytes (fsst_bound). */
 static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
-                               int64_t n, int64_t total, struct qv__distinct_sample *out) {
+                               int64_t n, int64_t total, struct qv__distinct_sample *out,
+                               int64_t *sym_rows) {
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < BIN_SAMPLE_VECTORS ? nvec : BIN_SAMPLE_VECTORS;
     int64_t sn = 0;
@@ -439,6 +442,7 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
     }
     const int incidence = sn < total;
     *out = (struct qv__distinct_sample){.sn = sn, .m = incidence ? take : 0};
+    if (sym_rows) *sym_rows = 0;
     if (!sn) return 0;
     const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
     struct qv__mark mk = qv__stack_mark(&e->stack);
@@ -447,11 +451,14 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
      * (qv__inc_note); not kept when every vector is sampled (the count is
      * exact). */
     uint16_t *inc = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
-    if (!inc) {
+    /* Per slot, the rows of its string when that is 1 to 16 bytes long. */
+    uint32_t *cnt = inc && sym_rows ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    if (!inc || (sym_rows && !cnt)) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
     memset(keys, 0, (size_t)tsize * 8);
+    if (cnt) memset(cnt, 0, (size_t)tsize * 4);
     if (incidence)
         memset(inc, 0, (size_t)tsize * 2);
     else
@@ -475,12 +482,32 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
                 distinct++;
             }
             if (inc) qv__inc_note(inc, j, k);
+            if (cnt && off[i + 1] - off[i] - 1 < 16) cnt[j]++;
         }
     }
     out->d = distinct;
     if (inc) qv__inc_count(inc, tsize, &out->q1, &out->q2);
+    int rc = 0;
+    if (cnt) {
+        /* The 255 largest counts: a histogram of the counts (at most sn),
+         * walked down from the largest. */
+        uint32_t *hist = qv__stack_push(&e->stack, (size_t)(sn + 1) * 4, e->err);
+        if (!hist) {
+            rc = ENOMEM;
+        } else {
+            memset(hist, 0, (size_t)(sn + 1) * 4);
+            for (int64_t j = 0; j < tsize; j++) hist[cnt[j]]++;
+            int64_t left = 255, rows = 0;
+            for (int64_t c = sn; c > 0 && left > 0; c--) {
+                int64_t k = hist[c] < left ? hist[c] : left;
+                rows += k * c;
+                left -= k;
+            }
+            *sym_rows = rows;
+        }
+    }
     qv__stack_release(&e->stack, mk);
-    return 0;
+    return rc;
 }
 
 static int bin_all_equal(const uint64_t *off, const uint8_t *data, int64_t n) {
@@ -505,7 +532,7 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
         uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
         memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
     }
-    size_t c = qv__zstd_compress(buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
+    size_t c = qv__zstd_compress(e, buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
                                  e->zstd_level);
     *ratio = c ? (double)c / (4.0 * ZSTD_SAMPLE_PART) : 1.0;
     qv__stack_release(&e->stack, mk);
@@ -526,16 +553,49 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
 
 static int dict_first(double distinct) { return distinct <= DICT_FIRST_MAX; }
 
-/* After the build loop, when FSST was not trained because of dict_first:
- * a dictionary of at most DICT_FIRST_MAX entries stands. Anything else
- * (the sample saw fewer distinct strings than the chunk has, or another
- * encoding won) gets FSST's chance as it would have had in the loop: FSST
- * is trained, its size estimated as there, and built only when that
- * estimate beats the chosen node; the smaller of the two is kept. */
+/* ---- FSST's floor with many distinct strings ----
+ * Past 256 distinct strings the argument above does not hold, but a
+ * weaker one does: FSST writes every non-empty string as at least one
+ * code byte, and as one byte only when the whole string is one of its at
+ * most 255 symbols (1 to 16 bytes); any other string takes at least two
+ * (two codes, or the escape and its byte), and at least one per 16 bytes.
+ * So FSST's codes need at least sum(max(2, ceil(len / 16))) bytes less one
+ * per row holding one of 255 strings, at best the 255 most frequent
+ * short ones, whose rows the sample counts (its own most frequent ones
+ * cover at least as many of its rows as any 255 strings do). When the
+ * dictionary's estimate is within FSST_BOUND_SLACK of that floor
+ * (scored), FSST's training is put off as with dict_first (flights'
+ * tailnum: about 3,800 planes' registrations of 5-6 bytes, where the
+ * dictionary, 12-bit codes, was built every time and FSST trained for
+ * nothing); after the build, a node that scores below the floor stands
+ * and anything else gets FSST's chance as before (dict_first_check). The
+ * slack covers the dictionary's estimate, which counts its entries at
+ * their raw size (the entries are then compressed themselves). Not in
+ * compact mode, where zstd_dict has no such floor. */
+#define FSST_BOUND_SLACK 1.1
+
+/* FSST's floor (bytes, scored as FSST) for n strings whose lengths give
+ * `min_codes` (the sum above) and whose sample of sn rows has sym_rows
+ * rows among its 255 most frequent short strings. */
+static double fsst_bound(double min_codes, int64_t n, int64_t sn, int64_t sym_rows) {
+    double covered = sn > 0 ? (double)sym_rows * (double)n / (double)sn : 0;
+    double b = min_codes - covered;
+    return (b > 0 ? b : 0) * cost_factor(QV_ENC_FSST);
+}
+
+/* After the build loop, when FSST was not trained because of dict_first or
+ * the floor: a dictionary of at most DICT_FIRST_MAX entries stands, and so
+ * does a node that scores below FSST's floor (fsst_floor, 0 when not
+ * known). Anything else (the sample saw fewer distinct strings than the
+ * chunk has, or another encoding won) gets FSST's chance as it would have
+ * had in the loop: FSST is trained, its size estimated as there, and built
+ * only when that estimate beats the chosen node; the smaller of the two is
+ * kept. */
 static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offsets_est,
-                            struct qv__enode **out) {
+                            double fsst_floor, struct qv__enode **out) {
     if ((*out)->enc == QV_ENC_DICT && (*out)->child[1]->count <= DICT_FIRST_MAX) return 0;
     if ((*out)->enc == QV_ENC_CONSTANT) return 0;
+    if ((double)(*out)->size * cost_factor((*out)->enc) <= fsst_floor) return 0;
     struct qv__fsst_table *t;
     int rc = qv__fsst_train(e, src->off, src->data, src->n, &t);
     if (rc) return rc;
@@ -588,12 +648,13 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         return rc ? rc : finish_root(e, depth, force, out);
     }
     const uint64_t total = off[n];
-    uint64_t minlen = UINT64_MAX, maxlen = 0, fsst_floor = 0;
+    uint64_t minlen = UINT64_MAX, maxlen = 0, fsst_floor = 0, fsst_codes = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t l = off[i + 1] - off[i];
         minlen = l < minlen ? l : minlen;
         maxlen = l > maxlen ? l : maxlen;
         fsst_floor += (l + 15) >> 4; /* FSST emits at least a code per 16 bytes */
+        fsst_codes += l == 0 ? 0 : l > 32 ? (l + 15) >> 4 : 2; /* fsst_bound */
     }
     const double offsets_est = n ? packed(n + 1, qv__bits(maxlen - minlen)) + 64 : 16;
     const double plain = (double)total + offsets_est + 16;
@@ -601,7 +662,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     struct qv__fsst_table *fsst = NULL;
     struct qv__zdict *zd = NULL;
     int rc = 0, equal = n > 0 && bin_all_equal(off, data, n), fsst_deferred = 0;
-    double dict_distinct = INFINITY;
+    double dict_distinct = INFINITY, fsst_scored_floor = 0;
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
     if (force == QV_ENC_AUTO) {
@@ -609,7 +670,9 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (equal) add(&c, e, QV_ENC_CONSTANT, (double)maxlen + 16);
         if (n > 0 && depth < e->max_depth && !equal) {
             struct qv__distinct_sample ds;
-            if ((rc = bin_sample_distinct(e, off, data, n, n, &ds))) return rc;
+            int64_t sym_rows;
+            if ((rc = bin_sample_distinct(e, off, data, n, n, &ds, &sym_rows))) return rc;
+            fsst_scored_floor = fsst_bound((double)fsst_codes, n, ds.sn, sym_rows);
             double d = qv__distinct_estimate(n, &ds);
             /* The estimate extrapolates the sample's growth and so runs
              * high on skewed values (rare ones keep appearing); the
@@ -625,8 +688,12 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
          * training it when a dictionary is estimated below that, or when
          * the sample says the dictionary is small (dict_first). */
         double dict_est = c.n && c.v[c.n - 1].enc == QV_ENC_DICT ? c.v[c.n - 1].est : INFINITY;
-        if (dict_est > (double)fsst_floor && dict_est < INFINITY && dict_first(dict_distinct))
+        if (dict_est > (double)fsst_floor && dict_est < INFINITY &&
+            (dict_first(dict_distinct) ||
+             (!e->compact &&
+              dict_est * cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
             fsst_deferred = 1;
+        if (e->compact) fsst_scored_floor = 0;
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
             !fsst_deferred && qv__allowed(e, QV_ENC_FSST)) {
             if ((rc = qv__fsst_train(e, off, data, n, &fsst))) return rc;
@@ -669,7 +736,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     qv__zdict_free(e, zd);
     if (rc) return rc;
     if (fsst_deferred && n > 0 && total >= 2048 && qv__allowed(e, QV_ENC_FSST) &&
-        (rc = dict_first_check(e, &src, offsets_est, out)))
+        (rc = dict_first_check(e, &src, offsets_est, fsst_scored_floor, out)))
         return rc;
     if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
         return rc;
@@ -731,7 +798,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
             }
             for (int64_t i = 0; i < sn; i++) memcpy(tmp + (size_t)i * width, base + (size_t)(i * step) * width, width);
             struct qv__distinct_sample ds;
-            rc = bin_sample_distinct(e, off, tmp, sn, n, &ds);
+            rc = bin_sample_distinct(e, off, tmp, sn, n, &ds, NULL);
             qv__stack_release(&e->stack, mk);
             if (rc) return rc;
             /* The strided sample stands for the whole column. */

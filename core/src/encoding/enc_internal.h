@@ -170,6 +170,13 @@ struct qv__enc {
     int max_depth;
     int compact;
     int zstd_level;
+    /* One zstd compression context for every plain zstd compression of
+     * this encode (the cascade's trial compressions and the frames of zstd
+     * nodes), created at the first and freed by qv__enc_finish: a context
+     * per call allocated and set up its tables again each time, which cost
+     * more than compressing a 4-vector frame or a trial sample did. zstd's
+     * output does not depend on what the context compressed before. */
+    void *zcctx;
     /* The caller's qv_encode_options.extremes, and the input it is about:
      * set only by a dictionary over exactly these strings (root_data,
      * root_n) at depth 0. */
@@ -443,9 +450,18 @@ int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64
                      const uint8_t *data, int64_t n, int depth, int forced,
                      struct qv__enode **out);
 
-/* zstd helpers for the cascade's estimates (0 on failure). */
+/* zstd helpers. qv__zstd_compress compresses through the encoder's
+ * context (e->zcctx) and returns 0 on failure (no context, or zstd's
+ * error); callers that need the reason use qv__zstd_compress_err. */
 size_t qv__zstd_bound(size_t n);
-size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level);
+size_t qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                         int level);
+/* The same, but an error is set on e->err (ENOMEM without a context,
+ * EIO for zstd's errors) and returned; *clen is the compressed size. */
+int qv__zstd_compress_err(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                          int level, size_t *clen);
+/* Frees the encoder's zstd context (qv__enc_finish). */
+void qv__zstd_ctx_free(struct qv__enc *e);
 
 /* ---- Bit-packing kernels ----
  * A vector of 1024 values at width w <= 32 is packed in 32 lanes of 32-bit

@@ -164,6 +164,7 @@ int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
             out->capacity = (size_t)root->size;
         }
     }
+    qv__zstd_ctx_free(e);
     qv__stack_free(&e->stack);
     qv__mem_free_all(&e->mem);
     if (rc && err && err->code == 0) qv_error_set(err, rc, "qv_encode: failed (%s)", qv_errno_name(rc));

@@ -153,7 +153,7 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
             at += lay_out(v + vs, m, ref, mask, layout, w, packed + at, res, tmp);
             sn += m;
         }
-        size_t clen = qv__zstd_compress(dst, bound, packed, (size_t)at,
+        size_t clen = qv__zstd_compress(e, dst, bound, packed, (size_t)at,
                                         layout == QV__ENTROPY_SEQ ? seq_level(e) : e->zstd_level);
         if (!clen) continue;
         if (best < 0 || (double)clen < best) {

@@ -33,9 +33,36 @@
 
 size_t qv__zstd_bound(size_t n) { return ZSTD_compressBound(n); }
 
-size_t qv__zstd_compress(void *dst, size_t cap, const void *src, size_t n, int level) {
-    size_t c = ZSTD_compress(dst, cap, src, n, level);
-    return ZSTD_isError(c) ? 0 : c;
+static ZSTD_CCtx *zstd_ctx(struct qv__enc *e) {
+    if (!e->zcctx) e->zcctx = ZSTD_createCCtx();
+    return e->zcctx;
+}
+
+void qv__zstd_ctx_free(struct qv__enc *e) {
+    ZSTD_freeCCtx(e->zcctx);
+    e->zcctx = NULL;
+}
+
+/* ZSTD_compressCCtx sets the context's parameters from the level and the
+ * source size on every call, as ZSTD_compress does with its own context:
+ * the same bytes come out. */
+int qv__zstd_compress_err(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                          int level, size_t *clen) {
+    *clen = 0;
+    ZSTD_CCtx *z = zstd_ctx(e);
+    if (!z) return qv_error_set(e->err, ENOMEM, "zstd: out of memory for a compression context");
+    size_t c = ZSTD_compressCCtx(z, dst, cap, src, n, level);
+    if (ZSTD_isError(c))
+        return qv_error_set(e->err, EIO, "zstd compression failed: %s", ZSTD_getErrorName(c));
+    *clen = c;
+    return 0;
+}
+
+size_t qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                         int level) {
+    ZSTD_CCtx *z = zstd_ctx(e);
+    size_t c = z ? ZSTD_compressCCtx(z, dst, cap, src, n, level) : 0;
+    return !z || ZSTD_isError(c) ? 0 : c;
 }
 
 static int64_t nframes_of(int64_t count, int64_t fv) { return count ? (count + fv - 1) / fv : 0; }
@@ -101,9 +128,8 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
         }
         size_t clen;
         if (enc == QV_ENC_ZSTD) {
-            clen = ZSTD_compress(comp + comp_len, bound, raw, (size_t)raw_size, e->zstd_level);
-            if (ZSTD_isError(clen))
-                rc = qv_error_set(e->err, EIO, "zstd compression failed: %s", ZSTD_getErrorName(clen));
+            rc = qv__zstd_compress_err(e, comp + comp_len, bound, raw, (size_t)raw_size,
+                                       e->zstd_level, &clen);
         } else {
             int c = LZ4_compress_default((const char *)raw, (char *)comp + comp_len, (int)raw_size,
                                          (int)bound);

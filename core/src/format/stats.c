@@ -59,24 +59,91 @@ static void ints(const struct qv_values *v, const uint8_t *validity, struct qv__
 }
 #undef MINMAX
 
+/* Float min and max order -0.0 below +0.0 and skip NaNs: the order of
+ * the keys below, which map a double's bits to a signed integer ordered
+ * as the values are (negative values' magnitude bits flipped), -0.0 just
+ * below +0.0. A block of 64 values that are all valid (or a chunk without
+ * validity) runs branch-free: a NaN's key is replaced by the other end's
+ * sentinel. Float32 values are widened to double first, as before. */
+static inline int64_t float_key(uint64_t b) {
+    int64_t k = (int64_t)b;
+    return k ^ (int64_t)((uint64_t)(k >> 63) >> 1);
+}
+static inline double key_float(int64_t k) {
+    uint64_t b = (uint64_t)(k ^ (int64_t)((uint64_t)(k >> 63) >> 1));
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+static inline uint64_t float_bits(const struct qv_values *v, int64_t i) {
+    double d = v->kind == QV_KIND_FLOAT32 ? (double)((const float *)v->values)[i]
+                                          : ((const double *)v->values)[i];
+    uint64_t b;
+    memcpy(&b, &d, 8);
+    return b;
+}
+#define FLOAT_NAN(b) (((b) & ~(UINT64_C(1) << 63)) > UINT64_C(0x7FF0000000000000))
+
+#define FLOAT_BLOCK(T)                                                                       \
+    do {                                                                                     \
+        const T *x_ = (const T *)v->values + i;                                              \
+        for (int j = 0; j < 64; j++) {                                                       \
+            double d_ = (double)x_[j];                                                       \
+            uint64_t b_;                                                                     \
+            memcpy(&b_, &d_, 8);                                                             \
+            int nan_ = FLOAT_NAN(b_);                                                        \
+            int64_t k_ = float_key(b_);                                                      \
+            nans += nan_;                                                                    \
+            int64_t lo_ = nan_ ? INT64_MAX : k_, hi_ = nan_ ? INT64_MIN : k_;                \
+            kmin = lo_ < kmin ? lo_ : kmin;                                                  \
+            kmax = hi_ > kmax ? hi_ : kmax;                                                  \
+        }                                                                                    \
+    } while (0)
+
 static void floats(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
-    double mn = INFINITY, mx = -INFINITY;
-    int64_t nans = 0, any = 0;
-    for (int64_t i = 0; i < v->count; i++) {
+    int64_t kmin = INT64_MAX, kmax = INT64_MIN;
+    int64_t nans = 0, valid_n = 0;
+    int64_t i = 0;
+    const int f32 = v->kind == QV_KIND_FLOAT32;
+    for (; i + 64 <= v->count; i += 64) {
+        const uint64_t w = validity ? qv__get_u64le(validity + (i >> 3)) : ~UINT64_C(0);
+        if (w == ~UINT64_C(0)) {
+            if (f32)
+                FLOAT_BLOCK(float);
+            else
+                FLOAT_BLOCK(double);
+            valid_n += 64;
+            continue;
+        }
+        for (int j = 0; j < 64; j++) {
+            if (!((w >> j) & 1)) continue;
+            uint64_t b = float_bits(v, i + j);
+            valid_n++;
+            if (FLOAT_NAN(b)) {
+                nans++;
+                continue;
+            }
+            int64_t k = float_key(b);
+            kmin = k < kmin ? k : kmin;
+            kmax = k > kmax ? k : kmax;
+        }
+    }
+    for (; i < v->count; i++) {
         if (!valid(validity, i)) continue;
-        double d = v->kind == QV_KIND_FLOAT32 ? (double)((const float *)v->values)[i]
-                                              : ((const double *)v->values)[i];
-        if (isnan(d)) {
+        uint64_t b = float_bits(v, i);
+        valid_n++;
+        if (FLOAT_NAN(b)) {
             nans++;
             continue;
         }
-        any = 1;
-        if (d < mn || (d == 0 && mn == 0 && signbit(d))) mn = d;
-        if (d > mx || (d == 0 && mx == 0 && !signbit(d))) mx = d;
+        int64_t k = float_key(b);
+        kmin = k < kmin ? k : kmin;
+        kmax = k > kmax ? k : kmax;
     }
     o->s.flags |= QV__STAT_NAN_COUNT;
     o->s.nan_count = nans;
-    if (!any) return;
+    if (valid_n == nans) return; /* no value that is not NaN */
+    double mn = key_float(kmin), mx = key_float(kmax);
     uint64_t b;
     o->s.flags |= QV__STAT_MINMAX;
     o->s.min_len = o->s.max_len = 8;
@@ -85,6 +152,7 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
     memcpy(&b, &mx, 8);
     qv__put_u64le(o->maxb, b);
 }
+#undef FLOAT_BLOCK
 
 static void bools(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
     int seen[2] = {0, 0};
