@@ -268,10 +268,10 @@ static void test_validate_loops(void **state) {
 }
 
 /* The same loops on arrays with a nonzero offset (slots [off, off + n) of
- * longer buffers), at every level: faults outside the slots (offsets
- * before them, bytes before the first and after the last offset, decimals
- * below off or past off + n) are ignored; a fault in slot off + k is found
- * and named as index k. Decimals at precision 18 with int64's extremes
+ * longer buffers), at every level: with valid values around the slots (a
+ * loop looking at the wrong span misses the fault) and with garbage there
+ * (offsets decreasing, bytes 0xff, decimals out of range: ignored), a
+ * fault in slot off + k is found and named as index k. Decimals at precision 18 with int64's extremes
  * (beyond 10^18 - 1, so refused) and precision 1. */
 static int validate_at(const struct qv_field *f, int64_t off, int64_t n, const void *offsets,
                        const void *data, char *msg) {
@@ -304,6 +304,7 @@ static void test_validate_offset(void **state) {
     char msg[256], want[96];
     for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
         qv__cpu_set_level(level);
+        for (int garbage = 0; garbage < 2; garbage++)
         for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
             for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
                 const int64_t off = offs[oi], n = ns[ni];
@@ -311,14 +312,14 @@ static void test_validate_offset(void **state) {
                 /* Value j is 2 bytes at 2 j; everything outside the slots is
                  * garbage: offsets decreasing, bytes 0xff, decimals huge. */
                 for (int64_t j = 0; j <= OFF + N + SLACK; j++) {
-                    const int in = j >= off && j <= end;
+                    const int in = !garbage || (j >= off && j <= end);
                     o32[j] = in ? (int32_t)(2 * j) : (int32_t)(100000 - j);
                     o64[j] = in ? 2 * j : (int64_t)(INT64_MAX - j);
                 }
                 for (int64_t b = 0; b < (int64_t)sizeof text; b++)
-                    text[b] = b >= 2 * off && b < 2 * end ? (uint8_t)('a' + b % 26) : 0xff;
+                    text[b] = !garbage || (b >= 2 * off && b < 2 * end) ? (uint8_t)('a' + b % 26) : 0xff;
                 for (int64_t j = 0; j < OFF + N + SLACK; j++) {
-                    const int in = j >= off && j < end;
+                    const int in = !garbage || (j >= off && j < end);
                     int64_t v = j % 4 == 0 ? big : j % 4 == 1 ? -big : j % 4 == 2 ? INT64_MIN : INT64_MAX;
                     if (!in) v = j % 2 ? INT64_MIN : INT64_MAX;
                     dec[2 * j] = v;
