@@ -323,7 +323,7 @@ static void test_dict_64k(void **state) {
             /* Entry k is 7 k - 200000; every entry present, the last often. */
             for (int64_t i = 0; i < n; i++) {
                 uint64_t r = rng_next(&s);
-                int64_t k = i < ds ? (i * 40503) % ds : r % 3 == 0 ? ds - 1 : (int64_t)((r >> 8) % (uint64_t)ds);
+                int64_t k = i < ds ? (i * 40507) % ds : r % 3 == 0 ? ds - 1 : (int64_t)((r >> 8) % (uint64_t)ds);
                 iv[i] = (int32_t)(7 * k - 200000);
             }
             struct qv_encode_options eo = {.force = QV_ENC_DICT};
