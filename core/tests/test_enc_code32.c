@@ -10,7 +10,9 @@
  * corrupt code (exactly the dictionary's size, size + 32 and 2^32 - 1, which
  * `& 31` would map onto a real entry) refused as corrupt, never answered.
  * Larger dictionaries' kernel (qv__code_bits, a gathered bitset) against a
- * plain loop too.
+ * plain loop too, and through qv_decoder_filter: 63, 64, 65 and 1000
+ * entries (an EVAL setting the bits past the entries too), 2^16 - 1, 2^16
+ * and 2^16 + 1 entries with takes, corrupt codes in 64, 65 and 1000.
  */
 #include <math.h>
 
