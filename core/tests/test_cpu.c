@@ -267,6 +267,118 @@ static void test_validate_loops(void **state) {
     }
 }
 
+/* The same loops on arrays with a nonzero offset (slots [off, off + n) of
+ * longer buffers), at every level: with valid values around the slots (a
+ * loop looking at the wrong span misses the fault) and with garbage there
+ * (offsets decreasing, bytes 0xff, decimals out of range: ignored), a
+ * fault in slot off + k is found and named as index k. Decimals at precision 18 with int64's extremes
+ * (beyond 10^18 - 1, so refused) and precision 1. */
+static int validate_at(const struct qv_field *f, int64_t off, int64_t n, const void *offsets,
+                       const void *data, char *msg) {
+    const void *bufs[3] = {NULL, offsets, data};
+    struct ArrowArray a = {.length = n, .offset = off,
+                           .n_buffers = f->type == QV_TYPE_DECIMAL128 ? 2 : 3, .buffers = bufs,
+                           .release = no_release};
+    if (f->type == QV_TYPE_DECIMAL128) bufs[1] = data;
+    struct qv_error err = {0};
+    int rc = qv_arrow_array_validate(&a, f, QV_VALIDATE_FULL, &err);
+    memcpy(msg, err.message, 255);
+    msg[255] = 0;
+    return rc;
+}
+
+static void test_validate_offset(void **state) {
+    (void)state;
+    enum { N = 140, OFF = 70, SLACK = 70 };
+    static int32_t o32[OFF + N + 1 + SLACK];
+    static int64_t o64[OFF + N + 1 + SLACK];
+    static uint8_t text[2 * (OFF + N + SLACK) + 8];
+    static int64_t dec[2 * (OFF + N + SLACK)];
+    const struct qv_field utf8 = {.name = "s", .type = QV_TYPE_UTF8};
+    const struct qv_field lutf8 = {.name = "s", .type = QV_TYPE_LARGE_UTF8};
+    const struct qv_field d18 = {.name = "d", .type = QV_TYPE_DECIMAL128, .precision = 18, .scale = 0};
+    const struct qv_field d1 = {.name = "d", .type = QV_TYPE_DECIMAL128, .precision = 1, .scale = 0};
+    const int64_t big = 999999999999999999; /* 10^18 - 1 */
+    const int64_t offs[] = {1, 3, 7, 8, 9, 31, 32, 33, 63, 64, 65};
+    const int64_t ns[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 140};
+    char msg[256], want[96];
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        for (int garbage = 0; garbage < 2; garbage++)
+        for (size_t oi = 0; oi < sizeof offs / sizeof offs[0]; oi++)
+            for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+                const int64_t off = offs[oi], n = ns[ni];
+                const int64_t end = off + n; /* slots [off, end) */
+                /* Value j is 2 bytes at 2 j; everything outside the slots is
+                 * garbage: offsets decreasing, bytes 0xff, decimals huge. */
+                for (int64_t j = 0; j <= OFF + N + SLACK; j++) {
+                    const int in = !garbage || (j >= off && j <= end);
+                    o32[j] = in ? (int32_t)(2 * j) : (int32_t)(100000 - j);
+                    o64[j] = in ? 2 * j : (int64_t)(INT64_MAX - j);
+                }
+                for (int64_t b = 0; b < (int64_t)sizeof text; b++)
+                    text[b] = !garbage || (b >= 2 * off && b < 2 * end) ? (uint8_t)('a' + b % 26) : 0xff;
+                for (int64_t j = 0; j < OFF + N + SLACK; j++) {
+                    const int in = !garbage || (j >= off && j < end);
+                    int64_t v = j % 4 == 0 ? big : j % 4 == 1 ? -big : j % 4 == 2 ? INT64_MIN : INT64_MAX;
+                    if (!in) v = j % 2 ? INT64_MIN : INT64_MAX;
+                    dec[2 * j] = v;
+                    dec[2 * j + 1] = in ? (v < 0 ? -1 : 0) : 12345; /* outside: not even a sign */
+                    if (in && (v == INT64_MIN || v == INT64_MAX)) dec[2 * j] = j % 2 ? 7 : -7, dec[2 * j + 1] = j % 2 ? 0 : -1;
+                }
+                if (validate_at(&utf8, off, n, o32, text, msg))
+                    fail_msg("%s off %lld n %lld utf8: %s", qv__cpu_level_name(level), (long long)off, (long long)n, msg);
+                if (validate_at(&lutf8, off, n, o64, text, msg))
+                    fail_msg("%s off %lld n %lld large utf8: %s", qv__cpu_level_name(level), (long long)off, (long long)n, msg);
+                if (validate_at(&d18, off, n, NULL, dec, msg))
+                    fail_msg("%s off %lld n %lld decimal: %s", qv__cpu_level_name(level), (long long)off, (long long)n, msg);
+                for (int64_t k = 0; k < n; k++) {
+                    if (k > 0) { /* offset k below offset k - 1 */
+                        o32[off + k] = o32[off + k - 1] - 1;
+                        o64[off + k] = o64[off + k - 1] - 1;
+                        snprintf(want, sizeof want, "offsets not monotone at index %lld", (long long)k);
+                        assert_int_equal(validate_at(&utf8, off, n, o32, text, msg), EINVAL);
+                        if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                        assert_int_equal(validate_at(&lutf8, off, n, o64, text, msg), EINVAL);
+                        if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                        o32[off + k] = (int32_t)(2 * (off + k));
+                        o64[off + k] = 2 * (off + k);
+                    }
+                    /* the second byte of value k not UTF-8 */
+                    text[2 * (off + k) + 1] = 0x80;
+                    snprintf(want, sizeof want, "value at index %lld is not valid UTF-8", (long long)k);
+                    assert_int_equal(validate_at(&utf8, off, n, o32, text, msg), EINVAL);
+                    if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                    assert_int_equal(validate_at(&lutf8, off, n, o64, text, msg), EINVAL);
+                    if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                    text[2 * (off + k) + 1] = (uint8_t)('a' + (2 * (off + k) + 1) % 26);
+                    /* decimal k: int64's extremes (19 digits) */
+                    const int64_t keep = dec[2 * (off + k)], keep_hi = dec[2 * (off + k) + 1];
+                    dec[2 * (off + k)] = k % 2 ? INT64_MAX : INT64_MIN;
+                    dec[2 * (off + k) + 1] = k % 2 ? 0 : -1;
+                    snprintf(want, sizeof want, "value at index %lld does not fit", (long long)k);
+                    assert_int_equal(validate_at(&d18, off, n, NULL, dec, msg), EINVAL);
+                    if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                    dec[2 * (off + k)] = k % 2 ? big + 1 : -big - 1;
+                    dec[2 * (off + k) + 1] = k % 2 ? 0 : -1;
+                    assert_int_equal(validate_at(&d18, off, n, NULL, dec, msg), EINVAL);
+                    if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+                    dec[2 * (off + k)] = keep;
+                    dec[2 * (off + k) + 1] = keep_hi;
+                }
+                /* precision 1: -9..9 pass; 10 or -10 at the last slot fails */
+                for (int64_t j = off; j < end; j++) dec[2 * j] = (j % 19) - 9, dec[2 * j + 1] = (j % 19) < 9 ? -1 : 0;
+                if (validate_at(&d1, off, n, NULL, dec, msg))
+                    fail_msg("%s off %lld n %lld decimal(1): %s", qv__cpu_level_name(level), (long long)off, (long long)n, msg);
+                dec[2 * (end - 1)] = n % 2 ? 10 : -10;
+                dec[2 * (end - 1) + 1] = n % 2 ? 0 : -1;
+                snprintf(want, sizeof want, "value at index %lld does not fit", (long long)(n - 1));
+                assert_int_equal(validate_at(&d1, off, n, NULL, dec, msg), EINVAL);
+                if (!strstr(msg, want)) fail_msg("%s: '%s', want '%s'", qv__cpu_level_name(level), msg, want);
+            }
+    }
+}
+
 static void test_istats(void **state) {
     (void)state;
     enum { N = 3000 };
@@ -422,6 +534,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_widen_narrow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decimal_widen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_loops, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validate_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_istats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compare_kernels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hash_same_at_every_level, setup, teardown),

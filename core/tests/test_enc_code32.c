@@ -10,7 +10,9 @@
  * corrupt code (exactly the dictionary's size, size + 32 and 2^32 - 1, which
  * `& 31` would map onto a real entry) refused as corrupt, never answered.
  * Larger dictionaries' kernel (qv__code_bits, a gathered bitset) against a
- * plain loop too.
+ * plain loop too, and through qv_decoder_filter: 63, 64, 65 and 1000
+ * entries (an EVAL setting the bits past the entries too), 2^16 - 1, 2^16
+ * and 2^16 + 1 entries with takes, corrupt codes in 64, 65 and 1000.
  */
 #include <math.h>
 
@@ -127,6 +129,20 @@ static int feval(void *ctx, const struct qv_values *vals, uint64_t *out, struct 
     return 0;
 }
 
+/* BETWEEN ctx->lo..hi on int32 entries, and every bit past count set in
+ * the last word (garbage the filter must ignore). */
+static int greedy_ieval(void *ctx, const struct qv_values *vals, uint64_t *out,
+                        struct qv_error *err) {
+    (void)err;
+    const struct qv_enc_pred *q = ctx;
+    const int32_t *x = vals->values;
+    assert_int_equal(vals->kind, QV_KIND_INT32);
+    for (int64_t i = 0; i < vals->count; i++)
+        if (x[i] >= q->lo && x[i] <= q->hi) out[i / 64] |= UINT64_C(1) << (i % 64);
+    if (vals->count % 64) out[vals->count / 64] |= ~UINT64_C(0) << (vals->count % 64);
+    return 0;
+}
+
 static int root_is_dict(struct enc_env *env, const struct qv_encoded *e) {
     char desc[512];
     struct qv_error err;
@@ -191,7 +207,8 @@ static void test_dict_sizes(void **state) {
     struct enc_env env;
     env_open(&env);
     uint64_t s = 3233;
-    const int sizes[] = {1, 2, 31, 32, 33};
+    /* 63..65: the two-shift path's edges; 1000: the gathered words. */
+    const int sizes[] = {1, 2, 31, 32, 33, 63, 64, 65, 1000};
     const int64_t n = 5000;
     char what[160];
     for (int lv = 0; lv < 2; lv++) {
@@ -226,6 +243,22 @@ static void test_dict_sizes(void **state) {
                 struct icase ic = {iv, &p};
                 check_filter(d, n, &p, &s, iwant, &ic, what);
             }
+            /* EVAL answering BETWEEN that also sets every bit past the
+             * entries in its last word (the contract says they are
+             * ignored): those bits must not answer for any code. */
+            /* One ctx per predicate: the decoder keeps answers per pair. */
+            static struct qv_enc_pred qs[2][9][12];
+            for (int t = 0; t < 12; t++) {
+                struct qv_enc_pred *qp = &qs[lv][z][t], q = {.op = QV_ENC_OP_BETWEEN};
+                q.lo = -40 + 3 * (int)(rng_next(&s) % (uint64_t)(ds + 1));
+                q.hi = t % 3 == 0 ? q.lo - 1 : q.lo + 3 * (int)(rng_next(&s) % 8);
+                *qp = q;
+                struct qv_enc_pred p = {.op = QV_ENC_OP_EVAL, .eval = greedy_ieval, .eval_ctx = qp};
+                snprintf(what, sizeof what, "int32 dict of %d (level %d) greedy eval %lld..%lld",
+                         ds, levels[lv], (long long)q.lo, (long long)q.hi);
+                struct icase ic = {iv, &q};
+                check_filter(d, n, &p, &s, iwant, &ic, what);
+            }
             qv_decoder_close(d);
             qv_encoded_release(env.r, &e);
             col_free(&ci);
@@ -233,8 +266,8 @@ static void test_dict_sizes(void **state) {
             /* Floats: NaN, -0.0, 0.0, +-Infinity among the entries. */
             struct col cf = col_words(QV_KIND_FLOAT64, n);
             double *fv = cf.values;
-            double ent[40];
-            for (int k = 0; k < 40; k++) ent[k] = k * 0.5 - 7.25;
+            static double ent[1000];
+            for (int k = 0; k < 1000; k++) ent[k] = k * 0.5 - 7.25;
             ent[0] = NAN;
             if (ds > 1) ent[1] = -0.0;
             if (ds > 2) ent[2] = 0.0;
@@ -245,7 +278,7 @@ static void test_dict_sizes(void **state) {
                 fv[i] = ent[r % 3 == 0 ? ds - 1 : (int)((r >> 8) % (uint64_t)ds)];
             }
             /* Every entry present, so the dictionary has exactly ds. */
-            for (int k = 0; k < ds; k++) fv[k * 7] = ent[k];
+            for (int k = 0; k < ds; k++) fv[(k * 7) % n] = ent[k];
             eo.force = ds == 1 ? QV_ENC_AUTO : QV_ENC_DICT;
             assert_int_equal(qv_encode(&cf.v, &eo, env.r, &e, &err), 0);
             if (ds > 1) assert_true(root_is_dict(&env, &e));
@@ -263,6 +296,90 @@ static void test_dict_sizes(void **state) {
             qv_decoder_close(d);
             qv_encoded_release(env.r, &e);
             col_free(&cf);
+        }
+        qv__cpu_set_level(saved);
+    }
+    env_close(&env);
+}
+
+/* Dictionaries of 2^16 - 1, 2^16 and 2^16 + 1 entries (the gathered words'
+ * index near 2^11): every operator over the whole chunk and random windows
+ * with a selection, and takes sparse (a filter's survivors) and dense,
+ * against the values. */
+static void test_dict_64k(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    uint64_t s = 6553;
+    const int sizes[] = {65535, 65536, 65537};
+    const int64_t n = 70000;
+    static uint64_t sel[70000 / 64 + 1], out[70000 / 64 + 1];
+    static int64_t rows[70000];
+    static int32_t got[70000];
+    for (int lv = 0; lv < 2; lv++) {
+        const int saved = qv__cpu_set_level(levels[lv]);
+        for (int z = 0; z < 3; z++) {
+            const int ds = sizes[z];
+            struct col ci = col_words(QV_KIND_INT32, n);
+            int32_t *iv = ci.values;
+            /* Entry k is 7 k - 200000; every entry present, the last often. */
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t r = rng_next(&s);
+                int64_t k = i < ds ? (i * 40507) % ds : r % 3 == 0 ? ds - 1 : (int64_t)((r >> 8) % (uint64_t)ds);
+                iv[i] = (int32_t)(7 * k - 200000);
+            }
+            struct qv_encode_options eo = {.force = QV_ENC_DICT};
+            struct qv_encoded e;
+            struct qv_error err;
+            assert_int_equal(qv_encode(&ci.v, &eo, env.r, &e, &err), 0);
+            assert_true(root_is_dict(&env, &e));
+            struct qv_decoder *d;
+            assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_INT32, 0, n, env.r, &d, &err), 0);
+            for (int t = 0; t < 21; t++) {
+                struct qv_enc_pred p = {0};
+                p.op = t % 7;
+                int64_t k1 = (int64_t)(rng_next(&s) % (uint64_t)(ds + 2)) - 1;
+                int64_t k2 = t % 2 ? k1 + (int64_t)(rng_next(&s) % 4000) : ds - 1;
+                p.lo = 7 * k1 - 200000 + (t % 5 == 4 ? 3 : 0);
+                p.hi = 7 * k2 - 200000;
+                struct icase ic = {iv, &p};
+                const int64_t start = t < 7 ? 0 : (int64_t)(rng_next(&s) % 1000);
+                const int64_t len = t < 7 ? n : n - start - (int64_t)(rng_next(&s) % 1000);
+                const int use_sel = t >= 14;
+                for (int64_t k = 0; k < (len + 63) / 64; k++) sel[k] = use_sel ? rng_next(&s) : ~UINT64_C(0);
+                int rc = qv_decoder_filter(d, start, len, &p, use_sel ? sel : NULL, out, &err);
+                if (rc) fail_msg("dict of %d: filter rc %d: %s", ds, rc, err.message);
+                for (int64_t i = 0; i < len; i++) {
+                    int sb = (int)(sel[i / 64] >> (i % 64)) & 1;
+                    int g = (int)(out[i / 64] >> (i % 64)) & 1;
+                    if (g != (sb && iwant(&ic, start + i)))
+                        fail_msg("dict of %d (level %d) op %d lo %lld hi %lld: value %lld got %d",
+                                 ds, levels[lv], p.op, (long long)p.lo, (long long)p.hi,
+                                 (long long)(start + i), g);
+                }
+            }
+            /* Takes: one row in 97 (sparse), every row but a few, every
+             * row twice over a span. */
+            for (int shape = 0; shape < 3; shape++) {
+                int64_t k = 0;
+                for (int64_t r = 0; r < n && k < n; r++) {
+                    if (shape == 0 && r % 97 != 5) continue;
+                    if (shape == 1 && r % 13 == 0) continue;
+                    if (shape == 2 && (r < 60000 || r >= 60000 + n / 4 / 2)) continue;
+                    rows[k++] = r;
+                    if (shape == 2) rows[k++] = r;
+                }
+                struct qv_decode_out o = {.values = got};
+                int rc = qv_decoder_take(d, rows, k, &o, &err);
+                if (rc) fail_msg("dict of %d: take shape %d rc %d: %s", ds, shape, rc, err.message);
+                for (int64_t i = 0; i < k; i++)
+                    if (got[i] != iv[rows[i]])
+                        fail_msg("dict of %d take shape %d: row %lld got %d want %d", ds, shape,
+                                 (long long)rows[i], got[i], iv[rows[i]]);
+            }
+            qv_decoder_close(d);
+            qv_encoded_release(env.r, &e);
+            col_free(&ci);
         }
         qv__cpu_set_level(saved);
     }
@@ -411,9 +528,10 @@ static void test_corrupt_codes(void **state) {
     (void)state;
     struct enc_env env;
     env_open(&env);
-    const int sizes[] = {2, 31, 32, 33};
+    /* 64, 65, 1000: the two-shift and the gathered kernels. */
+    const int sizes[] = {2, 31, 32, 33, 64, 65, 1000};
     for (int lv = 0; lv < 2; lv++)
-        for (size_t z = 0; z < 4; z++) {
+        for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
             const int ds = sizes[z];
             const uint32_t bads[] = {(uint32_t)ds, (uint32_t)ds + 31, 32, 63, 0xFFFFFFFFu};
             const int64_t ats[] = {0, 63, 64, 1500, 2999};
@@ -429,6 +547,7 @@ int main(void) {
         cmocka_unit_test(test_kernel),
         cmocka_unit_test(test_kernel_bits),
         cmocka_unit_test(test_dict_sizes),
+        cmocka_unit_test(test_dict_64k),
         cmocka_unit_test(test_corrupt_codes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

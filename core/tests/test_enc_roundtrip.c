@@ -512,6 +512,108 @@ static void test_bad_arguments(void **state) {
     env_close(&env);
 }
 
+/* String dictionaries decoded as fixed-size entries (all of one length 1..8,
+ * one 8-byte copy per value) or summed from the length table (a length 9,
+ * an empty entry or one longer entry mixed in), in int32 and int64 offsets:
+ * dictionaries of 1, 2, 33 and 300 entries (the last entry frequent: its
+ * 8-byte copy reads past the dictionary's bytes), decoded into an output
+ * whose free room is every size from exactly the values' bytes to 48 more
+ * (the decode's reserve threshold is 40) in a block of whole alignment
+ * units, and offsets buffers of exactly n + 1 slots (ASan sees a byte
+ * past either). */
+static void test_dict_fixed_entries(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct qv_error err;
+    uint64_t s = 9;
+    const int64_t n = 1500;
+    const int dsizes[] = {1, 2, 33, 300};
+    static uint8_t bytes[1500 * 10];
+    static int32_t in_off[1501];
+    static int64_t rows[1500];
+    for (int L = 1; L <= 9; L++)
+        for (int z = 0; z < 4; z++)
+            for (int shape = 0; shape < 3; shape++) { /* all L; one empty; one of L + 1 */
+                const int ds = dsizes[z];
+                if (shape && ds < 2) continue;
+                int64_t pos = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t r = rng_next(&s);
+                    int k = i < ds ? (int)i : r % 3 == 0 ? ds - 1 : (int)((r >> 8) % (uint64_t)ds);
+                    size_t l = (size_t)L;
+                    if (shape == 1 && k == ds / 2) l = 0;
+                    if (shape == 2 && k == ds - 1) l = (size_t)L + 1;
+                    in_off[i] = (int32_t)pos;
+                    /* Entry k: k in base 26, last digit last (distinct from 3
+                     * bytes up); 1 and 2 bytes: k's bytes. */
+                    for (size_t b = 0, kk = (size_t)k; b < l; b++, kk /= 26)
+                        bytes[pos + (int64_t)(l - 1 - b)] = (uint8_t)('a' + kk % 26);
+                    if (l == 1 || l == 2) bytes[pos] = (uint8_t)k;
+                    if (l == 2) bytes[pos + 1] = (uint8_t)(k >> 8);
+                    pos += (int64_t)l;
+                }
+                in_off[n] = (int32_t)pos;
+                if (L == 1 && shape != 1 && ds > 256) continue; /* 1 byte: at most 256 entries */
+                struct qv_values in = {QV_KIND_BINARY, 0, n, 0, in_off, bytes};
+                struct qv_encode_options eo = {.force = QV_ENC_DICT};
+                struct qv_encoded e;
+                if (qv_encode(&in, &eo, env.r, &e, &err))
+                    fail_msg("L %d dict %d shape %d: encode: %s", L, ds, shape, err.message);
+                for (int large = 0; large < 2; large++) {
+                    const enum qv_value_kind kind = large ? QV_KIND_LARGE_BINARY : QV_KIND_BINARY;
+                    struct qv_values want = in;
+                    struct qv_decoder *d;
+                    assert_int_equal(qv_decoder_open(e.data, e.size, kind, 0, n, env.r, &d, &err), 0);
+                    const size_t w = large ? 8 : 4;
+                    for (int t = 0; t < 10; t++) {
+                        /* A range or sparse rows (one in 11). */
+                        int64_t start = t < 5 ? (int64_t)(rng_next(&s) % 200) : 0;
+                        int64_t m = t < 5 ? n - start - (int64_t)(rng_next(&s) % 300) : 0;
+                        if (t >= 5)
+                            for (int64_t r = (int64_t)(rng_next(&s) % 11); r < n; r += 11) rows[m++] = r;
+                        uint64_t total = 0;
+                        for (int64_t i = 0; i < m; i++) {
+                            int64_t r = t < 5 ? start + i : rows[i];
+                            total += (uint64_t)(in_off[r + 1] - in_off[r]);
+                        }
+                        const size_t cap = (size_t)((total + 48 + 63) / 64 * 64);
+                        const size_t slack = (size_t)(t * 5) % 49;
+                        struct qv_decode_out o = {0};
+                        o.values = malloc((size_t)(m + 1) * w);
+                        assert_non_null(o.values);
+                        o.data = qv_alloc(env.r, cap, &err);
+                        assert_non_null(o.data);
+                        o.data_capacity = cap;
+                        o.data_size = cap - (size_t)total - slack;
+                        memset(o.data, '#', o.data_size);
+                        const size_t prefix = o.data_size;
+                        int rc = t < 5 ? qv_decoder_decode_range(d, start, m, &o, &err)
+                                       : qv_decoder_take(d, rows, m, &o, &err);
+                        if (rc)
+                            fail_msg("L %d dict %d shape %d large %d t %d: rc %d %s", L, ds, shape,
+                                     large, t, rc, err.message);
+                        assert_int_equal(o.data_size, prefix + total);
+                        for (size_t b = 0; b < prefix; b++) assert_int_equal(o.data[b], '#');
+                        for (int64_t i = 0; i < m; i++) {
+                            int64_t r = t < 5 ? start + i : rows[i];
+                            int64_t a = large ? ((int64_t *)o.values)[i] : ((int32_t *)o.values)[i];
+                            int64_t b = large ? ((int64_t *)o.values)[i + 1] : ((int32_t *)o.values)[i + 1];
+                            if (b - a != in_off[r + 1] - in_off[r] ||
+                                memcmp(o.data + a, want.data + in_off[r], (size_t)(b - a)))
+                                fail_msg("L %d dict %d shape %d large %d t %d: value %lld (row %lld) differs",
+                                         L, ds, shape, large, t, (long long)i, (long long)r);
+                        }
+                        free(o.values);
+                        qv_free(env.r, o.data, o.data_capacity);
+                    }
+                    qv_decoder_close(d);
+                }
+                qv_encoded_release(env.r, &e);
+            }
+    env_close(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ints),
@@ -524,6 +626,7 @@ int main(void) {
         cmocka_unit_test(test_fixed),
         cmocka_unit_test(test_take_duplicates_across_a_gap),
         cmocka_unit_test(test_bad_arguments),
+        cmocka_unit_test(test_dict_fixed_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
