@@ -192,11 +192,14 @@ static void test_decimal_widen(void **state) {
  * and named. */
 static void no_release(struct ArrowArray *a) { a->release = NULL; }
 
-static int validate_one(const struct qv_field *f, int64_t n, const void *offsets,
-                        const void *data, char *msg) {
+/* Slots [off, off + n) of the buffers, validated in full; the message to
+ * msg (256 bytes). */
+static int validate_at(const struct qv_field *f, int64_t off, int64_t n, const void *offsets,
+                       const void *data, char *msg) {
     const void *bufs[3] = {NULL, offsets, data};
-    struct ArrowArray a = {.length = n, .n_buffers = f->type == QV_TYPE_DECIMAL128 ? 2 : 3,
-                           .buffers = bufs, .release = no_release};
+    struct ArrowArray a = {.length = n, .offset = off,
+                           .n_buffers = f->type == QV_TYPE_DECIMAL128 ? 2 : 3, .buffers = bufs,
+                           .release = no_release};
     if (f->type == QV_TYPE_DECIMAL128) bufs[1] = data;
     struct qv_error err = {0};
     int rc = qv_arrow_array_validate(&a, f, QV_VALIDATE_FULL, &err);
@@ -228,24 +231,24 @@ static void test_validate_loops(void **state) {
                 dec[2 * i] = v;
                 dec[2 * i + 1] = v < 0 ? -1 : 0;
             }
-            assert_int_equal(validate_one(&utf8, n, o32, text, msg), 0);
-            assert_int_equal(validate_one(&lutf8, n, o64, text, msg), 0);
-            assert_int_equal(validate_one(&d15, n, NULL, dec, msg), 0);
+            assert_int_equal(validate_at(&utf8, 0, n, o32, text, msg), 0);
+            assert_int_equal(validate_at(&lutf8, 0, n, o64, text, msg), 0);
+            assert_int_equal(validate_at(&d15, 0, n, NULL, dec, msg), 0);
             for (int64_t k = 1; k < n; k += 1 + k / 3) {
                 /* offset k below offset k - 1 */
                 o32[k] = o32[k - 1] - 1;
                 o64[k] = o64[k - 1] - 1;
                 snprintf(want, sizeof want, "offsets not monotone at index %lld", (long long)k);
-                assert_int_equal(validate_one(&utf8, n, o32, text, msg), EINVAL);
+                assert_int_equal(validate_at(&utf8, 0, n, o32, text, msg), EINVAL);
                 assert_non_null(strstr(msg, want));
-                assert_int_equal(validate_one(&lutf8, n, o64, text, msg), EINVAL);
+                assert_int_equal(validate_at(&lutf8, 0, n, o64, text, msg), EINVAL);
                 assert_non_null(strstr(msg, want));
                 o32[k] = (int32_t)(2 * k);
                 o64[k] = 2 * k;
                 /* a byte that is not UTF-8 in value k */
                 text[2 * k] = 0xff;
                 snprintf(want, sizeof want, "value at index %lld is not valid UTF-8", (long long)k);
-                assert_int_equal(validate_one(&utf8, n, o32, text, msg), EINVAL);
+                assert_int_equal(validate_at(&utf8, 0, n, o32, text, msg), EINVAL);
                 assert_non_null(strstr(msg, want));
                 text[2 * k] = 'a';
                 /* a decimal one past the precision, and one whose high half
@@ -254,11 +257,11 @@ static void test_validate_loops(void **state) {
                 dec[2 * k] = k % 2 ? big + 1 : -big - 1;
                 dec[2 * k + 1] = dec[2 * k] < 0 ? -1 : 0;
                 snprintf(want, sizeof want, "value at index %lld does not fit", (long long)k);
-                assert_int_equal(validate_one(&d15, n, NULL, dec, msg), EINVAL);
+                assert_int_equal(validate_at(&d15, 0, n, NULL, dec, msg), EINVAL);
                 assert_non_null(strstr(msg, want));
                 dec[2 * k] = 5;
                 dec[2 * k + 1] = -1;
-                assert_int_equal(validate_one(&d15, n, NULL, dec, msg), EINVAL);
+                assert_int_equal(validate_at(&d15, 0, n, NULL, dec, msg), EINVAL);
                 assert_non_null(strstr(msg, want));
                 dec[2 * k] = keep;
                 dec[2 * k + 1] = keep_hi;
@@ -273,20 +276,6 @@ static void test_validate_loops(void **state) {
  * (offsets decreasing, bytes 0xff, decimals out of range: ignored), a
  * fault in slot off + k is found and named as index k. Decimals at precision 18 with int64's extremes
  * (beyond 10^18 - 1, so refused) and precision 1. */
-static int validate_at(const struct qv_field *f, int64_t off, int64_t n, const void *offsets,
-                       const void *data, char *msg) {
-    const void *bufs[3] = {NULL, offsets, data};
-    struct ArrowArray a = {.length = n, .offset = off,
-                           .n_buffers = f->type == QV_TYPE_DECIMAL128 ? 2 : 3, .buffers = bufs,
-                           .release = no_release};
-    if (f->type == QV_TYPE_DECIMAL128) bufs[1] = data;
-    struct qv_error err = {0};
-    int rc = qv_arrow_array_validate(&a, f, QV_VALIDATE_FULL, &err);
-    memcpy(msg, err.message, 255);
-    msg[255] = 0;
-    return rc;
-}
-
 static void test_validate_offset(void **state) {
     (void)state;
     enum { N = 140, OFF = 70, SLACK = 70 };

@@ -105,19 +105,23 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
     int64_t nans = 0, valid_n = 0;
     int64_t i = 0;
     const int f32 = v->kind == QV_KIND_FLOAT32;
-    for (; i + 64 <= v->count; i += 64) {
-        const uint64_t w = validity ? qv__get_u64le(validity + (i >> 3)) : ~UINT64_C(0);
-        if (w == ~UINT64_C(0)) {
+    while (i < v->count) {
+        /* A whole block of valid values, branch-free; otherwise (nulls, or
+         * the last values) the values of the block one by one. */
+        if (i + 64 <= v->count &&
+            (!validity || qv__get_u64le(validity + (i >> 3)) == ~UINT64_C(0))) {
             if (f32)
                 FLOAT_BLOCK(float);
             else
                 FLOAT_BLOCK(double);
             valid_n += 64;
+            i += 64;
             continue;
         }
-        for (int j = 0; j < 64; j++) {
-            if (!((w >> j) & 1)) continue;
-            uint64_t b = float_bits(v, i + j);
+        const int64_t end = i + 64 <= v->count ? i + 64 : v->count;
+        for (; i < end; i++) {
+            if (!valid(validity, i)) continue;
+            uint64_t b = float_bits(v, i);
             valid_n++;
             if (FLOAT_NAN(b)) {
                 nans++;
@@ -127,18 +131,6 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
             kmin = k < kmin ? k : kmin;
             kmax = k > kmax ? k : kmax;
         }
-    }
-    for (; i < v->count; i++) {
-        if (!valid(validity, i)) continue;
-        uint64_t b = float_bits(v, i);
-        valid_n++;
-        if (FLOAT_NAN(b)) {
-            nans++;
-            continue;
-        }
-        int64_t k = float_key(b);
-        kmin = k < kmin ? k : kmin;
-        kmax = k > kmax ? k : kmax;
     }
     o->s.flags |= QV__STAT_NAN_COUNT;
     o->s.nan_count = nans;
