@@ -726,6 +726,25 @@ static int64_t drain_count(struct pool_env *E, struct qv_reader *rd, const struc
     return rows;
 }
 
+
+/* orig with `flips` random bits flipped (in its first three quarters:
+ * data, not the footer) written to path. */
+static void write_mutated(const char *path, const unsigned char *orig, size_t size, int flips,
+                          uint64_t *seed) {
+    unsigned char *b = malloc(size);
+    assert_non_null(b);
+    memcpy(b, orig, size);
+    for (int f = 0; f < flips; f++) {
+        *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+        size_t at = (size_t)(*seed >> 33) % (size * 3 / 4);
+        b[at] ^= (unsigned char)(1u << ((*seed >> 20) & 7));
+    }
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(b, 1, size, fp), size);
+    fclose(fp);
+    free(b);
+}
 static void test_fixed_string_dicts_corrupt(void **state) {
     struct pool_env *E = *state;
     static const char *const filters[] = {"s3 >= 'bnx'", "s8 = 'cd000033' OR s1 = X'41'",
@@ -757,18 +776,7 @@ static void test_fixed_string_dicts_corrupt(void **state) {
     uint64_t seed = 777;
     int64_t ok = 0, refused = 0;
     for (int trial = 0; trial < 160; trial++) {
-        unsigned char *b = malloc(size);
-        memcpy(b, orig, size);
-        for (int f = 0; f < 2; f++) {
-            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            size_t at = (size_t)(seed >> 33) % (size * 3 / 4);
-            b[at] ^= (unsigned char)(1u << ((seed >> 20) & 7));
-        }
-        FILE *fp = fopen(path, "wb");
-        assert_non_null(fp);
-        fwrite(b, 1, size, fp);
-        fclose(fp);
-        free(b);
+        write_mutated(path, orig, size, 2, &seed);
         struct qv_reader_options ro = {.skip_checksums = trial & 1};
         struct qv_reader *rd;
         struct qv_error err;
@@ -918,18 +926,7 @@ static void test_corrupt_filter_path(void **state) {
         tu_path(path, sizeof path, "corrupt_mut.qvr");
         uint64_t seed = 12345 + e;
         for (int trial = 0; trial < 150; trial++) {
-            unsigned char *b = malloc(size);
-            memcpy(b, orig, size);
-            for (int f = 0; f < 3; f++) {
-                seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-                size_t at = (size_t)(seed >> 33) % (size * 3 / 4);
-                b[at] ^= (unsigned char)(1u << ((seed >> 20) & 7));
-            }
-            FILE *fp = fopen(path, "wb");
-            assert_non_null(fp);
-            fwrite(b, 1, size, fp);
-            fclose(fp);
-            free(b);
+            write_mutated(path, orig, size, 3, &seed);
             /* checksums off on odd trials: the decoders' own checks; on on
              * even ones: whatever the checksums' granularity, bytes a
              * filter compares must have been verified */
