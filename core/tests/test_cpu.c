@@ -4,6 +4,7 @@
  * generic path (what aarch64 and old x86-64 run) is tested on a machine
  * that would otherwise always take AVX2. (The dictionary filter's kernels
  * are checked the same way in test_enc_code32.c.) */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -501,6 +502,77 @@ static void test_compare_kernels(void **state) {
     }
 }
 
+/* ALP's (e, f) search scores pairs four doubles (eight floats) at a time
+ * with AVX2: the choice, its estimate and its exceptions are the same at
+ * every level, on decimals, integers, values too large for digits, NaN,
+ * infinities, -0.0 and random bit patterns, at lengths that leave every
+ * tail and that take the one- and the two-level search (n <= 128 and
+ * above, one value in n / 1024 sampled). */
+static void fill_floats(void *out, int pt, int64_t n, int shape) {
+    for (int64_t i = 0; i < n; i++) {
+        double x;
+        uint64_t r = rnd();
+        switch (shape) {
+        case 0: x = (double)(int64_t)(r % 100000) / 100.0; break;       /* 2 decimals */
+        case 1: x = (double)(int64_t)(r % 17); break;                   /* small integers */
+        case 2: x = (double)(int64_t)(r % 1000) / 10.0 + (r % 97 == 0 ? 1e300 : 0); break;
+        case 3: {
+            static const double odd[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0, 1e17, -3.25};
+            x = r % 5 == 0 ? odd[(r >> 8) % 7] : (double)(int64_t)(r % 5000) / 1000.0;
+            break;
+        }
+        default: {
+            if (pt == QV__PT_F64) {
+                memcpy(&x, &r, 8);
+            } else {
+                uint32_t b = (uint32_t)r;
+                float f;
+                memcpy(&f, &b, 4);
+                x = f;
+            }
+        }
+        }
+        if (pt == QV__PT_F64) ((double *)out)[i] = x;
+        else ((float *)out)[i] = (float)x;
+    }
+}
+
+static void test_alp_choose_same_at_every_level(void **state) {
+    (void)state;
+    enum { N = 20000 };
+    double *buf = malloc(N * sizeof *buf);
+    assert_non_null(buf);
+    static const int64_t lens[] = {1, 3, 4, 7, 9, 100, 128, 129, 1000, 1023, 1024, 1031, 5000, N};
+    static const int pts[] = {QV__PT_F32, QV__PT_F64};
+    for (size_t pi = 0; pi < 2; pi++) {
+        const int pt = pts[pi];
+        for (int shape = 0; shape < 5; shape++) {
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                const int64_t n = lens[li];
+                fill_floats(buf, pt, n, shape);
+                qv__cpu_set_level(QV__CPU_BASELINE);
+                struct qv__alp_choice want;
+                qv__alp_choose(buf, n, pt, &want);
+                for (int level = QV__CPU_BASELINE + 1; level <= max_level(); level++) {
+                    qv__cpu_set_level(level);
+                    struct qv__alp_choice got;
+                    qv__alp_choose(buf, n, pt, &got);
+                    assert_int_equal(got.e, want.e);
+                    assert_int_equal(got.f, want.f);
+                    assert_true(got.est_bytes == want.est_bytes);
+                    assert_int_equal(got.est_exceptions, want.est_exceptions);
+                }
+                /* Decimals with two digits need e - f = 2 and no exception. */
+                if (shape == 0 && pt == QV__PT_F64 && n >= 100) {
+                    assert_int_equal(want.e - want.f, 2);
+                    assert_int_equal(want.est_exceptions, 0);
+                }
+            }
+        }
+    }
+    free(buf);
+}
+
 static void test_hash_same_at_every_level(void **state) {
     (void)state;
     uint8_t data[5000];
@@ -526,6 +598,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_validate_offset, setup, teardown),
         cmocka_unit_test_setup_teardown(test_istats, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compare_kernels, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_alp_choose_same_at_every_level, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hash_same_at_every_level, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

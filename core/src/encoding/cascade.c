@@ -317,7 +317,14 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
                 src.alp = &alp;
                 add(&c, e, QV_ENC_ALP, alp.est_bytes);
             }
-            if (qv__allowed(e, QV_ENC_ALP_RD)) {
+            /* ALP-RD keeps at least bits - 16 bits of each value: when ALP
+             * already scores below that, it cannot win, and its search
+             * (16 passes over the sample) is skipped. ALP never declines,
+             * so the choice is the same as with it searched. */
+            const double rd_floor = ((double)w * 8 - 16) / 8 * (double)n + 64;
+            if (qv__allowed(e, QV_ENC_ALP_RD) &&
+                !(src.alp && alp.est_bytes * cost_factor(QV_ENC_ALP) <
+                                 rd_floor * cost_factor(QV_ENC_ALP_RD))) {
                 qv__alprd_choose(v, n, pt, &rd);
                 src.alprd = &rd;
                 add(&c, e, QV_ENC_ALP_RD, rd.est_bytes);
