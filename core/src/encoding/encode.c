@@ -103,6 +103,10 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
     }
     default: {
         if (n && !in->values) return bad(err, "NULL values");
+        /* 64-bit integers are cascaded where they are (int64 and uint64
+         * may alias): widening them was a copy of the whole chunk. */
+        if (n && qv__pt_width(pt) == 8 && ((uintptr_t)in->values & 7) == 0)
+            return qv__cascade_int(e, in->values, n, pt, 0, force, root);
         uint64_t *w = qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, err);
         if (!w) return ENOMEM;
         if (n) qv__widen(in->values, qv__pt_width(pt), n, w);
