@@ -439,11 +439,11 @@ static void test_dense_take_encodings(void **state) {
 
 /* Drains a take of the file layer into the values of column `col`; the
  * stream's error when it fails. */
-static int file_take(struct qv_file *f, const int64_t *rows, int64_t n, int32_t col,
-                     char *msg, size_t cap) {
+static int file_take_opts(struct qv_file *f, const int64_t *rows, int64_t n, int32_t col,
+                          const struct qv_file_scan_options *opts, char *msg, size_t cap) {
     struct qv_error err;
     struct ArrowArrayStream st;
-    int rc = qv_file_take(f, rows, n, NULL, &st, &err);
+    int rc = qv_file_take(f, rows, n, opts, &st, &err);
     if (rc) {
         snprintf(msg, cap, "%s", err.message);
         return rc;
@@ -467,6 +467,78 @@ static int file_take(struct qv_file *f, const int64_t *rows, int64_t n, int32_t 
     st.release(&st);
     if (!rc) assert_int_equal(got, n);
     return rc;
+}
+
+static int file_take(struct qv_file *f, const int64_t *rows, int64_t n, int32_t col, char *msg,
+                     size_t cap) {
+    return file_take_opts(f, rows, n, col, NULL, msg, cap);
+}
+
+/* A file object over a counting source; take_cache_bytes as given. */
+static struct qv_file *open_file_counting(struct pool_env *e, const char *path, int64_t cache,
+                                          struct counting *c) {
+    struct qv_error err;
+    memset(c, 0, sizeof *c);
+    assert_int_equal(qv_source_open_file(path, &c->inner, &err), 0);
+    struct qv_source src = {.ctx = c, .name = path, .size = c->inner.size,
+                            .read_at = counting_read, .close = counting_close};
+    struct qv_file_options fo = {.pool = e->pool, .take_cache_bytes = cache};
+    struct qv_file *f;
+    assert_int_equal(qv_file_open_source(&src, &fo, &f, &err), 0);
+    return f;
+}
+
+/* Column w stored relative to column v: a take of both reads v's blocks
+ * once (w's reference reader copies them from v's reader in the take
+ * cache, sparse or dense), and what it copies is verified as if read: a
+ * damaged block of v lent to w's reference fails, naming the block. */
+static void test_reference_blocks_lent(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512], msg[1024];
+    tu_path(path, sizeof path, "blocks_lend.qvr");
+    write_file_forced(e, path, QV_ENC_RELATIVE);
+    int64_t sparse[] = {77777, 5, 40000, 5, ROWS - 1}; /* unsorted, a duplicate */
+    int64_t dense[200];
+    int64_t nd = spread_rows(dense, 128, -1);
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t *rows = pass ? dense : sparse;
+        int64_t n = pass ? nd : 5;
+        uint64_t bytes[2];
+        for (int cached = 0; cached < 2; cached++) {
+            struct counting c;
+            struct qv_file *f = open_file_counting(e, path, cached ? 0 : -1, &c);
+            uint64_t b0 = c.bytes;
+            assert_int_equal(file_take(f, rows, n, 0, msg, sizeof msg), 0);
+            bytes[cached] = c.bytes - b0;
+            /* Again: everything is in the cache's readers now. */
+            assert_int_equal(file_take(f, rows, n, 1, msg, sizeof msg), 0);
+            qv_file_close(f);
+        }
+        /* Without the cache, v's bytes are read twice (v's reader and w's
+         * reference reader); with it, once. */
+        assert_true(bytes[1] < bytes[0]);
+    }
+    /* v damaged in block 5, after a dense take left v's reader (read whole,
+     * block 5 unused and unchecked) in the cache: a take of w alone at a
+     * row of that block gets the block lent, and refuses it. */
+    const int64_t vec = (int64_t)((5 * B + 2560) / 5120);
+    struct counting c;
+    struct qv_file *f = open_file_counting(e, path, 0, &c);
+    flip(e, path, 5 * B + 2560);
+    int64_t away[200];
+    int64_t m = spread_rows(away, 128, vec);
+    assert_int_equal(file_take(f, away, m, 0, msg, sizeof msg), 0);
+    static const char *const w_only[] = {"w"};
+    struct qv_file_scan_options wo = {.columns = w_only, .n_columns = 1};
+    int64_t bad[] = {vec * 1024 + 17};
+    assert_int_equal(file_take_opts(f, bad, 1, 0, &wo, msg, sizeof msg), EIO);
+    assert_non_null(strstr(msg, "column 'v'"));
+    assert_non_null(strstr(msg, "block 5 "));
+    /* Rows of w away from the block are exact. */
+    assert_int_equal(file_take_opts(f, away, m, 0, &wo, msg, sizeof msg), 0);
+    qv_file_close(f);
+    remove(path);
 }
 
 /* Through the file layer, on a chunk read whole: rows in any order with
@@ -559,6 +631,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_dense_take_encodings, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_dense_file_take, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_reference_blocks_lent, pool_env_setup,
+                                        pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -212,8 +212,11 @@ static int check_blocks(void *ctx, uint64_t off, uint64_t len, struct qv_error *
             while (e <= last && !(bits[(first + e) / 64] & (UINT64_C(1) << ((first + e) % 64))))
                 e++;
             uint64_t span = (e << shift) < s->length ? (e << shift) - at : s->length - at;
-            int rc = read_run(cr, s->offset + at, (size_t)span, (uint8_t *)sc->bytes + at, err);
-            if (rc) return rc;
+            uint8_t *dst = (uint8_t *)sc->bytes + at;
+            if (!rd->lend || !rd->lend(rd->lend_ctx, cr->rg, sc->node, sc->role, at, span, dst)) {
+                int rc = read_run(cr, s->offset + at, (size_t)span, dst, err);
+                if (rc) return rc;
+            }
             cr->fetched += span;
             for (uint64_t k = b; k < e; k++) {
                 uint64_t a = k << shift, m = s->length - a;
@@ -260,6 +263,11 @@ static int read_runs(struct qv_column_reader *cr, struct qv_error *err) {
             const struct qv__segment *sg = cr->nd[k - cr->first].seg[role];
             if (!sg) continue;
             uint8_t *dst = (uint8_t *)cr->nd[k - cr->first].bytes[role];
+            /* Held whole by another reader of the file (verified as used,
+             * like bytes read): copied. */
+            if (cr->lazy && cr->rd->lend && sg->length &&
+                cr->rd->lend(cr->rd->lend_ctx, cr->rg, k, role, 0, sg->length, dst))
+                continue;
             if (run_len && sg->offset == run_off + run_len && dst == run_dst + run_len) {
                 run_len += (size_t)sg->length;
                 continue;
@@ -849,6 +857,26 @@ static int take_mode(const struct qv_column_reader *cr, int64_t n) {
     uint64_t budget = n < 0 || (uint64_t)n >= UINT64_MAX / per_row - 1 ? UINT64_MAX
                                                                          : ((uint64_t)n + 1) * per_row;
     return (uint64_t)cr->bytes_size <= budget ? READ_OWN : READ_BLOCKS;
+}
+
+int qv__column_reader_lend(const struct qv_column_reader *cr, int64_t rg, int32_t node, int role,
+                           uint64_t off, uint64_t len, uint8_t *dst) {
+    if (!cr->lazy || cr->rg != rg || node < cr->first || node >= cr->end || role < 0 || role > 2 ||
+        !len)
+        return 0;
+    const struct seg_check *sc = &cr->nd[node - cr->first].check[role];
+    const struct qv__segment *s = cr->nd[node - cr->first].seg[role];
+    if (!s || sc->seg != s || off > s->length || len > s->length - off) return 0;
+    /* Read whole, or these blocks read (and verified) on demand. The
+     * borrower verifies what it gets either way. */
+    const unsigned shift = cr->rd->f.block_shift;
+    for (uint64_t b = off >> shift, last = (off + len - 1) >> shift; !cr->all_present && b <= last;
+         b++) {
+        uint64_t i = sc->local_first + b;
+        if (!(cr->vbits[i / 64] & (UINT64_C(1) << (i % 64)))) return 0;
+    }
+    memcpy(dst, sc->bytes + off, (size_t)len);
+    return 1;
 }
 
 bool qv__column_is_flat(const struct qv_reader *rd, int32_t column) {
