@@ -843,11 +843,13 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
  * read each: lineitem SF1, 100 random rows (2-3 per row group), made 2,787
  * reads of 4-8 KiB. One read of the whole chunk costs a system call and the
  * bytes copied (and the pages they fault in); a read of a 4 KiB block costs
- * about what 8 KiB more of a whole read does (pread from the page cache:
- * the call, the copy, the faults; perf on lineitem and flights). So a
+ * about what 8 KiB more of a whole read does (an estimate from perf shares
+ * of pread from the page cache: the call against the copy and the faults,
+ * lineitem and flights; not a tuned figure). So a
  * chunk not read yet of at most 8 KiB per row taken, plus 8 KiB for its
  * headers, is read whole, with one read: flights, whose 100 rows fall ~33
- * to a row group, made 921 reads for 4.2 MB and makes 58 for 5.5 MB. The
+ * to a row group, made 921 reads for 4.2 MB and makes 58 for 5.5 MB (its
+ * cold take ~10% cheaper; lineitem's, few rows a chunk, unchanged). The
  * blocks are still verified one by one as the decoders use them, so a
  * damaged block no row needs is not an error, as before. A reader of a
  * chunk already read in part (from the take cache) goes on by blocks. */
