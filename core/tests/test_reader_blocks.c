@@ -7,7 +7,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "pool_env.h"
@@ -226,11 +228,13 @@ static void test_fused_child_reads_its_blocks(void **state) {
 struct counting {
     struct qv_source inner;
     uint64_t bytes;
+    uint64_t reads;
 };
 
 static int counting_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
     struct counting *c = ctx;
     __atomic_fetch_add(&c->bytes, (uint64_t)len, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&c->reads, 1, __ATOMIC_RELAXED);
     return qv_source_read(&c->inner, off, buf, len, err);
 }
 
@@ -326,6 +330,291 @@ static void test_skip_checksums_reads_on_demand(void **state) {
     remove(path);
 }
 
+
+/* `n` distinct rows spread over the column, none within two vectors of
+ * vector `avoid` (-1: none), in increasing order. */
+static int64_t spread_rows(int64_t *rows, int64_t n, int64_t avoid) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = i * (ROWS / n) + (i * 37) % 1000;
+        if (avoid >= 0 && r / 1024 >= avoid - 2 && r / 1024 <= avoid + 2) continue;
+        rows[k++] = r;
+    }
+    rows[k++] = ROWS - 1; /* the chunk's last row */
+    return k;
+}
+
+/* A take of many rows from a chunk not read yet reads it whole with one
+ * read (its headers and a block or so per row would cost more reads than
+ * the chunk is worth); a take of few rows reads its blocks. Either way each
+ * block is verified as it is used: a damaged block in the middle of the
+ * whole read fails exactly the takes whose rows use it, naming the block,
+ * and rows around it are exact. */
+static void test_dense_take_reads_chunk_once(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_dense.qvr");
+    write_file(e, path);
+    const int64_t vec = (int64_t)((5 * B + 2560) / 5120);
+    flip(e, path, 5 * B + 2560);
+    int64_t rows[200];
+    int64_t n = spread_rows(rows, 128, vec);
+    struct counting c;
+    struct qv_reader *rd = open_counting(e, path, 0, &c);
+    struct qv_error err;
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    /* The bit-packed chunk is 40 bits x ROWS: well within 8 KiB a row. */
+    assert_true(si.length <= (uint64_t)(n + 1) * 8192);
+    uint64_t r0 = c.reads, b0 = c.bytes;
+    assert_int_equal(take_rows(e, rd, 0, rows, n, &err), 0);
+    assert_int_equal(c.reads - r0, 1);
+    assert_int_equal(c.bytes - b0, si.length);
+    /* The damaged vector among many rows: the chunk is read whole, the
+     * block is refused when its row is decoded. */
+    int64_t with_bad[200];
+    int64_t m = spread_rows(with_bad, 128, -1);
+    int found = 0;
+    for (int64_t i = 0; i < m; i++) found |= with_bad[i] / 1024 == vec;
+    if (!found) { /* put a row of the damaged vector in, in order */
+        int64_t i = 0;
+        while (i < m && with_bad[i] < vec * 1024 + 17) i++;
+        memmove(with_bad + i + 1, with_bad + i, (size_t)(m - i) * sizeof *with_bad);
+        with_bad[i] = vec * 1024 + 17;
+        if (i > 0 && with_bad[i - 1] == with_bad[i]) memmove(with_bad + i, with_bad + i + 1, (size_t)(m - i) * sizeof *with_bad);
+        else m++;
+    }
+    r0 = c.reads;
+    assert_int_equal(take_rows(e, rd, 0, with_bad, m, &err), EIO);
+    assert_int_equal(c.reads - r0, 1);
+    assert_int_equal(err.kind, QV_ERROR_CORRUPT);
+    assert_non_null(strstr(err.message, "column 'v'"));
+    assert_non_null(strstr(err.message, "row group 0"));
+    assert_non_null(strstr(err.message, "block 5 "));
+    /* Few rows: by blocks, far less than the chunk. */
+    int64_t few[] = {3, 70000};
+    b0 = c.bytes;
+    assert_int_equal(take_rows(e, rd, 0, few, 2, &err), 0);
+    assert_true(c.bytes - b0 < si.length / 4);
+    qv_reader_close(rd);
+    remove(path);
+}
+
+/* Dense takes through every kind of tree: each chunk (and the reference
+ * column's chunk of a relative one) not read yet is read with one read,
+ * and the rows are exact. */
+static void test_dense_take_encodings(void **state) {
+    struct pool_env *e = *state;
+    static const int encs[] = {QV_ENC_BITPACK, QV_ENC_DELTA, QV_ENC_PATCHED, QV_ENC_ZSTD,
+                               QV_ENC_RELATIVE, QV_ENC_AUTO};
+    int64_t rows[200];
+    int64_t n = spread_rows(rows, 128, -1);
+    for (size_t i = 0; i < sizeof encs / sizeof encs[0]; i++) {
+        char path[512];
+        tu_path(path, sizeof path, "blocks_dense_enc.qvr");
+        write_file_forced(e, path, encs[i]);
+        for (int32_t col = 0; col < 2; col++) {
+            struct counting c;
+            struct qv_reader *rd = open_counting(e, path, 0, &c);
+            struct qv_error err;
+            uint64_t total = 0;
+            for (int32_t k = 0; k < 2; k++) {
+                struct qv_segment_info si;
+                assert_int_equal(
+                    qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, k), 0, &si, &err), 0);
+                assert_true(si.length <= (uint64_t)(n + 1) * 8192);
+                total += si.length;
+            }
+            uint64_t r0 = c.reads, b0 = c.bytes;
+            assert_int_equal(take_rows(e, rd, col, rows, n, &err), 0);
+            /* One read of its chunk, and one of its reference's if any. */
+            assert_true(c.reads - r0 >= 1 && c.reads - r0 <= 2);
+            assert_true(c.bytes - b0 <= total);
+            qv_reader_close(rd);
+        }
+        remove(path);
+    }
+}
+
+/* Drains a take of the file layer into the values of column `col`; the
+ * stream's error when it fails. */
+static int file_take_opts(struct qv_file *f, const int64_t *rows, int64_t n, int32_t col,
+                          const struct qv_file_scan_options *opts, char *msg, size_t cap) {
+    struct qv_error err;
+    struct ArrowArrayStream st;
+    int rc = qv_file_take(f, rows, n, opts, &st, &err);
+    if (rc) {
+        snprintf(msg, cap, "%s", err.message);
+        return rc;
+    }
+    int64_t got = 0;
+    for (;;) {
+        struct ArrowArray b;
+        rc = st.get_next(&st, &b);
+        if (rc) {
+            const char *m = st.get_last_error(&st);
+            snprintf(msg, cap, "%s", m ? m : "");
+            break;
+        }
+        if (!b.release) break;
+        const int64_t *v = (const int64_t *)b.children[col]->buffers[1];
+        for (int64_t i = 0; i < b.length; i++)
+            assert_int_equal((uint64_t)v[i + b.children[col]->offset], value_of(rows[got + i]));
+        got += b.length;
+        b.release(&b);
+    }
+    st.release(&st);
+    if (!rc) assert_int_equal(got, n);
+    return rc;
+}
+
+static int file_take(struct qv_file *f, const int64_t *rows, int64_t n, int32_t col, char *msg,
+                     size_t cap) {
+    return file_take_opts(f, rows, n, col, NULL, msg, cap);
+}
+
+/* A file object over a counting source; take_cache_bytes as given. */
+static struct qv_file *open_file_counting(struct pool_env *e, const char *path, int64_t cache,
+                                          struct counting *c) {
+    struct qv_error err;
+    memset(c, 0, sizeof *c);
+    assert_int_equal(qv_source_open_file(path, &c->inner, &err), 0);
+    struct qv_source src = {.ctx = c, .name = path, .size = c->inner.size,
+                            .read_at = counting_read, .close = counting_close};
+    struct qv_file_options fo = {.pool = e->pool, .take_cache_bytes = cache};
+    struct qv_file *f;
+    assert_int_equal(qv_file_open_source(&src, &fo, &f, &err), 0);
+    return f;
+}
+
+/* Column w stored relative to column v: a take of both reads v's blocks
+ * once (w's reference reader copies them from v's reader in the take
+ * cache, sparse or dense), and what it copies is verified as if read: a
+ * damaged block of v lent to w's reference fails, naming the block. */
+static void test_reference_blocks_lent(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512], msg[1024];
+    tu_path(path, sizeof path, "blocks_lend.qvr");
+    write_file_forced(e, path, QV_ENC_RELATIVE);
+    int64_t sparse[] = {77777, 5, 40000, 5, ROWS - 1}; /* unsorted, a duplicate */
+    int64_t dense[200];
+    int64_t nd = spread_rows(dense, 128, -1);
+    for (int pass = 0; pass < 2; pass++) {
+        const int64_t *rows = pass ? dense : sparse;
+        int64_t n = pass ? nd : 5;
+        uint64_t bytes[2];
+        for (int cached = 0; cached < 2; cached++) {
+            struct counting c;
+            struct qv_file *f = open_file_counting(e, path, cached ? 0 : -1, &c);
+            uint64_t b0 = c.bytes;
+            assert_int_equal(file_take(f, rows, n, 0, msg, sizeof msg), 0);
+            bytes[cached] = c.bytes - b0;
+            /* Again: everything is in the cache's readers now. */
+            assert_int_equal(file_take(f, rows, n, 1, msg, sizeof msg), 0);
+            qv_file_close(f);
+        }
+        /* Without the cache, v's bytes are read twice (v's reader and w's
+         * reference reader); with it, once. */
+        assert_true(bytes[1] < bytes[0]);
+    }
+    /* v damaged in block 5, after a dense take left v's reader (read whole,
+     * block 5 unused and unchecked) in the cache: a take of w alone at a
+     * row of that block gets the block lent, and refuses it. */
+    const int64_t vec = (int64_t)((5 * B + 2560) / 5120);
+    struct counting c;
+    struct qv_file *f = open_file_counting(e, path, 0, &c);
+    flip(e, path, 5 * B + 2560);
+    int64_t away[200];
+    int64_t m = spread_rows(away, 128, vec);
+    assert_int_equal(file_take(f, away, m, 0, msg, sizeof msg), 0);
+    static const char *const w_only[] = {"w"};
+    struct qv_file_scan_options wo = {.columns = w_only, .n_columns = 1};
+    int64_t bad[] = {vec * 1024 + 17};
+    assert_int_equal(file_take_opts(f, bad, 1, 0, &wo, msg, sizeof msg), EIO);
+    assert_non_null(strstr(msg, "column 'v'"));
+    assert_non_null(strstr(msg, "block 5 "));
+    /* Rows of w away from the block are exact. */
+    assert_int_equal(file_take_opts(f, away, m, 0, &wo, msg, sizeof msg), 0);
+    qv_file_close(f);
+    remove(path);
+}
+
+/* Through the file layer, on a chunk read whole: rows in any order with
+ * duplicates, rows at the chunk's edges, a reader a sparse take left in the
+ * cache (it goes on by blocks), and a file changed or truncated after it was
+ * opened (the whole read fails with a clear EIO, never wrong data). */
+static void test_dense_file_take(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512], msg[1024];
+    tu_path(path, sizeof path, "blocks_dense_file.qvr");
+    write_file(e, path);
+    int64_t rows[300];
+    int64_t n = spread_rows(rows, 128, -1);
+    /* Unsorted, duplicates, both edges of the chunk. */
+    for (int64_t i = 0; i < n / 2; i++) {
+        int64_t t = rows[i];
+        rows[i] = rows[n - 1 - i];
+        rows[n - 1 - i] = t;
+    }
+    rows[n++] = 0;
+    rows[n++] = ROWS - 1;
+    rows[n++] = rows[5];
+    rows[n++] = 0;
+    struct qv_error err;
+    struct qv_file *f;
+    struct qv_file_options fo = {.pool = e->pool};
+    /* A sparse take first: the cache keeps a reader that read some blocks;
+     * the dense take after it goes on by blocks from there. */
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    int64_t few[] = {ROWS - 1, 1};
+    assert_int_equal(file_take(f, few, 2, 0, msg, sizeof msg), 0);
+    assert_int_equal(file_take(f, rows, n, 0, msg, sizeof msg), 0);
+    assert_int_equal(file_take(f, rows, n, 1, msg, sizeof msg), 0);
+    qv_file_close(f);
+    /* Fresh: the dense take reads the chunks whole. */
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    assert_int_equal(file_take(f, rows, n, 0, msg, sizeof msg), 0);
+    qv_file_close(f);
+    /* Changed after the open: a byte of block 3 flipped. Rows away from it
+     * read (the chunk read whole, the block not used); then a take using
+     * it (the same reader, from the cache) fails naming the block. */
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    flip(e, path, 3 * B + 100);
+    const int64_t vec = (int64_t)((3 * B + 100) / 5120);
+    int64_t away[200];
+    int64_t m = spread_rows(away, 128, vec);
+    assert_int_equal(file_take(f, away, m, 0, msg, sizeof msg), 0);
+    int64_t near[] = {ROWS - 1, vec * 1024 + 1, 0}; /* unsorted, one in the damaged vector */
+    assert_int_equal(file_take(f, near, 3, 0, msg, sizeof msg), EIO);
+    assert_non_null(strstr(msg, "block 3 "));
+    qv_file_close(f);
+    /* The same on a fresh file object: one dense take over the block. */
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    m = spread_rows(away, 128, -1);
+    away[m++] = vec * 1024 + 1;
+    assert_int_equal(file_take(f, away, m, 0, msg, sizeof msg), EIO);
+    assert_non_null(strstr(msg, "block 3 "));
+    qv_file_close(f);
+    write_file(e, path); /* intact again */
+    /* Truncated after the open, inside column v's chunk: the whole read
+     * comes up short. */
+    assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    qv_reader_close(rd);
+    assert_int_equal(truncate(path, (off_t)(si.offset + si.length / 2)), 0);
+    assert_int_equal(file_take(f, rows, n, 0, msg, sizeof msg), EIO);
+    assert_non_null(strstr(msg, "truncated"));
+    assert_non_null(strstr(msg, "row group 0"));
+    qv_file_close(f);
+    remove(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_corrupt_block_pread, pool_env_setup,
@@ -336,6 +625,13 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_skip_checksums_reads_on_demand, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_dense_take_reads_chunk_once, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_dense_take_encodings, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_dense_file_take, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_reference_blocks_lent, pool_env_setup,
                                         pool_env_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "file/file_internal.h"
+#include "format/reader_internal.h"
 
 struct qv__poolref *qv__poolref_retain(struct qv__poolref *p) {
     __atomic_add_fetch(&p->refs, 1, __ATOMIC_RELAXED);
@@ -95,6 +96,13 @@ int qv_file_open_source(struct qv_source *src, const struct qv_file_options *opt
     if (!rc && tcb >= 0)
         rc = qv__take_cache_create(f->rd, f->pool->pool, tcb ? (uint64_t)tcb : QV__TAKE_CACHE_DEFAULT,
                                    &f->tc, err);
+    if (!rc && f->tc) {
+        /* Column readers reading blocks on demand copy what the cache's
+         * readers hold instead of reading it again (a relative column's
+         * reference, taken with it). */
+        f->rd->lend = qv__take_cache_lend;
+        f->rd->lend_ctx = f->tc;
+    }
     if (rc) {
         qv__take_cache_destroy(f->tc);
         qv_reader_close(f->rd);
@@ -125,6 +133,7 @@ struct qv_file *qv_file_retain(struct qv_file *file) {
 
 void qv_file_close(struct qv_file *f) {
     if (!f || __atomic_sub_fetch(&f->refs, 1, __ATOMIC_ACQ_REL) != 0) return;
+    f->rd->lend = NULL;
     qv__take_cache_destroy(f->tc);
     qv_reader_close(f->rd);
     qv_reservation_destroy(f->res);

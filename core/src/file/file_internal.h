@@ -47,6 +47,10 @@ void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
                         struct qv_column_reader *cr, int keep);
 /* Closes every reader no take borrows. */
 void qv__take_cache_trim(struct qv__take_cache *c);
+/* The reader's lend hook (qv_reader.lend, ctx the cache): copies bytes of a
+ * segment a free reader of the cache holds. */
+int qv__take_cache_lend(void *ctx, int64_t rg, int32_t node, int role, uint64_t off, uint64_t len,
+                        uint8_t *dst);
 /* What the cache holds: readers (borrowed or not) and bytes counted. */
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held);
 

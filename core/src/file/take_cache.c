@@ -225,6 +225,23 @@ void qv__take_cache_put(struct qv__take_cache *c, int64_t rg, int32_t column,
     if (!keep) qv__take_cache_trim(c);
 }
 
+int qv__take_cache_lend(void *ctx, int64_t rg, int32_t node, int role, uint64_t off, uint64_t len,
+                        uint8_t *dst) {
+    struct qv__take_cache *c = ctx;
+    if (node < 0 || node >= c->rd->f.n_nodes) return 0;
+    int32_t column = c->rd->f.nodes[node].column;
+    int lent = 0;
+    qv_mutex_lock(&c->mu);
+    /* A free reader only: one a take has borrowed is that take's alone. The
+     * lock keeps it free while the bytes are copied. */
+    for (struct entry *e = c->bucket ? c->bucket[bucket_of(rg, column)] : NULL; e && !lent;
+         e = e->chain)
+        if (!e->in_use && e->rg == rg && e->column == column)
+            lent = qv__column_reader_lend(e->cr, rg, node, role, off, len, dst);
+    qv_mutex_unlock(&c->mu);
+    return lent;
+}
+
 void qv__take_cache_counts(struct qv__take_cache *c, size_t *readers, uint64_t *held) {
     qv_mutex_lock(&c->mu);
     *readers = c->n;

@@ -20,6 +20,16 @@ struct qv_reader {
      * Updated with atomic OR; readers share it across threads. */
     uint64_t *verified;
     size_t verified_words;
+    /* Optional (set by the file layer to its take cache, qv__take_cache_lend):
+     * copies bytes [off, off + len) of the segment of `role` of node `node`
+     * in row group rg into dst when another column reader of this file holds
+     * them read (and verified) already, and returns 1; else 0. A column
+     * reader reading blocks on demand asks it before it reads, and verifies
+     * what it got as if it had read it: the reference column of a relative
+     * one is read once for both. */
+    int (*lend)(void *ctx, int64_t rg, int32_t node, int role, uint64_t off, uint64_t len,
+                uint8_t *dst);
+    void *lend_ctx;
 };
 
 const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg, int32_t node);
@@ -27,6 +37,13 @@ const struct qv__chunk *qv__reader_chunk(const struct qv_reader *rd, int64_t rg,
  * group (the kept fields' segments; 0 after a failed load). The scan counts
  * them as the bytes it read. */
 uint64_t qv__column_reader_loaded_bytes(const struct qv_column_reader *cr);
+/* Copies bytes [off, off + len) of the segment of `role` of node `node` into
+ * dst and returns 1 when the column reader holds every block they span in
+ * row group rg read by blocks (and verified, unless checksums are skipped);
+ * else 0. For a take cache lending bytes (qv_reader.lend); the caller makes
+ * sure nobody else uses cr meanwhile. */
+int qv__column_reader_lend(const struct qv_column_reader *cr, int64_t rg, int32_t node, int role,
+                           uint64_t off, uint64_t len, uint8_t *dst);
 /* EIO of kind QV_ERROR_CORRUPT naming column, row group and offset when the
  * checksum does not match. */
 /* Verifies every block of the segments the column reader loaded (format 2;

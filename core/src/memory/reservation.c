@@ -47,7 +47,11 @@ int qv_reservation_create(struct qv_pool *pool, const struct qv_reservation_opti
     if (!r)
         return qv_error_set(err, ENOMEM, "pool '%s': cannot allocate reservation '%s'",
                             pool->name, name);
-    snprintf(r->name, sizeof r->name, "%s", name);
+    /* Copied, not printed: a take creates a reservation per chunk it
+     * reads, and snprintf's "%s" was ~1% of a cold take (perf). */
+    size_t nlen = strnlen(name, sizeof r->name - 1);
+    memcpy(r->name, name, nlen);
+    r->name[nlen] = 0;
     r->can_spill = opts->can_spill != 0;
     r->spill = opts->spill;
     r->spill_ctx = opts->spill_ctx;
