@@ -272,7 +272,10 @@ int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct 
         qv_error_wrap(err, rc, "writer '%s': batch: ", w->sink.name);
         return rc; /* a rejected batch does not fail the writer: nothing was taken */
     }
-    /* Slices of at most 64 Ki rows, so the byte budget is checked often. */
+    /* Slices up to the row group's room, and no more rows than fill the byte
+     * budget (as write_owned cuts): the builder then grows to a row group
+     * with one reservation instead of doubling from 64 Ki rows (a copy of
+     * half a row group per column). */
     for (int64_t done = 0; done < batch->length;) {
         int64_t room = w->opts.row_group_rows - qv_builder_num_rows(w->builder) -
                        (w->open ? w->open->rows : 0);
@@ -284,7 +287,13 @@ int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct 
         }
         int64_t n = batch->length - done;
         if (n > room) n = room;
-        if (n > 65536) n = 65536;
+        uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
+        uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, batch, done, n);
+        if (n > 1 && have < limit && bytes > limit - have) {
+            long double part = (long double)(limit - have) / (long double)bytes;
+            int64_t m = (int64_t)(part * (long double)n) + 1;
+            if (m < n) n = m;
+        }
         rc = qv_builder_append_batch(w->builder, batch, done, n, err);
         if (rc) return fail(w, rc, err);
         done += n;
