@@ -94,21 +94,21 @@ static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mas
     return at;
 }
 
-void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__entropy_choice *c) {
+int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__entropy_choice *c) {
     memset(c, 0, sizeof *c);
     c->est_bytes = -1;
-    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return;
+    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
     const int forced = qv__entropy_forced();
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
-    if (fb < 1 || fb > 32) return;
+    if (fb < 1 || fb > 32) return 0;
     /* Mostly distinct values (three quarters of the sample or more): no
      * repeats for matches and near-uniform bytes for Huffman; the trial
      * compressions would only cost write time. */
-    if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return;
+    if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return 0;
     const unsigned bw = byte_width(fb);
-    if (forced == QV__ENTROPY_SEQ && bw > 16) return;
+    if (forced == QV__ENTROPY_SEQ && bw > 16) return 0;
     const uint64_t mask = qv__mask(s->bits);
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < ENTROPY_SAMPLE_VECTORS ? nvec : ENTROPY_SAMPLE_VECTORS;
@@ -121,10 +121,11 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     uint64_t *res = dst ? qv__stack_push(&e->stack, QV__VEC * 8, e->err) : NULL;
     uint32_t *tmp = res ? qv__stack_push(&e->stack, QV__VEC * 4, e->err) : NULL;
     if (!tmp) {
-        /* No scratch: the candidate is simply not proposed. */
-        qv_error_clear(e->err);
+        /* No scratch fails the encode, as a failed trial compression does
+         * (qv__zstd_compress): dropping the candidate would make the
+         * file depend on what else the pool held at the time. */
         qv__stack_release(&e->stack, mk);
-        return;
+        return ENOMEM;
     }
     double best = -1;
     unsigned best_w = fb;
@@ -153,9 +154,13 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
             at += lay_out(v + vs, m, ref, mask, layout, w, packed + at, res, tmp);
             sn += m;
         }
-        size_t clen = qv__zstd_compress(e, dst, bound, packed, (size_t)at,
-                                        layout == QV__ENTROPY_SEQ ? seq_level(e) : e->zstd_level);
-        if (!clen) continue;
+        size_t clen;
+        int rc = qv__zstd_compress(e, dst, bound, packed, (size_t)at,
+                                   layout == QV__ENTROPY_SEQ ? seq_level(e) : e->zstd_level, &clen);
+        if (rc) {
+            qv__stack_release(&e->stack, mk);
+            return rc;
+        }
         if (best < 0 || (double)clen < best) {
             best = (double)clen;
             best_w = w;
@@ -164,7 +169,7 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     }
     qv__stack_release(&e->stack, mk);
     const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
-    if (best < 0 || raw_exact == 0) return;
+    if (best < 0 || raw_exact == 0) return 0;
     const double ratio = best / (double)raw_exact;
     c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
     const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
@@ -174,6 +179,7 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     /* Per frame: the table entry, zstd's frame header and the subtree's
      * headers. */
     c->est_bytes = (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
+    return 0;
 }
 
 struct frame_ctx {
