@@ -177,6 +177,27 @@ static void test_encode_faults_entropy(void **state) {
     close_pool(&p);
 }
 
+/* Not zstd, the same rule for patched (small values with a few outliers:
+ * patched wins): every failure is ENOMEM and the encode that succeeds has
+ * the unlimited bytes. (Its estimate's scratch fails the encode too when
+ * it cannot be had, but here the scratch stack already holds room for it,
+ * so injection does not reach that branch.) */
+static void test_encode_faults_patched(void **state) {
+    (void)state;
+    static int64_t v64[NINT];
+    uint64_t x = 7;
+    for (int i = 0; i < NINT; i++)
+        v64[i] = (int64_t)(next(&x) % 1000) + (i % 97 == 5 ? INT64_C(1) << 40 : 0);
+    struct qv_values v = {.kind = QV_KIND_INT64, .count = NINT, .values = v64};
+    struct pool_res p;
+    open_pool(&p, "unlimited", 0);
+    struct qv_encoded want;
+    encode_plain(&v, NULL, &p, &want, "patched");
+    encode_faults(&v, NULL, &want);
+    qv_encoded_release(p.r, &want);
+    close_pool(&p);
+}
+
 /* qv_encode in a pool of its own with `limit`: the result, and on
  * success the bytes equal `want`. */
 static int encode_limited(const struct qv_values *v, const struct qv_encode_options *o,
@@ -393,6 +414,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode_faults_strings),
         cmocka_unit_test(test_encode_faults_entropy),
+        cmocka_unit_test(test_encode_faults_patched),
         cmocka_unit_test(test_encode_limit),
         cmocka_unit_test(test_writer_limit_inline),
         cmocka_unit_test(test_writer_limit_threads),

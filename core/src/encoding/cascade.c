@@ -196,14 +196,15 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
 
 /* Patched (bit-packing with exceptions): proposed when a narrower width
  * plus the outliers as patches is estimated below frame of reference. */
-static void add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
-                        struct qv__src *src) {
-    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return;
-    qv__patched_choose(e, v, n, pt, s, pc);
-    if (pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return;
+static int add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
+                       struct qv__src *src) {
+    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return 0;
+    int rc = qv__patched_choose(e, v, n, pt, s, pc);
+    if (rc || pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return rc;
     src->patched = pc;
     add(c, e, QV_ENC_PATCHED, pc->est_bytes);
+    return 0;
 }
 
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
@@ -253,7 +254,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
                 add(&c, e, QV_ENC_SPARSE,
                     exc * (qv__bits((uint64_t)(2 * n / exc)) + fb) / 8 + 64);
             }
-            add_patched(e, &c, v, n, pt, &s, fb, &pc, &src);
+            if ((rc = add_patched(e, &c, v, n, pt, &s, fb, &pc, &src))) return rc;
         }
         if ((rc = add_entropy(e, &c, v, n, pt, &s, &ec))) return rc;
         if (ec.est_bytes >= 0 && qv__entropy_forced()) {

@@ -390,8 +390,10 @@ struct qv__patched_choice {
     double est_bytes;
     int64_t est_exceptions;
 };
-void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__patched_choice *c);
+/* 0, or ENOMEM for the sample's scratch (the encode fails then, as with
+ * qv__entropy_choose). */
+int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__patched_choice *c);
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                        const struct qv__patched_choice *c, int forced, struct qv__enode **out);
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
