@@ -28,8 +28,9 @@
  * sequential scans and sorted takes decompress each frame once.
  *
  * Memory: zstd's contexts and tables are allocated through zstd's custom
- * allocator from the encoder's or decoder's arena, so they are charged to
- * the caller's reservation like every other buffer. The dictionary
+ * allocator from the encoder's or decoder's arena (zstd_mem.c, shared
+ * with the encoder's context in general.c), so they are charged to the
+ * caller's reservation like every other buffer. The dictionary
  * builder (encode only) allocates on its own: its working memory is
  * bounded by the sample (SAMPLE_MAX) and its parameter f (about 6 x 2^f
  * bytes).
