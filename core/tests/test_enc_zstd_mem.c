@@ -395,7 +395,8 @@ static void test_writer_limit_threads(void **state) {
     for (uint64_t limit = 2u << 20; limit <= (40u << 20); limit += 1u << 20) {
         int rc = write_limited(&t, limit, 2, &got, &err);
         if (rc) {
-            if (rc != ENOMEM) fail_msg("limit %llu: %d %s", (unsigned long long)limit, rc, err.message);
+            if (rc != ENOMEM)
+                fail_msg("limit %llu: %d %s", (unsigned long long)limit, rc, err.message);
             failed++;
         } else {
             assert_int_equal(got.len, want.len);
