@@ -186,23 +186,25 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
  * beyond zstd's decode cost (its estimate comes from up to three trial
  * compressions of 8 vectors, which is noisy on small differences). */
 #define ENTROPY_MARGIN 1.1
-static void add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__entropy_choice *ec) {
-    if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return;
-    qv__entropy_choose(e, v, n, pt, s, ec);
-    if (ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
+static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__entropy_choice *ec) {
+    if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return 0;
+    int rc = qv__entropy_choose(e, v, n, pt, s, ec);
+    if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
+    return rc;
 }
 
 /* Patched (bit-packing with exceptions): proposed when a narrower width
  * plus the outliers as patches is estimated below frame of reference. */
-static void add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
-                        struct qv__src *src) {
-    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return;
-    qv__patched_choose(e, v, n, pt, s, pc);
-    if (pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return;
+static int add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, unsigned fb, struct qv__patched_choice *pc,
+                       struct qv__src *src) {
+    if (!qv__allowed(e, QV_ENC_PATCHED) || fb < 2) return 0;
+    int rc = qv__patched_choose(e, v, n, pt, s, pc);
+    if (rc || pc->est_bytes < 0 || pc->width >= fb || pc->est_exceptions == 0) return rc;
     src->patched = pc;
     add(c, e, QV_ENC_PATCHED, pc->est_bytes);
+    return 0;
 }
 
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
@@ -252,9 +254,9 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
                 add(&c, e, QV_ENC_SPARSE,
                     exc * (qv__bits((uint64_t)(2 * n / exc)) + fb) / 8 + 64);
             }
-            add_patched(e, &c, v, n, pt, &s, fb, &pc, &src);
+            if ((rc = add_patched(e, &c, v, n, pt, &s, fb, &pc, &src))) return rc;
         }
-        add_entropy(e, &c, v, n, pt, &s, &ec);
+        if ((rc = add_entropy(e, &c, v, n, pt, &s, &ec))) return rc;
         if (ec.est_bytes >= 0 && qv__entropy_forced()) {
             /* A test forced the entropy stage's layout: no comparison. */
             rc = build_int(e, QV_ENC_ZSTD, &src, &ec, out);
@@ -539,11 +541,12 @@ static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t to
         uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
         memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
     }
-    size_t c = qv__zstd_compress(e, buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
-                                 e->zstd_level);
-    *ratio = c ? (double)c / (4.0 * ZSTD_SAMPLE_PART) : 1.0;
+    size_t c;
+    int rc = qv__zstd_compress(e, buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
+                               e->zstd_level, &c);
+    *ratio = (double)c / (4.0 * ZSTD_SAMPLE_PART);
     qv__stack_release(&e->stack, mk);
-    return 0;
+    return rc;
 }
 
 /* ---- Dictionary first ----

@@ -160,6 +160,16 @@ struct qv__enode {
     uint64_t size; /* serialized size, set by qv__enode_finish */
 };
 
+/* zstd's allocations from an arena (zstd_mem.h): the arena, where an
+ * allocation failure is recorded (NULL: nowhere), and whether one failed
+ * (zstd reports only a NULL object or a memory_allocation error, which
+ * for a dictionary also means bad bytes). */
+struct qv__zmem {
+    struct qv__mem *m;
+    struct qv_error *err;
+    int failed;
+};
+
 /* One qv_encode call. */
 struct qv__enc {
     struct qv__mem mem;
@@ -175,8 +185,11 @@ struct qv__enc {
      * nodes), created at the first and freed by qv__enc_finish: a context
      * per call allocated and set up its tables again each time, which cost
      * more than compressing a 4-vector frame or a trial sample did. zstd's
-     * output does not depend on what the context compressed before. */
+     * output does not depend on what the context compressed before. The
+     * context and its workspace (570 KiB at level 1, 1.25 MiB at level 3
+     * with zstd 1.5.4, less while only small inputs came) are blocks of `mem`, through zcmem. */
     void *zcctx;
+    struct qv__zmem zcmem;
     /* The caller's qv_encode_options.extremes, and the input it is about:
      * set only by a dictionary over exactly these strings (root_data,
      * root_n) at depth 0. */
@@ -377,8 +390,10 @@ struct qv__patched_choice {
     double est_bytes;
     int64_t est_exceptions;
 };
-void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__patched_choice *c);
+/* 0, or ENOMEM for the sample's scratch (the encode fails then, as with
+ * qv__entropy_choose). */
+int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__patched_choice *c);
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                        const struct qv__patched_choice *c, int forced, struct qv__enode **out);
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
@@ -402,8 +417,11 @@ struct qv__entropy_choice {
 /* The layout forced by qv_encode_force_entropy_layout (encoding_testing.h),
  * 0 when none. */
 int qv__entropy_forced(void);
-void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__entropy_choice *c);
+/* Chooses the layout from trial compressions of a sample; c->est_bytes
+ * < 0 when the stage is not proposed. 0, or the trials' error (ENOMEM for
+ * their scratch or zstd's context: see qv__zstd_compress). */
+int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__entropy_choice *c);
 int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, const struct qv__entropy_choice *c,
                        int forced, struct qv__enode **out);
@@ -450,16 +468,21 @@ int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64
                      const uint8_t *data, int64_t n, int depth, int forced,
                      struct qv__enode **out);
 
-/* zstd helpers. qv__zstd_compress compresses through the encoder's
- * context (e->zcctx) and returns 0 on failure (no context, or zstd's
- * error); callers that need the reason use qv__zstd_compress_err. */
+/* zstd helpers. qv__zstd_compress compresses n bytes of src into dst
+ * (cap >= qv__zstd_bound(n)) through the encoder's context (e->zcctx, made
+ * at the first call) and sets *clen. Every zstd compression of an encode,
+ * the cascade's trial compressions included, goes through it, and its
+ * errors fail the encode: the context and zstd's workspace are allocated
+ * from the encoder's arena, so under a memory limit they can fail, and a
+ * trial dropped for memory would make the file depend on what else the
+ * pool held at the time (other columns encoding on other threads), where
+ * the writer promises the same bytes whatever the threads. Errors, set on
+ * e->err: the pool's ENOMEM (or what the reservation reported) prefixed
+ * with "zstd: compression context at level L", EIO for zstd's own
+ * errors. */
 size_t qv__zstd_bound(size_t n);
-size_t qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
-                         int level);
-/* The same, but an error is set on e->err (ENOMEM without a context,
- * EIO for zstd's errors) and returned; *clen is the compressed size. */
-int qv__zstd_compress_err(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
-                          int level, size_t *clen);
+int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                      int level, size_t *clen);
 /* Frees the encoder's zstd context (qv__enc_finish). */
 void qv__zstd_ctx_free(struct qv__enc *e);
 

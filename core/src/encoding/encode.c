@@ -158,6 +158,9 @@ void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct q
 int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
                    struct qv_encoded *out) {
     struct qv_error *err = e->err;
+    /* The zstd context first: its workspace (up to 1.25 MiB) is not
+     * charged while the output is. */
+    qv__zstd_ctx_free(e);
     if (!rc) {
         out->data = qv_alloc(e->r, (size_t)root->size, err);
         if (!out->data) {
@@ -168,7 +171,6 @@ int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
             out->capacity = (size_t)root->size;
         }
     }
-    qv__zstd_ctx_free(e);
     qv__stack_free(&e->stack);
     qv__mem_free_all(&e->mem);
     if (rc && err && err->code == 0) qv_error_set(err, rc, "qv_encode: failed (%s)", qv_errno_name(rc));

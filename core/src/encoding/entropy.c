@@ -99,8 +99,8 @@ static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mas
 
 /* One trial: the sampled vectors (every `stride`-th of the `take` spread
  * over the node) laid out as `layout` at width w and compressed at the
- * layout's level; returns the compressed size (0 when zstd failed) and
- * the values laid out in *sn. */
+ * layout's level into *clen bytes; *sn is the values laid out. An error
+ * of the compression (ENOMEM, see qv__zstd_compress) is returned. */
 struct trial_ctx {
     struct qv__enc *e;
     const uint64_t *v;
@@ -112,8 +112,8 @@ struct trial_ctx {
     uint32_t *tmp;
 };
 
-static size_t trial_compress(const struct trial_ctx *t, int layout, unsigned w, int64_t stride,
-                             int64_t *sn) {
+static int trial_compress(const struct trial_ctx *t, int layout, unsigned w, int64_t stride,
+                          size_t *clen, int64_t *sn) {
     uint64_t at = 0;
     *sn = 0;
     for (int64_t k = 0; k < t->take; k += stride) {
@@ -123,24 +123,24 @@ static size_t trial_compress(const struct trial_ctx *t, int layout, unsigned w, 
         *sn += m;
     }
     return qv__zstd_compress(t->e, t->dst, t->bound, t->packed, (size_t)at,
-                             layout == QV__ENTROPY_SEQ ? seq_level(t->e) : t->e->zstd_level);
+                             layout == QV__ENTROPY_SEQ ? seq_level(t->e) : t->e->zstd_level, clen);
 }
 
-void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__entropy_choice *c) {
+int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__entropy_choice *c) {
     memset(c, 0, sizeof *c);
     c->est_bytes = -1;
-    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return;
+    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
     const int forced = qv__entropy_forced();
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
-    if (fb < 1 || fb > 32) return;
+    if (fb < 1 || fb > 32) return 0;
     /* Mostly distinct values (three quarters of the sample or more): no
      * repeats for matches and near-uniform bytes for Huffman; the trial
      * compressions would only cost write time. */
-    if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return;
+    if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return 0;
     const unsigned bw = byte_width(fb);
-    if (forced == QV__ENTROPY_SEQ && bw > 16) return;
+    if (forced == QV__ENTROPY_SEQ && bw > 16) return 0;
     const uint64_t mask = qv__mask(s->bits);
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < ENTROPY_SAMPLE_VECTORS ? nvec : ENTROPY_SAMPLE_VECTORS;
@@ -153,10 +153,11 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     uint64_t *res = dst ? qv__stack_push(&e->stack, QV__VEC * 8, e->err) : NULL;
     uint32_t *tmp = res ? qv__stack_push(&e->stack, QV__VEC * 4, e->err) : NULL;
     if (!tmp) {
-        /* No scratch: the candidate is simply not proposed. */
-        qv_error_clear(e->err);
+        /* No scratch fails the encode, as a failed trial compression does
+         * (qv__zstd_compress): dropping the candidate would make the
+         * file depend on what else the pool held at the time. */
         qv__stack_release(&e->stack, mk);
-        return;
+        return ENOMEM;
     }
     /* The layouts to try: bit-packed at the exact width, then at the byte
      * width, then sequential bytes. Whole words (above 16 bits) only pay on
@@ -191,22 +192,24 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
      * flights write; this takes 2.4% of its instructions off (callgrind),
      * lineitem's file is byte-identical, flights' 112 B larger. */
     int whole[3] = {1, 1, 1};
+    int rc = 0;
     if (nlay > 1 && take >= 4) {
         size_t q[3];
         size_t low = 0;
-        for (int i = 0; i < nlay; i++) {
+        for (int i = 0; i < nlay && !rc; i++) {
             int64_t m;
-            q[i] = trial_compress(&t, lay[i], lw[i], 4, &m);
-            if (q[i] && (!low || q[i] < low)) low = q[i];
+            rc = trial_compress(&t, lay[i], lw[i], 4, &q[i], &m);
+            if (!rc && (!low || q[i] < low)) low = q[i];
         }
         /* Whole trials for the best and for any within RANK_SLACK of it. */
-        for (int i = 0; i < nlay; i++) whole[i] = low && q[i] && (double)q[i] <= RANK_SLACK * (double)low;
+        for (int i = 0; i < nlay && !rc; i++) whole[i] = (double)q[i] <= RANK_SLACK * (double)low;
     }
-    for (int i = 0; i < nlay; i++) {
+    for (int i = 0; i < nlay && !rc; i++) {
         if (!whole[i]) continue;
         int64_t m;
-        size_t clen = trial_compress(&t, lay[i], lw[i], 1, &m);
-        if (!clen) continue;
+        size_t clen;
+        rc = trial_compress(&t, lay[i], lw[i], 1, &clen, &m);
+        if (rc) break;
         if (best < 0 || (double)clen < best) {
             best = (double)clen;
             best_w = lw[i];
@@ -215,8 +218,9 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         }
     }
     qv__stack_release(&e->stack, mk);
+    if (rc) return rc;
     const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
-    if (best < 0 || raw_exact == 0) return;
+    if (best < 0 || raw_exact == 0) return 0;
     const double ratio = best / (double)raw_exact;
     c->frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
     const int64_t frames = (n + c->frame_values - 1) / c->frame_values;
@@ -226,6 +230,7 @@ void qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     /* Per frame: the table entry, zstd's frame header and the subtree's
      * headers. */
     c->est_bytes = (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
+    return 0;
 }
 
 struct frame_ctx {

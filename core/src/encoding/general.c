@@ -27,42 +27,42 @@
  */
 #include <lz4.h>
 #include <pthread.h>
-#include <zstd.h>
 
-#include "encoding/enc_internal.h"
+#include "encoding/zstd_mem.h"
 
 size_t qv__zstd_bound(size_t n) { return ZSTD_compressBound(n); }
-
-static ZSTD_CCtx *zstd_ctx(struct qv__enc *e) {
-    if (!e->zcctx) e->zcctx = ZSTD_createCCtx();
-    return e->zcctx;
-}
 
 void qv__zstd_ctx_free(struct qv__enc *e) {
     ZSTD_freeCCtx(e->zcctx);
     e->zcctx = NULL;
 }
 
-/* ZSTD_compressCCtx sets the context's parameters from the level and the
- * source size on every call, as ZSTD_compress does with its own context:
- * the same bytes come out. */
-int qv__zstd_compress_err(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
-                          int level, size_t *clen) {
+/* The context is made from the encoder's arena at the first compression;
+ * zstd allocates its workspace from there too, inside ZSTD_compressCCtx,
+ * sized for the level and the input (and made again when a larger input
+ * needs more). ZSTD_compressCCtx sets the context's parameters from the
+ * level and the source size on every call, as ZSTD_compress does with its
+ * own context, and the allocator does not change what zstd computes: the
+ * same bytes come out. */
+int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
+                      int level, size_t *clen) {
     *clen = 0;
-    ZSTD_CCtx *z = zstd_ctx(e);
-    if (!z) return qv_error_set(e->err, ENOMEM, "zstd: out of memory for a compression context");
-    size_t c = ZSTD_compressCCtx(z, dst, cap, src, n, level);
+    e->zcmem.m = &e->mem;
+    e->zcmem.err = e->err;
+    e->zcmem.failed = 0;
+    if (!e->zcctx) e->zcctx = ZSTD_createCCtx_advanced(qv__zmem_custom(&e->zcmem));
+    size_t c = e->zcctx ? ZSTD_compressCCtx(e->zcctx, dst, cap, src, n, level) : 0;
+    if (!e->zcctx || (ZSTD_isError(c) && e->zcmem.failed)) {
+        /* The failed allocation set the reservation's message (the pool,
+         * its limit and its top consumers). */
+        if (!e->zcmem.failed || !e->err || !e->err->code)
+            qv_error_set(e->err, ENOMEM, "out of memory");
+        return qv_error_wrap(e->err, ENOMEM, "zstd: compression context at level %d: ", level);
+    }
     if (ZSTD_isError(c))
         return qv_error_set(e->err, EIO, "zstd compression failed: %s", ZSTD_getErrorName(c));
     *clen = c;
     return 0;
-}
-
-size_t qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
-                         int level) {
-    ZSTD_CCtx *z = zstd_ctx(e);
-    size_t c = z ? ZSTD_compressCCtx(z, dst, cap, src, n, level) : 0;
-    return !z || ZSTD_isError(c) ? 0 : c;
 }
 
 static int64_t nframes_of(int64_t count, int64_t fv) { return count ? (count + fv - 1) / fv : 0; }
@@ -128,8 +128,8 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
         }
         size_t clen;
         if (enc == QV_ENC_ZSTD) {
-            rc = qv__zstd_compress_err(e, comp + comp_len, bound, raw, (size_t)raw_size,
-                                       e->zstd_level, &clen);
+            rc = qv__zstd_compress(e, comp + comp_len, bound, raw, (size_t)raw_size,
+                                   e->zstd_level, &clen);
         } else {
             int c = LZ4_compress_default((const char *)raw, (char *)comp + comp_len, (int)raw_size,
                                          (int)bound);

@@ -88,18 +88,18 @@ static void histogram(const uint64_t *v, int64_t n, uint64_t ref, uint64_t flip,
     }
 }
 
-void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                        const struct qv__istats *s, struct qv__patched_choice *c) {
+int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                       const struct qv__istats *s, struct qv__patched_choice *c) {
     memset(c, 0, sizeof *c);
     c->est_bytes = -1;
     const unsigned bits = qv__pt_width(pt) * 8;
-    if (n < 16 || bits == 0) return;
+    if (n < 16 || bits == 0) return 0;
     const uint64_t urange = s->umax - s->umin;
     const uint64_t srange = (uint64_t)s->smax - (uint64_t)s->smin;
     const int sgn = srange < urange;
     const uint64_t flip = sgn ? UINT64_C(1) << (bits - 1) : 0;
     const unsigned full = qv__bits(sgn ? srange : urange);
-    if (full < 2) return;
+    if (full < 2) return 0;
     /* The sample: whole vectors spread over the chunk. */
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
@@ -111,10 +111,10 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     }
     uint64_t *smp = qv__stack_push(&e->stack, (size_t)sn * 8, e->err);
     if (!smp) {
-        /* No scratch: no estimate (the candidate is simply not proposed). */
-        qv_error_clear(e->err);
+        /* No scratch fails the encode: dropping the candidate would make
+         * the file depend on what else the pool held at the time. */
         qv__stack_release(&e->stack, mk);
-        return;
+        return ENOMEM;
     }
     int64_t at = 0;
     for (int64_t k = 0; k < take; k++) {
@@ -140,7 +140,8 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
      * in key order, so the histograms still see the sample's values. */
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)sn * 8, e->err);
     if (!keys) {
-        qv_error_clear(e->err);
+        qv__stack_release(&e->stack, mk);
+        return ENOMEM;
     } else {
         static const int64_t per_mille[] = {10, 100};
         /* The 10% value first: selection leaves the values below it in
@@ -173,6 +174,7 @@ void qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     c->flip = flip;
     c->full = full;
     qv__stack_release(&e->stack, mk);
+    return 0;
 }
 
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
@@ -288,7 +290,8 @@ static int patched_build(struct qv__enc *e, const struct qv__src *s, struct qv__
     if (s->patched && s->patched->est_bytes >= 0) {
         c = *s->patched;
     } else {
-        qv__patched_choose(e, s->u64, s->n, s->pt, s->s, &c);
+        int rc = qv__patched_choose(e, s->u64, s->n, s->pt, s->s, &c);
+        if (rc) return rc;
         if (c.est_bytes < 0) {
             if (!s->forced) return QV__DECLINED;
             /* Forced on data too short or narrow to estimate: patch

@@ -28,20 +28,18 @@
  * sequential scans and sorted takes decompress each frame once.
  *
  * Memory: zstd's contexts and tables are allocated through zstd's custom
- * allocator from the encoder's or decoder's arena, so they are charged to
- * the caller's reservation like every other buffer. The dictionary
+ * allocator from the encoder's or decoder's arena (zstd_mem.c, shared
+ * with the encoder's context in general.c), so they are charged to the
+ * caller's reservation like every other buffer. The dictionary
  * builder (encode only) allocates on its own: its working memory is
  * bounded by the sample (SAMPLE_MAX) and its parameter f (about 6 x 2^f
  * bytes).
  */
-#define ZSTD_STATIC_LINKING_ONLY /* custom allocators (ZSTD_customMem) */
-#include <zstd.h>
+#include "encoding/zstd_mem.h" /* zstd.h, with its custom allocators */
 #ifndef QV_NO_ZDICT
 #define ZDICT_STATIC_LINKING_ONLY /* ZDICT_trainFromBuffer_fastCover */
 #include <zdict.h>
 #endif
-
-#include "encoding/enc_internal.h"
 
 /* Raw bytes a frame aims at and values it holds at most: the take cost is
  * one such frame per touched row (a single longer string is a frame of its
@@ -66,27 +64,6 @@ static uint32_t get32(const uint8_t *p) {
     uint32_t v;
     memcpy(&v, p, 4);
     return v;
-}
-
-/* ---- zstd's allocations from an arena ---- */
-
-/* The arena zstd allocates from, and whether an allocation failed (zstd
- * reports only NULL objects, which for a dictionary also means bad
- * bytes). It must outlive the zstd objects made with it. */
-struct zmem {
-    struct qv__mem *m;
-    int failed;
-};
-static void *arena_alloc(void *opaque, size_t n) {
-    struct zmem *z = opaque;
-    void *p = qv__mem_alloc(z->m, n, NULL);
-    z->failed |= !p;
-    return p;
-}
-static void arena_free(void *opaque, void *p) { qv__mem_free(((struct zmem *)opaque)->m, p); }
-static ZSTD_customMem arena_mem(struct zmem *z) {
-    ZSTD_customMem cm = {arena_alloc, arena_free, z};
-    return cm;
 }
 
 /* The level frames are compressed at: the writer's, at least 3. Small
@@ -224,7 +201,7 @@ void qv__zdict_free(struct qv__enc *e, struct qv__zdict *zd) {
 /* ---- Compression ---- */
 
 struct zcomp {
-    struct zmem zm;
+    struct qv__zmem zm;
     ZSTD_CCtx *cctx;
     ZSTD_CDict *cdict; /* static, in cdict_ws */
     void *cdict_ws;
@@ -233,7 +210,7 @@ struct zcomp {
 static int zcomp_open(struct qv__enc *e, const struct qv__zdict *zd, struct zcomp *z) {
     memset(z, 0, sizeof *z);
     z->zm.m = &e->mem;
-    ZSTD_customMem cm = arena_mem(&z->zm);
+    ZSTD_customMem cm = qv__zmem_custom(&z->zm);
     z->cctx = ZSTD_createCCtx_advanced(cm);
     if (!z->cctx) return qv_error_set(e->err, ENOMEM, "zstd_dict: out of memory for a zstd context");
     size_t r = ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, zlevel(e));
@@ -405,7 +382,7 @@ int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64
 /* Per node: zstd's context and loaded dictionary, and the last frame:
  * its bytes and the offsets of its strings in them. */
 struct zd_cache {
-    struct zmem zm;
+    struct qv__zmem zm;
     ZSTD_DCtx *dctx;
     ZSTD_DDict *ddict;
     int64_t frame; /* -1: none */
@@ -444,7 +421,7 @@ static int cache_of(struct qv__dec *d, struct qv__node *nd, struct zd_cache **ou
     if (!c) return ENOMEM;
     c->frame = -1;
     c->zm.m = &d->mem;
-    ZSTD_customMem cm = arena_mem(&c->zm);
+    ZSTD_customMem cm = qv__zmem_custom(&c->zm);
     if (!(c->dctx = ZSTD_createDCtx_advanced(cm)))
         return qv_error_set(err, ENOMEM, "zstd_dict: out of memory for a zstd context");
     if (nd->buf_len[0]) {
