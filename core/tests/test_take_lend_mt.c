@@ -10,6 +10,7 @@
  * rewrite and the truncation) or ENOMEM (the tight pools): never other
  * values. Runs under ThreadSanitizer (the _mt suffix). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -263,7 +264,7 @@ struct vandal {
     pthread_t t;
     const char *path, *other;
     int truncate_it;
-    volatile int stop;
+    atomic_int stop;
 };
 
 /* Overwrites the file in place with the bytes of `other` (same schema,
@@ -273,7 +274,7 @@ static void *vandalize(void *arg) {
     size_t a_size, b_size;
     unsigned char *a = tu_read_file(v->path, &a_size);
     unsigned char *b = tu_read_file(v->other, &b_size);
-    for (int k = 0; !v->stop && k < 400; k++) {
+    for (int k = 0; !atomic_load(&v->stop) && k < 400; k++) {
         FILE *f = fopen(v->path, "r+b");
         if (!f) break;
         if (v->truncate_it) {
@@ -311,7 +312,7 @@ static void takes_under_vandal(struct pool_env *e, int truncate_it) {
     struct vandal v = {.path = path, .other = other, .truncate_it = truncate_it};
     assert_int_equal(pthread_create(&v.t, NULL, vandalize, &v), 0);
     run_threads(f, 60, 400 + (uint64_t)truncate_it, &o);
-    v.stop = 1;
+    atomic_store(&v.stop, 1);
     pthread_join(v.t, NULL);
     print_message("%s: %d exact, %d EIO\n", truncate_it ? "truncated" : "rewritten", o.ok, o.eio);
     if (o.other[0] || o.enomem) fail_msg("%d ENOMEM; %s", o.enomem, o.other);
