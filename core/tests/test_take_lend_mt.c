@@ -236,7 +236,7 @@ static void test_tight_pools(void **state) {
             continue;
         }
         struct outcome o;
-        run_threads(f, 25, 100 + li, &o);
+        run_threads(f, 60, 100 + li, &o);
         if (o.other[0] || o.eio) fail_msg("limit %llu: %d EIO; %s", (unsigned long long)limits[li], o.eio, o.other);
         print_message("limit %llu: %d exact, %d ENOMEM\n", (unsigned long long)limits[li], o.ok,
                       o.enomem);
