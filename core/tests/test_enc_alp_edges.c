@@ -13,7 +13,10 @@
 
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
+#include "quiver/arrow.h"
+#include "quiver/format.h"
 #include "test_enc_util.h"
+#include "test_util.h"
 
 static double d_of(uint64_t b) {
     double d;
@@ -261,11 +264,81 @@ static void test_each_special_in_each_lane(void **state) {
     env_close(&env);
 }
 
+/* A file of every shape (float64 and float32 columns, chunks of 1,031
+ * rows, one shape each, and a short last one) written at `level`; its
+ * bytes in *size. */
+static unsigned char *write_at(struct enc_env *env, int level, const char *path, size_t *size) {
+    static const struct qv_field cols[] = {
+        {.name = "d", .type = QV_TYPE_FLOAT64, .nullable = true},
+        {.name = "f", .type = QV_TYPE_FLOAT32, .nullable = false},
+    };
+    static const struct qv_field root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 2,
+                                         .children = cols};
+    enum { N = NSHAPES * 1031 + 77 };
+    qv__cpu_set_level(level);
+    struct qv_schema *sc;
+    struct qv_error err;
+    assert_int_equal(qv_schema_create(&root, env->r, &sc, &err), 0);
+    struct qv_builder *b;
+    assert_int_equal(qv_builder_create(sc, env->r, NULL, &b, &err), 0);
+    double *d = malloc(1031 * 8);
+    float *f = malloc(1031 * 4);
+    assert_true(d && f);
+    for (int64_t at = 0, k = 0; at < N; at += 1031, k++) {
+        fill(d, QV__PT_F64, 1031, (int)(k % NSHAPES), (uint64_t)k);
+        fill(f, QV__PT_F32, 1031, (int)((k + 3) % NSHAPES), (uint64_t)k + 50);
+        for (int64_t i = 0; i < 1031 && at + i < N; i++) {
+            if (i % 97 == 5) assert_int_equal(qv_append_null(qv_builder_column(b, 0)), 0);
+            else assert_int_equal(qv_append_float64(qv_builder_column(b, 0), d[i]), 0);
+            assert_int_equal(qv_append_float32(qv_builder_column(b, 1), f[i]), 0);
+        }
+    }
+    free(d);
+    free(f);
+    struct ArrowArray batch;
+    assert_int_equal(qv_builder_finish(b, &batch, &err), 0);
+    qv_builder_destroy(b);
+    struct qv_writer *w;
+    struct qv_writer_options o = {.row_group_rows = 1031}; /* a shape per chunk */
+    assert_int_equal(qv_writer_open(path, sc, &o, env->r, &w, &err), 0);
+    assert_int_equal(qv_writer_write(w, &batch, &err), 0);
+    assert_int_equal(qv_writer_finish(w, &err), 0);
+    qv_writer_close(w);
+    batch.release(&batch);
+    qv_schema_destroy(sc);
+    unsigned char *bytes = tu_read_file(path, size);
+    assert_non_null(bytes);
+    remove(path);
+    return bytes;
+}
+
+/* The files written at every level are byte-identical. */
+static void test_files_same_at_every_level(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    char path[512];
+    tu_path(path, sizeof path, "alp_edges_levels.qvr");
+    size_t base_size;
+    unsigned char *base = write_at(&env, QV__CPU_BASELINE, path, &base_size);
+    for (int level = QV__CPU_BASELINE + 1; level <= qv__cpu_supported(); level++) {
+        size_t size;
+        unsigned char *got = write_at(&env, level, path, &size);
+        if (size != base_size || memcmp(got, base, size))
+            fail_msg("level %d wrote %zu bytes, baseline %zu, or different ones", level, size,
+                     base_size);
+        free(got);
+    }
+    free(base);
+    env_close(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_small_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sizes_around_the_sample, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_special_in_each_lane, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_files_same_at_every_level, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
