@@ -162,7 +162,14 @@ int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
     struct qv_reservation_options ro = {.name = "take cache reader"};
     int rc = qv_reservation_create(c->pool, &ro, &ne->res, err);
     if (!rc) rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
-    if (rc == ENOMEM && c->oldest) {
+    int have_free = 0;
+    if (rc == ENOMEM) {
+        /* Read under the lock: other takes give readers back meanwhile. */
+        qv_mutex_lock(&c->mu);
+        have_free = c->oldest != NULL;
+        qv_mutex_unlock(&c->mu);
+    }
+    if (have_free) {
         /* The pool is full, perhaps of what the cache keeps: give the
          * free readers back and try once more. */
         qv_column_reader_close(ne->cr);
