@@ -333,6 +333,16 @@ def test_ctrl_c_interrupts_a_long_filter_parse(path):
         text = "id IN (" + ", ".join(map(str, range(2_000_000))) + ") AND ("
         f = quiver.open(sys.argv[1])
         stop = threading.Event()
+        # Only the first SIGINT raises KeyboardInterrupt (as the default
+        # handler does); later ones, which the sender below may still send
+        # before it sees `stop`, are ignored, so that one landing between
+        # the except clause and stop.set() cannot kill the child.
+        fired = []
+        def on_sigint(signum, frame):
+            if not fired:
+                fired.append(signum)
+                raise KeyboardInterrupt
+        signal.signal(signal.SIGINT, on_sigint)
         def ctrl_c():  # a real SIGINT, repeated until the main thread saw it
             stop.wait(0.3)
             while not stop.is_set():
