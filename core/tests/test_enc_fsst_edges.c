@@ -124,7 +124,7 @@ static void test_repetitive_compress(void **state) {
             struct scol c;
             scol_make(&c, QV_KIND_BINARY, sizes[si], shape, 9);
             size_t sz = check(&env, &c, 3);
-            /* Symbols of up to 8 bytes: a repeated 22- or 25-byte text
+            /* Symbols of up to 16 bytes: a repeated 22- or 25-byte text
              * codes in a few bytes per string (well under a third). */
             if ((int64_t)sz * 3 > raw_bytes(&c))
                 fail_msg("n=%lld shape %d: FSST kept %zu of %lld bytes", (long long)sizes[si],

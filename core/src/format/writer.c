@@ -264,6 +264,21 @@ static int maybe_seal(struct qv_writer *w, struct qv_error *err) {
     return 0;
 }
 
+/* Of the n rows of `batch` from `done`, as many as fill the row group's
+ * byte budget (at least 1; the rest go to the next row group; rows of one
+ * batch are about alike in size). Both input paths cut batches this way. */
+static int64_t rows_in_budget(struct qv_writer *w, const struct ArrowArray *batch, int64_t done,
+                              int64_t n) {
+    uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
+    uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, batch, done, n);
+    if (n > 1 && have < limit && bytes > limit - have) {
+        long double part = (long double)(limit - have) / (long double)bytes;
+        int64_t m = (int64_t)(part * (long double)n) + 1;
+        if (m < n) n = m;
+    }
+    return n;
+}
+
 int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct qv_error *err) {
     int rc = check_usable(w, err);
     if (rc) return rc;
@@ -287,13 +302,7 @@ int qv_writer_write(struct qv_writer *w, const struct ArrowArray *batch, struct 
         }
         int64_t n = batch->length - done;
         if (n > room) n = room;
-        uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
-        uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, batch, done, n);
-        if (n > 1 && have < limit && bytes > limit - have) {
-            long double part = (long double)(limit - have) / (long double)bytes;
-            int64_t m = (int64_t)(part * (long double)n) + 1;
-            if (m < n) n = m;
-        }
+        n = rows_in_budget(w, batch, done, n);
         rc = qv_builder_append_batch(w->builder, batch, done, n, err);
         if (rc) return fail(w, rc, err);
         done += n;
@@ -345,15 +354,7 @@ int qv_writer_write_owned(struct qv_writer *w, struct ArrowArray *batch, struct 
             continue;
         }
         if (n > room) n = room;
-        uint64_t have = qv__writer_open_bytes(w), limit = w->opts.row_group_bytes;
-        uint64_t bytes = qv__array_bytes(w->nodes, w->n_nodes, -1, &moved, done, n);
-        if (n > 1 && have < limit && bytes > limit - have) {
-            /* Only as many rows as fill the byte budget, the rest to the
-             * next row group (rows of one batch are about alike in size). */
-            long double part = (long double)(limit - have) / (long double)bytes;
-            int64_t m = (int64_t)(part * (long double)n) + 1;
-            if (m < n) n = m;
-        }
+        n = rows_in_budget(w, &moved, done, n);
         rc = qv__writer_add_piece(w, h, done, n, err);
         if (!rc) rc = maybe_seal(w, err);
         done += n;
