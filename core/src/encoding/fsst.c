@@ -42,7 +42,21 @@
 #define ESC 255
 #define HASH_BITS 12
 #define HASH_SIZE (1 << HASH_BITS)
+/* The training sample: 32 KiB of strings spread over the chunk, 16 KiB
+ * (the FSST paper's size) for chunks under 512 KiB, where training would
+ * otherwise cost more than compressing the chunk (vega airports' names,
+ * 3,376 strings: training was half of the table's write). */
 #define SAMPLE_BYTES (32 << 10)
+#define SAMPLE_BYTES_SMALL (16 << 10)
+#define SMALL_CHUNK (512 << 10)
+
+/* Every step-th string is sampled. */
+static int64_t sample_step(uint64_t total, int64_t n) {
+    const uint64_t want = total < SMALL_CHUNK ? SAMPLE_BYTES_SMALL : SAMPLE_BYTES;
+    if (total <= want || n <= 0) return 1;
+    int64_t step = (int64_t)(total / want);
+    return step < 1 ? 1 : step;
+}
 #define ROUNDS 5
 
 #define SYM_MAX 16
@@ -238,13 +252,8 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     struct qv__fsst_table *t = qv__mem_calloc(&e->mem, sizeof *t, e->err);
     if (!t) return ENOMEM;
     struct qv__mark mk = qv__stack_mark(&e->stack);
-    /* Sample: strings spread evenly until SAMPLE_BYTES. */
-    uint64_t total = off[n] - off[0];
-    int64_t step = 1;
-    if (total > SAMPLE_BYTES && n > 0) {
-        step = (int64_t)(total / SAMPLE_BYTES);
-        if (step < 1) step = 1;
-    }
+    /* Sample: strings spread evenly (sample_step). */
+    const int64_t step = sample_step(off[n] - off[0], n);
     const int64_t NC = 512; /* 0..254 symbols, 256..511 single bytes */
     /* Pair counts: a 512 x 512 table read and cleared only where a bit of
      * `seen` says it was written. A sample touches a few thousand pairs;
@@ -371,9 +380,8 @@ int qv__fsst_nsym(const struct qv__fsst_table *t) { return t->nsym; }
 
 double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, const uint8_t *data,
                              int64_t n) {
-    uint64_t total = off[n] - off[0], raw = 0, comp = 0;
-    int64_t step = total > SAMPLE_BYTES && n > 0 ? (int64_t)(total / SAMPLE_BYTES) : 1;
-    if (step < 1) step = 1;
+    uint64_t raw = 0, comp = 0;
+    const int64_t step = sample_step(off[n] - off[0], n);
     uint8_t buf[512];
     for (int64_t i = 0; i < n; i += step) {
         const uint8_t *s = data + off[i];
