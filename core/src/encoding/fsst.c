@@ -353,7 +353,7 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
             }
         }
         /* Only the best 255 matter: move them to the front (selection by
-         * a min-heap of the current best), then sort just those. */
+         * a heap whose root is the worst kept), then sort just those. */
         int64_t keep = cs.n < NSYM_MAX ? cs.n : NSYM_MAX;
         for (int64_t i = 0; i < keep; i++) heap_up(cs.v, i);
         for (int64_t i = keep; i < cs.n; i++)
@@ -361,7 +361,15 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
                 cs.v[0] = cs.v[i];
                 heap_down(cs.v, keep, 0);
             }
-        qsort(cs.v, (size_t)keep, sizeof *cs.v, cand_cmp);
+        /* Heap sort of those: the worst goes to the back each time, so the
+         * front ends best first, as sorting with cand_cmp (a total order:
+         * no two candidates share value and length) would leave it. */
+        for (int64_t end = keep - 1; end > 0; end--) {
+            struct cand tmp = cs.v[0];
+            cs.v[0] = cs.v[end];
+            cs.v[end] = tmp;
+            heap_down(cs.v, end, 0);
+        }
         int k = 0;
         for (int64_t i = 0; i < keep; i++) {
             t->sym[k] = cs.v[i].val;
