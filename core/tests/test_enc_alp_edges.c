@@ -333,12 +333,162 @@ static void test_files_same_at_every_level(void **state) {
     env_close(&env);
 }
 
+/* ---- The search against an exhaustive one ----
+ * alp.c gives a pair up early (too many exceptions, or digits spanning
+ * too much for the estimate to beat the cut). The reference below scores
+ * every pair in full, with the search's two levels and tie rules, so any
+ * early stop that changes the choice shows up. */
+static const double RF10[19] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8, 1e9,
+                                1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+static const float RF10F[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f, 1e6f, 1e7f, 1e8f, 1e9f, 1e10f};
+
+static int ref_digits(const void *x, int pt, int64_t k, int e, int f, int64_t *dg) {
+    if (pt == QV__PT_F64) {
+        double v = ((const double *)x)[k], y = v * RF10[e] / RF10[f];
+        if (!(y > -2251799813685248.0 && y < 2251799813685248.0)) return -1;
+        double r = (y + 6755399441055744.0) - 6755399441055744.0;
+        double back = (double)(int64_t)r * RF10[f] / RF10[e];
+        if (memcmp(&back, &v, 8)) return -1;
+        *dg = (int64_t)r;
+    } else {
+        float v = ((const float *)x)[k], y = v * RF10F[e] / RF10F[f];
+        if (!(y > -4194304.0f && y < 4194304.0f)) return -1;
+        float r = (y + 12582912.0f) - 12582912.0f;
+        float back = (float)(int32_t)r * RF10F[f] / RF10F[e];
+        if (memcmp(&back, &v, 4)) return -1;
+        *dg = (int32_t)r;
+    }
+    return 0;
+}
+
+static double ref_score(const void *x, int pt, int64_t ns, int e, int f, int64_t *exc_out) {
+    int64_t exc = 0, lo = INT64_MAX, hi = INT64_MIN;
+    for (int64_t k = 0; k < ns; k++) {
+        int64_t dg;
+        if (ref_digits(x, pt, k, e, f, &dg)) {
+            exc++;
+            continue;
+        }
+        lo = dg < lo ? dg : lo;
+        hi = dg > hi ? dg : hi;
+    }
+    unsigned w = 0;
+    for (uint64_t span = exc == ns ? 0 : (uint64_t)hi - (uint64_t)lo; span; span >>= 1) w++;
+    *exc_out = exc;
+    const unsigned vbits = pt == QV__PT_F64 ? 64 : 32;
+    return (double)(ns - exc) * w + (double)exc * (vbits + 32 + w);
+}
+
+static void ref_choose(const void *v, int64_t n, int pt, struct qv__alp_choice *c) {
+    const int emax = pt == QV__PT_F64 ? 18 : 10;
+    const size_t w = pt == QV__PT_F64 ? 8 : 4;
+    const int64_t step = n <= 1024 ? 1 : n / 1024, ns = n < 1024 ? n : 1024;
+    const int64_t g1 = ns > 128 ? ns / 128 : 1;
+    unsigned char samp[1024 * 8], samp1[128 * 8];
+    int64_t ns1 = 0;
+    for (int64_t k = 0; k < ns; k++) memcpy(samp + k * w, (const char *)v + k * step * w, w);
+    for (int64_t k = 0; k < 128 && k * g1 < ns; k++) memcpy(samp1 + (ns1++) * w, samp + k * g1 * w, w);
+    int te[5], tf[5], nt = 0, pe[200], pf[200], np = 0;
+    double tb[5];
+    int64_t exc;
+    if (ns > 128) {
+        for (int e = 0; e <= emax; e++)
+            for (int f = 0; f <= e; f++) {
+                double bits = ref_score(samp1, pt, 128, e, f, &exc);
+                if (nt == 5 && !(bits < tb[4])) continue;
+                int at = nt < 5 ? nt++ : 4;
+                while (at > 0 && tb[at - 1] > bits) {
+                    tb[at] = tb[at - 1], te[at] = te[at - 1], tf[at] = tf[at - 1];
+                    at--;
+                }
+                tb[at] = bits, te[at] = e, tf[at] = f;
+            }
+        for (int e = 0; e <= emax; e++) /* in the order of the full search */
+            for (int f = 0; f <= e; f++)
+                for (int i = 0; i < nt; i++)
+                    if (te[i] == e && tf[i] == f) pe[np] = e, pf[np++] = f;
+    } else {
+        for (int e = 0; e <= emax; e++)
+            for (int f = 0; f <= e; f++) pe[np] = e, pf[np++] = f;
+    }
+    double best = INFINITY;
+    c->e = c->f = 0;
+    c->est_exceptions = n;
+    for (int i = 0; i < np; i++) {
+        double bits = ref_score(samp, pt, ns, pe[i], pf[i], &exc);
+        if (bits < best) {
+            best = bits;
+            c->e = pe[i];
+            c->f = pf[i];
+            c->est_exceptions = exc * (n / ns);
+        }
+    }
+    c->est_bytes = best / 8.0 * ((double)n / (double)ns) + 64;
+}
+
+/* Integer-valued, decimal, mixed-scale and outlier columns (where the
+ * span cut prunes most pairs), and the hostile shapes above, at sizes
+ * on both sides of both samples: the choice equals the exhaustive one at
+ * every SIMD level. */
+static void test_search_matches_exhaustive(void **state) {
+    (void)state;
+    static const int64_t sizes[] = {1, 3, 17, 100, 128, 129, 700, 1024, 1025, 5000, 40000};
+    double *buf = malloc(40000 * 8);
+    assert_non_null(buf);
+    const int top = qv__cpu_supported();
+    int checked = 0;
+    for (int pt = QV__PT_F32; pt; pt = pt == QV__PT_F32 ? QV__PT_F64 : 0)
+        for (int shape = 0; shape < NSHAPES + 8; shape++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+                const int64_t n = sizes[si];
+                if (shape < NSHAPES) {
+                    fill(buf, pt, n, shape, (uint64_t)(n * 13 + shape));
+                } else {
+                    uint64_t r = (uint64_t)(n * 31 + shape);
+                    for (int64_t i = 0; i < n; i++) {
+                        uint64_t x = rng_next(&r);
+                        double d;
+                        switch (shape - NSHAPES) {
+                        case 0: d = (double)(x % 17); break;                       /* small ints */
+                        case 1: d = (double)(int64_t)(x % 2000001) - 1e6; break;   /* wide ints */
+                        case 2: d = (double)(x % 100000) / 1000.0; break;          /* 3 decimals */
+                        case 3: d = (x % 4 ? (double)(x % 50) / 10.0 : (double)(x % 999) / 100.0); break;
+                        case 4: d = (x % 97 ? (double)(x % 300) : 1e15 + (double)(x % 7)); break;
+                        case 5: d = (double)(x % 5) * 0.25 + (i % 500 == 0 ? 0.1 : 0); break;
+                        case 6: d = (double)(x % 1000000000) / 10000.0; break; /* rounding */
+                        default: d = (double)(x % 100000000) / (x & 1 ? 1000.0 : 100000.0); break;
+                        }
+                        if (pt == QV__PT_F64) buf[i] = d;
+                        else ((float *)buf)[i] = (float)d;
+                    }
+                }
+                struct qv__alp_choice want;
+                ref_choose(buf, n, pt, &want);
+                for (int level = QV__CPU_BASELINE; level <= top; level++) {
+                    qv__cpu_set_level(level);
+                    struct qv__alp_choice got;
+                    qv__alp_choose(buf, n, pt, &got);
+                    if (got.e != want.e || got.f != want.f || !(got.est_bytes == want.est_bytes) ||
+                        got.est_exceptions != want.est_exceptions)
+                        fail_msg("pt=%d n=%lld shape=%d level %d: (e %d, f %d, %.17g B, %lld exc) "
+                                 "!= exhaustive (%d, %d, %.17g B, %lld exc)", pt, (long long)n,
+                                 shape, level, got.e, got.f, got.est_bytes,
+                                 (long long)got.est_exceptions, want.e, want.f, want.est_bytes,
+                                 (long long)want.est_exceptions);
+                    checked++;
+                }
+            }
+    assert_true(checked >= 2 * (NSHAPES + 8) * 11);
+    free(buf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_small_columns, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sizes_around_the_sample, setup, teardown),
         cmocka_unit_test_setup_teardown(test_each_special_in_each_lane, setup, teardown),
         cmocka_unit_test_setup_teardown(test_files_same_at_every_level, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_search_matches_exhaustive, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

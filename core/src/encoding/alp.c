@@ -87,6 +87,8 @@ static int64_t sample_step(int64_t n) { return n <= SAMPLE ? 1 : n / SAMPLE; }
  * up to 190 pairs per chunk, most of a float column's write time. */
 struct alp_tally {
     int64_t exc, lo, hi;
+    /* Gives up too once the digits span rstop or more (see alp_score). */
+    int64_t rstop;
 };
 
 static QV__ALWAYS_INLINE int score_d_tail(const double *x, int64_t from, int64_t ns, int e,
@@ -99,6 +101,7 @@ static QV__ALWAYS_INLINE int score_d_tail(const double *x, int64_t from, int64_t
         }
         if (dg < t->lo) t->lo = dg;
         if (dg > t->hi) t->hi = dg;
+        if (t->hi - t->lo >= t->rstop) return 1;
     }
     return 0;
 }
@@ -113,6 +116,7 @@ static QV__ALWAYS_INLINE int score_f_tail(const float *x, int64_t from, int64_t 
         }
         if (dg < t->lo) t->lo = dg;
         if (dg > t->hi) t->hi = dg;
+        if (t->hi - t->lo >= t->rstop) return 1;
     }
     return 0;
 }
@@ -133,6 +137,7 @@ static QV__TARGET_AVX2 int score_d_avx2(const double *x, int64_t ns, int e, int 
     const __m256d magic = _mm256_set1_pd(MAGIC_D), lim = _mm256_set1_pd(2251799813685248.0);
     const __m256d nlim = _mm256_set1_pd(-2251799813685248.0);
     const __m256d pinf = _mm256_set1_pd(INFINITY), ninf = _mm256_set1_pd(-INFINITY);
+    const __m256d rstop = _mm256_set1_pd((double)t->rstop);
     __m256d lo = pinf, hi = ninf;
     int64_t k = 0;
     for (; k + 4 <= ns; k += 4) {
@@ -147,6 +152,9 @@ static QV__TARGET_AVX2 int score_d_avx2(const double *x, int64_t ns, int e, int 
         hi = _mm256_max_pd(hi, _mm256_blendv_pd(ninf, r, ok));
         t->exc += 4 - __builtin_popcount((unsigned)_mm256_movemask_pd(ok));
         if (t->exc > max_exc) return 1;
+        /* A lane's own span is at most the digits' span (a lane with no
+         * digit yet has hi - lo = -inf). */
+        if (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_sub_pd(hi, lo), rstop, _CMP_GE_OQ))) return 1;
     }
     double l[4], h[4];
     _mm256_storeu_pd(l, lo);
@@ -166,6 +174,9 @@ static QV__TARGET_AVX2 int score_f_avx2(const float *x, int64_t ns, int e, int f
     const __m256 magic = _mm256_set1_ps(MAGIC_F), lim = _mm256_set1_ps(4194304.0f);
     const __m256 nlim = _mm256_set1_ps(-4194304.0f);
     const __m256 pinf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
+    /* float digits are below 2^22 in magnitude, so their spans (below
+     * 2^23) are exact in float; rstop is a power of two. */
+    const __m256 rstop = _mm256_set1_ps(t->rstop < (INT64_C(1) << 24) ? (float)t->rstop : INFINITY);
     __m256 lo = pinf, hi = ninf;
     int64_t k = 0;
     for (; k + 8 <= ns; k += 8) {
@@ -180,6 +191,7 @@ static QV__TARGET_AVX2 int score_f_avx2(const float *x, int64_t ns, int e, int f
         hi = _mm256_max_ps(hi, _mm256_blendv_ps(ninf, r, ok));
         t->exc += 8 - __builtin_popcount((unsigned)_mm256_movemask_ps(ok));
         if (t->exc > max_exc) return 1;
+        if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(hi, lo), rstop, _CMP_GE_OQ))) return 1;
     }
     float l[8], h[8];
     _mm256_storeu_ps(l, lo);
@@ -204,7 +216,22 @@ static double alp_score(const void *x, int pt, int e, int f, int64_t ns, double 
     /* exc * (vbits + 32) > cut, as a count */
     const double q = cut / (double)(vbits + 32);
     const int64_t max_exc = !(q < (double)ns) ? ns : (int64_t)q;
-    struct alp_tally t = {0, INT64_MAX, INT64_MIN};
+    /* Every value costs at least w bits, w the width of the digits' span,
+     * so the estimate is at least ns x w, and a pair is given up once the
+     * span seen so far makes ns x w reach the cut: the search drops
+     * estimates at or above it anyway, so the choice does not change. (A
+     * search over integer-valued doubles otherwise scored all 190 pairs
+     * in full: with the rest of the search, a tenth of writing a small
+     * table of floats.) The smallest such w0 gives the span 2^(w0 - 1)
+     * (qv__bits(span) >= w0). cut and ns are integers, so cut / ns is
+     * exact or at least 1 / ns from an integer, and ceil() finds w0. */
+    int64_t rstop = INT64_MAX;
+    if (cut < INFINITY) {
+        if (!(cut > 0)) return INFINITY;
+        const double w0 = ceil(cut / (double)ns);
+        if (w0 <= 52) rstop = INT64_C(1) << ((w0 < 1 ? 1 : (int)w0) - 1);
+    }
+    struct alp_tally t = {0, INT64_MAX, INT64_MIN, rstop};
     int stop = pt == QV__PT_F64 ? QV__DISPATCH2(score_d, x, ns, e, f, max_exc, &t)
                                 : QV__DISPATCH2(score_f, x, ns, e, f, max_exc, &t);
     if (stop) return INFINITY;

@@ -42,7 +42,21 @@
 #define ESC 255
 #define HASH_BITS 12
 #define HASH_SIZE (1 << HASH_BITS)
+/* The training sample: 32 KiB of strings spread over the chunk, 16 KiB
+ * (the FSST paper's size) for chunks under 512 KiB, where training would
+ * otherwise cost more than compressing the chunk (vega airports' names,
+ * 3,376 strings: training was half of the table's write). */
 #define SAMPLE_BYTES (32 << 10)
+#define SAMPLE_BYTES_SMALL (16 << 10)
+#define SMALL_CHUNK (512 << 10)
+
+/* Every step-th string is sampled. */
+static int64_t sample_step(uint64_t total, int64_t n) {
+    const uint64_t want = total < SMALL_CHUNK ? SAMPLE_BYTES_SMALL : SAMPLE_BYTES;
+    if (total <= want || n <= 0) return 1;
+    int64_t step = (int64_t)(total / want);
+    return step < 1 ? 1 : step;
+}
 #define ROUNDS 5
 
 #define SYM_MAX 16
@@ -122,7 +136,10 @@ static void build_lookup(struct qv__fsst_table *t) {
                                            .len = t->len[i], .res = ((unsigned)t->len[i] << 8) | (unsigned)i};
         }
     }
-    for (int i = 0; i < 65536; i++) t->short_code[i] = t->byte_code[i & 0xFF];
+    /* short_code[(hi << 8) | lo] starts as byte_code[lo]: 256 copies of
+     * the byte codes, row by row (a gather by i & 0xFF over all 65536
+     * entries was 14% of writing a small table of strings). */
+    for (int hi = 0; hi < 256; hi++) memcpy(&t->short_code[hi << 8], t->byte_code, sizeof t->byte_code);
     for (int i = 0; i < t->nsym; i++)
         if (t->len[i] == 2) t->short_code[(unsigned)t->sym[i] & 0xFFFF] = (uint16_t)((2 << 8) | i);
 }
@@ -235,13 +252,8 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     struct qv__fsst_table *t = qv__mem_calloc(&e->mem, sizeof *t, e->err);
     if (!t) return ENOMEM;
     struct qv__mark mk = qv__stack_mark(&e->stack);
-    /* Sample: strings spread evenly until SAMPLE_BYTES. */
-    uint64_t total = off[n] - off[0];
-    int64_t step = 1;
-    if (total > SAMPLE_BYTES && n > 0) {
-        step = (int64_t)(total / SAMPLE_BYTES);
-        if (step < 1) step = 1;
-    }
+    /* Sample: strings spread evenly (sample_step). */
+    const int64_t step = sample_step(off[n] - off[0], n);
     const int64_t NC = 512; /* 0..254 symbols, 256..511 single bytes */
     /* Pair counts: a 512 x 512 table read and cleared only where a bit of
      * `seen` says it was written. A sample touches a few thousand pairs;
@@ -341,7 +353,7 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
             }
         }
         /* Only the best 255 matter: move them to the front (selection by
-         * a min-heap of the current best), then sort just those. */
+         * a heap whose root is the worst kept), then sort just those. */
         int64_t keep = cs.n < NSYM_MAX ? cs.n : NSYM_MAX;
         for (int64_t i = 0; i < keep; i++) heap_up(cs.v, i);
         for (int64_t i = keep; i < cs.n; i++)
@@ -349,7 +361,15 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
                 cs.v[0] = cs.v[i];
                 heap_down(cs.v, keep, 0);
             }
-        qsort(cs.v, (size_t)keep, sizeof *cs.v, cand_cmp);
+        /* Heap sort of those: the worst goes to the back each time, so the
+         * front ends best first, as sorting with cand_cmp (a total order:
+         * no two candidates share value and length) would leave it. */
+        for (int64_t end = keep - 1; end > 0; end--) {
+            struct cand tmp = cs.v[0];
+            cs.v[0] = cs.v[end];
+            cs.v[end] = tmp;
+            heap_down(cs.v, end, 0);
+        }
         int k = 0;
         for (int64_t i = 0; i < keep; i++) {
             t->sym[k] = cs.v[i].val;
@@ -368,9 +388,8 @@ int qv__fsst_nsym(const struct qv__fsst_table *t) { return t->nsym; }
 
 double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, const uint8_t *data,
                              int64_t n) {
-    uint64_t total = off[n] - off[0], raw = 0, comp = 0;
-    int64_t step = total > SAMPLE_BYTES && n > 0 ? (int64_t)(total / SAMPLE_BYTES) : 1;
-    if (step < 1) step = 1;
+    uint64_t raw = 0, comp = 0;
+    const int64_t step = sample_step(off[n] - off[0], n);
     uint8_t buf[512];
     for (int64_t i = 0; i < n; i += step) {
         const uint8_t *s = data + off[i];

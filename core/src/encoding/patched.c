@@ -79,13 +79,27 @@ static void best_width(const int64_t *hist, int64_t n, double scale, unsigned fu
     *exc_out = bexc;
 }
 
+/* Adds the values' residual widths to hist (65: below the reference). Four
+ * partial histograms, so runs of equal widths do not wait on one counter
+ * (a store-to-load chain per value). */
 static void histogram(const uint64_t *v, int64_t n, uint64_t ref, uint64_t flip, unsigned bits,
                       int64_t *hist) {
     const uint64_t mask = qv__mask(bits), kref = order_key(ref, flip);
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t k = order_key(v[i], flip);
-        hist[k < kref ? 65 : qv__bits((k - kref) & mask)]++;
+    uint32_t h[4][66];
+    memset(h, 0, sizeof h);
+#define QV__PATCHED_SLOT(x) ((x) < kref ? 65 : qv__bits(((x) - kref) & mask))
+    int64_t i = 0;
+    for (; i + 4 <= n && i < (INT64_C(1) << 32) - 4; i += 4) {
+        uint64_t k0 = order_key(v[i], flip), k1 = order_key(v[i + 1], flip);
+        uint64_t k2 = order_key(v[i + 2], flip), k3 = order_key(v[i + 3], flip);
+        h[0][QV__PATCHED_SLOT(k0)]++;
+        h[1][QV__PATCHED_SLOT(k1)]++;
+        h[2][QV__PATCHED_SLOT(k2)]++;
+        h[3][QV__PATCHED_SLOT(k3)]++;
     }
+    for (; i < n; i++) hist[QV__PATCHED_SLOT(order_key(v[i], flip))]++;
+#undef QV__PATCHED_SLOT
+    for (int b = 0; b < 66; b++) hist[b] += (int64_t)h[0][b] + h[1][b] + h[2][b] + h[3][b];
 }
 
 int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
@@ -191,11 +205,10 @@ int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
     if (forced && ne == 0 && w > 0) w--; /* a forced node still patches something when it can */
     const uint64_t mask = qv__mask(bits), kref = order_key(c->ref, c->flip);
     const uint64_t lim = w >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << w) - 1;
-    ne = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t k = order_key(v[i], c->flip);
-        ne += k < kref || ((k - kref) & mask) > lim;
-    }
+    /* The exceptions, counted by the histogram: values below the reference
+     * and those whose residual needs more than w bits (> lim). */
+    ne = hist[65];
+    for (unsigned b = w + 1; b <= 64; b++) ne += hist[b];
     struct qv__enode *nd = qv__enode_new(e, QV_ENC_PATCHED, pt, qv__pt_width(pt), n);
     uint64_t *base = nd ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
     uint64_t *pos = base ? qv__mem_alloc(&e->mem, (size_t)(ne ? ne : 1) * 8, e->err) : NULL;
