@@ -1,5 +1,6 @@
 /*
- * The decoder's cache of decompressed zstd/lz4 frames (general.c): a call
+ * What a decoder keeps for takes. Decompressed zstd/lz4 frames (general.c):
+ * a call
  * that decodes fewer values than a frame holds (a take) keeps several
  * frames, least recently used replaced first, within a byte budget; a
  * range decode keeps one. Takes repeated on one decoder over more frames
@@ -9,7 +10,11 @@
  * value of vectors, frames and the chunk. The decoder's memory stays
  * within the budget however many frames were visited. A frame that fails
  * to decompress fails every take that needs it, again on a retry (nothing
- * of it is kept), while the other frames still decode.
+ * of it is kept), while the other frames still decode. Delta vectors
+ * (delta.c) and run-end vectors of ends (rle.c) kept for takes: delta and
+ * run-end chunks (forced, over many vectors) taken again and again on one
+ * decoder, rows in more vectors than are kept, at vector and chunk edges,
+ * interleaved with range decodes, against the full decode.
  */
 #include "encoding/encoding_testing.h"
 #include "encoding/enc_internal.h"
@@ -274,11 +279,115 @@ static void test_corrupt_frame(void **state) {
     env_close(&env);
 }
 
+/* Repeated takes over a chunk forced to `force`: rows in cycles over more
+ * vectors than a node keeps, random sorted takes, vector edges, range
+ * decodes between, all against the full decode. */
+static void repeat_forced(struct enc_env *env, enum qv_value_kind kind, unsigned w,
+                          const void *v, int64_t n, int force) {
+    struct qv_values in = {0};
+    in.kind = kind;
+    in.count = n;
+    in.values = v;
+    struct qv_encode_options eo = {0};
+    eo.force = force;
+    struct qv_encoded enc = {0};
+    struct qv_error err = {0};
+    assert_int_equal(qv_encode(&in, &eo, env->r, &enc, &err), 0);
+    struct qv__mem m = {.r = env->r};
+    struct qv__node *root;
+    assert_int_equal(qv__tree_parse(&m, enc.data, enc.size, 0, 0, 0, &root, &err), 0);
+    assert_int_equal(root->enc, force);
+    qv__mem_free_all(&m);
+    struct qv_decoder *d;
+    assert_int_equal(qv_decoder_open(enc.data, enc.size, kind, 0, n, env->r, &d, &err), 0);
+    uint8_t *ref = malloc((size_t)n * w), *out = malloc((size_t)n * w);
+    struct qv_decode_out o = {.values = ref};
+    assert_int_equal(qv_decoder_decode_range(d, 0, n, &o, &err), 0);
+    assert_memory_equal(ref, v, (size_t)n * w);
+    qv_decoder_close(d);
+    assert_int_equal(qv_decoder_open(enc.data, enc.size, kind, 0, n, env->r, &d, &err), 0);
+    int64_t rows[64];
+    const int64_t nvec = (n + 1023) / 1024;
+    /* Single rows alternating between three vectors: what is kept answers
+     * (a run-end node stays on its lazy path, which only a few vectors of
+     * ends decoded allow). */
+    for (int it = 0; it < 30; it++) {
+        int64_t r = ((it % 3) * 5 + 1) * 1024 + (it * 7) % 1024;
+        if (r < n) take_check(d, &r, 1, ref, w, out);
+    }
+    for (int round = 0; round < 4; round++) {
+        /* One row in each of up to 24 vectors, then the vector edges. */
+        for (int64_t vv = 0; vv < nvec && vv < 24; vv++) {
+            int64_t r = vv * 1024 + (vv * 131 + round * 17) % 1024;
+            if (r >= n) r = n - 1;
+            take_check(d, &r, 1, ref, w, out);
+        }
+        for (int64_t vv = 0; vv < nvec; vv += 3) {
+            int64_t k = 0, cand[] = {vv * 1024 - 1, vv * 1024, vv * 1024 + 1, vv * 1024 + 1023};
+            for (int c = 0; c < 4; c++)
+                if (cand[c] >= 0 && cand[c] < n && (k == 0 || cand[c] > rows[k - 1])) rows[k++] = cand[c];
+            take_check(d, rows, k, ref, w, out);
+        }
+        rows[0] = 0;
+        rows[1] = n - 1;
+        take_check(d, rows, 2, ref, w, out);
+    }
+    uint64_t s = (uint64_t)n + (uint64_t)force;
+    for (int it = 0; it < 400; it++) {
+        int64_t k = 1 + (int64_t)(rng_next(&s) % 12);
+        int64_t centre = (int64_t)(rng_next(&s) % (uint64_t)n);
+        for (int64_t i = 0; i < k; i++) {
+            int64_t r = centre + (int64_t)(rng_next(&s) % 3000) - 1500;
+            rows[i] = r < 0 ? 0 : r >= n ? n - 1 : r;
+        }
+        qsort(rows, (size_t)k, sizeof rows[0], cmp64);
+        take_check(d, rows, k, ref, w, out);
+        if (it % 40 == 0) {
+            int64_t a = (int64_t)(rng_next(&s) % (uint64_t)n), len = n - a < 5000 ? n - a : 5000;
+            struct qv_decode_out ro = {.values = out};
+            assert_int_equal(qv_decoder_decode_range(d, a, len, &ro, &err), 0);
+            assert_memory_equal(out, ref + (size_t)a * w, (size_t)len * w);
+        }
+    }
+    qv_decoder_close(d);
+    free(ref);
+    free(out);
+    qv_encoded_release(env->r, &enc);
+}
+
+static void test_delta_and_rle_vectors(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    const int64_t n = 40 * 1024 + 333;
+    int64_t *a = malloc((size_t)n * 8), *runs = malloc((size_t)n * 8);
+    int32_t *b = malloc((size_t)n * 4);
+    uint64_t s = 5;
+    int64_t x = 1000, y = 7;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = rng_next(&s);
+        x += (int64_t)(r % 40) + (r % 1000 == 0 ? 100000 : 0); /* sorted, rare jumps */
+        a[i] = x;
+        b[i] = (int32_t)(i * 3 + (int64_t)(r % 5));
+        if (r % 4 == 0) y += (int64_t)(r >> 50) - 3000; /* runs of ~4 */
+        runs[i] = y;
+    }
+    repeat_forced(&env, QV_KIND_INT64, 8, a, n, QV_ENC_DELTA);
+    repeat_forced(&env, QV_KIND_INT32, 4, b, n, QV_ENC_DELTA);
+    repeat_forced(&env, QV_KIND_INT64, 8, runs, n, QV_ENC_RLE);
+    repeat_forced(&env, QV_KIND_INT64, 8, a, n, QV_ENC_RLE); /* runs of one */
+    free(a);
+    free(b);
+    free(runs);
+    env_close(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_words_every_layout),
         cmocka_unit_test(test_strings_byte_budget),
         cmocka_unit_test(test_corrupt_frame),
+        cmocka_unit_test(test_delta_and_rle_vectors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
