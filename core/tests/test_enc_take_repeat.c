@@ -111,10 +111,21 @@ static void exercise_words(struct enc_env *env, const struct qv_encoded *enc,
             assert_memory_equal(out, ref + (size_t)a * w, (size_t)len * w);
         }
     }
-    /* A take over four frames keeps them; a range decode (a scan) keeps
-     * one frame only, so a scan holds no more than it did. */
+    /* A take over four frames met before keeps them; a range decode (a
+     * scan) keeps one frame only, so a scan holds no more than it did. A
+     * fresh decoder's take visiting frames once keeps only one, as before. */
     if (nframes >= 6) {
         int64_t four[4] = {0, fv, 2 * fv, 3 * fv + 5};
+        struct qv_decoder *d2;
+        assert_int_equal(qv_decoder_open(enc->data, enc->size, kind, 0, n, env->r, &d2, &err), 0);
+        uint64_t before = qv_reservation_used(env->r);
+        take_check(d2, four, 4, ref, w, out);
+        uint64_t once = qv_reservation_used(env->r) - before;
+        take_check(d2, four, 4, ref, w, out);
+        uint64_t twice = qv_reservation_used(env->r) - before;
+        assert_true(twice >= once + 3 * 1024);
+        qv_decoder_close(d2);
+        take_check(d, four, 4, ref, w, out);
         take_check(d, four, 4, ref, w, out);
         uint64_t many = qv_reservation_used(env->r);
         struct qv_decode_out ro = {.values = out};
@@ -260,7 +271,9 @@ static void test_corrupt_frame(void **state) {
     int64_t rows[2] = {4 * fv + 3, 6 * fv + 9};
     int32_t out[2];
     struct qv_decode_out o = {.values = out};
-    assert_int_equal(qv_decoder_take(d, rows, 2, &o, &err), 0); /* frame 4 and 6 kept */
+    /* Met twice: frames 4 and 6 are kept. */
+    assert_int_equal(qv_decoder_take(d, rows, 2, &o, &err), 0);
+    assert_int_equal(qv_decoder_take(d, rows, 2, &o, &err), 0);
     memset(p, 0, 4);
     int64_t bad = 5 * fv + 100;
     for (int attempt = 0; attempt < 2; attempt++) {

@@ -311,13 +311,13 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
  * of its own. A range decode (a scan: the call decodes at least a frame's
  * values) that misses keeps only the frame it decompresses, as a
  * sequential read never goes back. A call that decodes fewer values than
- * the frame holds (a take, a sparse filtered batch) keeps up to
- * FRAME_SLOTS, least recently used replaced first, while their
- * decompressed bytes stay within FRAME_KEEP_BYTES: a take of a few rows per
- * row group needs one frame per row, and a take repeated on the same open
- * file (the file layer's take cache keeps the column readers, and with
- * them these decoders) finds them again instead of decompressing each
- * row's frame once more (lineitem SF1, 100 random rows: ~370 frames per
+ * the frame holds (a take, a sparse filtered batch) keeps the frames it
+ * comes back to, up to FRAME_SLOTS, least recently used replaced first,
+ * while their decompressed bytes stay within FRAME_KEEP_BYTES (slot_for): a
+ * take of a few rows per row group needs one frame per row, and a take
+ * repeated on the same open file (the file layer's take cache keeps the
+ * column readers, and with them these decoders) finds them again instead
+ * of decompressing each row's frame once more (lineitem SF1, 100 random rows: ~370 frames per
  * take, three quarters of a warm take's instructions). Sixteen slots, not
  * four: a take visits a chunk's frames in a cycle, and a least recently
  * used cache smaller than the cycle misses every time (a row group of
@@ -335,9 +335,15 @@ struct frame_slot {
     uint64_t used;  /* the cache's clock at the last use */
 };
 
+/* Frames decompressed recently in the working slot (slot 0), to tell a
+ * frame a take comes back to from one it visits once. */
+#define FRAME_SEEN 32
+
 struct qv__frame_cache {
     struct qv__frame_cache *next; /* the decoder's list, freed at close */
     uint64_t clock;
+    int64_t seen[FRAME_SEEN];
+    int seen_at;
     struct frame_slot slot[FRAME_SLOTS];
 };
 
@@ -353,19 +359,33 @@ void qv__frame_caches_free(struct qv__frame_cache *c) {
         for (int i = 0; i < FRAME_SLOTS; i++) qv__mem_free_all(&c->slot[i].mem);
 }
 
-/* The slot frame f goes to: a range decode empties every slot but the
- * first and uses it; a small decode the empty or least recently used slot,
+static int seen_before(struct qv__frame_cache *c, int64_t f) {
+    for (int i = 0; i < FRAME_SEEN; i++)
+        if (c->seen[i] == f) return 1;
+    c->seen[c->seen_at] = f;
+    c->seen_at = (c->seen_at + 1) % FRAME_SEEN;
+    return 0;
+}
+
+/* The slot frame f goes to. A range decode empties every slot but the
+ * working one and uses it (one frame, as a sequential read needs). So does
+ * a small decode the first time it meets the frame: a take that visits a
+ * frame once (a cold take) decompresses into the same memory again and
+ * again, as before, and does not hold more. A frame met again (seen_before)
+ * is kept: in an empty or the least recently used of the other slots,
  * after emptying the least recently used others while the frames kept and
  * this one (raw_size bytes) would pass FRAME_KEEP_BYTES. */
-static struct frame_slot *slot_for(struct qv__frame_cache *c, int random, uint64_t raw_size) {
+static struct frame_slot *slot_for(struct qv__frame_cache *c, int random, int64_t f,
+                                   uint64_t raw_size) {
     if (!random) {
         for (int i = 1; i < FRAME_SLOTS; i++)
             if (c->slot[i].frame >= 0) slot_clear(&c->slot[i]);
         return &c->slot[0];
     }
+    if (!seen_before(c, f)) return &c->slot[0];
     struct frame_slot *victim = NULL;
-    uint64_t kept = 0;
-    for (int i = 0; i < FRAME_SLOTS; i++) {
+    uint64_t kept = c->slot[0].bytes;
+    for (int i = 1; i < FRAME_SLOTS; i++) {
         struct frame_slot *s = &c->slot[i];
         kept += s->bytes;
         if (!victim || (victim->frame >= 0 && (s->frame < 0 || s->used < victim->used)))
@@ -374,7 +394,7 @@ static struct frame_slot *slot_for(struct qv__frame_cache *c, int random, uint64
     kept -= victim->bytes;
     while (kept + raw_size > FRAME_KEEP_BYTES) {
         struct frame_slot *old = NULL;
-        for (int i = 0; i < FRAME_SLOTS; i++) {
+        for (int i = 1; i < FRAME_SLOTS; i++) {
             struct frame_slot *s = &c->slot[i];
             if (s != victim && s->frame >= 0 && (!old || s->used < old->used)) old = s;
         }
@@ -411,6 +431,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
             c->slot[i].mem.r = d->r;
             c->slot[i].frame = -1;
         }
+        for (int i = 0; i < FRAME_SEEN; i++) c->seen[i] = -1;
         c->next = d->frames;
         d->frames = c;
         nd->cache = c;
@@ -425,7 +446,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
     }
     const int64_t vals = frame_count(nd, f);
     const uint64_t raw_hint = get64(nd->buf[0] + (size_t)f * stride(nd) + 8);
-    struct frame_slot *s = slot_for(c, d->want < vals, raw_hint);
+    struct frame_slot *s = slot_for(c, d->want < vals, f, raw_hint);
     slot_clear(s);
     if (d->vfn && !nd->inner) {
         /* Only this frame's compressed bytes (the table was verified with

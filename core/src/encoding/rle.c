@@ -110,9 +110,11 @@ int qv__rle_encode_bool(struct qv__enc *e, const uint8_t *bits, int64_t n, int d
  * of decoding each 1024 ends once more (lineitem SF1, 100 random rows, a
  * warm take: 3.6 -> 2.5 M instructions, callgrind, most of it
  * l_orderkey's). Only a vector decoded counts as touched for the switch to
- * decoding all ends (use_lazy). Least recently used
- * replaced first; 4 KiB each, from the decoder's arena, made as needed. */
+ * decoding all ends (use_lazy). A vector is kept when a take comes back to
+ * it (lazy_vec), least recently used replaced first; 4 KiB each, from the
+ * decoder's arena, made as needed. */
 #define EV_SLOTS 4
+#define EV_SEEN 16
 
 struct rle_cache {
     uint32_t *ends;     /* all run ends, checked, or NULL */
@@ -122,6 +124,8 @@ struct rle_cache {
     int64_t lazy_vecs;  /* vectors of ends decoded for small ranges */
     uint32_t *ev_ends;  /* the ends of vector ev: one of the slots' (ends are u32) */
     uint64_t clock;
+    int64_t seen[EV_SEEN]; /* vectors decoded into slot 0 */
+    int seen_at;
     struct {
         int64_t v, len; /* v: -1 when empty */
         uint64_t used;
@@ -137,6 +141,7 @@ static int get_cache(struct qv__dec *d, struct qv__node *nd, struct rle_cache **
         if (!c) return ENOMEM;
         c->ev = -1;
         for (int i = 0; i < EV_SLOTS; i++) c->s[i].v = -1;
+        for (int i = 0; i < EV_SEEN; i++) c->seen[i] = -1;
         nd->cache = c;
     }
     *out = c;
@@ -199,7 +204,7 @@ static int lazy_vec(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
                     struct qv_error *err) {
     if (c->ev == v) return 0;
     c->clock++;
-    int k = 0;
+    int k = 1;
     for (int i = 0; i < EV_SLOTS; i++) {
         if (c->s[i].v == v) {
             c->s[i].used = c->clock;
@@ -208,7 +213,17 @@ static int lazy_vec(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
             c->ev_ends = c->s[i].ends;
             return 0;
         }
-        if (c->s[k].v >= 0 && (c->s[i].v < 0 || c->s[i].used < c->s[k].used)) k = i;
+        if (i && c->s[k].v >= 0 && (c->s[i].v < 0 || c->s[i].used < c->s[k].used)) k = i;
+    }
+    /* A vector met the first time goes to slot 0, the working one (a take
+     * that visits it once, a cold take, holds no more than one vector, as
+     * before); one met again to the least recently used other. */
+    int again = 0;
+    for (int i = 0; i < EV_SEEN; i++) again |= c->seen[i] == v;
+    if (!again) {
+        c->seen[c->seen_at] = v;
+        c->seen_at = (c->seen_at + 1) % EV_SEEN;
+        k = 0;
     }
     struct qv__node *en = nd->child[0];
     const int64_t runs = en->count, vs = v << QV__VEC_SHIFT;
