@@ -546,6 +546,7 @@ struct qv__node {
     int inner; /* inside a zstd/lz4 subtree */
     uint64_t outer_offset; /* offset of the nearest zstd/lz4 ancestor (if inner) */
     void *cache; /* owned by the decoder's arena */
+    void *vcache; /* delta.c's decoded vectors for takes (the decoder's arena) */
 };
 
 /* Buffers of a node that its decoder verifies by the range it reads
