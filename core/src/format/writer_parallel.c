@@ -12,6 +12,16 @@
  * it, because each task encodes into buffers of its own and the committer
  * writes tasks strictly in file order (row group, then column).
  *
+ * The caller encoding inline (QV_WRITER_INLINE, or the last row group of a
+ * writer without threads) takes the columns in file order and times none:
+ * with one encoder there is nothing to overlap, and a column encoded ahead
+ * of its turn would wait, its output charged, until the columns before it
+ * are encoded and written. Ordered by time, which column that was depended
+ * on the clock (a preempted short column looked slow), and so did the
+ * inline writer's peak memory: the smallest memory_limit it succeeds under
+ * moved from run to run (test_enc_zstd_mem.c). In file order every column
+ * is written, and its output freed, before the next one is encoded.
+ *
  * The committer is a role, not a thread: whoever marks a task done takes it
  * if no one holds it, and writes every task that is done and next in order,
  * then gives it back. Taking and giving back happen under `mu` together
@@ -55,10 +65,11 @@ static void skip_task(struct qv__task *t) {
     t->state = QV__TASK_DONE;
 }
 
-/* The next task to encode (marked running), or NULL. After a failure or an
- * abort, tasks are skipped instead (*skipped counts them: the caller then
- * runs the committer for them). */
-static struct qv__task *take_task(struct qv_writer *w, struct qv__rowgroup **rg_out,
+/* The next task to encode (marked running), or NULL: with `threaded`, the
+ * columns of a row group in the order of order_columns, else in file order.
+ * After a failure or an abort, tasks are skipped instead (*skipped counts
+ * them: the caller then runs the committer for them). */
+static struct qv__task *take_task(struct qv_writer *w, int threaded, struct qv__rowgroup **rg_out,
                                   int32_t *col_out, int *skipped) {
     for (;;) {
         struct qv__rowgroup *rg = w->dispatch;
@@ -67,8 +78,9 @@ static struct qv__task *take_task(struct qv_writer *w, struct qv__rowgroup **rg_
             w->dispatch = rg->next;
             continue;
         }
-        if (rg->dispatched == 0) order_columns(w, rg);
-        int32_t c = rg->order[rg->dispatched++];
+        if (rg->dispatched == 0 && threaded) order_columns(w, rg);
+        int32_t c = threaded ? rg->order[rg->dispatched] : rg->dispatched;
+        rg->dispatched++;
         struct qv__task *t = &rg->tasks[c];
         /* After a failure only the tasks before it in file order still
          * run: one of them may fail too, and that one is reported. */
@@ -167,27 +179,29 @@ static void commit_ready(struct qv_writer *w) {
 
 /* ---- the loop every encoding thread runs ---- */
 
-/* Encodes tasks until none is left to hand out; with `wait`, then waits for
- * more until told to stop. Called and returns with mu held. */
-static void work(struct qv_writer *w, struct qv__wworker *wk, int wait) {
+/* Encodes tasks until none is left to hand out. `threaded` (an encoding
+ * thread): the columns ordered and timed, then waits for more until told
+ * to stop; else (the caller encoding inline) in file order, untimed, and
+ * returns. Called and returns with mu held. */
+static void work(struct qv_writer *w, struct qv__wworker *wk, int threaded) {
     for (;;) {
         struct qv__rowgroup *rg = NULL;
         int32_t c = 0;
         int skipped = 0;
-        struct qv__task *t = take_task(w, &rg, &c, &skipped);
+        struct qv__task *t = take_task(w, threaded, &rg, &c, &skipped);
         if (skipped) commit_ready(w);
         if (!t) {
-            if (!wait || w->stop) return;
+            if (!threaded || w->stop) return;
             qv_cond_wait(&w->work, &w->mu);
             continue;
         }
         qv_mutex_unlock(&w->mu);
         struct qv_error e;
-        uint64_t t0 = qv_now_ns();
+        uint64_t t0 = threaded ? qv_now_ns() : 0;
         qv__writer_encode_task(wk, rg, c, t, &e);
-        uint64_t ns = qv_now_ns() - t0;
+        uint64_t ns = threaded ? qv_now_ns() - t0 : 0;
         qv_mutex_lock(&w->mu);
-        w->col_ns[c] = ns;
+        if (threaded) w->col_ns[c] = ns;
         if (t->rc) note_failure(w, rg, c, t->rc, &e);
         t->state = QV__TASK_DONE;
         commit_ready(w);
@@ -240,7 +254,8 @@ void qv__writer_encode_inline(struct qv_writer *w, struct qv__rowgroup *rg) {
     append(w, rg);
     /* No thread runs: the caller is the only encoder and the committer, and
      * every task of the row group is written when work returns (a row group
-     * of no columns has none: commit_ready ends it). */
+     * of no columns has none: commit_ready ends it). In file order, each
+     * column written as soon as it is encoded (see the top of the file). */
     work(w, &w->workers[0], 0);
     commit_ready(w);
     qv_mutex_unlock(&w->mu);
