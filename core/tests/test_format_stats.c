@@ -301,81 +301,86 @@ static void test_int_minmax(void **state) {
 }
 
 /* Float min/max and NaN count against the scalar rule (-0.0 below +0.0,
- * NaNs counted and skipped): values drawn from a small set of awkward ones
+ * NaNs counted and skipped), at every SIMD level: values drawn from a small set of awkward ones
  * (zeros of both signs, infinities, NaNs of both signs and payloads, the
  * smallest subnormal, large magnitudes) and random ones, float64 and
  * float32, with and without validity, over lengths around the 64-value
  * blocks. */
 static void test_float_minmax(void **state) {
     (void)state;
-    static const uint64_t special[] = {
-        0, UINT64_C(0x8000000000000000), UINT64_C(0x7FF0000000000000), UINT64_C(0xFFF0000000000000),
-        UINT64_C(0x7FF8000000000000), UINT64_C(0xFFF8000000000001), UINT64_C(0x7FF0000000000001),
-        1, UINT64_C(0x8000000000000001), UINT64_C(0x3FF0000000000000), UINT64_C(0xBFF0000000000000),
-        UINT64_C(0x7FEFFFFFFFFFFFFF), UINT64_C(0xFFEFFFFFFFFFFFFF)};
-    const size_t nspecial = sizeof special / sizeof special[0];
-    uint64_t s = 5;
-    for (int k = 0; k < 2; k++) {
-        const int f32 = k == 1;
-        const struct qv_field f = {.name = "x", .type = f32 ? QV_TYPE_FLOAT32 : QV_TYPE_FLOAT64,
-                                   .nullable = true};
-        const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE,
-                                      .value_kind = f32 ? QV_KIND_FLOAT32 : QV_KIND_FLOAT64};
-        for (int round = 0; round < 400; round++) {
-            const int64_t n = round < 200 ? 1 + round : 1 + (int64_t)(rng(&s) % 3000);
-            double *dv = malloc((size_t)n * 8);
-            float *fv = malloc((size_t)n * 4);
-            uint8_t *valid = calloc(1, (size_t)(n + 7) / 8);
-            const int mode = (int)(rng(&s) % 4); /* few specials, many, only NaNs, only zeros */
-            for (int64_t i = 0; i < n; i++) {
-                uint64_t r = rng(&s), b;
-                if (mode == 2) b = special[4 + r % 3];
-                else if (mode == 3) b = special[r % 2];
-                else if (r % (mode ? 3 : 50) == 0) b = special[(r >> 8) % nspecial];
-                else {
-                    double d = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 1e6;
-                    memcpy(&b, &d, 8);
+    const int initial = qv__cpu_level();
+    for (int level = QV__CPU_BASELINE; level <= qv__cpu_supported(); level++) {
+        qv__cpu_set_level(level);
+        static const uint64_t special[] = {
+            0, UINT64_C(0x8000000000000000), UINT64_C(0x7FF0000000000000), UINT64_C(0xFFF0000000000000),
+            UINT64_C(0x7FF8000000000000), UINT64_C(0xFFF8000000000001), UINT64_C(0x7FF0000000000001),
+            1, UINT64_C(0x8000000000000001), UINT64_C(0x3FF0000000000000), UINT64_C(0xBFF0000000000000),
+            UINT64_C(0x7FEFFFFFFFFFFFFF), UINT64_C(0xFFEFFFFFFFFFFFFF)};
+        const size_t nspecial = sizeof special / sizeof special[0];
+        uint64_t s = 5;
+        for (int k = 0; k < 2; k++) {
+            const int f32 = k == 1;
+            const struct qv_field f = {.name = "x", .type = f32 ? QV_TYPE_FLOAT32 : QV_TYPE_FLOAT64,
+                                       .nullable = true};
+            const struct qv__node node = {.field = &f, .kind = QV__NODE_PRIMITIVE,
+                                          .value_kind = f32 ? QV_KIND_FLOAT32 : QV_KIND_FLOAT64};
+            for (int round = 0; round < 400; round++) {
+                const int64_t n = round < 200 ? 1 + round : 1 + (int64_t)(rng(&s) % 3000);
+                double *dv = malloc((size_t)n * 8);
+                float *fv = malloc((size_t)n * 4);
+                uint8_t *valid = calloc(1, (size_t)(n + 7) / 8);
+                const int mode = (int)(rng(&s) % 4); /* few specials, many, only NaNs, only zeros */
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t r = rng(&s), b;
+                    if (mode == 2) b = special[4 + r % 3];
+                    else if (mode == 3) b = special[r % 2];
+                    else if (r % (mode ? 3 : 50) == 0) b = special[(r >> 8) % nspecial];
+                    else {
+                        double d = ((double)(r >> 11) / 9007199254740992.0 - 0.5) * 1e6;
+                        memcpy(&b, &d, 8);
+                    }
+                    memcpy(&dv[i], &b, 8);
+                    fv[i] = (float)dv[i];
+                    if (round % 3 != 1 || rng(&s) % 4) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
                 }
-                memcpy(&dv[i], &b, 8);
-                fv[i] = (float)dv[i];
-                if (round % 3 != 1 || rng(&s) % 4) valid[i >> 3] |= (uint8_t)(1u << (i & 7));
-            }
-            struct qv_values v = {.kind = node.value_kind, .count = n,
-                                  .values = f32 ? (void *)fv : (void *)dv};
-            const uint8_t *vb = round % 3 ? valid : NULL;
-            struct qv__stats_buf st;
-            qv__stats_compute(&node, &v, vb, &st);
-            double mn = INFINITY, mx = -INFINITY;
-            int64_t nans = 0, any = 0;
-            for (int64_t i = 0; i < n; i++) {
-                if (vb && !(vb[i >> 3] >> (i & 7) & 1)) continue;
-                double d = f32 ? (double)fv[i] : dv[i];
-                if (isnan(d)) {
-                    nans++;
-                    continue;
+                struct qv_values v = {.kind = node.value_kind, .count = n,
+                                      .values = f32 ? (void *)fv : (void *)dv};
+                const uint8_t *vb = round % 3 ? valid : NULL;
+                struct qv__stats_buf st;
+                qv__stats_compute(&node, &v, vb, &st);
+                double mn = INFINITY, mx = -INFINITY;
+                int64_t nans = 0, any = 0;
+                for (int64_t i = 0; i < n; i++) {
+                    if (vb && !(vb[i >> 3] >> (i & 7) & 1)) continue;
+                    double d = f32 ? (double)fv[i] : dv[i];
+                    if (isnan(d)) {
+                        nans++;
+                        continue;
+                    }
+                    any = 1;
+                    if (d < mn || (d == 0 && mn == 0 && signbit(d))) mn = d;
+                    if (d > mx || (d == 0 && mx == 0 && !signbit(d))) mx = d;
                 }
-                any = 1;
-                if (d < mn || (d == 0 && mn == 0 && signbit(d))) mn = d;
-                if (d > mx || (d == 0 && mx == 0 && !signbit(d))) mx = d;
+                assert_true(st.s.flags & QV__STAT_NAN_COUNT);
+                assert_int_equal(st.s.nan_count, nans);
+                if (!any) {
+                    assert_false(st.s.flags & QV__STAT_MINMAX);
+                } else {
+                    uint64_t gmn, gmx, wmn, wmx;
+                    memcpy(&gmn, st.s.min, 8);
+                    memcpy(&gmx, st.s.max, 8);
+                    memcpy(&wmn, &mn, 8);
+                    memcpy(&wmx, &mx, 8);
+                    assert_int_equal(gmn, wmn);
+                    assert_int_equal(gmx, wmx);
+                }
+                free(dv);
+                free(fv);
+                free(valid);
             }
-            assert_true(st.s.flags & QV__STAT_NAN_COUNT);
-            assert_int_equal(st.s.nan_count, nans);
-            if (!any) {
-                assert_false(st.s.flags & QV__STAT_MINMAX);
-            } else {
-                uint64_t gmn, gmx, wmn, wmx;
-                memcpy(&gmn, st.s.min, 8);
-                memcpy(&gmx, st.s.max, 8);
-                memcpy(&wmn, &mn, 8);
-                memcpy(&wmx, &mx, 8);
-                assert_int_equal(gmn, wmn);
-                assert_int_equal(gmx, wmx);
-            }
-            free(dv);
-            free(fv);
-            free(valid);
         }
     }
+    qv__cpu_set_level(initial);
 }
 
 int main(void) {

@@ -8,6 +8,10 @@
 #include "base/dcheck.h"
 #include "format/format_internal.h"
 
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
+
 __extension__ typedef unsigned __int128 u128;
 
 static int valid(const uint8_t *validity, int64_t i) {
@@ -128,11 +132,10 @@ static inline uint64_t float_bits(const struct qv_values *v, int64_t i) {
 }
 #define FLOAT_NAN(b) (((b) & ~(UINT64_C(1) << 63)) > UINT64_C(0x7FF0000000000000))
 
-#define FLOAT_BLOCK(T)                                                                       \
+#define FLOAT_BLOCK_OF(x_)                                                                   \
     do {                                                                                     \
-        const T *x_ = (const T *)v->values + i;                                              \
         for (int j = 0; j < 64; j++) {                                                       \
-            double d_ = (double)x_[j];                                                       \
+            double d_ = (double)(x_)[j];                                                     \
             uint64_t b_;                                                                     \
             memcpy(&b_, &d_, 8);                                                             \
             int nan_ = FLOAT_NAN(b_);                                                        \
@@ -143,6 +146,46 @@ static inline uint64_t float_bits(const struct qv_values *v, int64_t i) {
             kmax = hi_ > kmax ? hi_ : kmax;                                                  \
         }                                                                                    \
     } while (0)
+#define FLOAT_BLOCK(T) FLOAT_BLOCK_OF((const T *)v->values + i)
+
+/* 64 valid doubles: their keys' extremes (NaNs skipped) and NaN count. */
+struct float_acc {
+    int64_t kmin, kmax, nans;
+};
+static void double_block_generic(const double *x, struct float_acc *a) {
+    int64_t kmin = a->kmin, kmax = a->kmax, nans = a->nans;
+    FLOAT_BLOCK_OF(x);
+    a->kmin = kmin, a->kmax = kmax, a->nans = nans;
+}
+#if QV__X86_DISPATCH
+/* The same keys four at a time: AVX2 has no 64-bit arithmetic shift, so
+ * the sign mask is 0 > k; a NaN (|bits| above infinity's) gets the other
+ * end's sentinel, as in FLOAT_BLOCK. */
+static QV__TARGET_AVX2 void double_block_avx2(const double *x, struct float_acc *a) {
+    const __m256i zero = _mm256_setzero_si256(), inf = _mm256_set1_epi64x(0x7FF0000000000000LL);
+    const __m256i absm = _mm256_set1_epi64x(0x7FFFFFFFFFFFFFFFLL);
+    const __m256i smax = _mm256_set1_epi64x(INT64_MAX), smin = _mm256_set1_epi64x(INT64_MIN);
+    __m256i lo = smax, hi = smin, nan_n = zero;
+    for (int j = 0; j < 64; j += 4) {
+        __m256i k = _mm256_loadu_si256((const __m256i *)(x + j));
+        __m256i nan = _mm256_cmpgt_epi64(_mm256_and_si256(k, absm), inf);
+        __m256i key = _mm256_xor_si256(k, _mm256_srli_epi64(_mm256_cmpgt_epi64(zero, k), 1));
+        __m256i l = _mm256_blendv_epi8(key, smax, nan), h = _mm256_blendv_epi8(key, smin, nan);
+        lo = _mm256_blendv_epi8(lo, l, _mm256_cmpgt_epi64(lo, l));
+        hi = _mm256_blendv_epi8(hi, h, _mm256_cmpgt_epi64(h, hi));
+        nan_n = _mm256_sub_epi64(nan_n, nan); /* nan lanes are -1 */
+    }
+    int64_t l4[4], h4[4], n4[4];
+    _mm256_storeu_si256((__m256i *)l4, lo);
+    _mm256_storeu_si256((__m256i *)h4, hi);
+    _mm256_storeu_si256((__m256i *)n4, nan_n);
+    for (int i = 0; i < 4; i++) {
+        a->kmin = l4[i] < a->kmin ? l4[i] : a->kmin;
+        a->kmax = h4[i] > a->kmax ? h4[i] : a->kmax;
+        a->nans += n4[i];
+    }
+}
+#endif
 
 static void floats(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
     int64_t kmin = INT64_MAX, kmax = INT64_MIN;
@@ -154,10 +197,13 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
          * the last values) the values of the block one by one. */
         if (i + 64 <= v->count &&
             (!validity || qv__get_u64le(validity + (i >> 3)) == ~UINT64_C(0))) {
-            if (f32)
+            if (f32) {
                 FLOAT_BLOCK(float);
-            else
-                FLOAT_BLOCK(double);
+            } else {
+                struct float_acc acc = {kmin, kmax, nans};
+                QV__DISPATCH2(double_block, (const double *)v->values + i, &acc);
+                kmin = acc.kmin, kmax = acc.kmax, nans = acc.nans;
+            }
             valid_n += 64;
             i += 64;
             continue;
@@ -189,6 +235,7 @@ static void floats(const struct qv_values *v, const uint8_t *validity, struct qv
     qv__put_u64le(o->maxb, b);
 }
 #undef FLOAT_BLOCK
+#undef FLOAT_BLOCK_OF
 
 static void bools(const struct qv_values *v, const uint8_t *validity, struct qv__stats_buf *o) {
     int seen[2] = {0, 0};
