@@ -204,7 +204,17 @@ static int faults_from(struct enc_env *env, const struct chunk *c, int64_t unit,
         if (rc) {
             if (rc != ENOMEM) fail_msg("step %llu: %d %s", (unsigned long long)nth, rc, err.message);
             failed++;
-            /* The same decoder, after the failure: every value right. */
+            /* One of the next allocations fails too (a retry that fails
+             * again, on whatever the first failure left). */
+            for (int again = 1; d && again <= 3; again++) {
+                qv_pool_inject_alloc_failure(env->pool, (uint64_t)again);
+                qv_error_clear(&err);
+                int rc2 = script(d, c, unit, cyc, 2, buf, &err);
+                qv_pool_inject_alloc_failure(env->pool, 0);
+                if (rc2 && rc2 != ENOMEM) fail_msg("retry after step %llu: %d %s",
+                                                   (unsigned long long)nth, rc2, err.message);
+            }
+            /* The same decoder, after the failures: every value right. */
             qv_error_clear(&err);
             for (int round = 0; d && round < 3; round++)
                 if (script(d, c, unit, cyc, round, buf, &err))
@@ -282,6 +292,16 @@ static void test_vectors(void **state) {
     orders(&env, &c, 1024, 20);
     faults(&env, &c, 1024, 12);
     chunk_free(&env, &c);
+    /* Runs of one over 72 vectors of ends: the lazy path decodes up to
+     * 22 vectors of ends, more than the seen ring holds. */
+    const int64_t n2 = 72 * 1024 + 5;
+    int64_t *inc = malloc((size_t)n2 * 8);
+    for (int64_t i = 0; i < n2; i++) inc[i] = i * 3 + (i % 7);
+    chunk_encode(&env, &c, QV_KIND_INT64, inc, n2, QV_ENC_RLE);
+    orders(&env, &c, 1024, 24);
+    faults(&env, &c, 1024, 20);
+    chunk_free(&env, &c);
+    free(inc);
     chunk_encode(&env, &c, QV_KIND_INT64, a, n, QV_ENC_ZSTD);
     orders(&env, &c, 1024, 20);
     faults(&env, &c, 1024, 12);
