@@ -26,6 +26,7 @@
 
 #include "quiver/format.h"
 #include "quiver/scan.h"
+#include "format/format_testing.h"
 #include "scan_fixture.h"
 #include "test_util.h"
 
@@ -512,8 +513,14 @@ static int exists(const char *name) {
     return lstat(in_dir(p, sizeof p, name), &st) == 0;
 }
 
-static void test_stale_temporaries(void **state) {
-    (void)state;
+/* Leaves in `dir` the temporaries of dead writers (and near misses), writes
+ * out.qvr with the sink in `mode` (qv_sink_force_temporary), and checks
+ * which were removed: all the stale ones when `removed_expected`, none
+ * otherwise. */
+static void stale_temporaries(int mode, int target_exists, int removed_expected) {
+    qv_sink_force_temporary(mode);
+    char p[700];
+    if (target_exists) assert_int_equal(write_rows(in_dir(p, sizeof p, "out.qvr"), 3, 1024, NULL), 0);
     pid_t dead = dead_pid(), dead2 = dead_pid();
     char n[20][128];
     int k = 0;
@@ -536,7 +543,6 @@ static void test_stale_temporaries(void **state) {
     snprintf(n[k++], 128, "out.qvr.tmp.%d.3", (int)dead);       /* locked below */
     int locked = k - 1;
     for (int i = 0; i < k; i++) touch(n[i]);
-    char p[700];
     int lfd = open(in_dir(p, sizeof p, n[locked]), O_RDONLY);
     assert_true(lfd >= 0);
     assert_int_equal(flock(lfd, LOCK_EX), 0);
@@ -544,14 +550,147 @@ static void test_stale_temporaries(void **state) {
     char dname[128];
     snprintf(dname, sizeof dname, "out.qvr.tmp.%d.4", (int)dead);
     assert_int_equal(mkdir(in_dir(p, sizeof p, dname), 0700), 0);
+    long scans = qv_sink_directory_scans();
     assert_int_equal(write_rows(in_dir(p, sizeof p, "out.qvr"), 10, 1024, NULL), 0);
+    assert_int_equal(qv_sink_directory_scans() - scans, removed_expected);
     for (int i = 0; i < k; i++) {
-        if (i < removed) assert_false(exists(n[i]));
+        if (i < removed && removed_expected) assert_false(exists(n[i]));
         else assert_true(exists(n[i]));
     }
     assert_true(exists(dname));
     close(lfd);
     assert_int_equal(file_rows(in_dir(p, sizeof p, "out.qvr")), 10);
+    qv_sink_force_temporary(0);
+}
+
+/* Named temporaries (file systems without O_TMPFILE): every create looks. */
+static void test_stale_temporaries_named(void **state) {
+    (void)state;
+    stale_temporaries(1, 0, 1);
+}
+
+/* Unnamed temporaries: replacing a file looks for what older or named
+ * writers left; creating a new one does not list the directory. */
+static void test_stale_temporaries_unnamed(void **state) {
+    (void)state;
+    stale_temporaries(0, 1, 1);
+}
+
+static void test_stale_temporaries_unnamed_new_file(void **state) {
+    (void)state;
+    stale_temporaries(0, 0, 0);
+}
+
+/* Whether this directory's file system makes unnamed files (O_TMPFILE). */
+static int has_unnamed_files(void) {
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* Writes `len` bytes of a pattern through a sink to `path`, checking the
+ * directory holds `extra_while_open` more entries while it is open (0: the
+ * temporary has no name), and reads them back. */
+static void sink_round_trip(const char *path, size_t len, int extra_while_open) {
+    int before = count_entries(dir);
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    unsigned char *buf = malloc(len), *back = malloc(len);
+    assert_non_null(buf);
+    assert_non_null(back);
+    for (size_t i = 0; i < len; i++) buf[i] = (unsigned char)(i * 131 + len);
+    struct qv_sink s;
+    assert_int_equal(qv_sink_open_file(path, &s, NULL), 0);
+    for (size_t at = 0; at < len; at += 100000)
+        assert_int_equal(qv_sink_write(&s, buf + at, len - at < 100000 ? len - at : 100000, NULL), 0);
+    assert_int_equal(count_entries(dir), before + extra_while_open);
+    assert_int_equal(qv_sink_finish(&s, NULL), 0);
+    qv_sink_close(&s);
+    assert_int_equal(count_entries(dir), before + !existed);
+    int fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(fstat(fd, &st), 0);
+    assert_int_equal((size_t)st.st_size, len);
+    assert_int_equal(pread(fd, back, len, 0), (ssize_t)len);
+    close(fd);
+    assert_memory_equal(buf, back, len);
+    free(buf);
+    free(back);
+}
+
+/* Unnamed temporaries: nothing is visible until finish, a new file is
+ * linked at its name in one step, an existing one replaced through a
+ * temporary name; creating many files in one directory never lists it (a
+ * loop writing N files costs O(N), not O(N^2)); abort leaves nothing. */
+static void test_unnamed_temporaries(void **state) {
+    (void)state;
+    if (!has_unnamed_files()) skip();
+    char p[700];
+    long scans = qv_sink_directory_scans();
+    for (int i = 0; i < 50; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "many-%d.bin", i);
+        sink_round_trip(in_dir(p, sizeof p, name), 1000 + (size_t)i, 0);
+    }
+    assert_int_equal(qv_sink_directory_scans(), scans);
+    assert_int_equal(count_entries(dir), 50);
+    /* A replacement looks once for leftovers of its name. */
+    sink_round_trip(in_dir(p, sizeof p, "many-7.bin"), 300000, 0);
+    assert_int_equal(qv_sink_directory_scans(), scans + 1);
+    /* Abort: nothing was ever named. */
+    struct qv_sink s;
+    assert_int_equal(qv_sink_open_file(in_dir(p, sizeof p, "gone.bin"), &s, NULL), 0);
+    assert_int_equal(qv_sink_write(&s, "abc", 3, NULL), 0);
+    qv_sink_close(&s);
+    assert_false(exists("gone.bin"));
+    assert_int_equal(count_entries(dir), 50);
+    /* The directory removed under an open sink (possible: its temporary has
+     * no name): finish fails naming it, and later sinks still link. */
+    char sub[700];
+    assert_int_equal(mkdir(in_dir(sub, sizeof sub, "sub"), 0700), 0);
+    assert_true(snprintf(p, sizeof p, "%.600s/x.bin", sub) < (int)sizeof p);
+    assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+    assert_int_equal(qv_sink_write(&s, "abc", 3, NULL), 0);
+    assert_int_equal(rmdir(sub), 0);
+    struct qv_error err;
+    assert_int_equal(qv_sink_finish(&s, &err), ENOENT);
+    assert_non_null(strstr(err.message, "x.bin"));
+    assert_non_null(strstr(err.message, "sub"));
+    qv_sink_close(&s);
+    sink_round_trip(in_dir(p, sizeof p, "after.bin"), 10, 0);
+}
+
+/* Where an unnamed file cannot be linked (no /proc, no capability), its
+ * bytes are copied into a named temporary at finish (more than one copy
+ * buffer here), and later sinks of the process make named files at once. */
+static void test_unnamed_copy_fallback(void **state) {
+    (void)state;
+    if (!has_unnamed_files()) skip();
+    char p[700];
+    qv_sink_force_temporary(2);
+    sink_round_trip(in_dir(p, sizeof p, "copied.bin"), 3u << 20, 0);
+    sink_round_trip(in_dir(p, sizeof p, "copied.bin"), 5000, 1); /* named now */
+    sink_round_trip(in_dir(p, sizeof p, "second.bin"), 7000, 1);
+    /* A full disk during the copy: ENOSPC, nothing left, the old file kept. */
+    qv_sink_force_temporary(2);
+    struct qv_sink s;
+    assert_int_equal(qv_sink_open_file(in_dir(p, sizeof p, "second.bin"), &s, NULL), 0);
+    assert_int_equal(qv_sink_write(&s, "abcdef", 6, NULL), 0);
+    enospc_armed = 1;
+    struct qv_error err;
+    int rc = qv_sink_finish(&s, &err);
+    enospc_armed = 0;
+    assert_int_equal(rc, ENOSPC);
+    assert_non_null(strstr(err.message, "second.bin"));
+    assert_non_null(strstr(err.message, "disk full"));
+    assert_non_null(strstr(err.message, ".tmp."));
+    qv_sink_close(&s);
+    assert_int_equal(count_entries(dir), 2);
+    struct stat st;
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 7000);
+    qv_sink_force_temporary(0);
 }
 
 /* A live writer in this process is never taken for a stale one, even by
@@ -581,8 +720,8 @@ static void test_concurrent_writers_same_path(void **state) {
 /* A write failing with ENOSPC (the libc call the sink makes fails): the
  * writer reports ENOSPC naming the file, the temporary file and "disk
  * full"; nothing is left behind and the old file is untouched. */
-static void test_disk_full(void **state) {
-    (void)state;
+static void disk_full(int mode) {
+    qv_sink_force_temporary(mode);
     char p[600];
     in_dir(p, sizeof p, "full.qvr");
     assert_int_equal(write_rows(p, 10, 1024, NULL), 0);
@@ -594,10 +733,21 @@ static void test_disk_full(void **state) {
     assert_int_equal(rc, ENOSPC);
     assert_non_null(strstr(err.message, "full.qvr"));
     assert_non_null(strstr(err.message, "disk full"));
-    assert_non_null(strstr(err.message, ".tmp."));
+    assert_non_null(strstr(err.message, mode == 1 ? ".tmp." : "temporary file"));
     assert_non_null(strstr(err.message, "write of"));
     assert_int_equal(count_entries(dir), before);
     assert_int_equal(file_rows(p), 10);
+    qv_sink_force_temporary(0);
+}
+
+static void test_disk_full(void **state) {
+    (void)state;
+    disk_full(0);
+}
+
+static void test_disk_full_named(void **state) {
+    (void)state;
+    disk_full(1);
 }
 
 /* A real limit from the kernel: RLIMIT_FSIZE in a child (SIGXFSZ ignored)
@@ -636,7 +786,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_open_special_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_to_special_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_through_symlinks, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_stale_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries_named, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries_unnamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stale_temporaries_unnamed_new_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unnamed_temporaries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unnamed_copy_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disk_full_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_concurrent_writers_same_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_size_limit, setup, teardown),

@@ -3,6 +3,8 @@
  * and a writer process killed mid-write. Nothing is ever left under the
  * final name unless finish succeeded. */
 #include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +17,7 @@
 #include <cmocka.h>
 
 #include "quiver/format.h"
+#include "format/format_testing.h"
 #include "memory/memory_testing.h"
 #include "random_batch.h"
 #include "test_util.h"
@@ -41,8 +44,22 @@ static int temp_files(const char *path) {
     return n;
 }
 
-static void test_abort_leaves_nothing(void **state) {
-    (void)state;
+/* Whether temporaries in `path`'s directory are unnamed (O_TMPFILE) when
+ * the sink chooses. */
+static int unnamed_temporaries(const char *path) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    *strrchr(dir, '/') = 0;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return 0;
+    close(fd);
+    return 1;
+}
+
+/* With the sink's temporary file made as `mode` says (0: its choice, 1:
+ * named). */
+static void abort_leaves_nothing(int mode) {
+    qv_sink_force_temporary(mode);
     struct qv_pool *p;
     struct qv_reservation *r;
     struct qv_schema *s;
@@ -59,7 +76,8 @@ static void test_abort_leaves_nothing(void **state) {
     struct rb_options ro = {.null_prob = 0.1, .max_list = 2, .max_string = 10};
     assert_int_equal(rb_batch(s, 3000, 1, &ro, r, &b), 0);
     assert_int_equal(qv_writer_write(w, &b, NULL), 0);
-    assert_int_equal(temp_files(path), 1);
+    /* Named while written, unless unnamed. */
+    assert_int_equal(temp_files(path), mode == 1 || !unnamed_temporaries(path));
     qv_writer_abort(w);
     struct qv_error err;
     assert_int_equal(qv_writer_write(w, &b, &err), ECANCELED);
@@ -77,6 +95,7 @@ static void test_abort_leaves_nothing(void **state) {
     assert_int_equal(qv_reservation_used(r), 0);
     qv_reservation_destroy(r);
     qv_pool_destroy(p);
+    qv_sink_force_temporary(0);
 }
 
 static void test_rejected_batch_keeps_writer_usable(void **state) {
@@ -213,15 +232,20 @@ static void test_injection_write_and_read(void **state) {
 }
 
 /* A writer process killed with SIGKILL mid-write leaves no file under the
- * final name (only its temporary, which we then clean up). */
+ * final name; with unnamed temporaries it leaves nothing at all (else its
+ * named temporary, which we then clean up). */
 static void test_killed_writer_leaves_no_file(void **state) {
     (void)state;
     char path[512];
     tu_path(path, sizeof path, "killed.qvr");
     unlink(path);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        close(ready[0]);
+        alarm(60); /* never outlives the test for long */
         struct qv_pool *p;
         struct qv_reservation *r;
         struct qv_schema *s;
@@ -234,17 +258,26 @@ static void test_killed_writer_leaves_no_file(void **state) {
         struct qv_writer *w;
         struct qv_writer_options o = {.row_group_rows = 1024};
         if (qv_writer_open(path, s, &o, r, &w, NULL)) _exit(3);
-        for (;;)
+        for (int i = 0;; i++) {
             if (qv_writer_write(w, &b, NULL)) _exit(4); /* never finishes */
+            if (i == 20 && write(ready[1], "x", 1) != 1) _exit(5);
+        }
     }
-    /* Wait until the child has written real data, then kill it. */
-    for (int i = 0; i < 2000 && temp_files(path) == 0; i++) usleep(1000);
-    usleep(50000);
+    close(ready[1]);
+    /* Wait (at most 30 s) until the child has written real data, then kill it. */
+    struct pollfd pfd = {.fd = ready[0], .events = POLLIN};
+    int waited = poll(&pfd, 1, 30000);
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
+    close(ready[0]);
+    assert_int_equal(waited, 1);
     assert_true(WIFSIGNALED(status));
     assert_false(exists(path));
+    if (unnamed_temporaries(path)) {
+        assert_int_equal(temp_files(path), 0);
+        return;
+    }
     /* Clean the temporary the dead process left behind. */
     char dir[512];
     snprintf(dir, sizeof dir, "%s", path);
@@ -260,9 +293,20 @@ static void test_killed_writer_leaves_no_file(void **state) {
     closedir(d);
 }
 
+static void test_abort_leaves_nothing(void **state) {
+    (void)state;
+    abort_leaves_nothing(0);
+}
+
+static void test_abort_leaves_nothing_named(void **state) {
+    (void)state;
+    abort_leaves_nothing(1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_abort_leaves_nothing),
+        cmocka_unit_test(test_abort_leaves_nothing_named),
         cmocka_unit_test(test_rejected_batch_keeps_writer_usable),
         cmocka_unit_test(test_full_budget_is_enomem_and_abortable),
         cmocka_unit_test(test_injection_write_and_read),

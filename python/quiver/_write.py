@@ -136,8 +136,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
 
     path: str, bytes or os.PathLike (bytes for names that are not UTF-8).
 
-    The file appears under `path` only when complete (it is written under a
-    temporary name and renamed); on any error or Ctrl-C nothing is left. An
+    The file appears under `path` only when complete (it is written as a
+    temporary file, then named); on any error or Ctrl-C nothing is left. An
     exception raised by the data's source (a generator behind a
     RecordBatchReader, KeyboardInterrupt included) is re-raised as itself."""
     path = os.fspath(path)

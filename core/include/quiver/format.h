@@ -83,9 +83,12 @@ QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *bu
  * neighbours: a column's segments within a row group are contiguous, and a
  * column reader fetches them with one read (qv_column_reader_open). */
 
-/* Creates `path` for writing through a temporary name in the same directory
- * (path.tmp.<pid>.<n>); finish fsyncs and renames it over `path`, abort
- * unlinks it. On success *out owns the sink; release with qv_sink_close.
+/* Creates `path` for writing through a temporary file in the same directory:
+ * an unnamed one (O_TMPFILE) where the file system has them, linked at
+ * `path` by finish when nothing is there, else renamed over `path` through
+ * the name path.tmp.<pid>.<n>; a named path.tmp.<pid>.<n> from the start
+ * elsewhere. finish fsyncs the file and the directory; abort removes the
+ * temporary. On success *out owns the sink; release with qv_sink_close.
  *
  * Destinations: an empty path is EINVAL; a missing directory is ENOENT
  * naming it. What exists at `path` is replaced only when it is a regular
@@ -95,10 +98,13 @@ QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *bu
  * and renamed over the target, so the link stays and the target is replaced
  * atomically; a dangling link creates the file it names.
  *
- * Temporary files of writers that died (SIGKILL) are removed on the next
- * create of the same path: names `<name>.tmp.<pid>.<n>` in the same
- * directory whose process no longer exists and whose lock (held by every
- * live writer on its temporary file) is free.
+ * A writer killed before finish leaves nothing behind where temporaries are
+ * unnamed. Named temporaries of writers that died (SIGKILL) are removed by
+ * the next writer of the same path that makes a named temporary or replaces
+ * an existing file: names `<name>.tmp.<pid>.<n>` in the same directory whose
+ * process no longer exists and whose lock (held by every live writer on its
+ * temporary file) is free. Creating a new file with an unnamed temporary
+ * does not list the directory.
  *
  * A full disk is ENOSPC (EDQUOT, EFBIG for quota and size limits) with a
  * message naming the file, the temporary file and the operation; other

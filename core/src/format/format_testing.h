@@ -37,4 +37,14 @@ int qv_writer_cancel_requested(struct qv_writer *w);
 /* Whether the writer has started its worker thread. */
 int qv_writer_has_worker(const struct qv_writer *w);
 
+/* How file sinks (qv_sink_open_file) make their temporary file from now on,
+ * in the whole process: 0 chooses (an unnamed O_TMPFILE file where the file
+ * system has them, else a named one), 1 forces a named one, 2 an unnamed
+ * one whose naming at finish is taken to fail, so that its copy into a named
+ * file runs. Also forgets that naming failed before. */
+void qv_sink_force_temporary(int mode);
+/* How many times file sinks of this process have listed a directory looking
+ * for the temporary files of dead writers. */
+long qv_sink_directory_scans(void);
+
 #endif /* QV_FORMAT_TESTING_H */

@@ -5,8 +5,9 @@
  * (qv_source_open_file_mapped). Neither ever opens a FIFO, socket or device
  * in a way that can block: the path is refused unless it is a regular file.
  *
- * Sinks write through a temporary name and rename on finish, so a file
- * visible under its final name is always complete. They never replace what
+ * Sinks write a temporary file (unnamed where the file system allows) and
+ * give it its final name on finish, so a file visible under its final name
+ * is always complete. They never replace what
  * is not a regular file, and they write through symlinks to the target. */
 #include <dirent.h>
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "quiver/format.h"
+#include "format/format_testing.h"
 #include "format/reader_internal.h"
 
 /* What a stat mode is, for messages. */
@@ -206,12 +208,28 @@ int qv_source_read(const struct qv_source *src, uint64_t offset, void *buf, size
 
 /* ---- sink ---- */
 
+/* How sinks make their temporary file; see qv_sink_force_temporary in
+ * format_testing.h. */
+static _Atomic int temporary_mode;
+/* Set once giving an unnamed file a name failed in this process (no /proc
+ * and no CAP_DAC_READ_SEARCH): later sinks make named files from the start. */
+static _Atomic int cannot_link;
+static _Atomic long directory_scans;
+static _Atomic unsigned temporary_counter;
+
+void qv_sink_force_temporary(int mode) {
+    temporary_mode = mode;
+    cannot_link = 0;
+}
+long qv_sink_directory_scans(void) { return directory_scans; }
+
 struct file_sink {
     int fd;
-    int finished;
+    int finished;     /* the file is under its final name */
+    int named;        /* tmp_path exists on disk (abort removes it) */
     char *final_path; /* the path the caller gave, for messages */
     char *target;     /* what finish renames over: final_path with symlinks resolved */
-    char tmp_path[];
+    char tmp_path[];  /* the temporary's name once it has one */
 };
 
 /* The directory part of `path` ("." when it has none, "/" for "/x"). */
@@ -230,25 +248,39 @@ static int sink_error(const struct file_sink *f, const char *op, int e, struct q
                       : e == EDQUOT ? "disk quota exceeded"
                       : e == EFBIG ? "file too large for this file system or process limit"
                                    : NULL;
+    char what[PATH_MAX + 64];
+    if (f->named) {
+        snprintf(what, sizeof what, "temporary file '%s'", f->tmp_path);
+    } else {
+        char dir[PATH_MAX];
+        dir_of(f->target, dir, sizeof dir);
+        snprintf(what, sizeof what, "unnamed temporary file in '%s'", dir);
+    }
     if (why)
-        return qv_error_set(err, e, "file '%s': %s: %s of temporary file '%s' failed: %s",
-                            f->final_path, why, op, f->tmp_path, strerror(e));
-    return qv_error_set(err, EIO, "file '%s': %s of temporary file '%s' failed: %s",
-                        f->final_path, op, f->tmp_path, strerror(e));
+        return qv_error_set(err, e, "file '%s': %s: %s of %s failed: %s", f->final_path, why, op,
+                            what, strerror(e));
+    return qv_error_set(err, EIO, "file '%s': %s of %s failed: %s", f->final_path, op, what,
+                        strerror(e));
+}
+
+static int write_all(int fd, const void *buf, size_t len) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, (const char *)buf + done, len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return errno;
+        done += (size_t)n;
+    }
+    return 0;
 }
 
 static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *err) {
     struct file_sink *f = ctx;
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = write(f->fd, (const char *)buf + done, len - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            char op[64];
-            snprintf(op, sizeof op, "write of %zu bytes", len);
-            return sink_error(f, op, errno, err);
-        }
-        done += (size_t)n;
+    int e = write_all(f->fd, buf, len);
+    if (e) {
+        char op[64];
+        snprintf(op, sizeof op, "write of %zu bytes", len);
+        return sink_error(f, op, e, err);
     }
     return 0;
 }
@@ -267,23 +299,133 @@ static int check_destination(const char *shown, const char *target, struct qv_er
                         mode_kind(st.st_mode));
 }
 
+/* Creates the named temporary `<target>.tmp.<pid>.<n>` (the next free n:
+ * a name left by an earlier process with our pid can exist). */
+static int create_named(struct file_sink *f, int *fd, struct qv_error *err) {
+    size_t cap = strlen(f->target) + 64;
+    int e = 0;
+    for (int attempt = 0; attempt < 1000; attempt++) {
+        snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
+                 atomic_fetch_add(&temporary_counter, 1));
+        *fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
+        e = errno;
+        if (*fd >= 0 || e != EEXIST) break;
+    }
+    if (*fd >= 0) return 0;
+    return qv_error_set(err, e == ENOENT ? ENOENT : e == ENOSPC || e == EDQUOT ? e : EIO,
+                        "file '%s': cannot create temporary file '%s': %s", f->final_path,
+                        f->tmp_path, strerror(e));
+}
+
+/* Gives the open unnamed file `fd` the name `path`: 0, EEXIST, or why the
+ * system refused. linkat with AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; the
+ * /proc/self/fd link works for anyone where /proc is mounted. */
+static int link_fd(int fd, const char *path) {
+    if (temporary_mode == 2) return EPERM;
+    if (linkat(fd, "", AT_FDCWD, path, AT_EMPTY_PATH) == 0) return 0;
+    if (errno == EEXIST) return EEXIST;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0) return 0;
+    return errno;
+}
+
+/* Where the unnamed file cannot be linked: copies it into a named
+ * temporary, which then takes its place. */
+static int copy_to_named(struct file_sink *f, struct qv_error *err) {
+    int out;
+    int rc = create_named(f, &out, err);
+    if (rc) return rc;
+    f->named = 1;
+    (void)flock(out, LOCK_EX | LOCK_NB);
+    char buf[1 << 16];
+    int e = 0;
+    for (off_t at = 0;;) {
+        ssize_t n = pread(f->fd, buf, sizeof buf, at);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : 0;
+            break;
+        }
+        if ((e = write_all(out, buf, (size_t)n)) != 0) break;
+        at += n;
+    }
+    close(f->fd);
+    f->fd = out;
+    if (e) return sink_error(f, "copy of the unnamed file into", e, err);
+    if (fsync(out) != 0) return sink_error(f, "fsync", errno, err);
+    return 0;
+}
+
+/* Names the unnamed temporary at finish: the destination itself when
+ * nothing is there (one step: a writer killed at any point leaves nothing),
+ * else a temporary name that finish renames over the destination. */
+static int name_unnamed(struct file_sink *f, struct qv_error *err) {
+    int rc = check_destination(f->final_path, f->target, err);
+    if (rc) return rc;
+    struct stat st;
+    int e = 0;
+    if (lstat(f->target, &st) != 0 && errno == ENOENT) {
+        e = link_fd(f->fd, f->target);
+        if (e == 0) {
+            f->finished = 1;
+            return 0;
+        }
+    }
+    if (e == 0 || e == EEXIST) {
+        size_t cap = strlen(f->target) + 64;
+        for (int attempt = 0; attempt < 1000; attempt++) {
+            snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
+                     atomic_fetch_add(&temporary_counter, 1));
+            e = link_fd(f->fd, f->tmp_path);
+            if (e != EEXIST) break;
+        }
+        if (e == 0) {
+            f->named = 1;
+            return 0;
+        }
+    }
+    /* Refused for want of /proc or of the capability, in a directory that
+     * is still there: copy. Anything else (a full disk, a directory gone or
+     * read-only) is the error it is. */
+    char dir[PATH_MAX];
+    dir_of(f->target, dir, sizeof dir);
+    if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) &&
+        stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cannot_link = 1;
+        return copy_to_named(f, err);
+    }
+    return qv_error_set(err, e == ENOSPC || e == EDQUOT ? e : e == ENOENT ? ENOENT : EIO,
+                        "file '%s': cannot give the unnamed temporary file a name in '%s': %s",
+                        f->final_path, dir, strerror(e));
+}
+
 static int file_finish(void *ctx, struct qv_error *err) {
     struct file_sink *f = ctx;
     if (fsync(f->fd) != 0) return sink_error(f, "fsync", errno, err);
-    if (close(f->fd) != 0) {
+    if (!f->named) {
+        int rc = name_unnamed(f, err);
+        if (rc) return rc;
+    }
+    /* After a successful fsync, close cannot lose data on a local file
+     * system; an unnamed file linked at its destination is committed. */
+    if (close(f->fd) != 0 && !f->finished) {
         f->fd = -1;
         return sink_error(f, "close", errno, err);
     }
     f->fd = -1;
-    /* Checked at create; checked again because the write may have taken
-     * long enough for someone to put a FIFO or a device there. */
-    int rc = check_destination(f->final_path, f->target, err);
-    if (rc) return rc;
-    if (rename(f->tmp_path, f->target) != 0)
-        return qv_error_set(err, EIO, "file '%s': cannot rename temporary file '%s' to '%s': %s",
-                            f->final_path, f->tmp_path, f->target, strerror(errno));
-    f->finished = 1;
-    /* Make the rename itself durable. */
+    if (!f->finished) {
+        /* Checked at create; checked again because the write may have taken
+         * long enough for someone to put a FIFO or a device there. */
+        int rc = check_destination(f->final_path, f->target, err);
+        if (rc) return rc;
+        if (rename(f->tmp_path, f->target) != 0)
+            return qv_error_set(err, EIO,
+                                "file '%s': cannot rename temporary file '%s' to '%s': %s",
+                                f->final_path, f->tmp_path, f->target, strerror(errno));
+        f->finished = 1;
+    }
+    /* Make the rename (or link) itself durable. */
     char dir[PATH_MAX];
     dir_of(f->target, dir, sizeof dir);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -300,7 +442,7 @@ static void file_abort(void *ctx) {
         close(f->fd);
         f->fd = -1;
     }
-    if (!f->finished) unlink(f->tmp_path);
+    if (f->named && !f->finished) unlink(f->tmp_path);
 }
 
 static void file_sink_close(void *ctx) {
@@ -384,6 +526,7 @@ static void remove_stale_temporaries(const char *target) {
     size_t blen = strlen(base);
     DIR *d = opendir(dir);
     if (!d) return;
+    directory_scans++;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         const char *name = e->d_name;
@@ -402,7 +545,6 @@ static void remove_stale_temporaries(const char *target) {
 }
 
 int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *err) {
-    static _Atomic unsigned counter;
     memset(out, 0, sizeof *out);
     if (!path || !path[0]) return qv_error_set(err, EINVAL, "file '': empty path");
     size_t plen = strlen(path);
@@ -432,7 +574,6 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
         free(target);
         return rc;
     }
-    remove_stale_temporaries(target);
     struct file_sink *f = malloc(sizeof *f + tlen + 64);
     char *final_path = strdup(path);
     if (!f || !final_path) {
@@ -444,24 +585,26 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     f->final_path = final_path;
     f->target = target;
     f->finished = 0;
-    /* A name left by an earlier process with our pid can exist: take the
-     * next number then. */
-    int e = 0;
-    for (int attempt = 0; attempt < 1000; attempt++) {
-        snprintf(f->tmp_path, tlen + 64, "%s.tmp.%ld.%u", target, (long)getpid(),
-                 atomic_fetch_add(&counter, 1));
-        f->fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
-        e = errno;
-        if (f->fd >= 0 || e != EEXIST) break;
-    }
-    if (f->fd < 0) {
-        rc = qv_error_set(err, e == ENOENT ? ENOENT : e == ENOSPC || e == EDQUOT ? e : EIO,
-                          "file '%s': cannot create temporary file '%s': %s", path, f->tmp_path,
-                          strerror(e));
-        free(final_path);
-        free(target);
-        free(f);
-        return rc;
+    f->tmp_path[0] = 0;
+    /* An unnamed file (O_TMPFILE) where the file system has them: a writer
+     * killed before finish leaves nothing, so only a replacement of an
+     * existing file looks for what older or named writers left. Elsewhere
+     * (NFS, most FUSE file systems) a named one, after the scan. */
+    f->fd = -1;
+    if (temporary_mode != 1 && !cannot_link)
+        f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644); /* read by a copy */
+    f->named = f->fd < 0;
+    if (!f->named) {
+        if (lstat(target, &st) == 0) remove_stale_temporaries(target);
+    } else {
+        remove_stale_temporaries(target);
+        rc = create_named(f, &f->fd, err);
+        if (rc) {
+            free(final_path);
+            free(target);
+            free(f);
+            return rc;
+        }
     }
     /* Held until the file is closed: tells remove_stale_temporaries of other
      * processes that this writer is alive. */

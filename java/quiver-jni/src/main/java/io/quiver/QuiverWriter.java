@@ -26,7 +26,7 @@ import org.apache.arrow.vector.validate.ValidateVectorBufferVisitor;
  * }
  * }</pre>
  *
- * <p>The file is written under a temporary name in the same directory and
+ * <p>The file is written as a temporary file in the same directory and
  * appears under its name only when {@link #finish()} succeeds; an existing
  * file there is replaced then, atomically. {@link #abort()}, or
  * {@link #close()} before finish, removes the temporary file. A missing
@@ -66,7 +66,7 @@ public final class QuiverWriter implements AutoCloseable {
     }
 
     /**
-     * Creates the file at {@code path} (through a temporary name) for
+     * Creates the file at {@code path} (through a temporary file) for
      * batches of {@code schema}. The schema is exported to the native writer
      * once, here; a schema Quiver cannot store (dictionary, union, view
      * types) is refused now, before any batch.
