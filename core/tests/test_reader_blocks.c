@@ -15,6 +15,7 @@
 #include "pool_env.h"
 #include "format/format_internal.h"
 #include "format/format_testing.h"
+#include "memory/memory_testing.h"
 #include "quiver/file.h"
 #include "quiver/format.h"
 #include "test_util.h"
@@ -331,6 +332,165 @@ static void test_skip_checksums_reads_on_demand(void **state) {
 }
 
 
+/* A source that records where each read lands (offset in the file, the
+ * buffer it fills), over a file opened with pread. */
+#define MAX_RECORDED 4096
+struct recording {
+    struct qv_source inner;
+    int n;
+    uint64_t off[MAX_RECORDED];
+    uintptr_t dst[MAX_RECORDED];
+};
+
+static int recording_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
+    struct recording *c = ctx;
+    if (c->n < MAX_RECORDED) {
+        c->off[c->n] = off;
+        c->dst[c->n] = (uintptr_t)buf;
+        c->n++;
+    }
+    return qv_source_read(&c->inner, off, buf, len, err);
+}
+
+static void recording_close(void *ctx) {
+    struct recording *c = ctx;
+    qv_source_close(&c->inner);
+}
+
+/* A take by blocks places the segment so that its blocks start on pages of
+ * the read buffer: every block a read fetches is at the segment's start
+ * plus a multiple of 4 KiB, and the segment's start is on a 4 KiB page, so
+ * a 4 KiB block faults in one page, not two. The rows are exact; a whole
+ * read of the same chunk (one read) lands at the same aligned start, and
+ * a chunk read after another reader of different size (the buffer kept by
+ * qv_column_reader_move) is aligned too. */
+static void test_block_reads_land_on_pages(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_pages.qvr");
+    write_file(e, path);
+    static struct recording c;
+    memset(&c, 0, sizeof c);
+    struct qv_error err;
+    assert_int_equal(qv_source_open_file(path, &c.inner, &err), 0);
+    struct qv_source src = {.ctx = &c, .name = path, .size = c.inner.size,
+                            .read_at = recording_read, .close = recording_close};
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open_source(&src, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    assert_true(si.length > 16 * B);
+    int64_t few[] = {3, 40000, 70001, ROWS - 1};
+    for (int pass = 0; pass < 2; pass++) {
+        int first = c.n;
+        if (pass == 0) assert_int_equal(take_rows(e, rd, 0, few, 4, &err), 0);
+        else assert_int_equal(read_all(e, rd, 0, &err), 0);
+        int seen = 0;
+        for (int i = first; i < c.n; i++) {
+            if (c.off[i] < si.offset || c.off[i] >= si.offset + si.length) continue;
+            uint64_t rel = c.off[i] - si.offset;
+            if (pass == 0) assert_int_equal(rel % B, 0); /* by blocks */
+            assert_int_equal((c.dst[i] - (uintptr_t)rel) % 4096, 0);
+            seen++;
+        }
+        assert_true(pass == 0 ? seen >= 3 : seen == 1);
+    }
+    /* One column reader moved between the two columns' chunk sizes: the
+     * buffer it keeps is re-aligned for each load. */
+    struct qv_column_reader *cr;
+    assert_int_equal(qv_column_reader_open(rd, 0, 1, e->r, &cr, &err), 0);
+    struct ArrowArray out;
+    int first = c.n;
+    assert_int_equal(qv_column_reader_take(cr, few, 4, &out, &err), 0);
+    for (int64_t i = 0; i < 4; i++)
+        assert_int_equal(((const uint64_t *)out.buffers[1])[i], value_of(few[i]));
+    out.release(&out);
+    struct qv_segment_info sw;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 1), 0, &sw, &err), 0);
+    for (int i = first; i < c.n; i++)
+        if (c.off[i] >= sw.offset && c.off[i] < sw.offset + sw.length)
+            assert_int_equal((c.dst[i] - (uintptr_t)(c.off[i] - sw.offset)) % 4096, 0);
+    qv_column_reader_close(cr);
+    qv_reader_close(rd);
+    remove(path);
+}
+
+/* Takes by blocks under a memory limit hit at every step: each allocation
+ * of a take through the file layer (reader, buffers, decoders, output)
+ * failing in turn is ENOMEM (never a crash, a leak or wrong rows), and the
+ * same take afterwards is exact. */
+static void test_block_take_enomem_each_step(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_enomem.qvr");
+    write_file(e, path);
+    int64_t few[] = {3, 40000, 70001, ROWS - 1};
+    struct qv_error err;
+    int ok = 0;
+    for (uint64_t nth = 1; nth < 400 && !ok; nth++) {
+        struct qv_file *f;
+        struct qv_file_options fo = {.pool = e->pool};
+        assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+        struct ArrowArrayStream st;
+        qv_pool_inject_alloc_failure(e->pool, nth);
+        int rc = qv_file_take(f, few, 4, NULL, &st, &err);
+        struct ArrowArray b = {0};
+        if (!rc) {
+            rc = st.get_next(&st, &b);
+            if (rc) assert_non_null(st.get_last_error(&st));
+        }
+        qv_pool_inject_alloc_failure(e->pool, 0);
+        if (rc) {
+            assert_int_equal(rc, ENOMEM);
+        } else {
+            assert_non_null(b.release);
+            assert_int_equal(b.length, 4);
+            const uint64_t *v = b.children[0]->buffers[1];
+            for (int64_t i = 0; i < 4; i++) assert_int_equal(v[i], value_of(few[i]));
+            b.release(&b);
+            ok = 1;
+        }
+        if (st.release) st.release(&st);
+        /* The same take again, nothing injected: exact. */
+        assert_int_equal(qv_file_take(f, few, 4, NULL, &st, &err), 0);
+        assert_int_equal(st.get_next(&st, &b), 0);
+        assert_int_equal(b.length, 4);
+        const uint64_t *v = b.children[0]->buffers[1];
+        for (int64_t i = 0; i < 4; i++) assert_int_equal(v[i], value_of(few[i]));
+        b.release(&b);
+        st.release(&st);
+        qv_file_close(f);
+    }
+    assert_true(ok);
+    remove(path);
+}
+
+/* A file cut short after it was opened: the blocks a take reads past the
+ * new end are a clear EIO (a short read, naming the file), never a signal
+ * or rows of zeros; rows before the cut are exact. */
+static void test_block_take_truncated_after_open(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_cut.qvr");
+    write_file(e, path);
+    struct qv_reader *rd;
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    /* Cut in the middle of column 0's values. */
+    assert_int_equal(truncate(path, (off_t)(si.offset + si.length / 2)), 0);
+    int64_t early[] = {0, 5};
+    assert_int_equal(take_rows(e, rd, 0, early, 2, &err), 0);
+    int64_t late[] = {ROWS - 2};
+    assert_int_equal(take_rows(e, rd, 0, late, 1, &err), EIO);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "short read"));
+    qv_reader_close(rd);
+    remove(path);
+}
+
 /* `n` distinct rows spread over the column, none within two vectors of
  * vector `avoid` (-1: none), in increasing order. */
 static int64_t spread_rows(int64_t *rows, int64_t n, int64_t avoid) {
@@ -622,6 +782,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_block_sums_match, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_reads_land_on_pages, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_take_enomem_each_step, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_take_truncated_after_open, pool_env_setup,
+                                        pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_skip_checksums_reads_on_demand, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, pool_env_setup,
