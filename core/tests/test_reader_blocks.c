@@ -433,6 +433,28 @@ static void test_block_reads_land_on_pages(void **state) {
     remove(path);
 }
 
+/* A take of rows[0..n) through the file layer: its error, or 0 with the
+ * rows checked exact. */
+static int file_take_exact(struct qv_file *f, const int64_t *rows, int64_t n) {
+    struct qv_error err;
+    struct ArrowArrayStream st;
+    int rc = qv_file_take(f, rows, n, NULL, &st, &err);
+    if (rc) return rc;
+    struct ArrowArray b;
+    rc = st.get_next(&st, &b);
+    if (rc) {
+        assert_non_null(st.get_last_error(&st));
+    } else {
+        assert_non_null(b.release);
+        assert_int_equal(b.length, n);
+        const uint64_t *v = b.children[0]->buffers[1];
+        for (int64_t i = 0; i < n; i++) assert_int_equal(v[i], value_of(rows[i]));
+        b.release(&b);
+    }
+    st.release(&st);
+    return rc;
+}
+
 /* Takes by blocks under a memory limit hit at every step: each allocation
  * of a take through the file layer (reader, buffers, decoders, output)
  * failing in turn is ENOMEM (never a crash, a leak or wrong rows), and the
@@ -449,34 +471,12 @@ static void test_block_take_enomem_each_step(void **state) {
         struct qv_file *f;
         struct qv_file_options fo = {.pool = e->pool};
         assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
-        struct ArrowArrayStream st;
         qv_pool_inject_alloc_failure(e->pool, nth);
-        int rc = qv_file_take(f, few, 4, NULL, &st, &err);
-        struct ArrowArray b = {0};
-        if (!rc) {
-            rc = st.get_next(&st, &b);
-            if (rc) assert_non_null(st.get_last_error(&st));
-        }
+        int rc = file_take_exact(f, few, 4);
         qv_pool_inject_alloc_failure(e->pool, 0);
-        if (rc) {
-            assert_int_equal(rc, ENOMEM);
-        } else {
-            assert_non_null(b.release);
-            assert_int_equal(b.length, 4);
-            const uint64_t *v = b.children[0]->buffers[1];
-            for (int64_t i = 0; i < 4; i++) assert_int_equal(v[i], value_of(few[i]));
-            b.release(&b);
-            ok = 1;
-        }
-        if (st.release) st.release(&st);
-        /* The same take again, nothing injected: exact. */
-        assert_int_equal(qv_file_take(f, few, 4, NULL, &st, &err), 0);
-        assert_int_equal(st.get_next(&st, &b), 0);
-        assert_int_equal(b.length, 4);
-        const uint64_t *v = b.children[0]->buffers[1];
-        for (int64_t i = 0; i < 4; i++) assert_int_equal(v[i], value_of(few[i]));
-        b.release(&b);
-        st.release(&st);
+        if (rc) assert_int_equal(rc, ENOMEM);
+        else ok = 1;
+        assert_int_equal(file_take_exact(f, few, 4), 0); /* nothing injected: exact */
         qv_file_close(f);
     }
     assert_true(ok);
