@@ -34,7 +34,7 @@ for tag in A B; do
     echo "$tag ($bin)"
     echo "  syscalls, one cold take: $(count "$bin" cold)"
     echo "  syscalls, one warm take: $(count "$bin" warm)"
-    echo "  $("$bin" "$file" cold 1 | sed 's/;.*cpu.*//')"
+    echo "  $("$bin" "$file" cold 1 | sed 's/; cpu.*//')"
     p1="$(procfaults "$bin" cold)"; p0="$(procfaults "$bin" none)"
     echo "  whole process minor faults (time -v): cold take $p1, open only $p0, difference $((p1 - p0))"
 done
