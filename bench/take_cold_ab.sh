@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # A/B of a cold take's load-independent costs (issue 14, item 5): two
-# builds of bench/take_cold.c (A = baseline, B = change) on one .qvr file.
+# builds of bench/bench_take_cold.c (A = baseline, B = change) on one .qvr file.
 #
 #   bench/take_cold_ab.sh BIN_A BIN_B FILE.qvr [REPEATS]
 #
-# Build each binary against a release build's static library:
-#   gcc -O2 -g -I core/include -I core/src bench/take_cold.c -o BIN \
-#       BUILD/core/libquiver.a -lzstd -llz4 -lxxhash -lpthread -lm
+# Each binary is BUILD/bench/bench_take_cold of a release build of the
+# revision (the benchmarks are built by default; copy it aside per revision).
 #
 # Per build: the system calls of one cold take (fresh open + take of 100
 # sorted random rows, fixed seed + close) counted by strace between the

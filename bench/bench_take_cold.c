@@ -3,7 +3,7 @@
  * minor page faults (getrusage around the measured part), callgrind
  * instructions (--toggle-collect=measured).
  *
- *   take_cold FILE MODE [REPEATS]
+ *   bench_take_cold FILE MODE [REPEATS]   (build/release/bench/bench_take_cold)
  *
  * MODE: cold (fresh qv_file_open + take of 100 rows + close, REPEATS
  * times), warm (one open and one unmeasured take, then REPEATS takes), scan
@@ -16,7 +16,6 @@
  * with a marker ("QV_MEASURE_BEGIN" / "QV_MEASURE_END"), so a trace can
  * count the system calls in between. Prints the faults and the wall-clock
  * time of each repeat (min, median). */
-#define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,7 +125,7 @@ static void marker(const char *m) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: take_cold FILE cold|warm|scan|none [REPEATS]\n");
+        fprintf(stderr, "usage: bench_take_cold FILE cold|warm|scan|none [REPEATS]\n");
         return 2;
     }
     const char *path = argv[1], *mode = argv[2];
