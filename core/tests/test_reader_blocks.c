@@ -15,6 +15,7 @@
 #include "pool_env.h"
 #include "format/format_internal.h"
 #include "format/format_testing.h"
+#include "memory/memory_testing.h"
 #include "quiver/file.h"
 #include "quiver/format.h"
 #include "test_util.h"
@@ -331,6 +332,182 @@ static void test_skip_checksums_reads_on_demand(void **state) {
 }
 
 
+/* A source that records where each read lands (offset in the file, the
+ * buffer it fills), over a file opened with pread. */
+#define MAX_RECORDED 4096
+struct recording {
+    struct qv_source inner;
+    int n;
+    uint64_t off[MAX_RECORDED];
+    uintptr_t dst[MAX_RECORDED];
+};
+
+static int recording_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
+    struct recording *c = ctx;
+    if (c->n < MAX_RECORDED) {
+        c->off[c->n] = off;
+        c->dst[c->n] = (uintptr_t)buf;
+        c->n++;
+    }
+    return qv_source_read(&c->inner, off, buf, len, err);
+}
+
+static void recording_close(void *ctx) {
+    struct recording *c = ctx;
+    qv_source_close(&c->inner);
+}
+
+/* A take by blocks places the segment so that its blocks start on pages of
+ * the read buffer: every block a read fetches is at the segment's start
+ * plus a multiple of 4 KiB, and the segment's start is on a 4 KiB page, so
+ * a 4 KiB block faults in one page, not two. The rows are exact. The rest
+ * of such a chunk, read whole afterwards, lands in the same layout; a
+ * chunk read whole from the start (a scan) is one read. */
+static void test_block_reads_land_on_pages(void **state) {
+    struct pool_env *e = *state;
+    const uint64_t B = UINT64_C(1) << QV__BLOCK_SHIFT;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_pages.qvr");
+    write_file(e, path);
+    static struct recording c;
+    memset(&c, 0, sizeof c);
+    struct qv_error err;
+    assert_int_equal(qv_source_open_file(path, &c.inner, &err), 0);
+    struct qv_source src = {.ctx = &c, .name = path, .size = c.inner.size,
+                            .read_at = recording_read, .close = recording_close};
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open_source(&src, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    assert_true(si.length > 16 * B);
+    int64_t few[] = {3, 40000, 70001, ROWS - 1};
+    /* By blocks, then the rest whole, through one column reader. */
+    struct qv_column_reader *cr;
+    assert_int_equal(qv_column_reader_open(rd, 0, 0, e->r, &cr, &err), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        int first = c.n;
+        struct ArrowArray out;
+        if (pass == 0) assert_int_equal(qv_column_reader_take(cr, few, 4, &out, &err), 0);
+        else assert_int_equal(qv_column_reader_read(cr, 0, ROWS, &out, &err), 0);
+        const uint64_t *v = out.buffers[1];
+        for (int64_t i = 0; i < (pass ? ROWS : 4); i++)
+            assert_int_equal(v[i], value_of(pass ? i : few[i]));
+        out.release(&out);
+        int seen = 0;
+        for (int i = first; i < c.n; i++) {
+            if (c.off[i] < si.offset || c.off[i] >= si.offset + si.length) continue;
+            uint64_t rel = c.off[i] - si.offset;
+            assert_int_equal(rel % B, 0); /* a block's start */
+            assert_int_equal((c.dst[i] - (uintptr_t)rel) % 4096, 0);
+            seen++;
+        }
+        assert_true(seen >= 3);
+    }
+    qv_column_reader_close(cr);
+    /* Whole from the start: one read of the segment. */
+    int first0 = c.n;
+    assert_int_equal(read_all(e, rd, 0, &err), 0);
+    int whole = 0;
+    for (int i = first0; i < c.n; i++)
+        if (c.off[i] >= si.offset && c.off[i] < si.offset + si.length) whole++;
+    assert_int_equal(whole, 1);
+    /* Column 1 by blocks: aligned too. */
+    assert_int_equal(qv_column_reader_open(rd, 0, 1, e->r, &cr, &err), 0);
+    struct ArrowArray out;
+    int first = c.n;
+    assert_int_equal(qv_column_reader_take(cr, few, 4, &out, &err), 0);
+    for (int64_t i = 0; i < 4; i++)
+        assert_int_equal(((const uint64_t *)out.buffers[1])[i], value_of(few[i]));
+    out.release(&out);
+    struct qv_segment_info sw;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 1), 0, &sw, &err), 0);
+    int seen_w = 0;
+    for (int i = first; i < c.n; i++)
+        if (c.off[i] >= sw.offset && c.off[i] < sw.offset + sw.length) {
+            assert_int_equal((c.dst[i] - (uintptr_t)(c.off[i] - sw.offset)) % 4096, 0);
+            seen_w++;
+        }
+    assert_true(seen_w >= 3);
+    qv_column_reader_close(cr);
+    qv_reader_close(rd);
+    remove(path);
+}
+
+/* A take of rows[0..n) through the file layer: its error, or 0 with the
+ * rows checked exact. */
+static int file_take_exact(struct qv_file *f, const int64_t *rows, int64_t n) {
+    struct qv_error err;
+    struct ArrowArrayStream st;
+    int rc = qv_file_take(f, rows, n, NULL, &st, &err);
+    if (rc) return rc;
+    struct ArrowArray b;
+    rc = st.get_next(&st, &b);
+    if (rc) {
+        assert_non_null(st.get_last_error(&st));
+    } else {
+        assert_non_null(b.release);
+        assert_int_equal(b.length, n);
+        const uint64_t *v = b.children[0]->buffers[1];
+        for (int64_t i = 0; i < n; i++) assert_int_equal(v[i], value_of(rows[i]));
+        b.release(&b);
+    }
+    st.release(&st);
+    return rc;
+}
+
+/* Takes by blocks under a memory limit hit at every step: each allocation
+ * of a take through the file layer (reader, buffers, decoders, output)
+ * failing in turn is ENOMEM (never a crash, a leak or wrong rows), and the
+ * same take afterwards is exact. */
+static void test_block_take_enomem_each_step(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_enomem.qvr");
+    write_file(e, path);
+    int64_t few[] = {3, 40000, 70001, ROWS - 1};
+    struct qv_error err;
+    int ok = 0;
+    for (uint64_t nth = 1; nth < 400 && !ok; nth++) {
+        struct qv_file *f;
+        struct qv_file_options fo = {.pool = e->pool};
+        assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
+        qv_pool_inject_alloc_failure(e->pool, nth);
+        int rc = file_take_exact(f, few, 4);
+        qv_pool_inject_alloc_failure(e->pool, 0);
+        if (rc) assert_int_equal(rc, ENOMEM);
+        else ok = 1;
+        assert_int_equal(file_take_exact(f, few, 4), 0); /* nothing injected: exact */
+        qv_file_close(f);
+    }
+    assert_true(ok);
+    remove(path);
+}
+
+/* A file cut short after it was opened: the blocks a take reads past the
+ * new end are a clear EIO (a short read, naming the file), never a signal
+ * or rows of zeros; rows before the cut are exact. */
+static void test_block_take_truncated_after_open(void **state) {
+    struct pool_env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "blocks_cut.qvr");
+    write_file(e, path);
+    struct qv_reader *rd;
+    struct qv_error err;
+    assert_int_equal(qv_reader_open(path, NULL, e->r, &rd, &err), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 0, qv_reader_column_node(rd, 0), 0, &si, &err), 0);
+    /* Cut in the middle of column 0's values. */
+    assert_int_equal(truncate(path, (off_t)(si.offset + si.length / 2)), 0);
+    int64_t early[] = {0, 5};
+    assert_int_equal(take_rows(e, rd, 0, early, 2, &err), 0);
+    int64_t late[] = {ROWS - 2};
+    assert_int_equal(take_rows(e, rd, 0, late, 1, &err), EIO);
+    assert_non_null(strstr(err.message, path));
+    assert_non_null(strstr(err.message, "short read"));
+    qv_reader_close(rd);
+    remove(path);
+}
+
 /* `n` distinct rows spread over the column, none within two vectors of
  * vector `avoid` (-1: none), in increasing order. */
 static int64_t spread_rows(int64_t *rows, int64_t n, int64_t avoid) {
@@ -622,6 +799,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_corrupt_block_mapped, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_block_sums_match, pool_env_setup, pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_reads_land_on_pages, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_take_enomem_each_step, pool_env_setup,
+                                        pool_env_teardown),
+        cmocka_unit_test_setup_teardown(test_block_take_truncated_after_open, pool_env_setup,
+                                        pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_skip_checksums_reads_on_demand, pool_env_setup,
                                         pool_env_teardown),
         cmocka_unit_test_setup_teardown(test_fused_child_reads_its_blocks, pool_env_setup,
