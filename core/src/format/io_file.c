@@ -227,6 +227,7 @@ struct file_sink {
     int fd;
     int finished;     /* the file is under its final name */
     int named;        /* tmp_path exists on disk (abort removes it) */
+    pid_t owner;      /* the process that opened the sink: only it removes tmp_path */
     char *final_path; /* the path the caller gave, for messages */
     char *target;     /* what finish renames over: final_path with symlinks resolved */
     char tmp_path[];  /* the temporary's name once it has one */
@@ -390,8 +391,15 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
      * read-only) is the error it is. */
     char dir[PATH_MAX];
     dir_of(f->target, dir, sizeof dir);
-    if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) &&
-        stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int dir_there = stat(dir, &st) == 0;
+    if (dir_there ? !S_ISDIR(st.st_mode) : errno == ENOENT || errno == ENOTDIR)
+        /* Whatever the link said (EPERM where it cannot be linked at all):
+         * the directory was removed or renamed under the sink. */
+        return qv_error_set(err, ENOENT,
+                            "file '%s': cannot give the unnamed temporary file a name: "
+                            "directory '%s' no longer exists",
+                            f->final_path, dir);
+    if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) && dir_there) {
         cannot_link = 1;
         return copy_to_named(f, err);
     }
@@ -419,10 +427,14 @@ static int file_finish(void *ctx, struct qv_error *err) {
          * long enough for someone to put a FIFO or a device there. */
         int rc = check_destination(f->final_path, f->target, err);
         if (rc) return rc;
-        if (rename(f->tmp_path, f->target) != 0)
-            return qv_error_set(err, EIO,
+        if (rename(f->tmp_path, f->target) != 0) {
+            /* ENOENT: the directory was removed or renamed under the sink,
+             * as where the unnamed file is linked. */
+            int e = errno;
+            return qv_error_set(err, e == ENOENT || e == ENOSPC || e == EDQUOT ? e : EIO,
                                 "file '%s': cannot rename temporary file '%s' to '%s': %s",
-                                f->final_path, f->tmp_path, f->target, strerror(errno));
+                                f->final_path, f->tmp_path, f->target, strerror(e));
+        }
         f->finished = 1;
     }
     /* Make the rename (or link) itself durable. */
@@ -442,7 +454,9 @@ static void file_abort(void *ctx) {
         close(f->fd);
         f->fd = -1;
     }
-    if (f->named && !f->finished) unlink(f->tmp_path);
+    /* A child forked while the sink was open that discards its copy leaves
+     * the parent's temporary alone: the parent still finishes it. */
+    if (f->named && !f->finished && f->owner == getpid()) unlink(f->tmp_path);
 }
 
 static void file_sink_close(void *ctx) {
@@ -585,6 +599,7 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     f->final_path = final_path;
     f->target = target;
     f->finished = 0;
+    f->owner = getpid();
     f->tmp_path[0] = 0;
     /* An unnamed file (O_TMPFILE) where the file system has them: a writer
      * killed before finish leaves nothing, so only a replacement of an
