@@ -1110,6 +1110,62 @@ static void test_dangling_symlink_chain(void **state) {
     qv_sink_force_temporary(0);
 }
 
+/* Names near NAME_MAX: a base name of 250 bytes is created and replaced in
+ * every mode (its temporary's name is cut to fit), a dead writer's
+ * temporary of it is found; one longer than NAME_MAX is refused at open
+ * with ENAMETOOLONG, before anything is written. */
+static void test_long_names(void **state) {
+    (void)state;
+    char name[300], p[1000];
+    memset(name, 'n', 250);
+    name[250] = 0;
+    assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
+    for (int mode = 0; mode < 3; mode++) {
+        if (!mode_applies(mode)) continue;
+        for (int round = 0; round < 2; round++) {
+            qv_sink_force_temporary(mode);
+            char data[16];
+            int len = snprintf(data, sizeof data, "m%d r%d", mode, round);
+            struct qv_sink s;
+            struct qv_error err;
+            assert_int_equal(qv_sink_open_file(p, &s, &err), 0);
+            assert_int_equal(qv_sink_write(&s, data, (size_t)len, NULL), 0);
+            int rc = qv_sink_finish(&s, &err);
+            if (rc) print_message("mode %d round %d: %s\n", mode, round, err.message);
+            assert_int_equal(rc, 0);
+            qv_sink_close(&s);
+            char back[16] = {0};
+            int fd = open(p, O_RDONLY);
+            assert_true(fd >= 0);
+            assert_int_equal(read(fd, back, sizeof back), len);
+            close(fd);
+            assert_string_equal(back, data);
+            assert_int_equal(count_entries(dir), 1);
+        }
+    }
+    /* A dead writer's temporary of the long name (base cut to 223 bytes). */
+    char stale[300];
+    assert_true(snprintf(stale, sizeof stale, "%.223s.tmp.%d.0", name, (int)dead_pid()) <
+                (int)sizeof stale);
+    touch(stale);
+    qv_sink_force_temporary(1);
+    struct qv_sink s;
+    assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+    assert_false(exists(stale));
+    assert_int_equal(qv_sink_finish(&s, NULL), 0);
+    qv_sink_close(&s);
+    qv_sink_force_temporary(0);
+    assert_int_equal(count_entries(dir), 1);
+    /* Longer than NAME_MAX: refused at open. */
+    memset(name, 'o', 256);
+    name[256] = 0;
+    assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
+    struct qv_error err;
+    assert_int_equal(qv_sink_open_file(p, &s, &err), ENAMETOOLONG);
+    assert_non_null(strstr(err.message, "ooooo"));
+    assert_int_equal(count_entries(dir), 1);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_truncate_during_scan, setup, teardown),
@@ -1136,6 +1192,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_threads_write_one_new_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_with_open_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_symlink_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

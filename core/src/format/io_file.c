@@ -290,7 +290,18 @@ static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *e
  * lstat: `target` has its symlinks resolved already). */
 static int check_destination(const char *shown, const char *target, struct qv_error *err) {
     struct stat st;
-    if (lstat(target, &st) != 0) return 0; /* absent: it will be created */
+    if (lstat(target, &st) != 0) {
+        /* Absent: it will be created. Anything else (a name longer than
+         * NAME_MAX, a directory not searchable) is said at open, not after
+         * all the data is written. */
+        int e = errno;
+        if (e == ENOENT) return 0;
+        return qv_error_set(err,
+                            e == ENOTDIR                                      ? ENOENT
+                            : e == ENAMETOOLONG || e == EACCES || e == ELOOP ? e
+                                                                              : EIO,
+                            "file '%s': cannot create: %s", shown, strerror(e));
+    }
     if (S_ISREG(st.st_mode)) return 0;
     if (strcmp(shown, target) != 0)
         return qv_error_set(err, EINVAL,
@@ -300,14 +311,35 @@ static int check_destination(const char *shown, const char *target, struct qv_er
                         mode_kind(st.st_mode));
 }
 
+/* Temporary names are `<base>.tmp.<pid>.<n>`, with the base cut to
+ * TMP_BASE_MAX bytes where it is longer, so that the name stays within
+ * NAME_MAX (".tmp." and two numbers of at most 10 digits: 26 bytes). A
+ * destination whose name is near NAME_MAX can then be replaced, not only
+ * created. */
+#define TMP_BASE_MAX (NAME_MAX - 32)
+
+/* The length of the target's base name that temporary names keep. */
+static size_t tmp_base_len(const char *target, const char **base) {
+    const char *slash = strrchr(target, '/');
+    *base = slash ? slash + 1 : target;
+    size_t blen = strlen(*base);
+    return blen > TMP_BASE_MAX ? TMP_BASE_MAX : blen;
+}
+
+/* Sets f->tmp_path to the next temporary name of f->target. */
+static void next_tmp_name(struct file_sink *f) {
+    const char *base;
+    size_t keep = (size_t)(tmp_base_len(f->target, &base) + (size_t)(base - f->target));
+    snprintf(f->tmp_path, strlen(f->target) + 64, "%.*s.tmp.%ld.%u", (int)keep, f->target,
+             (long)getpid(), atomic_fetch_add(&temporary_counter, 1));
+}
+
 /* Creates the named temporary `<target>.tmp.<pid>.<n>` (the next free n:
  * a name left by an earlier process with our pid can exist). */
 static int create_named(struct file_sink *f, int *fd, struct qv_error *err) {
-    size_t cap = strlen(f->target) + 64;
     int e = 0;
     for (int attempt = 0; attempt < 1000; attempt++) {
-        snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
-                 atomic_fetch_add(&temporary_counter, 1));
+        next_tmp_name(f);
         *fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
         e = errno;
         if (*fd >= 0 || e != EEXIST) break;
@@ -374,10 +406,8 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
         }
     }
     if (e == 0 || e == EEXIST) {
-        size_t cap = strlen(f->target) + 64;
         for (int attempt = 0; attempt < 1000; attempt++) {
-            snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
-                     atomic_fetch_add(&temporary_counter, 1));
+            next_tmp_name(f);
             e = link_fd(f->fd, f->tmp_path);
             if (e != EEXIST) break;
         }
@@ -535,9 +565,8 @@ static long parse_tmp_suffix(const char *s) {
 static void remove_stale_temporaries(const char *target) {
     char dir[PATH_MAX];
     dir_of(target, dir, sizeof dir);
-    const char *slash = strrchr(target, '/');
-    const char *base = slash ? slash + 1 : target;
-    size_t blen = strlen(base);
+    const char *base;
+    size_t blen = tmp_base_len(target, &base);
     DIR *d = opendir(dir);
     if (!d) return;
     directory_scans++;
