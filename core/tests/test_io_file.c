@@ -1166,6 +1166,53 @@ static void test_long_names(void **state) {
     assert_int_equal(count_entries(dir), 1);
 }
 
+/* A directory the writer may not write to (checked as nobody when the test
+ * runs as root, where permissions do not deny): EACCES naming the file,
+ * at open, for a new file and for a replacement, nothing left; and a file
+ * whose directory may not be searched. Runs in a child (setuid). */
+static void test_read_only_directory(void **state) {
+    (void)state;
+    char ro[700], p[800], q[800];
+    assert_int_equal(mkdir(in_dir(ro, sizeof ro, "ro"), 0755), 0);
+    assert_true(snprintf(p, sizeof p, "%s/old.bin", ro) < (int)sizeof p);
+    assert_true(snprintf(q, sizeof q, "%s/new.bin", ro) < (int)sizeof q);
+    int fd = open(p, O_WRONLY | O_CREAT, 0666);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(ro, 0555), 0);
+    for (int mode = 0; mode < 3; mode++) {
+        if (!mode_applies(mode)) continue;
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            qv_sink_force_temporary(mode);
+            if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+            if (access(ro, W_OK) == 0) _exit(11); /* permissions do not deny */
+            const char *paths[2] = {q, p};
+            for (int i = 0; i < 2; i++) {
+                struct qv_sink s;
+                struct qv_error err;
+                int rc = qv_sink_open_file(paths[i], &s, &err);
+                if (rc != EACCES) {
+                    fprintf(stderr, "mode %d %s: %d %s\n", mode, paths[i], rc, rc ? err.message : "");
+                    _exit(20 + i);
+                }
+                if (!strstr(err.message, i ? "old.bin" : "new.bin")) _exit(22);
+            }
+            _exit(0);
+        }
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        assert_true(WIFEXITED(status));
+        if (WEXITSTATUS(status) == 11) skip();
+        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(count_entries(ro), 1);
+    }
+    assert_int_equal(chmod(ro, 0700), 0);
+    assert_int_equal(chmod(dir, 0700), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_truncate_during_scan, setup, teardown),
@@ -1193,6 +1240,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_fork_with_open_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_symlink_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_directory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -286,6 +286,14 @@ static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *e
     return 0;
 }
 
+/* The code for a failure to create, link or rename in the destination's
+ * directory: what a caller can act on keeps its errno (a missing directory,
+ * a full disk, no permission or a read-only file system: Python maps
+ * EACCES to PermissionError); anything else is EIO. */
+static int dir_errno(int e) {
+    return e == ENOENT || e == ENOSPC || e == EDQUOT || e == EACCES || e == EROFS ? e : EIO;
+}
+
 /* Refuses a destination that exists and is not a regular file (checked with
  * lstat: `target` has its symlinks resolved already). */
 static int check_destination(const char *shown, const char *target, struct qv_error *err) {
@@ -345,7 +353,7 @@ static int create_named(struct file_sink *f, int *fd, struct qv_error *err) {
         if (*fd >= 0 || e != EEXIST) break;
     }
     if (*fd >= 0) return 0;
-    return qv_error_set(err, e == ENOENT ? ENOENT : e == ENOSPC || e == EDQUOT ? e : EIO,
+    return qv_error_set(err, dir_errno(e),
                         "file '%s': cannot create temporary file '%s': %s", f->final_path,
                         f->tmp_path, strerror(e));
 }
@@ -433,7 +441,7 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
         cannot_link = 1;
         return copy_to_named(f, err);
     }
-    return qv_error_set(err, e == ENOSPC || e == EDQUOT ? e : e == ENOENT ? ENOENT : EIO,
+    return qv_error_set(err, dir_errno(e),
                         "file '%s': cannot give the unnamed temporary file a name in '%s': %s",
                         f->final_path, dir, strerror(e));
 }
@@ -461,7 +469,7 @@ static int file_finish(void *ctx, struct qv_error *err) {
             /* ENOENT: the directory was removed or renamed under the sink,
              * as where the unnamed file is linked. */
             int e = errno;
-            return qv_error_set(err, e == ENOENT || e == ENOSPC || e == EDQUOT ? e : EIO,
+            return qv_error_set(err, dir_errno(e),
                                 "file '%s': cannot rename temporary file '%s' to '%s': %s",
                                 f->final_path, f->tmp_path, f->target, strerror(e));
         }
