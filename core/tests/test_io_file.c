@@ -5,7 +5,9 @@
  * files and symlinks at a writer's destination, stale temporary files of
  * dead writers, and a full disk. Every special file is made with mkfifo,
  * mknod or bind inside a temporary directory this test creates. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <setjmp.h>
 #include <pthread.h>
@@ -1110,6 +1112,19 @@ static void test_dangling_symlink_chain(void **state) {
     qv_sink_force_temporary(0);
 }
 
+/* Entries in the directory of `path` (any length up to PATH_MAX). */
+static int entries_beside(const char *path) {
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%.*s", (int)(strrchr(path, '/') - path), path);
+    DIR *dp = opendir(d);
+    assert_non_null(dp);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(dp);
+    return n;
+}
+
 /* Names near NAME_MAX: a base name of 250 bytes is created and replaced in
  * every mode (its temporary's name is cut to fit), a dead writer's
  * temporary of it is found; one longer than NAME_MAX is refused at open
@@ -1156,6 +1171,44 @@ static void test_long_names(void **state) {
     qv_sink_close(&s);
     qv_sink_force_temporary(0);
     assert_int_equal(count_entries(dir), 1);
+    /* A path of 4094 bytes (PATH_MAX - 2): created, but its replacement
+     * would need a longer temporary name: ENAMETOOLONG at open, the file
+     * kept. */
+    char deep[PATH_MAX];
+    int at = snprintf(deep, sizeof deep, "%s", dir);
+    while (PATH_MAX - 2 - (at + 1) > 200) {
+        int left = PATH_MAX - 2 - (at + 1), len = left - 100 > 200 ? 200 : left - 100;
+        deep[at++] = '/';
+        memset(deep + at, 'd', (size_t)len);
+        at += len;
+        deep[at] = 0;
+        assert_int_equal(mkdir(deep, 0700), 0);
+    }
+    deep[at++] = '/';
+    memset(deep + at, 'f', (size_t)(PATH_MAX - 2 - at));
+    deep[PATH_MAX - 2] = 0;
+    assert_true(strlen(deep) - (size_t)(strrchr(deep, '/') - deep) <= 250);
+    for (int mode = 0; mode < 3; mode++) {
+        if (!mode_applies(mode)) continue;
+        qv_sink_force_temporary(mode);
+        struct qv_error err;
+        int rc = qv_sink_open_file(deep, &s, &err);
+        if (mode == 0) {
+            /* New: linked at its name. */
+            assert_int_equal(rc, 0);
+            assert_int_equal(qv_sink_write(&s, "deep", 4, NULL), 0);
+            assert_int_equal(qv_sink_finish(&s, NULL), 0);
+            qv_sink_close(&s);
+        } else {
+            assert_int_equal(rc, ENAMETOOLONG);
+            assert_non_null(strstr(err.message, "ddddd"));
+        }
+    }
+    qv_sink_force_temporary(0);
+    struct stat dst;
+    assert_int_equal(stat(deep, &dst), 0);
+    assert_int_equal(dst.st_size, 4);
+    assert_int_equal(entries_beside(deep), 1);
     /* Longer than NAME_MAX: refused at open. */
     memset(name, 'o', 256);
     name[256] = 0;
@@ -1163,7 +1216,7 @@ static void test_long_names(void **state) {
     struct qv_error err;
     assert_int_equal(qv_sink_open_file(p, &s, &err), ENAMETOOLONG);
     assert_non_null(strstr(err.message, "ooooo"));
-    assert_int_equal(count_entries(dir), 1);
+    assert_int_equal(count_entries(dir), 2) /* the long name and the deep tree */;
 }
 
 /* A directory the writer may not write to (checked as nobody when the test

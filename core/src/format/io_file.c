@@ -291,7 +291,10 @@ static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *e
  * a full disk, no permission or a read-only file system: Python maps
  * EACCES to PermissionError); anything else is EIO. */
 static int dir_errno(int e) {
-    return e == ENOENT || e == ENOSPC || e == EDQUOT || e == EACCES || e == EROFS ? e : EIO;
+    return e == ENOENT || e == ENOSPC || e == EDQUOT || e == EACCES || e == EROFS ||
+                   e == ENAMETOOLONG
+               ? e
+               : EIO;
 }
 
 /* Refuses a destination that exists and is not a regular file (checked with
@@ -646,17 +649,29 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     if (temporary_mode != 1 && !cannot_link)
         f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644); /* read by a copy */
     f->named = f->fd < 0;
-    if (!f->named) {
-        if (lstat(target, &st) == 0) remove_stale_temporaries(target);
+    int exists = lstat(target, &st) == 0;
+    const char *base;
+    size_t tmp_len = tmp_base_len(target, &base) + (size_t)(base - target) + 26;
+    if (tmp_len >= PATH_MAX && (f->named || exists)) {
+        /* A new file is linked at its own name; a replacement (or a named
+         * temporary) needs a longer name the system would refuse after
+         * all the data is written: say so now. */
+        rc = qv_error_set(err, ENAMETOOLONG,
+                          "file '%s': path too long (%zu bytes) for a temporary file next to it "
+                          "(PATH_MAX %d)",
+                          path, tlen, PATH_MAX);
+    } else if (!f->named) {
+        if (exists) remove_stale_temporaries(target);
     } else {
         remove_stale_temporaries(target);
         rc = create_named(f, &f->fd, err);
-        if (rc) {
-            free(final_path);
-            free(target);
-            free(f);
-            return rc;
-        }
+    }
+    if (rc) {
+        if (!f->named) close(f->fd);
+        free(final_path);
+        free(target);
+        free(f);
+        return rc;
     }
     /* Held until the file is closed: tells remove_stale_temporaries of other
      * processes that this writer is alive. */
