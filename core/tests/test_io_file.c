@@ -798,11 +798,30 @@ static int open_fds(void) {
     return count_entries("/proc/self/fd");
 }
 
+/* Makes `path` a regular file holding `data`. */
+static void put_file(const char *path, const char *data) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    size_t n = strlen(data);
+    assert_int_equal(syscall(SYS_write, fd, data, n), (long)n);
+    close(fd);
+}
+
+/* Waits for child `pid`: its exit code (-1 when it did not exit). */
+static int child_exit_code(pid_t pid) {
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* The modes a test runs in: unnamed (where the file system has them),
  * named, unnamed whose naming fails (the copy). */
 static int mode_applies(int mode) {
     return mode == 1 || has_unnamed_files();
 }
+#define FOR_MODES(mode) \
+    for (int mode = 0; mode < 3; mode++) \
+        if (mode_applies(mode))
 
 /* A FIFO, a directory or a symlink put at the destination after open (the
  * destination absent or a regular file at open): finish refuses it, leaves
@@ -812,20 +831,12 @@ static void test_destination_swapped_before_finish(void **state) {
     char p[700], other[700];
     in_dir(p, sizeof p, "swap.qvr");
     in_dir(other, sizeof other, "other.qvr");
-    int ofd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    assert_true(ofd >= 0);
-    assert_int_equal(syscall(SYS_write, ofd, "other", 5), 5);
-    close(ofd);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    put_file(other, "other");
+    FOR_MODES(mode) {
         for (int existed = 0; existed < 2; existed++) {
             for (int kind = 0; kind < 3; kind++) {
                 qv_sink_force_temporary(mode);
-                if (existed) {
-                    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                    assert_true(fd >= 0);
-                    close(fd);
-                }
+                if (existed) put_file(p, "");
                 int fds = open_fds();
                 struct qv_sink s;
                 assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
@@ -865,8 +876,7 @@ static void test_directory_renamed_under_sink(void **state) {
     in_dir(sub, sizeof sub, "sub");
     in_dir(sub2, sizeof sub2, "sub2");
     assert_true(snprintf(p, sizeof p, "%s/x.bin", sub) < (int)sizeof p);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         for (int remake = 0; remake < 2; remake++) {
             qv_sink_force_temporary(mode);
             assert_int_equal(mkdir(sub, 0700), 0);
@@ -908,8 +918,7 @@ static void test_fd_limit_before_finish(void **state) {
     (void)state;
     char p[700];
     in_dir(p, sizeof p, "nofile.bin");
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -940,10 +949,7 @@ static void test_fd_limit_before_finish(void **state) {
             if (stat(p, &st) != 0 || st.st_size != 10) _exit(18);
             _exit(0);
         }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        assert_int_equal(WEXITSTATUS(status), 0);
+        assert_int_equal(child_exit_code(pid), 0);
         assert_int_equal(count_entries(dir), 1);
         assert_int_equal(unlink(p), 0);
     }
@@ -987,8 +993,7 @@ static void *race_writer(void *arg) {
  * left in the directory. */
 static void test_threads_write_one_new_path(void **state) {
     (void)state;
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         qv_sink_force_temporary(mode);
         char name[32];
         snprintf(name, sizeof name, "race%d", mode);
@@ -1030,16 +1035,11 @@ static void test_fork_with_open_sink(void **state) {
     (void)state;
     char p[700];
     in_dir(p, sizeof p, "forked.bin");
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         for (int child_closes = 0; child_closes < 2; child_closes++) {
             for (int existed = 0; existed < 2; existed++) {
                 qv_sink_force_temporary(mode);
-                if (existed) {
-                    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-                    assert_true(fd >= 0);
-                    close(fd);
-                }
+                if (existed) put_file(p, "");
                 struct qv_sink s;
                 assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
                 assert_int_equal(qv_sink_write(&s, "first,", 6, NULL), 0);
@@ -1049,9 +1049,7 @@ static void test_fork_with_open_sink(void **state) {
                     if (child_closes) qv_sink_close(&s);
                     _exit(0);
                 }
-                int status;
-                assert_int_equal(waitpid(pid, &status, 0), pid);
-                assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+                assert_int_equal(child_exit_code(pid), 0);
                 assert_int_equal(qv_sink_write(&s, "second", 6, NULL), 0);
                 struct qv_error err;
                 int rc = qv_sink_finish(&s, &err);
@@ -1086,8 +1084,7 @@ static void test_dangling_symlink_chain(void **state) {
     assert_int_equal(symlink(final, in_dir(p, sizeof p, "d2/l3")), 0);
     assert_int_equal(symlink("../d2/l3", in_dir(p, sizeof p, "d1/l2")), 0);
     assert_int_equal(symlink("d1/l2", in_dir(l1, sizeof l1, "l1")), 0);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         for (int round = 0; round < 2; round++) {
             qv_sink_force_temporary(mode);
             size_t len = 1000 + (size_t)mode * 10 + (size_t)round;
@@ -1135,8 +1132,7 @@ static void test_long_names(void **state) {
     memset(name, 'n', 250);
     name[250] = 0;
     assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         for (int round = 0; round < 2; round++) {
             qv_sink_force_temporary(mode);
             char data[16];
@@ -1188,8 +1184,7 @@ static void test_long_names(void **state) {
     memset(deep + at, 'f', (size_t)(PATH_MAX - 2 - at));
     deep[PATH_MAX - 2] = 0;
     assert_true(strlen(deep) - (size_t)(strrchr(deep, '/') - deep) <= 250);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         qv_sink_force_temporary(mode);
         struct qv_error err;
         int rc = qv_sink_open_file(deep, &s, &err);
@@ -1229,13 +1224,10 @@ static void test_read_only_directory(void **state) {
     assert_int_equal(mkdir(in_dir(ro, sizeof ro, "ro"), 0755), 0);
     assert_true(snprintf(p, sizeof p, "%s/old.bin", ro) < (int)sizeof p);
     assert_true(snprintf(q, sizeof q, "%s/new.bin", ro) < (int)sizeof q);
-    int fd = open(p, O_WRONLY | O_CREAT, 0666);
-    assert_true(fd >= 0);
-    close(fd);
+    put_file(p, "");
     assert_int_equal(chmod(dir, 0711), 0);
     assert_int_equal(chmod(ro, 0555), 0);
-    for (int mode = 0; mode < 3; mode++) {
-        if (!mode_applies(mode)) continue;
+    FOR_MODES(mode) {
         pid_t pid = fork();
         assert_true(pid >= 0);
         if (pid == 0) {
@@ -1255,11 +1247,9 @@ static void test_read_only_directory(void **state) {
             }
             _exit(0);
         }
-        int status;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) == 11) skip();
-        assert_int_equal(WEXITSTATUS(status), 0);
+        int code = child_exit_code(pid);
+        if (code == 11) skip();
+        assert_int_equal(code, 0);
         assert_int_equal(count_entries(ro), 1);
     }
     assert_int_equal(chmod(ro, 0700), 0);
