@@ -5,10 +5,14 @@
  * files and symlinks at a writer's destination, stale temporary files of
  * dead writers, and a full disk. Every special file is made with mkfifo,
  * mknod or bind inside a temporary directory this test creates. */
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <ftw.h>
 #include <setjmp.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -775,6 +779,483 @@ static void test_file_size_limit(void **state) {
     assert_int_equal(count_entries(dir), 0); /* the child's temporary file is gone */
 }
 
+/* ---- attacks between open and finish ---- */
+
+/* Entries of `dir` whose name holds ".tmp." (temporaries left behind). */
+static int count_temporaries(const char *d) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -c '[.]tmp[.]'", d);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    if (p) {
+        if (fscanf(p, "%d", &n) != 1) n = -1;
+        pclose(p);
+    }
+    return n;
+}
+
+static int open_fds(void) {
+    return count_entries("/proc/self/fd");
+}
+
+/* Makes `path` a regular file holding `data`. */
+static void put_file(const char *path, const char *data) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    size_t n = strlen(data);
+    assert_int_equal(syscall(SYS_write, fd, data, n), (long)n);
+    close(fd);
+}
+
+/* Waits for child `pid`: its exit code (-1 when it did not exit). */
+static int child_exit_code(pid_t pid) {
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The modes a test runs in: unnamed (where the file system has them),
+ * named, unnamed whose naming fails (the copy). */
+static int mode_applies(int mode) {
+    return mode == 1 || has_unnamed_files();
+}
+#define FOR_MODES(mode) \
+    for (int mode = 0; mode < 3; mode++) \
+        if (mode_applies(mode))
+
+/* A FIFO, a directory or a symlink put at the destination after open (the
+ * destination absent or a regular file at open): finish refuses it, leaves
+ * it as it is, leaves no temporary, and nothing else is replaced. */
+static void test_destination_swapped_before_finish(void **state) {
+    (void)state;
+    char p[700], other[700];
+    in_dir(p, sizeof p, "swap.qvr");
+    in_dir(other, sizeof other, "other.qvr");
+    put_file(other, "other");
+    FOR_MODES(mode) {
+        for (int existed = 0; existed < 2; existed++) {
+            for (int kind = 0; kind < 3; kind++) {
+                qv_sink_force_temporary(mode);
+                if (existed) put_file(p, "");
+                int fds = open_fds();
+                struct qv_sink s;
+                assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+                assert_int_equal(qv_sink_write(&s, "payload", 7, NULL), 0);
+                if (existed) assert_int_equal(unlink(p), 0);
+                if (kind == 0) assert_int_equal(mkfifo(p, 0600), 0);
+                if (kind == 1) assert_int_equal(mkdir(p, 0700), 0);
+                if (kind == 2) assert_int_equal(symlink("other.qvr", p), 0);
+                struct qv_error err;
+                assert_int_equal(qv_sink_finish(&s, &err), EINVAL);
+                assert_non_null(strstr(err.message, "swap.qvr"));
+                assert_non_null(strstr(err.message, kind == 0   ? "is a FIFO"
+                                                    : kind == 1 ? "is a directory"
+                                                                : "is a symbolic link"));
+                qv_sink_close(&s);
+                assert_int_equal(open_fds(), fds);
+                struct stat st;
+                assert_int_equal(lstat(p, &st), 0);
+                assert_true(kind == 0   ? S_ISFIFO(st.st_mode)
+                            : kind == 1 ? S_ISDIR(st.st_mode)
+                                        : S_ISLNK(st.st_mode));
+                assert_int_equal(stat(other, &st), 0);
+                assert_int_equal(st.st_size, 5);
+                assert_int_equal(count_temporaries(dir), 0);
+                assert_int_equal(kind == 1 ? rmdir(p) : unlink(p), 0);
+            }
+        }
+    }
+    qv_sink_force_temporary(0);
+}
+
+/* The directory renamed under an open sink: finish fails with ENOENT naming
+ * the file; a new directory made at the old name receives the file. */
+static void test_directory_renamed_under_sink(void **state) {
+    (void)state;
+    char sub[700], sub2[700], p[800];
+    in_dir(sub, sizeof sub, "sub");
+    in_dir(sub2, sizeof sub2, "sub2");
+    assert_true(snprintf(p, sizeof p, "%s/x.bin", sub) < (int)sizeof p);
+    FOR_MODES(mode) {
+        for (int remake = 0; remake < 2; remake++) {
+            qv_sink_force_temporary(mode);
+            assert_int_equal(mkdir(sub, 0700), 0);
+            struct qv_sink s;
+            assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+            assert_int_equal(qv_sink_write(&s, "abc", 3, NULL), 0);
+            assert_int_equal(rename(sub, sub2), 0);
+            if (remake) assert_int_equal(mkdir(sub, 0700), 0);
+            struct qv_error err;
+            int rc = qv_sink_finish(&s, &err);
+            qv_sink_close(&s);
+            if (remake && mode != 1) {
+                /* The unnamed file is linked into the new directory. */
+                assert_int_equal(rc, 0);
+                struct stat st;
+                assert_int_equal(stat(p, &st), 0);
+                assert_int_equal(st.st_size, 3);
+            } else {
+                assert_int_equal(rc, ENOENT);
+                assert_non_null(strstr(err.message, "x.bin"));
+                assert_false(exists("sub/x.bin"));
+            }
+            /* A named temporary moved with its directory stays there (as
+             * one of a killed writer would); nothing else does. */
+            assert_int_equal(count_entries(sub2), mode == 1 ? 1 : 0);
+            char cmd[1600];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'", sub, sub2);
+            assert_int_equal(system(cmd), 0);
+        }
+    }
+    qv_sink_force_temporary(0);
+}
+
+/* No descriptor left before finish (RLIMIT_NOFILE reached): linking and
+ * renaming need none, so unnamed and named sinks finish; the copy needs
+ * one and fails naming the file, then succeeds once one is free. A sink
+ * opened at the limit fails cleanly. Runs in a child (the limit). */
+static void test_fd_limit_before_finish(void **state) {
+    (void)state;
+    char p[700];
+    in_dir(p, sizeof p, "nofile.bin");
+    FOR_MODES(mode) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            qv_sink_force_temporary(mode);
+            struct qv_sink s;
+            if (qv_sink_open_file(p, &s, NULL) != 0) _exit(10);
+            if (qv_sink_write(&s, "0123456789", 10, NULL) != 0) _exit(11);
+            struct rlimit rl = {256, 256};
+            if (setrlimit(RLIMIT_NOFILE, &rl) != 0) _exit(12);
+            int filler[256], nf = 0;
+            while (nf < 256 && (filler[nf] = dup(0)) >= 0) nf++;
+            if (nf == 256) _exit(13);
+            struct qv_error err;
+            struct qv_sink s2;
+            int rc2 = qv_sink_open_file(p, &s2, &err);
+            if (rc2 == 0 || !strstr(err.message, "nofile.bin")) _exit(14);
+            int rc = qv_sink_finish(&s, &err);
+            if (mode != 2 && rc != 0) _exit(15);
+            if (mode == 2) {
+                if (rc == 0 || !strstr(err.message, "nofile.bin")) _exit(16);
+                close(filler[--nf]);
+                close(filler[--nf]);
+                if (qv_sink_finish(&s, &err) != 0) _exit(17);
+            }
+            qv_sink_close(&s);
+            while (nf > 0) close(filler[--nf]);
+            struct stat st;
+            if (stat(p, &st) != 0 || st.st_size != 10) _exit(18);
+            _exit(0);
+        }
+        assert_int_equal(child_exit_code(pid), 0);
+        assert_int_equal(count_entries(dir), 1);
+        assert_int_equal(unlink(p), 0);
+    }
+}
+
+/* ---- many threads writing one new path ---- */
+
+#define RACE_THREADS 6
+#define RACE_ROUNDS 12
+static pthread_barrier_t race_barrier;
+static char race_path[700];
+static _Atomic int race_failures;
+
+static void *race_writer(void *arg) {
+    int id = (int)(intptr_t)arg;
+    size_t len = 70000 + (size_t)id * 1000;
+    unsigned char *buf = malloc(len);
+    if (!buf) {
+        race_failures++;
+        return NULL;
+    }
+    memset(buf, 'A' + id, len);
+    for (int round = 0; round < RACE_ROUNDS; round++) {
+        char path[720];
+        snprintf(path, sizeof path, "%s-%d", race_path, round);
+        struct qv_sink s;
+        pthread_barrier_wait(&race_barrier);
+        int ok = qv_sink_open_file(path, &s, NULL) == 0;
+        if (ok) ok = qv_sink_write(&s, buf, len, NULL) == 0;
+        pthread_barrier_wait(&race_barrier);
+        if (ok) ok = qv_sink_finish(&s, NULL) == 0;
+        if (!ok) race_failures++;
+        qv_sink_close(&s);
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Threads opening, writing and finishing one new path at once: every
+ * finish succeeds, the file is one writer's whole bytes, nothing else is
+ * left in the directory. */
+static void test_threads_write_one_new_path(void **state) {
+    (void)state;
+    FOR_MODES(mode) {
+        qv_sink_force_temporary(mode);
+        char name[32];
+        snprintf(name, sizeof name, "race%d", mode);
+        in_dir(race_path, sizeof race_path, name);
+        race_failures = 0;
+        assert_int_equal(pthread_barrier_init(&race_barrier, NULL, RACE_THREADS), 0);
+        pthread_t t[RACE_THREADS];
+        for (int i = 0; i < RACE_THREADS; i++)
+            assert_int_equal(pthread_create(&t[i], NULL, race_writer, (void *)(intptr_t)i), 0);
+        for (int i = 0; i < RACE_THREADS; i++) pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&race_barrier);
+        assert_int_equal(race_failures, 0);
+        for (int round = 0; round < RACE_ROUNDS; round++) {
+            char path[720];
+            snprintf(path, sizeof path, "%s-%d", race_path, round);
+            int fd = open(path, O_RDONLY);
+            assert_true(fd >= 0);
+            static unsigned char back[80000];
+            ssize_t n = read(fd, back, sizeof back);
+            close(fd);
+            assert_true(n >= 70000);
+            int id = back[0] - 'A';
+            assert_true(id >= 0 && id < RACE_THREADS);
+            assert_int_equal(n, 70000 + id * 1000);
+            for (ssize_t i = 0; i < n; i++) assert_int_equal(back[i], 'A' + id);
+        }
+        assert_int_equal(count_temporaries(dir), 0);
+        assert_int_equal(count_entries(dir), RACE_ROUNDS * (mode + 1));
+    }
+    qv_sink_force_temporary(0);
+}
+
+/* ---- fork while a sink is open ---- */
+
+/* A child forked while a sink is open exits without finishing, or discards
+ * its copy of the sink (qv_sink_close, as a binding's destructor would):
+ * the parent's sink still finishes with all its bytes. */
+static void test_fork_with_open_sink(void **state) {
+    (void)state;
+    char p[700];
+    in_dir(p, sizeof p, "forked.bin");
+    FOR_MODES(mode) {
+        for (int child_closes = 0; child_closes < 2; child_closes++) {
+            for (int existed = 0; existed < 2; existed++) {
+                qv_sink_force_temporary(mode);
+                if (existed) put_file(p, "");
+                struct qv_sink s;
+                assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+                assert_int_equal(qv_sink_write(&s, "first,", 6, NULL), 0);
+                pid_t pid = fork();
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                    if (child_closes) qv_sink_close(&s);
+                    _exit(0);
+                }
+                assert_int_equal(child_exit_code(pid), 0);
+                assert_int_equal(qv_sink_write(&s, "second", 6, NULL), 0);
+                struct qv_error err;
+                int rc = qv_sink_finish(&s, &err);
+                if (rc) print_message("mode %d closes %d existed %d: %s\n", mode, child_closes,
+                                      existed, err.message);
+                assert_int_equal(rc, 0);
+                qv_sink_close(&s);
+                char buf[16] = {0};
+                int fd = open(p, O_RDONLY);
+                assert_true(fd >= 0);
+                assert_int_equal(read(fd, buf, sizeof buf), 12);
+                close(fd);
+                assert_string_equal(buf, "first,second");
+                assert_int_equal(count_entries(dir), 1);
+                assert_int_equal(unlink(p), 0);
+            }
+        }
+    }
+    qv_sink_force_temporary(0);
+}
+
+/* A chain of dangling links, relative to each link's own directory, the
+ * last absolute: the file it finally names is created, then replaced; the
+ * links stay links. */
+static void test_dangling_symlink_chain(void **state) {
+    (void)state;
+    char p[800], l1[700], final[700];
+    assert_int_equal(mkdir(in_dir(p, sizeof p, "d1"), 0700), 0);
+    assert_int_equal(mkdir(in_dir(p, sizeof p, "d2"), 0700), 0);
+    assert_int_equal(mkdir(in_dir(p, sizeof p, "d3"), 0700), 0);
+    in_dir(final, sizeof final, "d3/final.bin");
+    assert_int_equal(symlink(final, in_dir(p, sizeof p, "d2/l3")), 0);
+    assert_int_equal(symlink("../d2/l3", in_dir(p, sizeof p, "d1/l2")), 0);
+    assert_int_equal(symlink("d1/l2", in_dir(l1, sizeof l1, "l1")), 0);
+    FOR_MODES(mode) {
+        for (int round = 0; round < 2; round++) {
+            qv_sink_force_temporary(mode);
+            size_t len = 1000 + (size_t)mode * 10 + (size_t)round;
+            static unsigned char buf[2000];
+            memset(buf, 'a' + round, len);
+            struct qv_sink s;
+            assert_int_equal(qv_sink_open_file(l1, &s, NULL), 0);
+            assert_int_equal(qv_sink_write(&s, buf, len, NULL), 0);
+            assert_int_equal(count_entries(in_dir(p, sizeof p, "d3")), round + (mode == 1));
+            assert_int_equal(qv_sink_finish(&s, NULL), 0);
+            qv_sink_close(&s);
+            struct stat st;
+            assert_int_equal(lstat(final, &st), 0);
+            assert_true(S_ISREG(st.st_mode));
+            assert_int_equal((size_t)st.st_size, len);
+            assert_int_equal(lstat(l1, &st), 0);
+            assert_true(S_ISLNK(st.st_mode));
+            assert_int_equal(count_entries(in_dir(p, sizeof p, "d3")), 1);
+        }
+        assert_int_equal(unlink(final), 0);
+    }
+    qv_sink_force_temporary(0);
+}
+
+/* Entries in the directory of `path` (any length up to PATH_MAX). */
+static int entries_beside(const char *path) {
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%.*s", (int)(strrchr(path, '/') - path), path);
+    DIR *dp = opendir(d);
+    assert_non_null(dp);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) != NULL) n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+    closedir(dp);
+    return n;
+}
+
+/* Names near NAME_MAX: a base name of 250 bytes is created and replaced in
+ * every mode (its temporary's name is cut to fit), a dead writer's
+ * temporary of it is found; one longer than NAME_MAX is refused at open
+ * with ENAMETOOLONG, before anything is written. */
+static void test_long_names(void **state) {
+    (void)state;
+    char name[300], p[1000];
+    memset(name, 'n', 250);
+    name[250] = 0;
+    assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
+    FOR_MODES(mode) {
+        for (int round = 0; round < 2; round++) {
+            qv_sink_force_temporary(mode);
+            char data[16];
+            int len = snprintf(data, sizeof data, "m%d r%d", mode, round);
+            struct qv_sink s;
+            struct qv_error err;
+            assert_int_equal(qv_sink_open_file(p, &s, &err), 0);
+            assert_int_equal(qv_sink_write(&s, data, (size_t)len, NULL), 0);
+            int rc = qv_sink_finish(&s, &err);
+            if (rc) print_message("mode %d round %d: %s\n", mode, round, err.message);
+            assert_int_equal(rc, 0);
+            qv_sink_close(&s);
+            char back[16] = {0};
+            int fd = open(p, O_RDONLY);
+            assert_true(fd >= 0);
+            assert_int_equal(read(fd, back, sizeof back), len);
+            close(fd);
+            assert_string_equal(back, data);
+            assert_int_equal(count_entries(dir), 1);
+        }
+    }
+    /* A dead writer's temporary of the long name (base cut to 223 bytes). */
+    char stale[300];
+    assert_true(snprintf(stale, sizeof stale, "%.223s.tmp.%d.0", name, (int)dead_pid()) <
+                (int)sizeof stale);
+    touch(stale);
+    qv_sink_force_temporary(1);
+    struct qv_sink s;
+    assert_int_equal(qv_sink_open_file(p, &s, NULL), 0);
+    assert_false(exists(stale));
+    assert_int_equal(qv_sink_finish(&s, NULL), 0);
+    qv_sink_close(&s);
+    qv_sink_force_temporary(0);
+    assert_int_equal(count_entries(dir), 1);
+    /* A path of 4094 bytes (PATH_MAX - 2): created, but its replacement
+     * would need a longer temporary name: ENAMETOOLONG at open, the file
+     * kept. */
+    char deep[PATH_MAX];
+    int at = snprintf(deep, sizeof deep, "%s", dir);
+    while (PATH_MAX - 2 - (at + 1) > 200) {
+        int left = PATH_MAX - 2 - (at + 1), len = left - 100 > 200 ? 200 : left - 100;
+        deep[at++] = '/';
+        memset(deep + at, 'd', (size_t)len);
+        at += len;
+        deep[at] = 0;
+        assert_int_equal(mkdir(deep, 0700), 0);
+    }
+    deep[at++] = '/';
+    memset(deep + at, 'f', (size_t)(PATH_MAX - 2 - at));
+    deep[PATH_MAX - 2] = 0;
+    assert_true(strlen(deep) - (size_t)(strrchr(deep, '/') - deep) <= 250);
+    FOR_MODES(mode) {
+        qv_sink_force_temporary(mode);
+        struct qv_error err;
+        int rc = qv_sink_open_file(deep, &s, &err);
+        if (mode == 0) {
+            /* New: linked at its name. */
+            assert_int_equal(rc, 0);
+            assert_int_equal(qv_sink_write(&s, "deep", 4, NULL), 0);
+            assert_int_equal(qv_sink_finish(&s, NULL), 0);
+            qv_sink_close(&s);
+        } else {
+            assert_int_equal(rc, ENAMETOOLONG);
+            assert_non_null(strstr(err.message, "ddddd"));
+        }
+    }
+    qv_sink_force_temporary(0);
+    struct stat dst;
+    assert_int_equal(stat(deep, &dst), 0);
+    assert_int_equal(dst.st_size, 4);
+    assert_int_equal(entries_beside(deep), 1);
+    /* Longer than NAME_MAX: refused at open. */
+    memset(name, 'o', 256);
+    name[256] = 0;
+    assert_true(snprintf(p, sizeof p, "%s/%s", dir, name) < (int)sizeof p);
+    struct qv_error err;
+    assert_int_equal(qv_sink_open_file(p, &s, &err), ENAMETOOLONG);
+    assert_non_null(strstr(err.message, "ooooo"));
+    assert_int_equal(count_entries(dir), 2) /* the long name and the deep tree */;
+}
+
+/* A directory the writer may not write to (checked as nobody when the test
+ * runs as root, where permissions do not deny): EACCES naming the file,
+ * at open, for a new file and for a replacement, nothing left; and a file
+ * whose directory may not be searched. Runs in a child (setuid). */
+static void test_read_only_directory(void **state) {
+    (void)state;
+    char ro[700], p[800], q[800];
+    assert_int_equal(mkdir(in_dir(ro, sizeof ro, "ro"), 0755), 0);
+    assert_true(snprintf(p, sizeof p, "%s/old.bin", ro) < (int)sizeof p);
+    assert_true(snprintf(q, sizeof q, "%s/new.bin", ro) < (int)sizeof q);
+    put_file(p, "");
+    assert_int_equal(chmod(dir, 0711), 0);
+    assert_int_equal(chmod(ro, 0555), 0);
+    FOR_MODES(mode) {
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            qv_sink_force_temporary(mode);
+            if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(10);
+            if (access(ro, W_OK) == 0) _exit(11); /* permissions do not deny */
+            const char *paths[2] = {q, p};
+            for (int i = 0; i < 2; i++) {
+                struct qv_sink s;
+                struct qv_error err;
+                int rc = qv_sink_open_file(paths[i], &s, &err);
+                if (rc != EACCES) {
+                    fprintf(stderr, "mode %d %s: %d %s\n", mode, paths[i], rc, rc ? err.message : "");
+                    _exit(20 + i);
+                }
+                if (!strstr(err.message, i ? "old.bin" : "new.bin")) _exit(22);
+            }
+            _exit(0);
+        }
+        int code = child_exit_code(pid);
+        if (code == 11) skip();
+        assert_int_equal(code, 0);
+        assert_int_equal(count_entries(ro), 1);
+    }
+    assert_int_equal(chmod(ro, 0700), 0);
+    assert_int_equal(chmod(dir, 0700), 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_truncate_during_scan, setup, teardown),
@@ -795,6 +1276,14 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_concurrent_writers_same_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_size_limit, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_destination_swapped_before_finish, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_renamed_under_sink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fd_limit_before_finish, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_threads_write_one_new_path, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fork_with_open_sink, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dangling_symlink_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_read_only_directory, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -227,6 +227,7 @@ struct file_sink {
     int fd;
     int finished;     /* the file is under its final name */
     int named;        /* tmp_path exists on disk (abort removes it) */
+    pid_t owner;      /* the process that opened the sink: only it removes tmp_path */
     char *final_path; /* the path the caller gave, for messages */
     char *target;     /* what finish renames over: final_path with symlinks resolved */
     char tmp_path[];  /* the temporary's name once it has one */
@@ -285,11 +286,33 @@ static int file_write(void *ctx, const void *buf, size_t len, struct qv_error *e
     return 0;
 }
 
+/* The code for a failure to create, link or rename in the destination's
+ * directory: what a caller can act on keeps its errno (a missing directory,
+ * a full disk, no permission or a read-only file system: Python maps
+ * EACCES to PermissionError); anything else is EIO. */
+static int dir_errno(int e) {
+    return e == ENOENT || e == ENOSPC || e == EDQUOT || e == EACCES || e == EROFS ||
+                   e == ENAMETOOLONG
+               ? e
+               : EIO;
+}
+
 /* Refuses a destination that exists and is not a regular file (checked with
  * lstat: `target` has its symlinks resolved already). */
 static int check_destination(const char *shown, const char *target, struct qv_error *err) {
     struct stat st;
-    if (lstat(target, &st) != 0) return 0; /* absent: it will be created */
+    if (lstat(target, &st) != 0) {
+        /* Absent: it will be created. Anything else (a name longer than
+         * NAME_MAX, a directory not searchable) is said at open, not after
+         * all the data is written. */
+        int e = errno;
+        if (e == ENOENT) return 0;
+        return qv_error_set(err,
+                            e == ENOTDIR                                      ? ENOENT
+                            : e == ENAMETOOLONG || e == EACCES || e == ELOOP ? e
+                                                                              : EIO,
+                            "file '%s': cannot create: %s", shown, strerror(e));
+    }
     if (S_ISREG(st.st_mode)) return 0;
     if (strcmp(shown, target) != 0)
         return qv_error_set(err, EINVAL,
@@ -299,20 +322,41 @@ static int check_destination(const char *shown, const char *target, struct qv_er
                         mode_kind(st.st_mode));
 }
 
+/* Temporary names are `<base>.tmp.<pid>.<n>`, with the base cut to
+ * TMP_BASE_MAX bytes where it is longer, so that the name stays within
+ * NAME_MAX (".tmp." and two numbers of at most 10 digits: 26 bytes). A
+ * destination whose name is near NAME_MAX can then be replaced, not only
+ * created. */
+#define TMP_BASE_MAX (NAME_MAX - 32)
+
+/* The length of the target's base name that temporary names keep. */
+static size_t tmp_base_len(const char *target, const char **base) {
+    const char *slash = strrchr(target, '/');
+    *base = slash ? slash + 1 : target;
+    size_t blen = strlen(*base);
+    return blen > TMP_BASE_MAX ? TMP_BASE_MAX : blen;
+}
+
+/* Sets f->tmp_path to the next temporary name of f->target. */
+static void next_tmp_name(struct file_sink *f) {
+    const char *base;
+    size_t keep = (size_t)(tmp_base_len(f->target, &base) + (size_t)(base - f->target));
+    snprintf(f->tmp_path, strlen(f->target) + 64, "%.*s.tmp.%ld.%u", (int)keep, f->target,
+             (long)getpid(), atomic_fetch_add(&temporary_counter, 1));
+}
+
 /* Creates the named temporary `<target>.tmp.<pid>.<n>` (the next free n:
  * a name left by an earlier process with our pid can exist). */
 static int create_named(struct file_sink *f, int *fd, struct qv_error *err) {
-    size_t cap = strlen(f->target) + 64;
     int e = 0;
     for (int attempt = 0; attempt < 1000; attempt++) {
-        snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
-                 atomic_fetch_add(&temporary_counter, 1));
+        next_tmp_name(f);
         *fd = open(f->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0644);
         e = errno;
         if (*fd >= 0 || e != EEXIST) break;
     }
     if (*fd >= 0) return 0;
-    return qv_error_set(err, e == ENOENT ? ENOENT : e == ENOSPC || e == EDQUOT ? e : EIO,
+    return qv_error_set(err, dir_errno(e),
                         "file '%s': cannot create temporary file '%s': %s", f->final_path,
                         f->tmp_path, strerror(e));
 }
@@ -373,10 +417,8 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
         }
     }
     if (e == 0 || e == EEXIST) {
-        size_t cap = strlen(f->target) + 64;
         for (int attempt = 0; attempt < 1000; attempt++) {
-            snprintf(f->tmp_path, cap, "%s.tmp.%ld.%u", f->target, (long)getpid(),
-                     atomic_fetch_add(&temporary_counter, 1));
+            next_tmp_name(f);
             e = link_fd(f->fd, f->tmp_path);
             if (e != EEXIST) break;
         }
@@ -390,12 +432,19 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
      * read-only) is the error it is. */
     char dir[PATH_MAX];
     dir_of(f->target, dir, sizeof dir);
-    if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) &&
-        stat(dir, &st) == 0 && S_ISDIR(st.st_mode)) {
+    int dir_there = stat(dir, &st) == 0;
+    if (dir_there ? !S_ISDIR(st.st_mode) : errno == ENOENT || errno == ENOTDIR)
+        /* Whatever the link said (EPERM where it cannot be linked at all):
+         * the directory was removed or renamed under the sink. */
+        return qv_error_set(err, ENOENT,
+                            "file '%s': cannot give the unnamed temporary file a name: "
+                            "directory '%s' no longer exists",
+                            f->final_path, dir);
+    if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) && dir_there) {
         cannot_link = 1;
         return copy_to_named(f, err);
     }
-    return qv_error_set(err, e == ENOSPC || e == EDQUOT ? e : e == ENOENT ? ENOENT : EIO,
+    return qv_error_set(err, dir_errno(e),
                         "file '%s': cannot give the unnamed temporary file a name in '%s': %s",
                         f->final_path, dir, strerror(e));
 }
@@ -419,10 +468,14 @@ static int file_finish(void *ctx, struct qv_error *err) {
          * long enough for someone to put a FIFO or a device there. */
         int rc = check_destination(f->final_path, f->target, err);
         if (rc) return rc;
-        if (rename(f->tmp_path, f->target) != 0)
-            return qv_error_set(err, EIO,
+        if (rename(f->tmp_path, f->target) != 0) {
+            /* ENOENT: the directory was removed or renamed under the sink,
+             * as where the unnamed file is linked. */
+            int e = errno;
+            return qv_error_set(err, dir_errno(e),
                                 "file '%s': cannot rename temporary file '%s' to '%s': %s",
-                                f->final_path, f->tmp_path, f->target, strerror(errno));
+                                f->final_path, f->tmp_path, f->target, strerror(e));
+        }
         f->finished = 1;
     }
     /* Make the rename (or link) itself durable. */
@@ -442,7 +495,9 @@ static void file_abort(void *ctx) {
         close(f->fd);
         f->fd = -1;
     }
-    if (f->named && !f->finished) unlink(f->tmp_path);
+    /* A child forked while the sink was open that discards its copy leaves
+     * the parent's temporary alone: the parent still finishes it. */
+    if (f->named && !f->finished && f->owner == getpid()) unlink(f->tmp_path);
 }
 
 static void file_sink_close(void *ctx) {
@@ -521,9 +576,8 @@ static long parse_tmp_suffix(const char *s) {
 static void remove_stale_temporaries(const char *target) {
     char dir[PATH_MAX];
     dir_of(target, dir, sizeof dir);
-    const char *slash = strrchr(target, '/');
-    const char *base = slash ? slash + 1 : target;
-    size_t blen = strlen(base);
+    const char *base;
+    size_t blen = tmp_base_len(target, &base);
     DIR *d = opendir(dir);
     if (!d) return;
     directory_scans++;
@@ -585,6 +639,7 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     f->final_path = final_path;
     f->target = target;
     f->finished = 0;
+    f->owner = getpid();
     f->tmp_path[0] = 0;
     /* An unnamed file (O_TMPFILE) where the file system has them: a writer
      * killed before finish leaves nothing, so only a replacement of an
@@ -594,17 +649,29 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     if (temporary_mode != 1 && !cannot_link)
         f->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0644); /* read by a copy */
     f->named = f->fd < 0;
-    if (!f->named) {
-        if (lstat(target, &st) == 0) remove_stale_temporaries(target);
+    int exists = lstat(target, &st) == 0;
+    const char *base;
+    size_t tmp_len = tmp_base_len(target, &base) + (size_t)(base - target) + 26;
+    if (tmp_len >= PATH_MAX && (f->named || exists)) {
+        /* A new file is linked at its own name; a replacement (or a named
+         * temporary) needs a longer name the system would refuse after
+         * all the data is written: say so now. */
+        rc = qv_error_set(err, ENAMETOOLONG,
+                          "file '%s': path too long (%zu bytes) for a temporary file next to it "
+                          "(PATH_MAX %d)",
+                          path, tlen, PATH_MAX);
+    } else if (!f->named) {
+        if (exists) remove_stale_temporaries(target);
     } else {
         remove_stale_temporaries(target);
         rc = create_named(f, &f->fd, err);
-        if (rc) {
-            free(final_path);
-            free(target);
-            free(f);
-            return rc;
-        }
+    }
+    if (rc) {
+        if (!f->named) close(f->fd);
+        free(final_path);
+        free(target);
+        free(f);
+        return rc;
     }
     /* Held until the file is closed: tells remove_stale_temporaries of other
      * processes that this writer is alive. */
