@@ -441,7 +441,9 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
                             "directory '%s' no longer exists",
                             f->final_path, dir);
     if ((e == ENOENT || e == EPERM || e == EOPNOTSUPP || e == EXDEV || e == EINVAL) && dir_there) {
-        cannot_link = 1;
+        /* No /proc and no capability (ENOENT, EPERM) holds for the whole
+         * process; the others may be this directory's alone. */
+        if (e == ENOENT || e == EPERM) cannot_link = 1;
         return copy_to_named(f, err);
     }
     return qv_error_set(err, dir_errno(e),
