@@ -10,7 +10,6 @@
 #include <limits.h>
 #include <ftw.h>
 #include <setjmp.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -955,77 +954,6 @@ static void test_fd_limit_before_finish(void **state) {
     }
 }
 
-/* ---- many threads writing one new path ---- */
-
-#define RACE_THREADS 6
-#define RACE_ROUNDS 12
-static pthread_barrier_t race_barrier;
-static char race_path[700];
-static _Atomic int race_failures;
-
-static void *race_writer(void *arg) {
-    int id = (int)(intptr_t)arg;
-    size_t len = 70000 + (size_t)id * 1000;
-    unsigned char *buf = malloc(len);
-    if (!buf) {
-        race_failures++;
-        return NULL;
-    }
-    memset(buf, 'A' + id, len);
-    for (int round = 0; round < RACE_ROUNDS; round++) {
-        char path[720];
-        snprintf(path, sizeof path, "%s-%d", race_path, round);
-        struct qv_sink s;
-        pthread_barrier_wait(&race_barrier);
-        int ok = qv_sink_open_file(path, &s, NULL) == 0;
-        if (ok) ok = qv_sink_write(&s, buf, len, NULL) == 0;
-        pthread_barrier_wait(&race_barrier);
-        if (ok) ok = qv_sink_finish(&s, NULL) == 0;
-        if (!ok) race_failures++;
-        qv_sink_close(&s);
-    }
-    free(buf);
-    return NULL;
-}
-
-/* Threads opening, writing and finishing one new path at once: every
- * finish succeeds, the file is one writer's whole bytes, nothing else is
- * left in the directory. */
-static void test_threads_write_one_new_path(void **state) {
-    (void)state;
-    FOR_MODES(mode) {
-        qv_sink_force_temporary(mode);
-        char name[32];
-        snprintf(name, sizeof name, "race%d", mode);
-        in_dir(race_path, sizeof race_path, name);
-        race_failures = 0;
-        assert_int_equal(pthread_barrier_init(&race_barrier, NULL, RACE_THREADS), 0);
-        pthread_t t[RACE_THREADS];
-        for (int i = 0; i < RACE_THREADS; i++)
-            assert_int_equal(pthread_create(&t[i], NULL, race_writer, (void *)(intptr_t)i), 0);
-        for (int i = 0; i < RACE_THREADS; i++) pthread_join(t[i], NULL);
-        pthread_barrier_destroy(&race_barrier);
-        assert_int_equal(race_failures, 0);
-        for (int round = 0; round < RACE_ROUNDS; round++) {
-            char path[720];
-            snprintf(path, sizeof path, "%s-%d", race_path, round);
-            int fd = open(path, O_RDONLY);
-            assert_true(fd >= 0);
-            static unsigned char back[80000];
-            ssize_t n = read(fd, back, sizeof back);
-            close(fd);
-            assert_true(n >= 70000);
-            int id = back[0] - 'A';
-            assert_true(id >= 0 && id < RACE_THREADS);
-            assert_int_equal(n, 70000 + id * 1000);
-            for (ssize_t i = 0; i < n; i++) assert_int_equal(back[i], 'A' + id);
-        }
-        assert_int_equal(count_temporaries(dir), 0);
-        assert_int_equal(count_entries(dir), RACE_ROUNDS * (mode + 1));
-    }
-    qv_sink_force_temporary(0);
-}
-
 /* ---- fork while a sink is open ---- */
 
 /* A child forked while a sink is open exits without finishing, or discards
@@ -1279,7 +1207,6 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_destination_swapped_before_finish, setup, teardown),
         cmocka_unit_test_setup_teardown(test_directory_renamed_under_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fd_limit_before_finish, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_threads_write_one_new_path, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fork_with_open_sink, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dangling_symlink_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
