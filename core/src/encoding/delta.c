@@ -279,8 +279,7 @@ static const struct qv__node *packed_deltas(const struct qv__node *nd, uint64_t 
 
 struct delta_vcache {
     uint64_t clock;
-    int64_t seen[DELTA_SEEN]; /* vectors summed without being kept */
-    int seen_at;
+    struct qv__seen seen; /* DELTA_SEEN vectors summed without being kept */
     struct {
         int64_t vec; /* -1: empty */
         int64_t len; /* values of it decoded, from its start */
@@ -304,7 +303,7 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
         for (int i = 0; i < DELTA_SLOTS; i++) c->s[i].vec = -1;
-        for (int i = 0; i < DELTA_SEEN; i++) c->seen[i] = -1;
+        qv__seen_init(&c->seen, DELTA_SEEN);
         nd->vcache = c;
     }
     c->clock++;
@@ -316,13 +315,7 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         /* A vector met the first time is summed into the output, as
          * before, and only noted: a take that visits it once (a cold take)
          * holds no more memory than it did. */
-        int again = 0;
-        for (int i = 0; i < DELTA_SEEN; i++) again |= c->seen[i] == vec;
-        if (!again) {
-            c->seen[c->seen_at] = vec;
-            c->seen_at = (c->seen_at + 1) % DELTA_SEEN;
-            return delta_dec_range(d, nd, lo, hi - lo, o, err);
-        }
+        if (!qv__seen_before(&c->seen, vec)) return delta_dec_range(d, nd, lo, hi - lo, o, err);
         slot = 0;
         for (int i = 1; i < DELTA_SLOTS && c->s[slot].vec >= 0; i++)
             if (c->s[i].vec < 0 || c->s[i].used < c->s[slot].used) slot = i;
