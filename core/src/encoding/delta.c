@@ -303,7 +303,7 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
         for (int i = 0; i < DELTA_SLOTS; i++) c->s[i].vec = -1;
-        qv__seen_init(&c->seen, DELTA_SEEN);
+        qv__seen_init(&c->seen);
         nd->vcache = c;
     }
     c->clock++;
@@ -315,7 +315,8 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         /* A vector met the first time is summed into the output, as
          * before, and only noted: a take that visits it once (a cold take)
          * holds no more memory than it did. */
-        if (!qv__seen_before(&c->seen, vec)) return delta_dec_range(d, nd, lo, hi - lo, o, err);
+        if (!qv__seen_before(&c->seen, DELTA_SEEN, vec))
+            return delta_dec_range(d, nd, lo, hi - lo, o, err);
         slot = 0;
         for (int i = 1; i < DELTA_SLOTS && c->s[slot].vec >= 0; i++)
             if (c->s[i].vec < 0 || c->s[i].used < c->s[slot].used) slot = i;

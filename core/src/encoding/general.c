@@ -373,7 +373,7 @@ static struct frame_slot *slot_for(struct qv__frame_cache *c, int random, int64_
             if (c->slot[i].frame >= 0) slot_clear(&c->slot[i]);
         return &c->slot[0];
     }
-    if (!qv__seen_before(&c->seen, f)) return &c->slot[0];
+    if (!qv__seen_before(&c->seen, FRAME_SEEN, f)) return &c->slot[0];
     struct frame_slot *victim = NULL;
     uint64_t kept = c->slot[0].bytes;
     for (int i = 1; i < FRAME_SLOTS; i++) {
@@ -422,7 +422,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
             c->slot[i].mem.r = d->r;
             c->slot[i].frame = -1;
         }
-        qv__seen_init(&c->seen, FRAME_SEEN);
+        qv__seen_init(&c->seen);
         c->next = d->frames;
         d->frames = c;
         nd->cache = c;

@@ -140,7 +140,7 @@ static int get_cache(struct qv__dec *d, struct qv__node *nd, struct rle_cache **
         if (!c) return ENOMEM;
         c->ev = -1;
         for (int i = 0; i < EV_SLOTS; i++) c->s[i].v = -1;
-        qv__seen_init(&c->seen, EV_SEEN);
+        qv__seen_init(&c->seen);
         nd->cache = c;
     }
     *out = c;
@@ -217,7 +217,7 @@ static int lazy_vec(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
     /* A vector met the first time goes to slot 0, the working one (a take
      * that visits it once, a cold take, holds no more than one vector, as
      * before); one met again to the least recently used other. */
-    if (!qv__seen_before(&c->seen, v)) k = 0;
+    if (!qv__seen_before(&c->seen, EV_SEEN, v)) k = 0;
     struct qv__node *en = nd->child[0];
     const int64_t runs = en->count, vs = v << QV__VEC_SHIFT;
     const int64_t len = runs - vs < QV__VEC ? runs - vs : QV__VEC;
