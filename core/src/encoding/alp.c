@@ -43,32 +43,47 @@ static const float F10F[11] = {1e0f, 1e1f, 1e2f, 1e3f, 1e4f, 1e5f,
 #define MAGIC_D 6755399441055744.0 /* 2^52 + 2^51 */
 #define MAGIC_F 12582912.0f        /* 2^23 + 2^22 */
 
-/* Encodes one double; returns 0 and the digits, or -1 for an exception. */
-static inline int enc_d(double v, int e, int f, int64_t *digits) {
-    double x = v * F10[e] / F10[f];
-    if (!(x > -2251799813685248.0 && x < 2251799813685248.0)) return -1; /* |x| < 2^51 */
-    double r = (x + MAGIC_D) - MAGIC_D;
-    int64_t d = (int64_t)r;
-    double back = (double)d * F10[f] / F10[e];
-    uint64_t a, b;
-    memcpy(&a, &back, 8);
-    memcpy(&b, &v, 8);
-    if (a != b) return -1;
-    *digits = d;
-    return 0;
-}
+/* Per type: enc_N encodes one value, returning 0 and its digits or -1 for
+ * an exception; digits_to_N converts m digits to values in place, with the
+ * same arithmetic. T is the type, DG its digits, U an unsigned integer of
+ * its width (the round trip compares bits), TEN its powers of ten, MAGIC
+ * its rounding constant, LIM the bound on |digits| (2^51, 2^22). */
+#define ALP_TYPE(N, T, DG, U, TEN, MAGIC, LIM)                                                   \
+    static inline int enc_##N(T v, int e, int f, DG *digits) {                                   \
+        T x = v * TEN[e] / TEN[f];                                                               \
+        if (!(x > -LIM && x < LIM)) return -1;                                                   \
+        T r = (x + MAGIC) - MAGIC;                                                               \
+        DG d = (DG)r;                                                                            \
+        T back = (T)d * TEN[f] / TEN[e];                                                         \
+        U a, b;                                                                                  \
+        memcpy(&a, &back, sizeof a);                                                             \
+        memcpy(&b, &v, sizeof b);                                                                \
+        if (a != b) return -1;                                                                   \
+        *digits = d;                                                                             \
+        return 0;                                                                                \
+    }                                                                                            \
+    static void digits_to_##N(void *buf, int64_t m, int e, int f) {                              \
+        uint8_t *p = buf;                                                                        \
+        const T a = TEN[f], b = TEN[e];                                                          \
+        for (int64_t i = 0; i < m; i++) {                                                        \
+            DG dg;                                                                               \
+            memcpy(&dg, p + sizeof(T) * i, sizeof dg);                                           \
+            T x = (T)dg * a / b;                                                                 \
+            memcpy(p + sizeof(T) * i, &x, sizeof x);                                             \
+        }                                                                                        \
+    }
+ALP_TYPE(d, double, int64_t, uint64_t, F10, MAGIC_D, 2251799813685248.0)
+ALP_TYPE(f, float, int32_t, uint32_t, F10F, MAGIC_F, 4194304.0f)
+#undef ALP_TYPE
 
-static inline int enc_f(float v, int e, int f, int32_t *digits) {
-    float x = v * F10F[e] / F10F[f];
-    if (!(x > -4194304.0f && x < 4194304.0f)) return -1; /* |x| < 2^22 */
-    float r = (x + MAGIC_F) - MAGIC_F;
-    int32_t d = (int32_t)r;
-    float back = (float)d * F10F[f] / F10F[e];
-    uint32_t a, b;
-    memcpy(&a, &back, 4);
-    memcpy(&b, &v, 4);
-    if (a != b) return -1;
-    *digits = d;
+/* Value i of v (double or float, as pt says): 0 and its digits, or -1
+ * for an exception. */
+static QV__ALWAYS_INLINE int enc_digits(const void *v, int64_t i, int pt, int e, int f,
+                                        int64_t *digits) {
+    if (pt == QV__PT_F64) return enc_d(((const double *)v)[i], e, f, digits);
+    int32_t dg;
+    if (enc_f(((const float *)v)[i], e, f, &dg)) return -1;
+    *digits = dg;
     return 0;
 }
 
@@ -91,26 +106,11 @@ struct alp_tally {
     int64_t rstop;
 };
 
-static QV__ALWAYS_INLINE int score_d_tail(const double *x, int64_t from, int64_t ns, int e,
-                                          int f, int64_t max_exc, struct alp_tally *t) {
+static QV__ALWAYS_INLINE int score_tail(const void *x, int pt, int64_t from, int64_t ns, int e,
+                                        int f, int64_t max_exc, struct alp_tally *t) {
     for (int64_t k = from; k < ns; k++) {
         int64_t dg;
-        if (enc_d(x[k], e, f, &dg)) {
-            if (++t->exc > max_exc) return 1;
-            continue;
-        }
-        if (dg < t->lo) t->lo = dg;
-        if (dg > t->hi) t->hi = dg;
-        if (t->hi - t->lo >= t->rstop) return 1;
-    }
-    return 0;
-}
-
-static QV__ALWAYS_INLINE int score_f_tail(const float *x, int64_t from, int64_t ns, int e,
-                                          int f, int64_t max_exc, struct alp_tally *t) {
-    for (int64_t k = from; k < ns; k++) {
-        int32_t dg;
-        if (enc_f(x[k], e, f, &dg)) {
+        if (enc_digits(x, k, pt, e, f, &dg)) {
             if (++t->exc > max_exc) return 1;
             continue;
         }
@@ -123,87 +123,66 @@ static QV__ALWAYS_INLINE int score_f_tail(const float *x, int64_t from, int64_t 
 
 static int score_d_generic(const double *x, int64_t ns, int e, int f, int64_t max_exc,
                            struct alp_tally *t) {
-    return score_d_tail(x, 0, ns, e, f, max_exc, t);
+    return score_tail(x, QV__PT_F64, 0, ns, e, f, max_exc, t);
 }
 static int score_f_generic(const float *x, int64_t ns, int e, int f, int64_t max_exc,
                            struct alp_tally *t) {
-    return score_f_tail(x, 0, ns, e, f, max_exc, t);
+    return score_tail(x, QV__PT_F32, 0, ns, e, f, max_exc, t);
 }
 
 #if QV__X86_DISPATCH
-static QV__TARGET_AVX2 int score_d_avx2(const double *x, int64_t ns, int e, int f,
-                                        int64_t max_exc, struct alp_tally *t) {
-    const __m256d me = _mm256_set1_pd(F10[e]), mf = _mm256_set1_pd(F10[f]);
-    const __m256d magic = _mm256_set1_pd(MAGIC_D), lim = _mm256_set1_pd(2251799813685248.0);
-    const __m256d nlim = _mm256_set1_pd(-2251799813685248.0);
-    const __m256d pinf = _mm256_set1_pd(INFINITY), ninf = _mm256_set1_pd(-INFINITY);
-    const __m256d rstop = _mm256_set1_pd((double)t->rstop);
-    __m256d lo = pinf, hi = ninf;
-    int64_t k = 0;
-    for (; k + 4 <= ns; k += 4) {
-        __m256d v = _mm256_loadu_pd(x + k);
-        __m256d y = _mm256_div_pd(_mm256_mul_pd(v, me), mf);
-        __m256d in = _mm256_and_pd(_mm256_cmp_pd(y, nlim, _CMP_GT_OQ), _mm256_cmp_pd(y, lim, _CMP_LT_OQ));
-        __m256d r = _mm256_sub_pd(_mm256_add_pd(y, magic), magic);
-        __m256d back = _mm256_div_pd(_mm256_mul_pd(r, mf), me);
-        __m256i same = _mm256_cmpeq_epi64(_mm256_castpd_si256(back), _mm256_castpd_si256(v));
-        __m256d ok = _mm256_and_pd(in, _mm256_castsi256_pd(same));
-        lo = _mm256_min_pd(lo, _mm256_blendv_pd(pinf, r, ok));
-        hi = _mm256_max_pd(hi, _mm256_blendv_pd(ninf, r, ok));
-        t->exc += 4 - __builtin_popcount((unsigned)_mm256_movemask_pd(ok));
-        if (t->exc > max_exc) return 1;
-        /* A lane's own span is at most the digits' span (a lane with no
-         * digit yet has hi - lo = -inf). */
-        if (_mm256_movemask_pd(_mm256_cmp_pd(_mm256_sub_pd(hi, lo), rstop, _CMP_GE_OQ))) return 1;
+/* The AVX2 scorer of one type, written once so that the double and the
+ * float one do the same steps: T the type (pt), V its vector of L lanes, S
+ * the intrinsics' suffix, I a lane's bits (the round trip compares the
+ * bits), TEN the powers of ten, MAGIC the rounding constant, LIM the bound
+ * on |digits|, RSTOP t->rstop as a T. */
+#define SCORE_AVX2(N, T, pt, V, S, I, L, TEN, MAGIC, LIM, RSTOP)                                 \
+    static QV__TARGET_AVX2 int score_##N##_avx2(const T *x, int64_t ns, int e, int f,            \
+                                                int64_t max_exc, struct alp_tally *t) {          \
+        const V me = _mm256_set1_##S(TEN[e]), mf = _mm256_set1_##S(TEN[f]);                     \
+        const V magic = _mm256_set1_##S(MAGIC), lim = _mm256_set1_##S(LIM);                      \
+        const V nlim = _mm256_set1_##S(-LIM);                                                    \
+        const V pinf = _mm256_set1_##S(INFINITY), ninf = _mm256_set1_##S(-INFINITY);            \
+        const V rstop = _mm256_set1_##S(RSTOP);                                                  \
+        V lo = pinf, hi = ninf;                                                                  \
+        int64_t k = 0;                                                                           \
+        for (; k + L <= ns; k += L) {                                                            \
+            V v = _mm256_loadu_##S(x + k);                                                       \
+            V y = _mm256_div_##S(_mm256_mul_##S(v, me), mf);                                     \
+            V in = _mm256_and_##S(_mm256_cmp_##S(y, nlim, _CMP_GT_OQ),                           \
+                                  _mm256_cmp_##S(y, lim, _CMP_LT_OQ));                           \
+            V r = _mm256_sub_##S(_mm256_add_##S(y, magic), magic);                               \
+            V back = _mm256_div_##S(_mm256_mul_##S(r, mf), me);                                  \
+            __m256i same =                                                                       \
+                _mm256_cmpeq_epi##I(_mm256_cast##S##_si256(back), _mm256_cast##S##_si256(v));    \
+            V ok = _mm256_and_##S(in, _mm256_castsi256_##S(same));                               \
+            lo = _mm256_min_##S(lo, _mm256_blendv_##S(pinf, r, ok));                             \
+            hi = _mm256_max_##S(hi, _mm256_blendv_##S(ninf, r, ok));                             \
+            t->exc += L - __builtin_popcount((unsigned)_mm256_movemask_##S(ok));                 \
+            if (t->exc > max_exc) return 1;                                                      \
+            /* A lane's own span is at most the digits' span (a lane with no                     \
+             * digit yet has hi - lo = -inf). */                                                 \
+            if (_mm256_movemask_##S(_mm256_cmp_##S(_mm256_sub_##S(hi, lo), rstop, _CMP_GE_OQ)))  \
+                return 1;                                                                        \
+        }                                                                                        \
+        T l[L], h[L];                                                                            \
+        _mm256_storeu_##S(l, lo);                                                                \
+        _mm256_storeu_##S(h, hi);                                                                \
+        for (int i = 0; i < L; i++) {                                                            \
+            if (l[i] <= h[i]) { /* a lane that saw a digit */                                    \
+                if ((int64_t)l[i] < t->lo) t->lo = (int64_t)l[i];                                \
+                if ((int64_t)h[i] > t->hi) t->hi = (int64_t)h[i];                                \
+            }                                                                                    \
+        }                                                                                        \
+        return score_tail(x, pt, k, ns, e, f, max_exc, t);                                       \
     }
-    double l[4], h[4];
-    _mm256_storeu_pd(l, lo);
-    _mm256_storeu_pd(h, hi);
-    for (int i = 0; i < 4; i++) {
-        if (l[i] <= h[i]) { /* a lane that saw a digit */
-            if ((int64_t)l[i] < t->lo) t->lo = (int64_t)l[i];
-            if ((int64_t)h[i] > t->hi) t->hi = (int64_t)h[i];
-        }
-    }
-    return score_d_tail(x, k, ns, e, f, max_exc, t);
-}
-
-static QV__TARGET_AVX2 int score_f_avx2(const float *x, int64_t ns, int e, int f,
-                                        int64_t max_exc, struct alp_tally *t) {
-    const __m256 me = _mm256_set1_ps(F10F[e]), mf = _mm256_set1_ps(F10F[f]);
-    const __m256 magic = _mm256_set1_ps(MAGIC_F), lim = _mm256_set1_ps(4194304.0f);
-    const __m256 nlim = _mm256_set1_ps(-4194304.0f);
-    const __m256 pinf = _mm256_set1_ps(INFINITY), ninf = _mm256_set1_ps(-INFINITY);
-    /* float digits are below 2^22 in magnitude, so their spans (below
-     * 2^23) are exact in float; rstop is a power of two. */
-    const __m256 rstop = _mm256_set1_ps(t->rstop < (INT64_C(1) << 24) ? (float)t->rstop : INFINITY);
-    __m256 lo = pinf, hi = ninf;
-    int64_t k = 0;
-    for (; k + 8 <= ns; k += 8) {
-        __m256 v = _mm256_loadu_ps(x + k);
-        __m256 y = _mm256_div_ps(_mm256_mul_ps(v, me), mf);
-        __m256 in = _mm256_and_ps(_mm256_cmp_ps(y, nlim, _CMP_GT_OQ), _mm256_cmp_ps(y, lim, _CMP_LT_OQ));
-        __m256 r = _mm256_sub_ps(_mm256_add_ps(y, magic), magic);
-        __m256 back = _mm256_div_ps(_mm256_mul_ps(r, mf), me);
-        __m256i same = _mm256_cmpeq_epi32(_mm256_castps_si256(back), _mm256_castps_si256(v));
-        __m256 ok = _mm256_and_ps(in, _mm256_castsi256_ps(same));
-        lo = _mm256_min_ps(lo, _mm256_blendv_ps(pinf, r, ok));
-        hi = _mm256_max_ps(hi, _mm256_blendv_ps(ninf, r, ok));
-        t->exc += 8 - __builtin_popcount((unsigned)_mm256_movemask_ps(ok));
-        if (t->exc > max_exc) return 1;
-        if (_mm256_movemask_ps(_mm256_cmp_ps(_mm256_sub_ps(hi, lo), rstop, _CMP_GE_OQ))) return 1;
-    }
-    float l[8], h[8];
-    _mm256_storeu_ps(l, lo);
-    _mm256_storeu_ps(h, hi);
-    for (int i = 0; i < 8; i++) {
-        if (l[i] <= h[i]) {
-            if ((int64_t)l[i] < t->lo) t->lo = (int64_t)l[i];
-            if ((int64_t)h[i] > t->hi) t->hi = (int64_t)h[i];
-        }
-    }
-    return score_f_tail(x, k, ns, e, f, max_exc, t);
-}
+SCORE_AVX2(d, double, QV__PT_F64, __m256d, pd, 64, 4, F10, MAGIC_D, 2251799813685248.0,
+           (double)t->rstop)
+/* float digits are below 2^22 in magnitude, so their spans (below 2^23)
+ * are exact in float; rstop is a power of two. */
+SCORE_AVX2(f, float, QV__PT_F32, __m256, ps, 32, 8, F10F, MAGIC_F, 4194304.0f,
+           t->rstop < (INT64_C(1) << 24) ? (float)t->rstop : INFINITY)
+#undef SCORE_AVX2
 #endif
 
 /* Estimated bits of (e, f) over the `ns` values of a contiguous sample
@@ -340,16 +319,11 @@ void qv__alp_choose(const void *v, int64_t n, int pt, struct qv__alp_choice *c) 
     c->est_bytes = best / 8.0 * ((double)n / (double)ns) + 64;
 }
 
+/* Digits of value i as the child stores them: float digits as u32. */
 static inline int enc_any(const void *v, int64_t i, int pt, int e, int f, uint64_t *bits) {
-    if (pt == QV__PT_F64) {
-        int64_t dg;
-        if (enc_d(((const double *)v)[i], e, f, &dg)) return -1;
-        *bits = (uint64_t)dg;
-    } else {
-        int32_t dg;
-        if (enc_f(((const float *)v)[i], e, f, &dg)) return -1;
-        *bits = (uint32_t)dg;
-    }
+    int64_t dg;
+    if (enc_digits(v, i, pt, e, f, &dg)) return -1;
+    *bits = pt == QV__PT_F64 ? (uint64_t)dg : (uint32_t)dg;
     return 0;
 }
 
@@ -509,29 +483,6 @@ static int alp_load(struct qv__dec *d, struct qv__node *nd, struct alp_cache **o
     return 0;
 }
 
-/* Converts digits to floats in place. The arithmetic mirrors enc_d / enc_f. */
-static void digits_to_f64(void *buf, int64_t m, int e, int f) {
-    uint8_t *p = buf;
-    const double a = F10[f], b = F10[e];
-    for (int64_t i = 0; i < m; i++) {
-        int64_t dg;
-        memcpy(&dg, p + 8 * i, 8);
-        double x = (double)dg * a / b;
-        memcpy(p + 8 * i, &x, 8);
-    }
-}
-
-static void digits_to_f32(void *buf, int64_t m, int e, int f) {
-    uint8_t *p = buf;
-    const float a = F10F[f], b = F10F[e];
-    for (int64_t i = 0; i < m; i++) {
-        int32_t dg;
-        memcpy(&dg, p + 4 * i, 4);
-        float x = (float)dg * a / b;
-        memcpy(p + 4 * i, &x, 4);
-    }
-}
-
 int qv__alp_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
                 struct qv_error *err) {
     struct alp_cache *c;
@@ -545,8 +496,8 @@ int qv__alp_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
     for (int64_t b = 0; b < n; b += QV__VEC) {
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
         if ((rc = qv__dec_word(d, nd->child[0], start + b, m, o + (size_t)b * w, err))) return rc;
-        if (w == 8) digits_to_f64(o + (size_t)b * w, m, e, f);
-        else digits_to_f32(o + (size_t)b * w, m, e, f);
+        if (w == 8) digits_to_d(o + (size_t)b * w, m, e, f);
+        else digits_to_f(o + (size_t)b * w, m, e, f);
     }
     const int64_t ne = nd->child[1]->count;
     for (int64_t k = qv__lower_bound(c->pos, ne, (uint64_t)start);

@@ -1,4 +1,5 @@
 /* Constant: one value repeated `count` times (bool: param 0; others: buffer 0). */
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 int qv__constant_encode(struct qv__enc *e, int pt, uint32_t width, int64_t n, const void *value,
@@ -21,6 +22,14 @@ int qv__constant_encode(struct qv__enc *e, int pt, uint32_t width, int64_t n, co
     return 0;
 }
 
+/* n copies of the w-byte value at v (w a constant where it is inlined):
+ * the value is read once, into a register, not once a copy. */
+static QV__ALWAYS_INLINE void fill_words(uint8_t *o, const uint8_t *v, int64_t n, unsigned w) {
+    uint64_t x = 0;
+    memcpy(&x, v, w);
+    for (int64_t i = 0; i < n; i++) memcpy(o + (size_t)i * w, &x, w);
+}
+
 int qv__constant_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                           void *out, struct qv_error *err) {
     (void)d;
@@ -29,27 +38,9 @@ int qv__constant_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start,
     const uint8_t *v = nd->buf[0];
     switch (nd->width) {
     case 1: memset(out, v[0], (size_t)n); break;
-    case 2: {
-        uint16_t x;
-        memcpy(&x, v, 2);
-        uint16_t *o = out;
-        for (int64_t i = 0; i < n; i++) o[i] = x;
-        break;
-    }
-    case 4: {
-        uint32_t x;
-        memcpy(&x, v, 4);
-        uint32_t *o = out;
-        for (int64_t i = 0; i < n; i++) o[i] = x;
-        break;
-    }
-    case 8: {
-        uint64_t x;
-        memcpy(&x, v, 8);
-        uint64_t *o = out;
-        for (int64_t i = 0; i < n; i++) o[i] = x;
-        break;
-    }
+    case 2: fill_words(out, v, n, 2); break;
+    case 4: fill_words(out, v, n, 4); break;
+    case 8: fill_words(out, v, n, 8); break;
     default: {
         uint8_t *o = out;
         for (int64_t i = 0; i < n; i++) memcpy(o + (size_t)i * nd->width, v, nd->width);

@@ -128,33 +128,24 @@ static QV__TARGET_AVX2 QV__ALWAYS_INLINE __m256i last64_avx2(__m256i v) {
     return _mm256_permute4x64_epi64(v, 0xFF);
 }
 
-static QV__TARGET_AVX2 uint64_t prefix64_avx2(uint64_t *out, const uint64_t *d, int64_t m,
-                                              uint64_t x) {
-    __m256i carry = _mm256_set1_epi64x((long long)x);
-    int64_t i = 0;
-    for (; i + 8 <= m; i += 8) {
-        __m256i a = scan4_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i)));
-        __m256i b = scan4_avx2(_mm256_loadu_si256((const __m256i *)(const void *)(d + i + 4)));
-        b = _mm256_add_epi64(b, last64_avx2(a));
-        __m256i tot = last64_avx2(b);
-        _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_add_epi64(a, carry));
-        _mm256_storeu_si256((__m256i *)(void *)(out + i + 4), _mm256_add_epi64(b, carry));
-        carry = _mm256_add_epi64(carry, tot);
-    }
-    x = (uint64_t)_mm256_extract_epi64(carry, 0);
-    return prefix64_body(out + i, d + i, m - i, x);
+/* Four deltas from d + i: 64-bit ones, or (wide) 32-bit ones widened with
+ * `add` added. */
+static QV__TARGET_AVX2 QV__ALWAYS_INLINE __m256i load4_avx2(const void *d, int64_t i, __m256i va,
+                                                           int wide) {
+    if (!wide) return _mm256_loadu_si256((const __m256i *)(const void *)((const uint64_t *)d + i));
+    const __m128i *p = (const __m128i *)(const void *)((const uint32_t *)d + i);
+    return _mm256_add_epi64(_mm256_cvtepu32_epi64(_mm_loadu_si128(p)), va);
 }
-
-static QV__TARGET_AVX2 uint64_t prefix64w_avx2(uint64_t *out, const uint32_t *d, int64_t m,
-                                               uint64_t add, uint64_t x) {
+/* prefix64 and (wide, a constant) prefix64w: eight values a step. */
+static QV__TARGET_AVX2 QV__ALWAYS_INLINE uint64_t prefix64_avx2_body(uint64_t *out, const void *d,
+                                                                     int64_t m, uint64_t add,
+                                                                     uint64_t x, int wide) {
     __m256i carry = _mm256_set1_epi64x((long long)x), va = _mm256_set1_epi64x((long long)add);
     int64_t i = 0;
     for (; i + 8 <= m; i += 8) {
-        __m256i a = _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(d + i)));
-        __m256i b =
-            _mm256_cvtepu32_epi64(_mm_loadu_si128((const __m128i *)(const void *)(d + i + 4)));
-        a = scan4_avx2(_mm256_add_epi64(a, va));
-        b = scan4_avx2(_mm256_add_epi64(b, va));
+        __m256i a = load4_avx2(d, i, va, wide), b = load4_avx2(d, i + 4, va, wide);
+        a = scan4_avx2(a);
+        b = scan4_avx2(b);
         b = _mm256_add_epi64(b, last64_avx2(a));
         __m256i tot = last64_avx2(b);
         _mm256_storeu_si256((__m256i *)(void *)(out + i), _mm256_add_epi64(a, carry));
@@ -162,7 +153,16 @@ static QV__TARGET_AVX2 uint64_t prefix64w_avx2(uint64_t *out, const uint32_t *d,
         carry = _mm256_add_epi64(carry, tot);
     }
     x = (uint64_t)_mm256_extract_epi64(carry, 0);
-    return prefix64w_body(out + i, d + i, m - i, add, x);
+    return wide ? prefix64w_body(out + i, (const uint32_t *)d + i, m - i, add, x)
+                : prefix64_body(out + i, (const uint64_t *)d + i, m - i, x);
+}
+static QV__TARGET_AVX2 uint64_t prefix64_avx2(uint64_t *out, const uint64_t *d, int64_t m,
+                                              uint64_t x) {
+    return prefix64_avx2_body(out, d, m, 0, x, 0);
+}
+static QV__TARGET_AVX2 uint64_t prefix64w_avx2(uint64_t *out, const uint32_t *d, int64_t m,
+                                               uint64_t add, uint64_t x) {
+    return prefix64_avx2_body(out, d, m, add, x, 1);
 }
 
 static QV__TARGET_AVX2 uint32_t prefix32_avx2(uint32_t *out, const uint32_t *d, int64_t m,
@@ -279,8 +279,7 @@ static const struct qv__node *packed_deltas(const struct qv__node *nd, uint64_t 
 
 struct delta_vcache {
     uint64_t clock;
-    int64_t seen[DELTA_SEEN]; /* vectors summed without being kept */
-    int seen_at;
+    struct qv__seen seen; /* DELTA_SEEN vectors summed without being kept */
     struct {
         int64_t vec; /* -1: empty */
         int64_t len; /* values of it decoded, from its start */
@@ -304,7 +303,7 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         c = qv__mem_small(&d->mem, sizeof *c, err);
         if (!c) return ENOMEM;
         for (int i = 0; i < DELTA_SLOTS; i++) c->s[i].vec = -1;
-        for (int i = 0; i < DELTA_SEEN; i++) c->seen[i] = -1;
+        qv__seen_init(&c->seen);
         nd->vcache = c;
     }
     c->clock++;
@@ -316,13 +315,8 @@ static int from_kept(struct qv__dec *d, struct qv__node *nd, int64_t vec, int64_
         /* A vector met the first time is summed into the output, as
          * before, and only noted: a take that visits it once (a cold take)
          * holds no more memory than it did. */
-        int again = 0;
-        for (int i = 0; i < DELTA_SEEN; i++) again |= c->seen[i] == vec;
-        if (!again) {
-            c->seen[c->seen_at] = vec;
-            c->seen_at = (c->seen_at + 1) % DELTA_SEEN;
+        if (!qv__seen_before(&c->seen, DELTA_SEEN, vec))
             return delta_dec_range(d, nd, lo, hi - lo, o, err);
-        }
         slot = 0;
         for (int i = 1; i < DELTA_SLOTS && c->s[slot].vec >= 0; i++)
             if (c->s[i].vec < 0 || c->s[i].used < c->s[slot].used) slot = i;

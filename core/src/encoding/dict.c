@@ -119,6 +119,29 @@ static int64_t table_size(int64_t max_dict) {
     return t < 64 ? 64 : (int64_t)t;
 }
 
+/* The hash table a dictionary builder fills, from the stack: tsize slots
+ * (the entry in the slot, all EMPTY) and their keys, then room for
+ * max_dict entries of 8 bytes (*ent). NULL when out of memory. */
+static uint32_t *table_push(struct qv__enc *e, int64_t tsize, int64_t max_dict, uint64_t **keys,
+                            void **ent) {
+    *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
+    uint32_t *slot = *keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    *ent = slot ? qv__stack_push(&e->stack, (size_t)max_dict * 8, e->err) : NULL;
+    if (!*ent) return NULL;
+    memset(slot, 0xff, (size_t)tsize * 4);
+    return slot;
+}
+
+/* The d entries in their order of entry (perm) and room for the sorts of
+ * perm (*tmp), from the stack. NULL when out of memory. */
+static uint32_t *perm_push(struct qv__enc *e, int64_t d, uint32_t **tmp) {
+    uint32_t *perm = qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err);
+    *tmp = perm ? qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err) : NULL;
+    if (!*tmp) return NULL;
+    for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
+    return perm;
+}
+
 /* Finishes a dictionary node: codes and values children via the cascade. */
 static int finish(struct qv__enc *e, struct qv__enode *nd, const uint64_t *codes, int64_t n,
                   int depth) {
@@ -136,12 +159,12 @@ int qv__dict_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt
     const unsigned shift = 64 - (unsigned)__builtin_ctzll((uint64_t)tsize);
     struct qv__mark mk = qv__stack_mark(&e->stack);
     int rc = ENOMEM;
-    uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
-    uint32_t *slot = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
-    uint64_t *vals = slot ? qv__stack_push(&e->stack, (size_t)max_dict * 8, e->err) : NULL;
-    uint64_t *codes = vals ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    uint64_t *keys;
+    void *ent;
+    uint32_t *slot = table_push(e, tsize, max_dict, &keys, &ent);
+    uint64_t *vals = ent;
+    uint64_t *codes = slot ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
     if (!codes) goto out;
-    memset(slot, 0xff, (size_t)tsize * 4);
     int64_t d = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t x = v[i];
@@ -167,11 +190,9 @@ int qv__dict_encode_word(struct qv__enc *e, const uint64_t *v, int64_t n, int pt
         }
     }
     {
-        uint32_t *perm = qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err);
-        uint32_t *tmp = perm ? qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err) : NULL;
-        uint64_t *sorted = tmp ? qv__mem_alloc(&e->mem, (size_t)(d ? d : 1) * 8, e->err) : NULL;
+        uint32_t *tmp, *perm = perm_push(e, d, &tmp);
+        uint64_t *sorted = perm ? qv__mem_alloc(&e->mem, (size_t)(d ? d : 1) * 8, e->err) : NULL;
         if (!sorted) goto out;
-        for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
         msort_u64(perm, tmp, d, vals);
         if (frequency_pays(codes, n, d, slot)) msort_count_desc(perm, tmp, d, slot);
         for (int64_t i = 0; i < d; i++) sorted[i] = vals[perm[i]];
@@ -311,14 +332,14 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
     const int64_t tsize = table_size(max_dict);
     struct qv__mark mk = qv__stack_mark(&e->stack);
     int rc = ENOMEM;
-    uint64_t *hashes = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
-    uint32_t *slot = hashes ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
-    int64_t *first = slot ? qv__stack_push(&e->stack, (size_t)max_dict * 8, e->err) : NULL;
-    uint64_t *codes = first ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
+    uint64_t *hashes;
+    void *ent;
+    uint32_t *slot = table_push(e, tsize, max_dict, &hashes, &ent);
+    int64_t *first = ent;
+    uint64_t *codes = slot ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
     uint8_t *vdata = NULL;
     uint64_t *voff = NULL;
     if (!codes) goto out;
-    memset(slot, 0xff, (size_t)tsize * 4);
     struct str_cache cache[STR_CACHE];
     for (int k = 0; k < STR_CACHE; k++) cache[k].code = EMPTY;
     int64_t d = 0;
@@ -366,10 +387,8 @@ static int dict_encode_strs(struct qv__enc *e, const struct strs *s, int64_t n, 
         }
     }
     {
-        uint32_t *perm = qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err);
-        uint32_t *tmp = perm ? qv__stack_push(&e->stack, (size_t)(d ? d : 1) * 4, e->err) : NULL;
-        if (!tmp) goto out;
-        for (int64_t i = 0; i < d; i++) perm[i] = (uint32_t)i;
+        uint32_t *tmp, *perm = perm_push(e, d, &tmp);
+        if (!perm) goto out;
         struct str_sort_ctx sc = {s, first};
         msort(perm, tmp, d, cmp_str, &sc);
         if (depth == 0 && e->extremes && d > 0 && s->data == e->root_data && n == e->root_n) {

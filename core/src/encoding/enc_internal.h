@@ -672,6 +672,31 @@ int qv__dec_u64(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
 int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, uint64_t limit,
                        const uint64_t **out, struct qv_error *err);
 
+/* The ids (frames, vectors) a take cache met recently, to tell one that a
+ * take comes back to (worth keeping) from one it visits once (a cold take
+ * then holds no more than before): a ring of the last n ids met for the
+ * first time. Ids are >= 0. Each user passes its own n (at most
+ * QV__SEEN_MAX), the same on every call: a constant, so the inlined
+ * check is a fixed run of compares without a branch. */
+#define QV__SEEN_MAX 32
+struct qv__seen {
+    int64_t id[QV__SEEN_MAX];
+    int at;
+};
+static inline void qv__seen_init(struct qv__seen *s) {
+    for (int i = 0; i < QV__SEEN_MAX; i++) s->id[i] = -1;
+    s->at = 0;
+}
+/* 1 when id is among the ring's; otherwise records it in place of the
+ * oldest and returns 0. A hit records nothing. */
+static inline int qv__seen_before(struct qv__seen *s, int n, int64_t id) {
+    for (int i = 0; i < n; i++)
+        if (s->id[i] == id) return 1;
+    s->id[s->at] = id;
+    if (++s->at == n) s->at = 0;
+    return 0;
+}
+
 /* Per-encoding decoders, named by the encodings' records (some also call
  * each other: FOR decodes through bitpack, sparse through constant). */
 int qv__plain_dec_word(struct qv__dec *, struct qv__node *, int64_t, int64_t, void *,

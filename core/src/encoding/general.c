@@ -342,8 +342,7 @@ struct frame_slot {
 struct qv__frame_cache {
     struct qv__frame_cache *next; /* the decoder's list, freed at close */
     uint64_t clock;
-    int64_t seen[FRAME_SEEN];
-    int seen_at;
+    struct qv__seen seen; /* FRAME_SEEN frames */
     struct frame_slot slot[FRAME_SLOTS];
 };
 
@@ -359,19 +358,11 @@ void qv__frame_caches_free(struct qv__frame_cache *c) {
         for (int i = 0; i < FRAME_SLOTS; i++) qv__mem_free_all(&c->slot[i].mem);
 }
 
-static int seen_before(struct qv__frame_cache *c, int64_t f) {
-    for (int i = 0; i < FRAME_SEEN; i++)
-        if (c->seen[i] == f) return 1;
-    c->seen[c->seen_at] = f;
-    c->seen_at = (c->seen_at + 1) % FRAME_SEEN;
-    return 0;
-}
-
 /* The slot frame f goes to. A range decode empties every slot but the
  * working one and uses it (one frame, as a sequential read needs). So does
  * a small decode the first time it meets the frame: a take that visits a
  * frame once (a cold take) decompresses into the same memory again and
- * again, as before, and does not hold more. A frame met again (seen_before)
+ * again, as before, and does not hold more. A frame met again (qv__seen_before)
  * is kept: in an empty or the least recently used of the other slots,
  * after emptying the least recently used others while the frames kept and
  * this one (raw_size bytes) would pass FRAME_KEEP_BYTES. */
@@ -382,7 +373,7 @@ static struct frame_slot *slot_for(struct qv__frame_cache *c, int random, int64_
             if (c->slot[i].frame >= 0) slot_clear(&c->slot[i]);
         return &c->slot[0];
     }
-    if (!seen_before(c, f)) return &c->slot[0];
+    if (!qv__seen_before(&c->seen, FRAME_SEEN, f)) return &c->slot[0];
     struct frame_slot *victim = NULL;
     uint64_t kept = c->slot[0].bytes;
     for (int i = 1; i < FRAME_SLOTS; i++) {
@@ -431,7 +422,7 @@ static int get_frame(struct qv__dec *d, struct qv__node *nd, int64_t f, struct q
             c->slot[i].mem.r = d->r;
             c->slot[i].frame = -1;
         }
-        for (int i = 0; i < FRAME_SEEN; i++) c->seen[i] = -1;
+        qv__seen_init(&c->seen);
         c->next = d->frames;
         d->frames = c;
         nd->cache = c;

@@ -124,8 +124,7 @@ struct rle_cache {
     int64_t lazy_vecs;  /* vectors of ends decoded for small ranges */
     uint32_t *ev_ends;  /* the ends of vector ev: one of the slots' (ends are u32) */
     uint64_t clock;
-    int64_t seen[EV_SEEN]; /* vectors decoded into slot 0 */
-    int seen_at;
+    struct qv__seen seen; /* EV_SEEN vectors decoded into slot 0 */
     struct {
         int64_t v, len; /* v: -1 when empty */
         uint64_t used;
@@ -141,7 +140,7 @@ static int get_cache(struct qv__dec *d, struct qv__node *nd, struct rle_cache **
         if (!c) return ENOMEM;
         c->ev = -1;
         for (int i = 0; i < EV_SLOTS; i++) c->s[i].v = -1;
-        for (int i = 0; i < EV_SEEN; i++) c->seen[i] = -1;
+        qv__seen_init(&c->seen);
         nd->cache = c;
     }
     *out = c;
@@ -218,13 +217,7 @@ static int lazy_vec(struct qv__dec *d, struct qv__node *nd, struct rle_cache *c,
     /* A vector met the first time goes to slot 0, the working one (a take
      * that visits it once, a cold take, holds no more than one vector, as
      * before); one met again to the least recently used other. */
-    int again = 0;
-    for (int i = 0; i < EV_SEEN; i++) again |= c->seen[i] == v;
-    if (!again) {
-        c->seen[c->seen_at] = v;
-        c->seen_at = (c->seen_at + 1) % EV_SEEN;
-        k = 0;
-    }
+    if (!qv__seen_before(&c->seen, EV_SEEN, v)) k = 0;
     struct qv__node *en = nd->child[0];
     const int64_t runs = en->count, vs = v << QV__VEC_SHIFT;
     const int64_t len = runs - vs < QV__VEC ? runs - vs : QV__VEC;
