@@ -48,6 +48,79 @@ static uint64_t select_kth(uint64_t *a, int64_t n, int64_t k) {
     return a[k];
 }
 
+/* Gathers into out the keys of smp[0..n) less kmin (offsets from it) that
+ * lie in [off, off + span]; returns how many. */
+static int64_t gather(const uint64_t *smp, int64_t n, uint64_t flip, uint64_t kmin, uint64_t off,
+                      uint64_t span, uint64_t *out) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t d = order_key(smp[i], flip) - kmin;
+        out[c] = d;
+        c += d - off <= span;
+    }
+    return c;
+}
+
+/* The 10% and 1% values of a sample are its k2-th and k1-th smallest keys
+ * (k1 <= k2). Selection over the whole sample (a copy in key order) cost a
+ * write more than the histograms: instead, hist (the sample's histogram
+ * against its minimum, ref_min) says which bucket holds each rank, and a
+ * bucket is a key range (bucket 0 the minimum, bucket b the keys from
+ * kmin + 2^(b-1) to kmin + 2^b - 1: residual widths rise with the key), so
+ * only that bucket's keys are gathered (into keys, room for n) and
+ * selected among: the same order statistics, refs[0] the k1-th value and
+ * refs[1] the k2-th. */
+static void percentile_refs(const uint64_t *smp, int64_t n, uint64_t ref_min, uint64_t flip,
+                            const int64_t *hist, int64_t k1, int64_t k2, uint64_t *keys,
+                            uint64_t refs[2]) {
+    uint64_t kmin = order_key(ref_min, flip);
+    const int64_t k[2] = {k1, k2};
+    int b[2] = {-1, -1};
+    int64_t lo[2] = {0, 0}, at = 0;
+    uint64_t off[2] = {0, 0}, span[2] = {~UINT64_C(0), ~UINT64_C(0)};
+    for (int bb = 0; bb <= 64 && b[1] < 0; bb++) {
+        for (int j = 0; j < 2; j++)
+            if (b[j] < 0 && k[j] < at + hist[bb]) {
+                b[j] = bb;
+                lo[j] = at;
+                off[j] = bb == 0 ? 0 : UINT64_C(1) << (bb - 1);
+                span[j] = bb <= 1 ? 0 : off[j] - 1;
+            }
+        at += hist[bb];
+    }
+    QV_DCHECK(hist[65] == 0 && b[1] >= 0);
+    if (hist[65] != 0 || b[1] < 0) {
+        /* Not a histogram against the minimum: select among all keys. */
+        b[0] = b[1] = -1;
+        kmin = 0;
+        off[0] = off[1] = lo[0] = lo[1] = 0;
+        span[0] = span[1] = ~UINT64_C(0);
+    }
+    if (b[1] == 0) {
+        refs[0] = refs[1] = ref_min;
+        return;
+    }
+    int64_t c = gather(smp, n, flip, kmin, off[1], span[1], keys);
+    QV_DCHECK(b[1] < 0 || c == hist[b[1]]);
+    refs[1] = order_key(kmin + select_kth(keys, c, k2 - lo[1]), flip);
+    if (b[0] == b[1]) {
+        /* Selection left the smaller keys in keys[0..k2 - lo). */
+        refs[0] = order_key(kmin + select_kth(keys, k2 - lo[1] + 1, k1 - lo[1]), flip);
+    } else if (b[0] == 0) {
+        refs[0] = ref_min;
+    } else {
+        c = gather(smp, n, flip, kmin, off[0], span[0], keys);
+        refs[0] = order_key(kmin + select_kth(keys, c, k1 - lo[0]), flip);
+    }
+#ifdef QV_DEBUG
+    /* The same order statistics as selection over the whole sample. */
+    for (int j = 0; j < 2; j++) {
+        gather(smp, n, flip, 0, 0, ~UINT64_C(0), keys);
+        QV_DCHECK(order_key(select_kth(keys, n, k[j]), flip) == refs[j]);
+    }
+#endif
+}
+
 /* Bytes an exception costs, estimated: its position (cascaded, usually
  * delta-packed gaps of about n / E) and its value at the full width. */
 static double exc_bytes(int64_t n, int64_t e, unsigned full) {
@@ -150,27 +223,18 @@ int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     c->est_bytes = bytes;
     c->est_exceptions = exc;
     /* References 2 and 3: low percentiles of the sample, for outliers
-     * below the rest (1% and 10% of the values). The selection works on a copy
-     * in key order, so the histograms still see the sample's values. */
+     * below the rest (1% and 10% of the values), selected among the keys
+     * of the histogram's bucket that holds them (percentile_refs), so the
+     * histograms still see the sample's values. */
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)sn * 8, e->err);
     if (!keys) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     } else {
         static const int64_t per_mille[] = {10, 100};
-        /* The 10% value first: selection leaves the values below it in
-         * keys[0..k), so the 1% value (a smaller rank) is selected among
-         * those alone, without copying the sample again. Order statistics
-         * are unique values, so the references are as from the whole. */
         uint64_t refs[2];
-        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
-        const int64_t k1 = sn * per_mille[0] / 1000, k2 = sn * per_mille[1] / 1000;
-        refs[1] = order_key(select_kth(keys, sn, k2), flip);
-        refs[0] = order_key(select_kth(keys, k2 + 1, k1), flip);
-#ifdef QV_DEBUG
-        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
-        QV_DCHECK(order_key(select_kth(keys, sn, k1), flip) == refs[0]);
-#endif
+        percentile_refs(smp, sn, ref_min, flip, hist, sn * per_mille[0] / 1000,
+                        sn * per_mille[1] / 1000, keys, refs);
         for (size_t pi = 0; pi < sizeof per_mille / sizeof per_mille[0]; pi++) {
             uint64_t ref_p = refs[pi];
             if (ref_p == c->ref) continue;

@@ -16,31 +16,57 @@
 #include <immintrin.h>
 #endif
 
-/* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
- * the baseline runs it scalar, as does the SSE4.2 variant (the compiler
- * leaves unsigned 64-bit min/max scalar); the AVX2 variant below is
- * written with intrinsics. Chosen at run time (base/cpu_internal.h). */
-static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, unsigned bits,
-                                                  struct qv__istats *s) {
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    s->bits = bits;
-    if (n == 0) return;
-    /* Signed order at the value width is unsigned order with the sign bit
-     * flipped, so one vectorizable loop of unsigned min/max gives both. */
-    const uint64_t sb = UINT64_C(1) << (bits - 1);
-    uint64_t umin = v[0], umax = v[0], fmin = v[0] ^ sb, fmax = v[0] ^ sb;
-    for (int64_t i = 1; i < n; i++) {
+/* The four extremes the loops keep: unsigned order of x (umin, umax) and
+ * of y = x ^ sb (fmin, fmax: signed order at the value width). */
+struct minmax {
+    uint64_t umin, umax, fmin, fmax;
+};
+
+/* Folds v[0..n) into m. */
+static QV__ALWAYS_INLINE void minmax_from(const uint64_t *v, int64_t n, uint64_t sb,
+                                          struct minmax *m) {
+    uint64_t umin = m->umin, umax = m->umax, fmin = m->fmin, fmax = m->fmax;
+    for (int64_t i = 0; i < n; i++) {
         uint64_t x = v[i], y = x ^ sb;
         umin = x < umin ? x : umin;
         umax = x > umax ? x : umax;
         fmin = y < fmin ? y : fmin;
         fmax = y > fmax ? y : fmax;
     }
-    s->umin = umin;
-    s->umax = umax;
-    s->smin = qv__sext(fmin ^ sb, bits);
-    s->smax = qv__sext(fmax ^ sb, bits);
+    *m = (struct minmax){umin, umax, fmin, fmax};
+}
+
+/* Stores s's value ranges from m (of n > 0 values of `bits` bits), the
+ * sample's fields zero. */
+static QV__ALWAYS_INLINE void put_ranges(struct qv__istats *s, int64_t n, unsigned bits,
+                                         const struct minmax *m) {
+    const uint64_t sb = UINT64_C(1) << (bits - 1);
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->bits = bits;
+    s->umin = m->umin;
+    s->umax = m->umax;
+    s->smin = qv__sext(m->fmin ^ sb, bits);
+    s->smax = qv__sext(m->fmax ^ sb, bits);
+}
+
+/* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
+ * the baseline runs it scalar, as does the SSE4.2 variant (the compiler
+ * leaves unsigned 64-bit min/max scalar); the AVX2 variant below is
+ * written with intrinsics. Chosen at run time (base/cpu_internal.h). */
+static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, unsigned bits,
+                                                  struct qv__istats *s) {
+    if (n == 0) {
+        memset(s, 0, sizeof *s);
+        s->bits = bits;
+        return;
+    }
+    /* Signed order at the value width is unsigned order with the sign bit
+     * flipped, so one vectorizable loop of unsigned min/max gives both. */
+    const uint64_t sb = UINT64_C(1) << (bits - 1);
+    struct minmax m = {v[0], v[0], v[0] ^ sb, v[0] ^ sb};
+    minmax_from(v + 1, n - 1, sb, &m);
+    put_ranges(s, n, bits, &m);
 }
 
 static void istats_compute_generic(const uint64_t *v, int64_t n, unsigned bits,
@@ -64,9 +90,6 @@ static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, un
         istats_compute_body(v, n, bits, s);
         return;
     }
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    s->bits = bits;
     const uint64_t top = UINT64_C(1) << 63, sb = UINT64_C(1) << (bits - 1);
     const __m256i ka = _mm256_set1_epi64x((long long)top);
     const __m256i kb = _mm256_set1_epi64x((long long)(sb ^ top));
@@ -102,19 +125,10 @@ static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, un
         sbn = lb[k] < sbn ? lb[k] : sbn, sbn = bn[k] < sbn ? bn[k] : sbn;
         sbx = hb[k] > sbx ? hb[k] : sbx, sbx = bx[k] > sbx ? bx[k] : sbx;
     }
-    uint64_t umin = (uint64_t)sa ^ top, umax = (uint64_t)sA ^ top;
-    uint64_t fmin = (uint64_t)sbn ^ top, fmax = (uint64_t)sbx ^ top;
-    for (; i < n; i++) {
-        uint64_t x = v[i], y = x ^ sb;
-        umin = x < umin ? x : umin;
-        umax = x > umax ? x : umax;
-        fmin = y < fmin ? y : fmin;
-        fmax = y > fmax ? y : fmax;
-    }
-    s->umin = umin;
-    s->umax = umax;
-    s->smin = qv__sext(fmin ^ sb, bits);
-    s->smax = qv__sext(fmax ^ sb, bits);
+    struct minmax m = {(uint64_t)sa ^ top, (uint64_t)sA ^ top, (uint64_t)sbn ^ top,
+                       (uint64_t)sbx ^ top};
+    minmax_from(v + i, n - i, sb, &m);
+    put_ranges(s, n, bits, &m);
 }
 #endif
 
@@ -147,17 +161,22 @@ struct sample_acc {
  * x - base (the chunk's values span fewer slots than the table would
  * have: no hashing, no probing, no keys). Either way each value's count
  * goes up in the same order, so the distinct count, the top count and
- * which value reaches it first are the same. inc holds, per slot, the
- * incidence of its value over the sampled vectors (qv__inc_note), for the
- * counts q1 and q2 (values in exactly one, two sampled vectors); NULL when
- * every vector is sampled (the count is then exact and incidence is not
- * needed). */
+ * which value reaches it first are the same. With `full`, also the deltas,
+ * runs and the most frequent value (without, the accumulator's other
+ * fields stay as for an empty sample); with `use_inc`, inc holds, per
+ * slot, the incidence of its value over the sampled vectors (qv__inc_note),
+ * for the counts q1 and q2 (values in exactly one, two sampled vectors;
+ * not needed when every vector is sampled: the count is then exact).
+ * `direct`, `full` and `use_inc` are constants at every call, so each
+ * combination compiles to a loop of its own. */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
-                                          unsigned bits, int direct, uint64_t base,
-                                          uint64_t *keys, uint32_t *cnt, uint16_t *inc,
-                                          int64_t tsize, unsigned shift, struct qv__istats *s,
-                                          struct sample_acc *a) {
-    const uint64_t mask = qv__mask(bits);
+                                          unsigned bits, int direct, int full, int use_inc,
+                                          uint64_t base, uint64_t *keys, uint32_t *cnt,
+                                          uint16_t *inc, int64_t tsize, unsigned shift,
+                                          struct qv__istats *s, struct sample_acc *a) {
+    /* Deltas at the value width, shifted to the top of the word: their
+     * order is the deltas' (the shift back is at the end). */
+    const unsigned dsh = 64 - bits;
     int64_t distinct = 0, top = 0, dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1,
             seen = 0;
     uint64_t topv = v[0];
@@ -170,21 +189,22 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
             s->half_distinct = distinct;
         }
         seen += ve - vs;
+        uint64_t prev = v[vs];
         for (int64_t i = vs; i < ve; i++) {
             uint64_t x = v[i];
-            if (i > vs) {
-                int64_t d = qv__sext((x - v[i - 1]) & mask, bits);
-                dmin = d < dmin ? d : dmin;
-                dmax = d > dmax ? d : dmax;
-                if (x == v[i - 1]) {
+            if (full) {
+                if (i > vs) {
+                    int64_t d = (int64_t)((x - prev) << dsh);
+                    dmin = d < dmin ? d : dmin;
+                    dmax = d > dmax ? d : dmax;
+                }
+                if (i > vs && x == prev) {
                     if (++run > max_run) max_run = run;
                 } else {
                     runs++;
                     run = 1;
                 }
-            } else {
-                runs++;
-                run = 1;
+                prev = x;
             }
             uint64_t h;
             if (direct) {
@@ -198,19 +218,51 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                     distinct++;
                 }
             }
-            if (++cnt[h] > top) {
-                top = cnt[h];
-                topv = x;
+            if (full) {
+                if (++cnt[h] > top) {
+                    top = cnt[h];
+                    topv = x;
+                }
+            } else {
+                cnt[h] = 1;
             }
-            if (inc) qv__inc_note(inc, h, k);
+            if (use_inc) qv__inc_note(inc, h, k);
         }
     }
+    if (dmin != INT64_MAX) {
+        dmin >>= dsh;
+        dmax >>= dsh;
+    }
     int64_t q1 = 0, q2 = 0;
-    if (inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
+    if (use_inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
+    if (!full) max_run = 0, topv = 0;
     *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, q1, q2, topv};
 }
 
-int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
+/* sample_loop with its constants: the sample's purpose (`full`, or the
+ * distinct count alone), incidence when inc, the counting `direct`. */
+static void sample_run(const uint64_t *v, int64_t n, int64_t nvec, int64_t take, unsigned bits,
+                       int direct, int full, uint64_t base, uint64_t *keys, uint32_t *cnt,
+                       uint16_t *inc, int64_t tsize, unsigned shift, struct qv__istats *s,
+                       struct sample_acc *a) {
+#define QV__SAMPLE_LOOP(D, F, I) \
+    sample_loop(v, n, nvec, take, bits, D, F, I, base, keys, cnt, inc, tsize, shift, s, a)
+    if (!full) {
+        if (direct) QV__SAMPLE_LOOP(1, 0, 0);
+        else QV__SAMPLE_LOOP(0, 0, 0);
+    } else if (inc) {
+        if (direct) QV__SAMPLE_LOOP(1, 1, 1);
+        else QV__SAMPLE_LOOP(0, 1, 1);
+    } else {
+        if (direct) QV__SAMPLE_LOOP(1, 1, 0);
+        else QV__SAMPLE_LOOP(0, 1, 0);
+    }
+#undef QV__SAMPLE_LOOP
+}
+
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
+                      struct qv__istats *s) {
+    const int full = what == QV__SAMPLE_ALL;
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
     int64_t sn = 0;
@@ -245,17 +297,15 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
         return ENOMEM;
     }
     memset(cnt, 0, ncnt * 4);
-    if (take < nvec)
+    if (full && take < nvec)
         memset(inc, 0, ncnt * 2);
     else
         inc = NULL;
     /* Runs and deltas within the sampled vectors (exact when the sample is
      * all of the data). */
     struct sample_acc a;
-    if (direct)
-        sample_loop(v, n, nvec, take, s->bits, 1, s->umin, NULL, cnt, inc, tsize, shift, s, &a);
-    else
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, keys, cnt, inc, tsize, shift, s, &a);
+    sample_run(v, n, nvec, take, s->bits, direct, full, direct ? s->umin : 0, direct ? NULL : keys,
+               cnt, inc, tsize, shift, s, &a);
 #ifdef QV_DEBUG
     /* Direct counting finds what the hash table finds. */
     /* (malloc, not the encoder's allocator: the allocation-failure tests
@@ -266,7 +316,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     if (dc && (di || !inc)) {
         struct sample_acc b;
         int64_t hn = s->half_n, hd = s->half_distinct;
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, di, tsize, shift, s, &b);
+        sample_run(v, n, nvec, take, s->bits, 0, full, 0, dk, dc, di, tsize, shift, s, &b);
         QV_DCHECK(memcmp(&a, &b, sizeof a) == 0 && hn == s->half_n && hd == s->half_distinct);
     }
     free(dk);
@@ -282,7 +332,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
     s->max_run = a.max_run;
     s->sample_distinct = a.distinct;
-    s->sample_units = take < nvec ? take : 0;
+    s->sample_units = full && take < nvec ? take : 0;
     s->sample_q1 = a.q1;
     s->sample_q2 = a.q2;
     s->top_count = a.top;
