@@ -156,14 +156,85 @@ struct sample_acc {
     uint64_t topv;
 };
 
+/* Deltas and runs of sampled vectors: dmin / dmax of the deltas at the
+ * value width shifted to the top of the word (their order is the deltas';
+ * the caller shifts back), runs of equal values and the longest. */
+struct delta_runs {
+    int64_t dmin, dmax, runs, max_run;
+};
+
+/* One value's step of the current run: equal to the one before or not. */
+static QV__ALWAYS_INLINE void run_step(int eq, int64_t *run, struct delta_runs *a) {
+    if (eq) {
+        if (++*run > a->max_run) a->max_run = *run;
+    } else {
+        a->runs++;
+        *run = 1;
+    }
+}
+
+/* Values v[from..m) of a vector (from >= 1) into a, the run so far in *run. */
+static QV__ALWAYS_INLINE void delta_runs_from(const uint64_t *v, int64_t from, int64_t m,
+                                              unsigned dsh, int64_t *run, struct delta_runs *a) {
+    for (int64_t i = from; i < m; i++) {
+        int64_t d = (int64_t)((v[i] - v[i - 1]) << dsh);
+        a->dmin = d < a->dmin ? d : a->dmin;
+        a->dmax = d > a->dmax ? d : a->dmax;
+        run_step(v[i] == v[i - 1], run, a);
+    }
+}
+
+/* A vector v[0..m) (m >= 1): its first value starts a run. */
+static void delta_runs_generic(const uint64_t *v, int64_t m, unsigned dsh, struct delta_runs *a) {
+    int64_t run = 1;
+    a->runs++;
+    delta_runs_from(v, 1, m, dsh, &run, a);
+}
+#if QV__X86_DISPATCH
+/* Four deltas a step: shifted deltas' signed min / max with AVX2's 64-bit
+ * compare, equal neighbours as a 4-bit mask (runs are the values not equal
+ * to the one before; the run itself steps lane by lane only when the mask
+ * is mixed). The same figures as the scalar loop. */
+static QV__TARGET_AVX2 void delta_runs_avx2(const uint64_t *v, int64_t m, unsigned dsh,
+                                            struct delta_runs *a) {
+    int64_t run = 1, i = 1;
+    a->runs++;
+    __m256i mn = _mm256_set1_epi64x(INT64_MAX), mx = _mm256_set1_epi64x(INT64_MIN);
+    const __m128i sh = _mm_cvtsi32_si128((int)dsh);
+    for (; i + 4 <= m; i += 4) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i p = _mm256_loadu_si256((const __m256i *)(v + i - 1));
+        __m256i d = _mm256_sll_epi64(_mm256_sub_epi64(x, p), sh);
+        mn = _mm256_blendv_epi8(mn, d, _mm256_cmpgt_epi64(mn, d));
+        mx = _mm256_blendv_epi8(mx, d, _mm256_cmpgt_epi64(d, mx));
+        unsigned eq = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(x, p)));
+        if (eq == 0) {
+            a->runs += 4;
+            run = 1;
+        } else {
+            for (int l = 0; l < 4; l++) run_step(eq >> l & 1, &run, a);
+        }
+    }
+    int64_t lo[4], hi[4];
+    _mm256_storeu_si256((__m256i *)lo, mn);
+    _mm256_storeu_si256((__m256i *)hi, mx);
+    for (int k = 0; k < 4; k++) {
+        a->dmin = lo[k] < a->dmin ? lo[k] : a->dmin;
+        a->dmax = hi[k] > a->dmax ? hi[k] : a->dmax;
+    }
+    delta_runs_from(v, i, m, dsh, &run, a);
+}
+#endif
+
 /* The sample loop. Values are counted either in an open-addressing hash
  * table (keys, cnt of tsize slots) or, when `direct`, in cnt indexed by
  * x - base (the chunk's values span fewer slots than the table would
  * have: no hashing, no probing, no keys). Either way each value's count
  * goes up in the same order, so the distinct count, the top count and
- * which value reaches it first are the same. With `full`, also the deltas,
- * runs and the most frequent value (without, the accumulator's other
- * fields stay as for an empty sample); with `use_inc`, inc holds, per
+ * which value reaches it first are the same. With `full`, also the deltas
+ * and runs (delta_runs, vector by vector before its values are counted)
+ * and the most frequent value (without, the accumulator's other fields
+ * stay as for an empty sample); with `use_inc`, inc holds, per
  * slot, the incidence of its value over the sampled vectors (qv__inc_note),
  * for the counts q1 and q2 (values in exactly one, two sampled vectors;
  * not needed when every vector is sampled: the count is then exact).
@@ -174,38 +245,21 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                                           uint64_t base, uint64_t *keys, uint32_t *cnt,
                                           uint16_t *inc, int64_t tsize, unsigned shift,
                                           struct qv__istats *s, struct sample_acc *a) {
-    /* Deltas at the value width, shifted to the top of the word: their
-     * order is the deltas' (the shift back is at the end). */
     const unsigned dsh = 64 - bits;
-    int64_t distinct = 0, top = 0, dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1,
-            seen = 0;
+    struct delta_runs dr = {INT64_MAX, INT64_MIN, 0, 1};
+    int64_t distinct = 0, top = 0, seen = 0;
     uint64_t topv = v[0];
     for (int64_t k = 0; k < take; k++) {
         int64_t vec = take == nvec ? k : k * nvec / take;
         int64_t vs = vec << QV__VEC_SHIFT, ve = vs + QV__VEC < n ? vs + QV__VEC : n;
-        int64_t run = 0;
         if (k == take / 2) {
             s->half_n = seen;
             s->half_distinct = distinct;
         }
         seen += ve - vs;
-        uint64_t prev = v[vs];
+        if (full) QV__DISPATCH2(delta_runs, v + vs, ve - vs, dsh, &dr);
         for (int64_t i = vs; i < ve; i++) {
             uint64_t x = v[i];
-            if (full) {
-                if (i > vs) {
-                    int64_t d = (int64_t)((x - prev) << dsh);
-                    dmin = d < dmin ? d : dmin;
-                    dmax = d > dmax ? d : dmax;
-                }
-                if (i > vs && x == prev) {
-                    if (++run > max_run) max_run = run;
-                } else {
-                    runs++;
-                    run = 1;
-                }
-                prev = x;
-            }
             uint64_t h;
             if (direct) {
                 h = x - base;
@@ -229,14 +283,14 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
             if (use_inc) qv__inc_note(inc, h, k);
         }
     }
-    if (dmin != INT64_MAX) {
-        dmin >>= dsh;
-        dmax >>= dsh;
+    if (dr.dmin != INT64_MAX) {
+        dr.dmin >>= dsh;
+        dr.dmax >>= dsh;
     }
     int64_t q1 = 0, q2 = 0;
     if (use_inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
-    if (!full) max_run = 0, topv = 0;
-    *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, q1, q2, topv};
+    if (!full) dr.max_run = 0, topv = 0;
+    *a = (struct sample_acc){distinct, top, dr.dmin, dr.dmax, dr.runs, dr.max_run, seen, q1, q2, topv};
 }
 
 /* sample_loop with its constants: the sample's purpose (`full`, or the
