@@ -15,6 +15,7 @@
  * the minimum, or a low percentile (1%, 10%) of a sample when a few
  * values far below the rest would otherwise widen every value.
  */
+#include "base/cpu_internal.h"
 #include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
@@ -152,6 +153,27 @@ static void best_width(const int64_t *hist, int64_t n, double scale, unsigned fu
     *exc_out = bexc;
 }
 
+/* The residual width slot of key x against kref (65: below it). With
+ * `narrow` (values below 2^63, as every width under 64 bits has), a key
+ * below the reference wraps to a difference of width 64, which no residual
+ * has: its slot is 64, and the caller moves those counts to 65. */
+#define QV__PATCHED_SLOT(x, narrow)                                                                \
+    ((narrow) ? qv__bits((x) - kref) : (x) < kref ? 65 : qv__bits(((x) - kref) & mask))
+
+/* Values v[0..n) (n < 2^32) into the four partial histograms h. */
+static QV__ALWAYS_INLINE void histogram4(const uint64_t *v, int64_t n, uint64_t kref,
+                                         uint64_t flip, uint64_t mask, int narrow,
+                                         uint32_t h[4][66]) {
+    for (int64_t i = 0; i < n; i += 4) {
+        uint64_t k0 = order_key(v[i], flip), k1 = order_key(v[i + 1], flip);
+        uint64_t k2 = order_key(v[i + 2], flip), k3 = order_key(v[i + 3], flip);
+        h[0][QV__PATCHED_SLOT(k0, narrow)]++;
+        h[1][QV__PATCHED_SLOT(k1, narrow)]++;
+        h[2][QV__PATCHED_SLOT(k2, narrow)]++;
+        h[3][QV__PATCHED_SLOT(k3, narrow)]++;
+    }
+}
+
 /* Adds the values' residual widths to hist (65: below the reference). Four
  * partial histograms, so runs of equal widths do not wait on one counter
  * (a store-to-load chain per value). */
@@ -160,20 +182,25 @@ static void histogram(const uint64_t *v, int64_t n, uint64_t ref, uint64_t flip,
     const uint64_t mask = qv__mask(bits), kref = order_key(ref, flip);
     uint32_t h[4][66];
     memset(h, 0, sizeof h);
-#define QV__PATCHED_SLOT(x) ((x) < kref ? 65 : qv__bits(((x) - kref) & mask))
-    int64_t i = 0;
-    for (; i + 4 <= n && i < (INT64_C(1) << 32) - 4; i += 4) {
-        uint64_t k0 = order_key(v[i], flip), k1 = order_key(v[i + 1], flip);
-        uint64_t k2 = order_key(v[i + 2], flip), k3 = order_key(v[i + 3], flip);
-        h[0][QV__PATCHED_SLOT(k0)]++;
-        h[1][QV__PATCHED_SLOT(k1)]++;
-        h[2][QV__PATCHED_SLOT(k2)]++;
-        h[3][QV__PATCHED_SLOT(k3)]++;
+    const int narrow = bits < 64;
+    int64_t m = n < (INT64_C(1) << 32) - 4 ? n & ~INT64_C(3) : (INT64_C(1) << 32) - 4;
+    if (narrow) {
+        histogram4(v, m, kref, flip, mask, 1, h);
+        for (int j = 0; j < 4; j++) h[j][65] += h[j][64], h[j][64] = 0;
+#ifdef QV_DEBUG
+        /* The same counts as the slots that compare with the reference. */
+        uint32_t g[4][66];
+        memset(g, 0, sizeof g);
+        histogram4(v, m, kref, flip, mask, 0, g);
+        QV_DCHECK(memcmp(g, h, sizeof g) == 0);
+#endif
+    } else {
+        histogram4(v, m, kref, flip, mask, 0, h);
     }
-    for (; i < n; i++) hist[QV__PATCHED_SLOT(order_key(v[i], flip))]++;
-#undef QV__PATCHED_SLOT
+    for (int64_t i = m; i < n; i++) hist[QV__PATCHED_SLOT(order_key(v[i], flip), 0)]++;
     for (int b = 0; b < 66; b++) hist[b] += (int64_t)h[0][b] + h[1][b] + h[2][b] + h[3][b];
 }
+#undef QV__PATCHED_SLOT
 
 int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__patched_choice *c) {
