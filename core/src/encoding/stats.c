@@ -149,6 +149,7 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
 
 #define SAMPLE_VECTORS 16
 _Static_assert(SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sampled vector's index + 1");
+_Static_assert(SAMPLE_VECTORS * QV__VEC <= UINT16_MAX, "a value's count in the sample fits 16 bits");
 
 /* What the sample loop accumulates. */
 struct sample_acc {
@@ -242,7 +243,7 @@ static QV__TARGET_AVX2 void delta_runs_avx2(const uint64_t *v, int64_t m, unsign
  * combination compiles to a loop of its own. */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
                                           unsigned bits, int direct, int full, int use_inc,
-                                          uint64_t base, uint64_t *keys, uint32_t *cnt,
+                                          uint64_t base, uint64_t *keys, uint16_t *cnt,
                                           uint16_t *inc, int64_t tsize, unsigned shift,
                                           struct qv__istats *s, struct sample_acc *a) {
     const unsigned dsh = 64 - bits;
@@ -296,7 +297,7 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
 /* sample_loop with its constants: the sample's purpose (`full`, or the
  * distinct count alone), incidence when inc, the counting `direct`. */
 static void sample_run(const uint64_t *v, int64_t n, int64_t nvec, int64_t take, unsigned bits,
-                       int direct, int full, uint64_t base, uint64_t *keys, uint32_t *cnt,
+                       int direct, int full, uint64_t base, uint64_t *keys, uint16_t *cnt,
                        uint16_t *inc, int64_t tsize, unsigned shift, struct qv__istats *s,
                        struct sample_acc *a) {
 #define QV__SAMPLE_LOOP(D, F, I) \
@@ -343,14 +344,14 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
     struct qv__mark mk = qv__stack_mark(&e->stack);
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
     const size_t ncnt = direct ? (size_t)span + 1 : (size_t)tsize;
-    uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    uint16_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     /* Pushed at its full size either way, as keys are. */
     uint16_t *inc = cnt ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     if (!inc) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
-    memset(cnt, 0, ncnt * 4);
+    memset(cnt, 0, ncnt * 2);
     if (full && take < nvec)
         memset(inc, 0, ncnt * 2);
     else
@@ -365,7 +366,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
     /* (malloc, not the encoder's allocator: the allocation-failure tests
      * count the encoder's allocations, and this one is not the library's.) */
     uint64_t *dk = direct ? malloc((size_t)tsize * 8) : NULL;
-    uint32_t *dc = dk ? calloc((size_t)tsize, 4) : NULL;
+    uint16_t *dc = dk ? calloc((size_t)tsize, 2) : NULL;
     uint16_t *di = dc && inc ? calloc((size_t)tsize, 2) : NULL;
     if (dc && (di || !inc)) {
         struct sample_acc b;
