@@ -195,7 +195,7 @@ static void delta_runs_generic(const uint64_t *v, int64_t m, unsigned dsh, struc
 /* Four deltas a step: shifted deltas' signed min / max with AVX2's 64-bit
  * compare, equal neighbours as a 4-bit mask (runs are the values not equal
  * to the one before; the run itself steps lane by lane only when the mask
- * is mixed). The same figures as the scalar loop. */
+ * is mixed: all equal goes on by four). The same figures as the scalar loop. */
 static QV__TARGET_AVX2 void delta_runs_avx2(const uint64_t *v, int64_t m, unsigned dsh,
                                             struct delta_runs *a) {
     int64_t run = 1, i = 1;
@@ -212,6 +212,9 @@ static QV__TARGET_AVX2 void delta_runs_avx2(const uint64_t *v, int64_t m, unsign
         if (eq == 0) {
             a->runs += 4;
             run = 1;
+        } else if (eq == 15) {
+            run += 4;
+            a->max_run = run > a->max_run ? run : a->max_run;
         } else {
             for (int l = 0; l < 4; l++) run_step(eq >> l & 1, &run, a);
         }
