@@ -212,7 +212,16 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
     const unsigned w = qv__pt_width(pt);
     struct qv__istats s;
     qv__istats_compute(v, n, w * 8, &s);
-    int rc = qv__istats_sample(e, v, n, &s);
+    /* The sample's figures serve the nested candidates' estimates and
+     * forced builds (sparse's top value); below the cascade's depth only
+     * the entropy stage reads one of them, the distinct count, and only
+     * on nodes it would sample. */
+    const int nested = n > 0 && depth < e->max_depth && n >= 16;
+    int rc = 0;
+    if (force != QV_ENC_AUTO || nested)
+        rc = qv__istats_sample(e, v, n, QV__SAMPLE_ALL, &s);
+    else if (qv__entropy_samples(e, n, &s))
+        rc = qv__istats_sample(e, v, n, QV__SAMPLE_DISTINCT, &s);
     if (rc) return rc;
     struct qv__src src = {.pt = pt, .width = w, .n = n, .depth = depth, .u64 = v, .s = &s};
     if (force != QV_ENC_AUTO) {
@@ -233,7 +242,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
         unsigned fb = qv__istats_for_bits(&s, &ref);
         if (ref == 0 || qv__allowed(e, QV_ENC_FOR)) add(&c, e, ref == 0 ? QV_ENC_BITPACK : QV_ENC_FOR, packed(n, fb));
         if (ref != 0) add(&c, e, QV_ENC_BITPACK, packed(n, qv__bits(s.umax)));
-        if (depth < e->max_depth && n >= 16) {
+        if (nested) {
             const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
             unsigned db = qv__bits((uint64_t)s.dmax - (uint64_t)s.dmin);
             add(&c, e, QV_ENC_DELTA, packed(n, db) + (double)nvec * (fb + 7) / 8 + 48);
@@ -300,12 +309,15 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
     qv__widen(v, w, n, bits);
     struct qv__istats s;
     qv__istats_compute(bits, n, w * 8, &s);
-    int rc = qv__istats_sample(e, bits, n, &s);
+    const int nested = depth < e->max_depth;
+    /* The sample serves the nested candidates and forced builds only. */
+    int rc = force != QV_ENC_AUTO || (n > 0 && nested)
+                 ? qv__istats_sample(e, bits, n, QV__SAMPLE_ALL, &s)
+                 : 0;
     struct qv__alp_choice alp = {0};
     struct qv__alprd_choice rd = {0};
     struct cands c = {.n = 0};
     const double plain = (double)n * w + 16;
-    const int nested = depth < e->max_depth;
     /* Word encoders see the bit patterns: exact for NaN and -0.0. */
     struct qv__src src = {.pt = pt, .width = w, .n = n, .depth = depth, .u64 = bits, .s = &s,
                           .raw = v};

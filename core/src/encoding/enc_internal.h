@@ -252,7 +252,15 @@ struct qv__istats {
     int64_t top_count; /* occurrences of top_value in the sample */
 };
 void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__istats *s);
-int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s);
+/* The sample's fields of s (after qv__istats_compute over the same values):
+ * all of them (QV__SAMPLE_ALL), or, for a caller that only asks whether
+ * the values repeat (the entropy stage below the cascade's depth),
+ * sample_n, sample_distinct and the half counts alone (QV__SAMPLE_DISTINCT:
+ * the others as for no repeats, deltas and runs unset). */
+#define QV__SAMPLE_ALL 0
+#define QV__SAMPLE_DISTINCT 1
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
+                      struct qv__istats *s);
 /* Bits of the frame-of-reference residual range (the smaller of the
  * unsigned and signed views) and the reference to use. */
 unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref);
@@ -417,6 +425,10 @@ struct qv__entropy_choice {
 /* The layout forced by qv_encode_force_entropy_layout (encoding_testing.h),
  * 0 when none. */
 int qv__entropy_forced(void);
+/* Whether qv__entropy_choose, given values of these range statistics,
+ * would go on to read the sample's distinct count (the caller then takes
+ * a sample: QV__SAMPLE_DISTINCT is enough). */
+int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s);
 /* Chooses the layout from trial compressions of a sample; c->est_bytes
  * < 0 when the stage is not proposed. 0, or the trials' error (ENOMEM for
  * their scratch or zstd's context: see qv__zstd_compress). */

@@ -126,15 +126,21 @@ static int trial_compress(const struct trial_ctx *t, int layout, unsigned w, int
                              layout == QV__ENTROPY_SEQ ? seq_level(t->e) : t->e->zstd_level, clen);
 }
 
+int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s) {
+    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
+    uint64_t ref;
+    const unsigned fb = qv__istats_for_bits(s, &ref);
+    return fb >= 1 && fb <= 32;
+}
+
 int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__entropy_choice *c) {
     memset(c, 0, sizeof *c);
     c->est_bytes = -1;
-    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
+    if (!qv__entropy_samples(e, n, s)) return 0;
     const int forced = qv__entropy_forced();
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
-    if (fb < 1 || fb > 32) return 0;
     /* Mostly distinct values (three quarters of the sample or more): no
      * repeats for matches and near-uniform bytes for Huffman; the trial
      * compressions would only cost write time. */

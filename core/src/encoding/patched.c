@@ -15,6 +15,7 @@
  * the minimum, or a low percentile (1%, 10%) of a sample when a few
  * values far below the rest would otherwise widen every value.
  */
+#include "base/cpu_internal.h"
 #include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
@@ -48,6 +49,79 @@ static uint64_t select_kth(uint64_t *a, int64_t n, int64_t k) {
     return a[k];
 }
 
+/* Gathers into out the keys of smp[0..n) less kmin (offsets from it) that
+ * lie in [off, off + span]; returns how many. */
+static int64_t gather(const uint64_t *smp, int64_t n, uint64_t flip, uint64_t kmin, uint64_t off,
+                      uint64_t span, uint64_t *out) {
+    int64_t c = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t d = order_key(smp[i], flip) - kmin;
+        out[c] = d;
+        c += d - off <= span;
+    }
+    return c;
+}
+
+/* The 10% and 1% values of a sample are its k2-th and k1-th smallest keys
+ * (k1 <= k2). Selection over the whole sample (a copy in key order) cost a
+ * write more than the histograms: instead, hist (the sample's histogram
+ * against its minimum, ref_min) says which bucket holds each rank, and a
+ * bucket is a key range (bucket 0 the minimum, bucket b the keys from
+ * kmin + 2^(b-1) to kmin + 2^b - 1: residual widths rise with the key), so
+ * only that bucket's keys are gathered (into keys, room for n) and
+ * selected among: the same order statistics, refs[0] the k1-th value and
+ * refs[1] the k2-th. */
+static void percentile_refs(const uint64_t *smp, int64_t n, uint64_t ref_min, uint64_t flip,
+                            const int64_t *hist, int64_t k1, int64_t k2, uint64_t *keys,
+                            uint64_t refs[2]) {
+    uint64_t kmin = order_key(ref_min, flip);
+    const int64_t k[2] = {k1, k2};
+    int b[2] = {-1, -1};
+    int64_t lo[2] = {0, 0}, at = 0;
+    uint64_t off[2] = {0, 0}, span[2] = {~UINT64_C(0), ~UINT64_C(0)};
+    for (int bb = 0; bb <= 64 && b[1] < 0; bb++) {
+        for (int j = 0; j < 2; j++)
+            if (b[j] < 0 && k[j] < at + hist[bb]) {
+                b[j] = bb;
+                lo[j] = at;
+                off[j] = bb == 0 ? 0 : UINT64_C(1) << (bb - 1);
+                span[j] = bb <= 1 ? 0 : off[j] - 1;
+            }
+        at += hist[bb];
+    }
+    QV_DCHECK(hist[65] == 0 && b[1] >= 0);
+    if (hist[65] != 0 || b[1] < 0) {
+        /* Not a histogram against the minimum: select among all keys. */
+        b[0] = b[1] = -1;
+        kmin = 0;
+        off[0] = off[1] = lo[0] = lo[1] = 0;
+        span[0] = span[1] = ~UINT64_C(0);
+    }
+    if (b[1] == 0) {
+        refs[0] = refs[1] = ref_min;
+        return;
+    }
+    int64_t c = gather(smp, n, flip, kmin, off[1], span[1], keys);
+    QV_DCHECK(b[1] < 0 || c == hist[b[1]]);
+    refs[1] = order_key(kmin + select_kth(keys, c, k2 - lo[1]), flip);
+    if (b[0] == b[1]) {
+        /* Selection left the smaller keys in keys[0..k2 - lo). */
+        refs[0] = order_key(kmin + select_kth(keys, k2 - lo[1] + 1, k1 - lo[1]), flip);
+    } else if (b[0] == 0) {
+        refs[0] = ref_min;
+    } else {
+        c = gather(smp, n, flip, kmin, off[0], span[0], keys);
+        refs[0] = order_key(kmin + select_kth(keys, c, k1 - lo[0]), flip);
+    }
+#ifdef QV_DEBUG
+    /* The same order statistics as selection over the whole sample. */
+    for (int j = 0; j < 2; j++) {
+        gather(smp, n, flip, 0, 0, ~UINT64_C(0), keys);
+        QV_DCHECK(order_key(select_kth(keys, n, k[j]), flip) == refs[j]);
+    }
+#endif
+}
+
 /* Bytes an exception costs, estimated: its position (cascaded, usually
  * delta-packed gaps of about n / E) and its value at the full width. */
 static double exc_bytes(int64_t n, int64_t e, unsigned full) {
@@ -79,6 +153,27 @@ static void best_width(const int64_t *hist, int64_t n, double scale, unsigned fu
     *exc_out = bexc;
 }
 
+/* The residual width slot of key x against kref (65: below it). With
+ * `narrow` (values below 2^63, as every width under 64 bits has), a key
+ * below the reference wraps to a difference of width 64, which no residual
+ * has: its slot is 64, and the caller moves those counts to 65. */
+#define QV__PATCHED_SLOT(x, narrow)                                                                \
+    ((narrow) ? qv__bits((x) - kref) : (x) < kref ? 65 : qv__bits(((x) - kref) & mask))
+
+/* Values v[0..n) (n < 2^32) into the four partial histograms h. */
+static QV__ALWAYS_INLINE void histogram4(const uint64_t *v, int64_t n, uint64_t kref,
+                                         uint64_t flip, uint64_t mask, int narrow,
+                                         uint32_t h[4][66]) {
+    for (int64_t i = 0; i < n; i += 4) {
+        uint64_t k0 = order_key(v[i], flip), k1 = order_key(v[i + 1], flip);
+        uint64_t k2 = order_key(v[i + 2], flip), k3 = order_key(v[i + 3], flip);
+        h[0][QV__PATCHED_SLOT(k0, narrow)]++;
+        h[1][QV__PATCHED_SLOT(k1, narrow)]++;
+        h[2][QV__PATCHED_SLOT(k2, narrow)]++;
+        h[3][QV__PATCHED_SLOT(k3, narrow)]++;
+    }
+}
+
 /* Adds the values' residual widths to hist (65: below the reference). Four
  * partial histograms, so runs of equal widths do not wait on one counter
  * (a store-to-load chain per value). */
@@ -87,20 +182,25 @@ static void histogram(const uint64_t *v, int64_t n, uint64_t ref, uint64_t flip,
     const uint64_t mask = qv__mask(bits), kref = order_key(ref, flip);
     uint32_t h[4][66];
     memset(h, 0, sizeof h);
-#define QV__PATCHED_SLOT(x) ((x) < kref ? 65 : qv__bits(((x) - kref) & mask))
-    int64_t i = 0;
-    for (; i + 4 <= n && i < (INT64_C(1) << 32) - 4; i += 4) {
-        uint64_t k0 = order_key(v[i], flip), k1 = order_key(v[i + 1], flip);
-        uint64_t k2 = order_key(v[i + 2], flip), k3 = order_key(v[i + 3], flip);
-        h[0][QV__PATCHED_SLOT(k0)]++;
-        h[1][QV__PATCHED_SLOT(k1)]++;
-        h[2][QV__PATCHED_SLOT(k2)]++;
-        h[3][QV__PATCHED_SLOT(k3)]++;
+    const int narrow = bits < 64;
+    int64_t m = n < (INT64_C(1) << 32) - 4 ? n & ~INT64_C(3) : (INT64_C(1) << 32) - 4;
+    if (narrow) {
+        histogram4(v, m, kref, flip, mask, 1, h);
+        for (int j = 0; j < 4; j++) h[j][65] += h[j][64], h[j][64] = 0;
+#ifdef QV_DEBUG
+        /* The same counts as the slots that compare with the reference. */
+        uint32_t g[4][66];
+        memset(g, 0, sizeof g);
+        histogram4(v, m, kref, flip, mask, 0, g);
+        QV_DCHECK(memcmp(g, h, sizeof g) == 0);
+#endif
+    } else {
+        histogram4(v, m, kref, flip, mask, 0, h);
     }
-    for (; i < n; i++) hist[QV__PATCHED_SLOT(order_key(v[i], flip))]++;
-#undef QV__PATCHED_SLOT
+    for (int64_t i = m; i < n; i++) hist[QV__PATCHED_SLOT(order_key(v[i], flip), 0)]++;
     for (int b = 0; b < 66; b++) hist[b] += (int64_t)h[0][b] + h[1][b] + h[2][b] + h[3][b];
 }
+#undef QV__PATCHED_SLOT
 
 int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__patched_choice *c) {
@@ -150,27 +250,18 @@ int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     c->est_bytes = bytes;
     c->est_exceptions = exc;
     /* References 2 and 3: low percentiles of the sample, for outliers
-     * below the rest (1% and 10% of the values). The selection works on a copy
-     * in key order, so the histograms still see the sample's values. */
+     * below the rest (1% and 10% of the values), selected among the keys
+     * of the histogram's bucket that holds them (percentile_refs), so the
+     * histograms still see the sample's values. */
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)sn * 8, e->err);
     if (!keys) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     } else {
         static const int64_t per_mille[] = {10, 100};
-        /* The 10% value first: selection leaves the values below it in
-         * keys[0..k), so the 1% value (a smaller rank) is selected among
-         * those alone, without copying the sample again. Order statistics
-         * are unique values, so the references are as from the whole. */
         uint64_t refs[2];
-        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
-        const int64_t k1 = sn * per_mille[0] / 1000, k2 = sn * per_mille[1] / 1000;
-        refs[1] = order_key(select_kth(keys, sn, k2), flip);
-        refs[0] = order_key(select_kth(keys, k2 + 1, k1), flip);
-#ifdef QV_DEBUG
-        for (int64_t i = 0; i < sn; i++) keys[i] = order_key(smp[i], flip);
-        QV_DCHECK(order_key(select_kth(keys, sn, k1), flip) == refs[0]);
-#endif
+        percentile_refs(smp, sn, ref_min, flip, hist, sn * per_mille[0] / 1000,
+                        sn * per_mille[1] / 1000, keys, refs);
         for (size_t pi = 0; pi < sizeof per_mille / sizeof per_mille[0]; pi++) {
             uint64_t ref_p = refs[pi];
             if (ref_p == c->ref) continue;

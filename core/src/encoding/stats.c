@@ -16,31 +16,57 @@
 #include <immintrin.h>
 #endif
 
-/* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
- * the baseline runs it scalar, as does the SSE4.2 variant (the compiler
- * leaves unsigned 64-bit min/max scalar); the AVX2 variant below is
- * written with intrinsics. Chosen at run time (base/cpu_internal.h). */
-static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, unsigned bits,
-                                                  struct qv__istats *s) {
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    s->bits = bits;
-    if (n == 0) return;
-    /* Signed order at the value width is unsigned order with the sign bit
-     * flipped, so one vectorizable loop of unsigned min/max gives both. */
-    const uint64_t sb = UINT64_C(1) << (bits - 1);
-    uint64_t umin = v[0], umax = v[0], fmin = v[0] ^ sb, fmax = v[0] ^ sb;
-    for (int64_t i = 1; i < n; i++) {
+/* The four extremes the loops keep: unsigned order of x (umin, umax) and
+ * of y = x ^ sb (fmin, fmax: signed order at the value width). */
+struct minmax {
+    uint64_t umin, umax, fmin, fmax;
+};
+
+/* Folds v[0..n) into m. */
+static QV__ALWAYS_INLINE void minmax_from(const uint64_t *v, int64_t n, uint64_t sb,
+                                          struct minmax *m) {
+    uint64_t umin = m->umin, umax = m->umax, fmin = m->fmin, fmax = m->fmax;
+    for (int64_t i = 0; i < n; i++) {
         uint64_t x = v[i], y = x ^ sb;
         umin = x < umin ? x : umin;
         umax = x > umax ? x : umax;
         fmin = y < fmin ? y : fmin;
         fmax = y > fmax ? y : fmax;
     }
-    s->umin = umin;
-    s->umax = umax;
-    s->smin = qv__sext(fmin ^ sb, bits);
-    s->smax = qv__sext(fmax ^ sb, bits);
+    *m = (struct minmax){umin, umax, fmin, fmax};
+}
+
+/* Stores s's value ranges from m (of n > 0 values of `bits` bits), the
+ * sample's fields zero. */
+static QV__ALWAYS_INLINE void put_ranges(struct qv__istats *s, int64_t n, unsigned bits,
+                                         const struct minmax *m) {
+    const uint64_t sb = UINT64_C(1) << (bits - 1);
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->bits = bits;
+    s->umin = m->umin;
+    s->umax = m->umax;
+    s->smin = qv__sext(m->fmin ^ sb, bits);
+    s->smax = qv__sext(m->fmax ^ sb, bits);
+}
+
+/* The min/max loop compares 64-bit integers: SSE2 has no such compare, so
+ * the baseline runs it scalar, as does the SSE4.2 variant (the compiler
+ * leaves unsigned 64-bit min/max scalar); the AVX2 variant below is
+ * written with intrinsics. Chosen at run time (base/cpu_internal.h). */
+static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, unsigned bits,
+                                                  struct qv__istats *s) {
+    if (n == 0) {
+        memset(s, 0, sizeof *s);
+        s->bits = bits;
+        return;
+    }
+    /* Signed order at the value width is unsigned order with the sign bit
+     * flipped, so one vectorizable loop of unsigned min/max gives both. */
+    const uint64_t sb = UINT64_C(1) << (bits - 1);
+    struct minmax m = {v[0], v[0], v[0] ^ sb, v[0] ^ sb};
+    minmax_from(v + 1, n - 1, sb, &m);
+    put_ranges(s, n, bits, &m);
 }
 
 static void istats_compute_generic(const uint64_t *v, int64_t n, unsigned bits,
@@ -64,9 +90,6 @@ static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, un
         istats_compute_body(v, n, bits, s);
         return;
     }
-    memset(s, 0, sizeof *s);
-    s->n = n;
-    s->bits = bits;
     const uint64_t top = UINT64_C(1) << 63, sb = UINT64_C(1) << (bits - 1);
     const __m256i ka = _mm256_set1_epi64x((long long)top);
     const __m256i kb = _mm256_set1_epi64x((long long)(sb ^ top));
@@ -102,19 +125,10 @@ static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, un
         sbn = lb[k] < sbn ? lb[k] : sbn, sbn = bn[k] < sbn ? bn[k] : sbn;
         sbx = hb[k] > sbx ? hb[k] : sbx, sbx = bx[k] > sbx ? bx[k] : sbx;
     }
-    uint64_t umin = (uint64_t)sa ^ top, umax = (uint64_t)sA ^ top;
-    uint64_t fmin = (uint64_t)sbn ^ top, fmax = (uint64_t)sbx ^ top;
-    for (; i < n; i++) {
-        uint64_t x = v[i], y = x ^ sb;
-        umin = x < umin ? x : umin;
-        umax = x > umax ? x : umax;
-        fmin = y < fmin ? y : fmin;
-        fmax = y > fmax ? y : fmax;
-    }
-    s->umin = umin;
-    s->umax = umax;
-    s->smin = qv__sext(fmin ^ sb, bits);
-    s->smax = qv__sext(fmax ^ sb, bits);
+    struct minmax m = {(uint64_t)sa ^ top, (uint64_t)sA ^ top, (uint64_t)sbn ^ top,
+                       (uint64_t)sbx ^ top};
+    minmax_from(v + i, n - i, sb, &m);
+    put_ranges(s, n, bits, &m);
 }
 #endif
 
@@ -135,6 +149,7 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
 
 #define SAMPLE_VECTORS 16
 _Static_assert(SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sampled vector's index + 1");
+_Static_assert(SAMPLE_VECTORS * QV__VEC <= UINT16_MAX, "a value's count in the sample fits 16 bits");
 
 /* What the sample loop accumulates. */
 struct sample_acc {
@@ -142,50 +157,113 @@ struct sample_acc {
     uint64_t topv;
 };
 
+/* Deltas and runs of sampled vectors: dmin / dmax of the deltas at the
+ * value width shifted to the top of the word (their order is the deltas';
+ * the caller shifts back), runs of equal values and the longest. */
+struct delta_runs {
+    int64_t dmin, dmax, runs, max_run;
+};
+
+/* One value's step of the current run: equal to the one before or not. */
+static QV__ALWAYS_INLINE void run_step(int eq, int64_t *run, struct delta_runs *a) {
+    if (eq) {
+        if (++*run > a->max_run) a->max_run = *run;
+    } else {
+        a->runs++;
+        *run = 1;
+    }
+}
+
+/* Values v[from..m) of a vector (from >= 1) into a, the run so far in *run. */
+static QV__ALWAYS_INLINE void delta_runs_from(const uint64_t *v, int64_t from, int64_t m,
+                                              unsigned dsh, int64_t *run, struct delta_runs *a) {
+    for (int64_t i = from; i < m; i++) {
+        int64_t d = (int64_t)((v[i] - v[i - 1]) << dsh);
+        a->dmin = d < a->dmin ? d : a->dmin;
+        a->dmax = d > a->dmax ? d : a->dmax;
+        run_step(v[i] == v[i - 1], run, a);
+    }
+}
+
+/* A vector v[0..m) (m >= 1): its first value starts a run. */
+static void delta_runs_generic(const uint64_t *v, int64_t m, unsigned dsh, struct delta_runs *a) {
+    int64_t run = 1;
+    a->runs++;
+    delta_runs_from(v, 1, m, dsh, &run, a);
+}
+#if QV__X86_DISPATCH
+/* Four deltas a step: shifted deltas' signed min / max with AVX2's 64-bit
+ * compare, equal neighbours as a 4-bit mask (runs are the values not equal
+ * to the one before; the run itself steps lane by lane only when the mask
+ * is mixed: all equal goes on by four). The same figures as the scalar loop. */
+static QV__TARGET_AVX2 void delta_runs_avx2(const uint64_t *v, int64_t m, unsigned dsh,
+                                            struct delta_runs *a) {
+    int64_t run = 1, i = 1;
+    a->runs++;
+    __m256i mn = _mm256_set1_epi64x(INT64_MAX), mx = _mm256_set1_epi64x(INT64_MIN);
+    const __m128i sh = _mm_cvtsi32_si128((int)dsh);
+    for (; i + 4 <= m; i += 4) {
+        __m256i x = _mm256_loadu_si256((const __m256i *)(v + i));
+        __m256i p = _mm256_loadu_si256((const __m256i *)(v + i - 1));
+        __m256i d = _mm256_sll_epi64(_mm256_sub_epi64(x, p), sh);
+        mn = _mm256_blendv_epi8(mn, d, _mm256_cmpgt_epi64(mn, d));
+        mx = _mm256_blendv_epi8(mx, d, _mm256_cmpgt_epi64(d, mx));
+        unsigned eq = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(x, p)));
+        if (eq == 0) {
+            a->runs += 4;
+            run = 1;
+        } else if (eq == 15) {
+            run += 4;
+            a->max_run = run > a->max_run ? run : a->max_run;
+        } else {
+            for (int l = 0; l < 4; l++) run_step(eq >> l & 1, &run, a);
+        }
+    }
+    int64_t lo[4], hi[4];
+    _mm256_storeu_si256((__m256i *)lo, mn);
+    _mm256_storeu_si256((__m256i *)hi, mx);
+    for (int k = 0; k < 4; k++) {
+        a->dmin = lo[k] < a->dmin ? lo[k] : a->dmin;
+        a->dmax = hi[k] > a->dmax ? hi[k] : a->dmax;
+    }
+    delta_runs_from(v, i, m, dsh, &run, a);
+}
+#endif
+
 /* The sample loop. Values are counted either in an open-addressing hash
  * table (keys, cnt of tsize slots) or, when `direct`, in cnt indexed by
  * x - base (the chunk's values span fewer slots than the table would
  * have: no hashing, no probing, no keys). Either way each value's count
  * goes up in the same order, so the distinct count, the top count and
- * which value reaches it first are the same. inc holds, per slot, the
- * incidence of its value over the sampled vectors (qv__inc_note), for the
- * counts q1 and q2 (values in exactly one, two sampled vectors); NULL when
- * every vector is sampled (the count is then exact and incidence is not
- * needed). */
+ * which value reaches it first are the same. With `full`, also the deltas
+ * and runs (delta_runs, vector by vector before its values are counted)
+ * and the most frequent value (without, the accumulator's other fields
+ * stay as for an empty sample); with `use_inc`, inc holds, per
+ * slot, the incidence of its value over the sampled vectors (qv__inc_note),
+ * for the counts q1 and q2 (values in exactly one, two sampled vectors;
+ * not needed when every vector is sampled: the count is then exact).
+ * `direct`, `full` and `use_inc` are constants at every call, so each
+ * combination compiles to a loop of its own. */
 static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t nvec, int64_t take,
-                                          unsigned bits, int direct, uint64_t base,
-                                          uint64_t *keys, uint32_t *cnt, uint16_t *inc,
-                                          int64_t tsize, unsigned shift, struct qv__istats *s,
-                                          struct sample_acc *a) {
-    const uint64_t mask = qv__mask(bits);
-    int64_t distinct = 0, top = 0, dmin = INT64_MAX, dmax = INT64_MIN, runs = 0, max_run = 1,
-            seen = 0;
+                                          unsigned bits, int direct, int full, int use_inc,
+                                          uint64_t base, uint64_t *keys, uint16_t *cnt,
+                                          uint16_t *inc, int64_t tsize, unsigned shift,
+                                          struct qv__istats *s, struct sample_acc *a) {
+    const unsigned dsh = 64 - bits;
+    struct delta_runs dr = {INT64_MAX, INT64_MIN, 0, 1};
+    int64_t distinct = 0, top = 0, seen = 0;
     uint64_t topv = v[0];
     for (int64_t k = 0; k < take; k++) {
         int64_t vec = take == nvec ? k : k * nvec / take;
         int64_t vs = vec << QV__VEC_SHIFT, ve = vs + QV__VEC < n ? vs + QV__VEC : n;
-        int64_t run = 0;
         if (k == take / 2) {
             s->half_n = seen;
             s->half_distinct = distinct;
         }
         seen += ve - vs;
+        if (full) QV__DISPATCH2(delta_runs, v + vs, ve - vs, dsh, &dr);
         for (int64_t i = vs; i < ve; i++) {
             uint64_t x = v[i];
-            if (i > vs) {
-                int64_t d = qv__sext((x - v[i - 1]) & mask, bits);
-                dmin = d < dmin ? d : dmin;
-                dmax = d > dmax ? d : dmax;
-                if (x == v[i - 1]) {
-                    if (++run > max_run) max_run = run;
-                } else {
-                    runs++;
-                    run = 1;
-                }
-            } else {
-                runs++;
-                run = 1;
-            }
             uint64_t h;
             if (direct) {
                 h = x - base;
@@ -198,19 +276,51 @@ static QV__ALWAYS_INLINE void sample_loop(const uint64_t *v, int64_t n, int64_t 
                     distinct++;
                 }
             }
-            if (++cnt[h] > top) {
-                top = cnt[h];
-                topv = x;
+            if (full) {
+                if (++cnt[h] > top) {
+                    top = cnt[h];
+                    topv = x;
+                }
+            } else {
+                cnt[h] = 1;
             }
-            if (inc) qv__inc_note(inc, h, k);
+            if (use_inc) qv__inc_note(inc, h, k);
         }
     }
+    if (dr.dmin != INT64_MAX) {
+        dr.dmin >>= dsh;
+        dr.dmax >>= dsh;
+    }
     int64_t q1 = 0, q2 = 0;
-    if (inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
-    *a = (struct sample_acc){distinct, top, dmin, dmax, runs, max_run, seen, q1, q2, topv};
+    if (use_inc) qv__inc_count(inc, direct ? (int64_t)(s->umax - base) + 1 : tsize, &q1, &q2);
+    if (!full) dr.max_run = 0, topv = 0;
+    *a = (struct sample_acc){distinct, top, dr.dmin, dr.dmax, dr.runs, dr.max_run, seen, q1, q2, topv};
 }
 
-int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv__istats *s) {
+/* sample_loop with its constants: the sample's purpose (`full`, or the
+ * distinct count alone), incidence when inc, the counting `direct`. */
+static void sample_run(const uint64_t *v, int64_t n, int64_t nvec, int64_t take, unsigned bits,
+                       int direct, int full, uint64_t base, uint64_t *keys, uint16_t *cnt,
+                       uint16_t *inc, int64_t tsize, unsigned shift, struct qv__istats *s,
+                       struct sample_acc *a) {
+#define QV__SAMPLE_LOOP(D, F, I) \
+    sample_loop(v, n, nvec, take, bits, D, F, I, base, keys, cnt, inc, tsize, shift, s, a)
+    if (!full) {
+        if (direct) QV__SAMPLE_LOOP(1, 0, 0);
+        else QV__SAMPLE_LOOP(0, 0, 0);
+    } else if (inc) {
+        if (direct) QV__SAMPLE_LOOP(1, 1, 1);
+        else QV__SAMPLE_LOOP(0, 1, 1);
+    } else {
+        if (direct) QV__SAMPLE_LOOP(1, 1, 0);
+        else QV__SAMPLE_LOOP(0, 1, 0);
+    }
+#undef QV__SAMPLE_LOOP
+}
+
+int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
+                      struct qv__istats *s) {
+    const int full = what == QV__SAMPLE_ALL;
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < SAMPLE_VECTORS ? nvec : SAMPLE_VECTORS;
     int64_t sn = 0;
@@ -237,36 +347,34 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     struct qv__mark mk = qv__stack_mark(&e->stack);
     uint64_t *keys = qv__stack_push(&e->stack, (size_t)tsize * 8, e->err);
     const size_t ncnt = direct ? (size_t)span + 1 : (size_t)tsize;
-    uint32_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
+    uint16_t *cnt = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     /* Pushed at its full size either way, as keys are. */
     uint16_t *inc = cnt ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
     if (!inc) {
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
     }
-    memset(cnt, 0, ncnt * 4);
-    if (take < nvec)
+    memset(cnt, 0, ncnt * 2);
+    if (full && take < nvec)
         memset(inc, 0, ncnt * 2);
     else
         inc = NULL;
     /* Runs and deltas within the sampled vectors (exact when the sample is
      * all of the data). */
     struct sample_acc a;
-    if (direct)
-        sample_loop(v, n, nvec, take, s->bits, 1, s->umin, NULL, cnt, inc, tsize, shift, s, &a);
-    else
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, keys, cnt, inc, tsize, shift, s, &a);
+    sample_run(v, n, nvec, take, s->bits, direct, full, direct ? s->umin : 0, direct ? NULL : keys,
+               cnt, inc, tsize, shift, s, &a);
 #ifdef QV_DEBUG
     /* Direct counting finds what the hash table finds. */
     /* (malloc, not the encoder's allocator: the allocation-failure tests
      * count the encoder's allocations, and this one is not the library's.) */
     uint64_t *dk = direct ? malloc((size_t)tsize * 8) : NULL;
-    uint32_t *dc = dk ? calloc((size_t)tsize, 4) : NULL;
+    uint16_t *dc = dk ? calloc((size_t)tsize, 2) : NULL;
     uint16_t *di = dc && inc ? calloc((size_t)tsize, 2) : NULL;
     if (dc && (di || !inc)) {
         struct sample_acc b;
         int64_t hn = s->half_n, hd = s->half_distinct;
-        sample_loop(v, n, nvec, take, s->bits, 0, 0, dk, dc, di, tsize, shift, s, &b);
+        sample_run(v, n, nvec, take, s->bits, 0, full, 0, dk, dc, di, tsize, shift, s, &b);
         QV_DCHECK(memcmp(&a, &b, sizeof a) == 0 && hn == s->half_n && hd == s->half_distinct);
     }
     free(dk);
@@ -282,7 +390,7 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, struct qv
     s->runs = sn == n ? runs : (int64_t)((double)runs * (double)n / (double)sn) + 1;
     s->max_run = a.max_run;
     s->sample_distinct = a.distinct;
-    s->sample_units = take < nvec ? take : 0;
+    s->sample_units = full && take < nvec ? take : 0;
     s->sample_q1 = a.q1;
     s->sample_q2 = a.q2;
     s->top_count = a.top;
