@@ -148,8 +148,12 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     memory_limit = _memory_limit(memory_limit)
     threads = _threads(threads)
     reader = _as_reader(data)
-    target = storable_schema(reader.schema)
-    if target is not reader.schema:
+    # One wrapper: pyarrow hands out a new schema object at each access, so
+    # comparing storable_schema's answer with a second access would always
+    # see a cast (and cast, through a Python generator, every batch).
+    schema = reader.schema
+    target = storable_schema(schema)
+    if target is not schema:
         reader = _cast(reader, target, path)
     failure = _Failure()
     capsule = _capturing(reader, failure, path).__arrow_c_stream__()

@@ -97,6 +97,27 @@ def test_file_metadata(tmp_path):
         assert f.file_size == (tmp_path / "m.qvr").stat().st_size
 
 
+def test_storable_data_is_not_cast(tmp_path, monkeypatch):
+    """Data whose types Quiver stores as they are reaches the writer as it
+    is: no per-batch cast through Python (a schema compared with itself by
+    identity once saw a cast in every write). Only other types are cast."""
+    from quiver import _write
+
+    calls = []
+    real_cast = _write._cast
+    monkeypatch.setattr(_write, "_cast", lambda *a: calls.append(a) or real_cast(*a))
+    t = pa.table({"i": [1, 2, None], "s": ["a", None, "c"], "f": [0.5, None, 2.0],
+                  "l": pa.array([[1], None, []], pa.list_(pa.int32()))},
+                 metadata={"k": "v"})
+    for data in (t, t.to_batches()[0], t.to_reader()):
+        quiver.write(data, tmp_path / "plain.qvr")
+        with quiver.open(tmp_path / "plain.qvr") as f:
+            assert f.to_arrow().replace_schema_metadata(None).equals(t.replace_schema_metadata(None))
+    assert calls == []
+    quiver.write(pa.table({"v": pa.array(["x"], pa.string_view())}), tmp_path / "v.qvr")
+    assert len(calls) == 1
+
+
 def test_view_and_dictionary_types_are_cast(tmp_path):
     t = pa.table({
         "sv": pa.array(["a", None, "ccc"], pa.string_view()),
