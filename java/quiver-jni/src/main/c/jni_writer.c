@@ -6,10 +6,11 @@
  * moved in by writeOwned are released by a later call on the calling Java
  * thread, never on the worker.
  *
- * The file is written under a temporary name and renamed by finish; abort,
- * or a close without finish, removes the temporary file, so nothing appears
- * under the final name unless finish succeeded. After a failure the native
- * writer refuses everything but abort and close (format.h). */
+ * The file is written as a temporary file (unnamed where the file system
+ * allows, docs/format.md "Writing.") and given its name by finish; abort,
+ * or a close without finish, removes it, so nothing appears under the
+ * final name unless finish succeeded. After a failure the native writer
+ * refuses everything but abort and close (format.h). */
 #include <jni.h>
 #include <stdatomic.h>
 #include <stdio.h>
