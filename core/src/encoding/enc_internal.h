@@ -603,8 +603,13 @@ struct qv__binout {
     struct qv_reservation *r;
     struct qv__mem *mem; /* when set, data is a block of this arena */
 };
-/* Makes room for `extra` more bytes plus 8 bytes of write slack. */
+/* Makes room for `extra` more bytes plus 8 bytes of write slack (growing
+ * the capacity by doubling). */
 int qv__binout_reserve(struct qv__binout *o, size_t extra, struct qv_error *err);
+/* The same, to exactly that room (rounded up to 64 bytes): for a decoder
+ * that knows the bytes it will write (or a bound close to them), so the
+ * output is allocated once instead of copied at every doubling. */
+int qv__binout_presize(struct qv__binout *o, size_t extra, struct qv_error *err);
 /* Writes the offset for the value just completed (after its bytes). */
 static inline int qv__binout_end_value(struct qv__binout *o, struct qv_error *err) {
     o->i++;

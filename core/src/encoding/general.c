@@ -498,8 +498,38 @@ int qv__general_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, 
     FOR_FRAMES(rc = qv__dec_bool(d, in, lo, m, bits, bit_off + (pos - start), err))
 }
 
+/* Room for the bytes of the frames holding [start, start + n), made once
+ * from their raw sizes in the frame table (a frame's raw bytes are its
+ * serialized subtree: for plain strings their bytes plus encoded offsets
+ * and headers, a bound a little above what they decode to), instead of
+ * doubling as the frames decode: a batch of 64k strings of 1-4 KB grew
+ * through a dozen copies and faulted in twice its pages. The table is
+ * checked only as each frame is decompressed, so sizes above 64 bytes per
+ * compressed byte are not used here (the output then grows as before);
+ * a subtree that decodes to more than its raw bytes (a dictionary) grows
+ * the output as before too. */
+static int bin_presize(const struct qv__node *nd, int64_t start, int64_t n, struct qv__binout *o,
+                       struct qv_error *err) {
+    const uint8_t *t = nd->buf[0];
+    const size_t st = stride(nd);
+    const int64_t f0 = frame_of(nd, start), f1 = frame_of(nd, start + n - 1);
+    const uint64_t cbeg = f0 ? get64(t + (size_t)(f0 - 1) * st) : 0,
+                   cend = get64(t + (size_t)f1 * st);
+    if (cend <= cbeg || cend - cbeg > UINT64_MAX / 64) return 0;
+    uint64_t raw = 0;
+    for (int64_t f = f0; f <= f1; f++) {
+        raw += get64(t + (size_t)f * st + 8);
+        if (raw > (cend - cbeg) * 64) return 0;
+    }
+    return o->cap - o->size >= raw + 8 ? 0 : qv__binout_presize(o, (size_t)raw, err);
+}
+
 int qv__general_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                         struct qv__binout *o, struct qv_error *err) {
+    if (n > 0) {
+        int rc = bin_presize(nd, start, n, o, err);
+        if (rc) return rc;
+    }
     FOR_FRAMES(rc = qv__dec_bin(d, in, lo, m, o, err))
 }
 

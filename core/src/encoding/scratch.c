@@ -199,20 +199,40 @@ uint64_t qv__stack_bytes(const struct qv__stack *s) {
 
 /* ---- Binary output ---- */
 
-int qv__binout_reserve(struct qv__binout *o, size_t extra, struct qv_error *err) {
-    size_t need = o->size + extra + 8;
-    if (need < o->size || need - 8 > QV_ENC_MAX_BYTES + (uint64_t)o->size)
+/* The room `extra` more bytes need (plus 8 of write slack), or 0 with the
+ * error when that passes the decoded size a chunk may have. */
+static int binout_need(const struct qv__binout *o, size_t extra, size_t *need,
+                       struct qv_error *err) {
+    *need = o->size + extra + 8;
+    if (*need < o->size || *need - 8 > QV_ENC_MAX_BYTES + (uint64_t)o->size)
         return qv__corrupt_set(err, "decode: binary data would exceed %llu bytes",
-                            (unsigned long long)QV_ENC_MAX_BYTES);
-    if (need <= o->cap) return 0;
-    size_t ncap = o->cap ? o->cap : 256;
-    while (ncap < need) ncap *= 2;
+                               (unsigned long long)QV_ENC_MAX_BYTES);
+    return 0;
+}
+
+static int binout_grow(struct qv__binout *o, size_t ncap, struct qv_error *err) {
     uint8_t *p = o->mem ? qv__mem_realloc(o->mem, o->data, o->cap, ncap, err)
                         : qv_realloc(o->r, o->data, o->cap, ncap, err);
     if (!p) return err ? err->code : ENOMEM;
     o->data = p;
     o->cap = ncap;
     return 0;
+}
+
+int qv__binout_reserve(struct qv__binout *o, size_t extra, struct qv_error *err) {
+    size_t need;
+    int rc = binout_need(o, extra, &need, err);
+    if (rc || need <= o->cap) return rc;
+    size_t ncap = o->cap ? o->cap : 256;
+    while (ncap < need) ncap *= 2;
+    return binout_grow(o, ncap, err);
+}
+
+int qv__binout_presize(struct qv__binout *o, size_t extra, struct qv_error *err) {
+    size_t need;
+    int rc = binout_need(o, extra, &need, err);
+    if (rc || need <= o->cap) return rc;
+    return binout_grow(o, (need + 63) & ~(size_t)63, err);
 }
 
 /* ---- Word conversions ---- */
