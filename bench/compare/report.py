@@ -477,12 +477,25 @@ def chart(records, meta, path):
     fig.savefig(path, dpi=110, bbox_inches="tight")
 
 
+def readme_excerpt(md_text, md_rel):
+    """The report's header and its first dataset's tables, then a pointer to
+    the whole report: with every dataset, the small tables and the
+    per-column sizes it runs to ~1,700 lines, too many for the README."""
+    parts = md_text.split("\n**")
+    if len(parts) <= 2:
+        return md_text
+    return ("\n**".join(parts[:2]).rstrip("\n") +
+            f"\n\nEvery other dataset, the Vortex ratios, the issues' targets and the "
+            f"per-column sizes: [{md_rel}]({md_rel}).\n")
+
+
 def update_readme(root, md_text, png_rel):
     readme = os.path.join(root, "README.md")
     text = open(readme).read()
     start, end = "<!-- compare:start -->", "<!-- compare:end -->"
+    md_rel = os.path.splitext(png_rel)[0] + ".md"
     body = (f"{start}\n_Filled by `bench/run compare --update-readme`; do not edit by hand._\n\n"
-            f"![comparison chart]({png_rel})\n\n{md_text}\n{end}")
+            f"![comparison chart]({png_rel})\n\n{readme_excerpt(md_text, md_rel)}\n{end}")
     if start in text and end in text:
         a, b = text.index(start), text.index(end) + len(end)
         text = text[:a] + body + text[b:]
