@@ -755,6 +755,16 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
     return rc;
 }
 
+/* The cache for a take of k values; *lazy when its entries are to be
+ * decoded one by one, else the dictionary is loaded. */
+static int take_open(struct qv__dec *d, struct qv__node *nd, int64_t k, struct dict_cache **c,
+                     int *lazy, struct qv_error *err) {
+    int rc = get_cache(d, nd, c, err);
+    if (rc) return rc;
+    *lazy = use_lazy(d, nd, *c, k);
+    return *lazy ? 0 : load(d, nd, c, err);
+}
+
 /* Values at rows[0..k) (sorted, duplicates allowed): per 1024-value vector
  * holding some of them, the codes of the span from its first row to its
  * last are decoded and checked, as a range decode of that span would, and
@@ -764,10 +774,9 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
 static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                           void *out, struct qv_error *err) {
     struct dict_cache *c;
-    int rc = get_cache(d, nd, &c, err);
+    int lazy;
+    int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
-    const int lazy = use_lazy(d, nd, c, k);
-    if (!lazy && (rc = load(d, nd, &c, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
@@ -948,10 +957,9 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
 static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                          struct qv__binout *o, struct qv_error *err) {
     struct dict_cache *c;
-    int rc = get_cache(d, nd, &c, err);
+    int lazy;
+    int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
-    const int lazy = use_lazy(d, nd, c, k);
-    if (!lazy && (rc = load(d, nd, &c, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4 * 2, err);
     if (!codes) return ENOMEM;
