@@ -402,6 +402,13 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
         qv__stack_release(&dc->d.stack, mk);
         return rc;
     }
+    if (dc->pt == QV__PT_BIN && dc->d.root->codec->take_bin) {
+        rc = n ? dc->d.root->codec->take_bin(&dc->d, dc->d.root, rows, n, &o, err) : 0;
+        qv__stack_release(&dc->d.stack, mk);
+        QV_DCHECK(rc || o.i == n);
+        binout_to(&o, out);
+        return rc;
+    }
     void *tmp = NULL;
     for (int64_t i = 0; i < n && !rc;) {
         /* One group: the requested rows inside one 1024-value vector. */

@@ -755,6 +755,16 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
     return rc;
 }
 
+/* The cache for a take of k values; *lazy when its entries are to be
+ * decoded one by one, else the dictionary is loaded. */
+static int take_open(struct qv__dec *d, struct qv__node *nd, int64_t k, struct dict_cache **c,
+                     int *lazy, struct qv_error *err) {
+    int rc = get_cache(d, nd, c, err);
+    if (rc) return rc;
+    *lazy = use_lazy(d, nd, *c, k);
+    return *lazy ? 0 : load(d, nd, c, err);
+}
+
 /* Values at rows[0..k) (sorted, duplicates allowed): per 1024-value vector
  * holding some of them, the codes of the span from its first row to its
  * last are decoded and checked, as a range decode of that span would, and
@@ -764,10 +774,9 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
 static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                           void *out, struct qv_error *err) {
     struct dict_cache *c;
-    int rc = get_cache(d, nd, &c, err);
+    int lazy;
+    int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
-    const int lazy = use_lazy(d, nd, c, k);
-    if (!lazy && (rc = load(d, nd, &c, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
@@ -834,6 +843,71 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
     return rc;
 }
 
+/* The entries of codes[0..m) (checked) appended to o. */
+static int emit_bin(const struct dict_cache *c, const uint32_t *codes, int64_t m,
+                    struct qv__binout *o, struct qv_error *err) {
+    const uint64_t *off = c->off;
+    const uint64_t *lens = c->lens;
+    uint64_t total = 0;
+    if (c->fixed) {
+        total = (uint64_t)m * (uint64_t)c->fixed;
+    } else {
+        for (int64_t i = 0; i < m; i++) total += lens[codes[i]];
+    }
+    if (o->cap - o->size < total + 40) {
+        int rc = qv__binout_reserve(o, total + 32, err);
+        if (rc) return rc;
+    }
+    if (!o->off64 && o->size + total > (size_t)INT32_MAX)
+        return qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
+    uint8_t *dst = o->data + o->size;
+    size_t at = o->size;
+    if (c->fixed) {
+        /* Entries of one length (flags, codes of a few letters): the
+         * offsets are an arithmetic sequence, entry k is at k * len,
+         * and each value is one 8-byte copy (the output has 40 bytes
+         * of slack, the dictionary 32). */
+        const size_t len = (size_t)c->fixed;
+        const uint8_t *base = c->data + off[0];
+        if (len == 1) {
+            for (int64_t i = 0; i < m; i++) dst[i] = base[codes[i]];
+        } else {
+            for (int64_t i = 0; i < m; i++) memcpy(dst + (size_t)i * len, base + (size_t)codes[i] * len, 8);
+        }
+        if (o->off64) {
+            int64_t *w = (int64_t *)o->offsets + o->i + 1;
+            for (int64_t i = 0; i < m; i++) w[i] = (int64_t)(at + (size_t)(i + 1) * len);
+        } else {
+            int32_t *w = (int32_t *)o->offsets + o->i + 1;
+            for (int64_t i = 0; i < m; i++) w[i] = (int32_t)(at + (size_t)(i + 1) * len);
+        }
+        at += (size_t)m * len;
+    } else if (c->short16) {
+        /* Every entry fits 32 bytes and is stored with 32 readable
+         * bytes: one fixed-size copy per value, no length branch. */
+        for (int64_t i = 0; i < m; i++) {
+            uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
+            memcpy(dst, c->data + a, 32);
+            dst += len;
+            at += len;
+            if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
+            else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+        }
+    } else {
+        for (int64_t i = 0; i < m; i++) {
+            uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
+            memcpy(dst, c->data + a, len);
+            dst += len;
+            at += len;
+            if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
+            else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
+        }
+    }
+    o->size = at;
+    o->i += m;
+    return 0;
+}
+
 int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                      struct qv__binout *o, struct qv_error *err) {
     struct dict_cache *c;
@@ -859,8 +933,6 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
-    const uint64_t *off = c->off;
-    const uint64_t *lens = c->lens;
     const uint32_t dsize = (uint32_t)c->d;
     for (int64_t b = 0; b < n && !rc; b += QV__VEC) {
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
@@ -870,62 +942,59 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
             rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);
             break;
         }
-        uint64_t total = 0;
-        if (c->fixed) {
-            total = (uint64_t)m * (uint64_t)c->fixed;
-        } else {
-            for (int64_t i = 0; i < m; i++) total += lens[codes[i]];
+        rc = emit_bin(c, codes, m, o, err);
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}
+
+/* Binary values at rows[0..k) (sorted, duplicates allowed) appended to o.
+ * As dict_take_word: per 1024-value vector holding some of them, the codes
+ * of the span from its first row to its last are decoded and checked, and
+ * only the entries of the rows asked for are copied. The generic take
+ * decodes every string of the span and copies the ones asked for a second
+ * time: the elements of a list column's rows that passed a filter. */
+static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
+                         struct qv__binout *o, struct qv_error *err) {
+    struct dict_cache *c;
+    int lazy;
+    int rc = take_open(d, nd, k, &c, &lazy, err);
+    if (rc) return rc;
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4 * 2, err);
+    if (!codes) return ENOMEM;
+    uint32_t *sel = codes + QV__VEC;
+    const uint32_t dsize = (uint32_t)c->d;
+    for (int64_t i = 0, j; i < k && !rc; i = j) {
+        const int64_t vec = rows[i] >> QV__VEC_SHIFT;
+        for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
+        const int64_t lo = rows[i], m = rows[j - 1] + 1 - lo, g = j - i;
+        int contiguous = m == g;
+        for (int64_t t = i + 1; contiguous && t < j; t++) contiguous = rows[t] != rows[t - 1];
+        if (contiguous) {
+            rc = qv__dec_bin(d, nd, lo, m, o, err);
+            continue;
         }
-        if (o->cap - o->size < total + 40 && (rc = qv__binout_reserve(o, total + 32, err))) break;
-        if (!o->off64 && o->size + total > (size_t)INT32_MAX) {
-            rc = qv_error_set(err, EOVERFLOW, "decode: binary data exceeds the int32 offset range");
+        if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
+        for (int64_t t = 0; t < g; t++) sel[t] = codes[rows[i + t] - lo];
+        /* Sparse: just the codes taken are checked; dense: the span's,
+         * as a range decode of it would. */
+        int64_t bad = g * 8 < m ? -1 : first_bad(codes, m, dsize);
+        if (g * 8 < m && (bad = first_bad(sel, g, dsize)) >= 0) bad = rows[i + bad] - lo;
+        if (bad >= 0) {
+            rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
             break;
         }
-        uint8_t *dst = o->data + o->size;
-        size_t at = o->size;
-        if (c->fixed) {
-            /* Entries of one length (flags, codes of a few letters): the
-             * offsets are an arithmetic sequence, entry k is at k * len,
-             * and each value is one 8-byte copy (the output has 40 bytes
-             * of slack, the dictionary 32). */
-            const size_t len = (size_t)c->fixed;
-            const uint8_t *base = c->data + off[0];
-            if (len == 1) {
-                for (int64_t i = 0; i < m; i++) dst[i] = base[codes[i]];
-            } else {
-                for (int64_t i = 0; i < m; i++) memcpy(dst + (size_t)i * len, base + (size_t)codes[i] * len, 8);
-            }
-            if (o->off64) {
-                int64_t *w = (int64_t *)o->offsets + o->i + 1;
-                for (int64_t i = 0; i < m; i++) w[i] = (int64_t)(at + (size_t)(i + 1) * len);
-            } else {
-                int32_t *w = (int32_t *)o->offsets + o->i + 1;
-                for (int64_t i = 0; i < m; i++) w[i] = (int32_t)(at + (size_t)(i + 1) * len);
-            }
-            at += (size_t)m * len;
-        } else if (c->short16) {
-            /* Every entry fits 32 bytes and is stored with 32 readable
-             * bytes: one fixed-size copy per value, no length branch. */
-            for (int64_t i = 0; i < m; i++) {
-                uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
-                memcpy(dst, c->data + a, 32);
-                dst += len;
-                at += len;
-                if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
-                else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
-            }
-        } else {
-            for (int64_t i = 0; i < m; i++) {
-                uint64_t a = off[codes[i]], len = off[codes[i] + 1] - a;
-                memcpy(dst, c->data + a, len);
-                dst += len;
-                at += len;
-                if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
-                else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
-            }
+        if (!lazy) {
+            rc = emit_bin(c, sel, g, o, err);
+            continue;
         }
-        o->size = at;
-        o->i += m;
+        for (int64_t t = 0; t < g && !rc; t++) {
+            int64_t before = o->i;
+            rc = qv__dec_bin(d, nd->child[1], sel[t], 1, o, err);
+            if (!rc && o->i != before + 1)
+                rc = qv__corrupt(err, nd->child[1], "dictionary entry %u not decoded", sel[t]);
+        }
     }
     qv__stack_release(&d->stack, mk);
     return rc;
@@ -974,6 +1043,7 @@ const struct qv__encoding qv__enc_dict = {
     .dec_word = qv__dict_dec_word,
     .dec_bin = qv__dict_dec_bin,
     .take_word = dict_take_word,
+    .take_bin = dict_take_bin,
     .validate = dict_validate,
     .build = dict_build,
     .children = {"codes", "values"},

@@ -849,6 +849,10 @@ typedef int (*qv__dec_bin_fn)(struct qv__dec *, struct qv__node *, int64_t, int6
  * into k consecutive word slots. */
 typedef int (*qv__take_word_fn)(struct qv__dec *, struct qv__node *, const int64_t *rows,
                                 int64_t k, void *out, struct qv_error *);
+/* Binary values at rows[0..k) (sorted non-decreasing, each below the
+ * node's count) appended to o, one offset each. */
+typedef int (*qv__take_bin_fn)(struct qv__dec *, struct qv__node *, const int64_t *rows,
+                               int64_t k, struct qv__binout *o, struct qv_error *);
 
 struct qv__encoding {
     uint8_t id;       /* enum qv_encoding: the wire id, never renumbered */
@@ -868,6 +872,9 @@ struct qv__encoding {
      * faster than a range decode of its 1024-value vector does (run-end: a
      * search per row). NULL: qv_decoder_take goes through dec_word. */
     qv__take_word_fn take_word;
+    /* The same for binary values (dictionary: a copy per row asked, none
+     * for the other rows of its vector). NULL: through dec_bin. */
+    qv__take_bin_fn take_bin;
     /* Shape check of a parsed node (docs/format.md 5.5, "shape"): counts of
      * parameters, buffers and children, their ranges and children's types.
      * Runs after the generic checks of validate.c. */
