@@ -402,35 +402,49 @@ double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, cons
 }
 
 /* One of the independent streams compress_all runs side by side: strings
- * [i, hi) of the chunk, their codes written from `out` (o so far), each
- * string's end offset (relative to out) to coff[i + 1]. */
+ * [i, hi) of the chunk, their codes written from `base` (`out` so far),
+ * each string's end offset (relative to base) to coff[i + 1]. Pointers,
+ * not offsets: a step is then one load and one add per field. */
 struct lane {
-    uint64_t p, e;  /* position in data and end of the current string */
-    int64_t i, hi;  /* current string, end of the lane's strings */
+    const uint8_t *p, *e; /* position and end of the current string */
     uint8_t *out;
-    uint64_t o;
+    int64_t i, hi; /* current string, end of the lane's strings */
+    uint8_t *base;
 };
 
 /* Ends the lane's finished strings (empty ones included); 0 when the lane
  * has no string left. */
-static QV__ALWAYS_INLINE int lane_next(struct lane *l, const uint64_t *off, uint64_t *coff) {
+static QV__ALWAYS_INLINE int lane_next(struct lane *l, const uint64_t *off, const uint8_t *data,
+                                       uint64_t *coff) {
     while (l->p == l->e) {
-        coff[l->i + 1] = l->o;
+        coff[l->i + 1] = (uint64_t)(l->out - l->base);
         if (++l->i == l->hi) return 0;
-        l->e = off[l->i + 1];
+        l->e = data + off[l->i + 1];
     }
     return 1;
 }
 
-/* One code of the lane's current string (which has bytes left). */
-static QV__ALWAYS_INLINE void lane_step(struct lane *l, const struct qv__fsst_table *t,
-                                        const uint8_t *data, uint64_t end) {
-    unsigned m = match(t, data + l->p, (size_t)(l->e - l->p), (size_t)(end - l->p));
+/* Writes the code of match's answer m and steps past its symbol. */
+static QV__ALWAYS_INLINE void lane_put(struct lane *l, unsigned m) {
     unsigned code = m & 0xFF;
-    l->out[l->o] = (uint8_t)code;
-    l->out[l->o + 1] = data[l->p];
-    l->o += 1 + (code == ESC);
+    l->out[0] = (uint8_t)code;
+    l->out[1] = l->p[0];
+    l->out += 1 + (code == ESC);
     l->p += m >> 8;
+}
+/* One code of the lane's current string (which has bytes left), the data
+ * ending at dend. */
+static QV__ALWAYS_INLINE void lane_step(struct lane *l, const struct qv__fsst_table *t,
+                                        const uint8_t *dend) {
+    lane_put(l, match(t, l->p, (size_t)(l->e - l->p), (size_t)(dend - l->p)));
+}
+
+/* lane_step with SYM_MAX or more readable bytes: match's 16-byte load
+ * without the test of the room left. (An SSE2 compare of the hash entry
+ * took fewer instructions but was slower: the move of the loaded bytes
+ * from the vector register lengthens each lane's chain of lookups.) */
+static QV__ALWAYS_INLINE void lane_step16(struct lane *l, const struct qv__fsst_table *t) {
+    lane_put(l, match(t, l->p, (size_t)(l->e - l->p), SYM_MAX));
 }
 
 #define LANES 4
@@ -439,44 +453,61 @@ static QV__ALWAYS_INLINE void lane_step(struct lane *l, const struct qv__fsst_ta
  * and 16 more) and their end offsets into coff[1..n] (coff[0] = 0); returns
  * the code bytes. Each string is compressed on its own (compress1's codes),
  * but the chunk is cut into LANES runs of strings compressed side by side:
- * a code's lookup waits on the previous code's length, and two independent
+ * a code's lookup waits on the previous code's length, and independent
  * chains of lookups keep the core busy where one leaves it waiting. Lane k
  * writes its codes from 2 x (its first string's byte offset), where they
  * cannot reach the next lane's (a string's codes and stray literal take at
- * most 2 bytes per byte); the runs are then moved together in order. */
+ * most 2 bytes per byte); the runs are then moved together in order.
+ *
+ * The four lanes are four local structs, not an array, so that their
+ * fields live in registers; they step together while every lane has a
+ * string and the last lane (whose position is at or past every other
+ * lane's, the offsets being monotone) has SYM_MAX bytes of data after it,
+ * then each lane alone with match's bounded load. */
 static uint64_t compress_all(const struct qv__fsst_table *t, const uint64_t *off,
                              const uint8_t *data, int64_t n, uint8_t *codes, uint64_t *coff) {
-    const uint64_t end = off[n];
+    const uint8_t *dend = data + off[n];
     struct lane l[LANES];
     int live[LANES];
     coff[0] = 0;
     for (int k = 0; k < LANES; k++) {
         int64_t lo = n * k / LANES, hi = n * (k + 1) / LANES;
-        l[k] = (struct lane){.p = off[lo], .e = lo < hi ? off[lo + 1] : off[lo], .i = lo, .hi = hi,
-                             .out = codes + 2 * (off[lo] - off[0]), .o = 0};
-        live[k] = lo < hi && lane_next(&l[k], off, coff);
+        uint8_t *base = codes + 2 * (off[lo] - off[0]);
+        l[k] = (struct lane){.p = data + off[lo], .e = data + (lo < hi ? off[lo + 1] : off[lo]),
+                             .out = base, .i = lo, .hi = hi, .base = base};
+        live[k] = lo < hi && lane_next(&l[k], off, data, coff);
     }
-    /* All lanes while all have strings, then each alone. */
-    for (;;) {
-        int all = 1;
-        for (int k = 0; k < LANES; k++) all &= live[k];
-        if (!all) break;
-        for (int k = 0; k < LANES; k++) lane_step(&l[k], t, data, end);
-        for (int k = 0; k < LANES; k++) live[k] = lane_next(&l[k], off, coff);
+    _Static_assert(LANES == 4, "compress_all steps four named lanes");
+    if (live[0] && live[1] && live[2] && live[3]) {
+        struct lane a = l[0], b = l[1], c = l[2], d = l[3];
+        int la = 1, lb = 1, lc = 1, ld = 1;
+        while ((la & lb & lc & ld) && dend - d.p >= SYM_MAX) {
+            lane_step16(&a, t);
+            lane_step16(&b, t);
+            lane_step16(&c, t);
+            lane_step16(&d, t);
+            if (a.p == a.e) la = lane_next(&a, off, data, coff);
+            if (b.p == b.e) lb = lane_next(&b, off, data, coff);
+            if (c.p == c.e) lc = lane_next(&c, off, data, coff);
+            if (d.p == d.e) ld = lane_next(&d, off, data, coff);
+        }
+        l[0] = a, l[1] = b, l[2] = c, l[3] = d;
+        live[0] = la, live[1] = lb, live[2] = lc, live[3] = ld;
     }
     for (int k = 0; k < LANES; k++)
         while (live[k]) {
-            lane_step(&l[k], t, data, end);
-            live[k] = lane_next(&l[k], off, coff);
+            lane_step(&l[k], t, dend);
+            live[k] = lane_next(&l[k], off, data, coff);
         }
     /* Lane 0 is in place; move the others down behind it and shift their
      * offsets by where they now start. */
-    uint64_t o = l[0].o;
+    uint64_t o = (uint64_t)(l[0].out - l[0].base);
     for (int k = 1; k < LANES; k++) {
         int64_t lo = n * k / LANES, hi = n * (k + 1) / LANES;
-        if (l[k].o) memmove(codes + o, l[k].out, (size_t)l[k].o);
+        uint64_t len = (uint64_t)(l[k].out - l[k].base);
+        if (len) memmove(codes + o, l[k].base, (size_t)len);
         for (int64_t i = lo; i < hi; i++) coff[i + 1] += o;
-        o += l[k].o;
+        o += len;
     }
 #ifdef QV_DEBUG
     /* Each string's codes are compress1's, whatever lane compressed it. */
@@ -484,7 +515,7 @@ static uint64_t compress_all(const struct qv__fsst_table *t, const uint64_t *off
     for (int64_t i = 0; i < n; i++) {
         size_t len = (size_t)(off[i + 1] - off[i]);
         if (len > 256) continue;
-        size_t rl = compress1(t, data + off[i], len, (size_t)(end - off[i]), ref);
+        size_t rl = compress1(t, data + off[i], len, (size_t)(off[n] - off[i]), ref);
         QV_DCHECK(coff[i + 1] - coff[i] == rl && memcmp(codes + coff[i], ref, rl) == 0);
     }
 #endif
