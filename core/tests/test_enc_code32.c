@@ -406,6 +406,29 @@ static int visit_codes(void *ctx, const struct qv_enc_node_info *info) {
     return 0;
 }
 
+/* Rows of a take around a bad code at `at`, in its vector [v0, v1): 0
+ * scattered rows holding it (twice), 1 two rows around it but not it (-1
+ * when it has no row on both sides), 2 the row alone, 3 every row of a
+ * span over it once. Returns the count. */
+static int64_t shape_rows(int shape, int64_t at, int64_t v0, int64_t v1, int64_t *rows) {
+    int64_t k = 0;
+    if (shape == 0) {
+        if (v0 < at) rows[k++] = v0;
+        rows[k++] = at;
+        rows[k++] = at;
+        if (at + 3 < v1) rows[k++] = at + 3;
+    } else if (shape == 1) {
+        if (at == v0 || at + 1 >= v1) return -1;
+        rows[k++] = v0;
+        rows[k++] = v1 - 1;
+    } else if (shape == 2) {
+        rows[k++] = at;
+    } else {
+        for (int64_t r = at > v0 ? at - 1 : at; r < v1 && k < 3; r++) rows[k++] = r;
+    }
+    return k;
+}
+
 /* A dictionary of ds entries whose plain codes get one bad code at value
  * `at`: every filter over a range holding it fails as corrupt naming the
  * code, whatever the predicate; a range without it is answered right. */
@@ -477,21 +500,8 @@ static void corrupt_code(struct enc_env *env, int ds, uint32_t bad, int64_t at, 
         int64_t rows[8];
         int32_t got[8];
         for (int shape = 0; shape < 4; shape++) {
-            int64_t k = 0;
-            if (shape == 0) { /* scattered, holding it */
-                if (v0 < at) rows[k++] = v0;
-                rows[k++] = at;
-                rows[k++] = at;
-                if (at + 3 < v1) rows[k++] = at + 3;
-            } else if (shape == 1) { /* around it, not it */
-                if (at == v0 || at + 1 >= v1) continue;
-                rows[k++] = v0;
-                rows[k++] = v1 - 1;
-            } else if (shape == 2) {
-                rows[k++] = at;
-            } else { /* every row of a span once */
-                for (int64_t r = at > v0 ? at - 1 : at; r < v1 && k < 3; r++) rows[k++] = r;
-            }
+            const int64_t k = shape_rows(shape, at, v0, v1, rows);
+            if (k < 0) continue;
             struct qv_decode_out o = {.values = got};
             qv_error_clear(&err);
             rc = qv_decoder_take(d, rows, k, &o, &err);
@@ -524,6 +534,88 @@ static void corrupt_code(struct enc_env *env, int ds, uint32_t bad, int64_t at, 
     col_free(&ci);
 }
 
+/* Strings "s<k>" for k = i % g_ds: a dictionary of g_ds entries. */
+static int g_ds;
+static size_t g_entry(int64_t i, uint64_t *rng, uint8_t *buf, size_t cap) {
+    (void)rng;
+    return (size_t)snprintf((char *)buf, cap, "s%lld", (long long)(i % g_ds));
+}
+
+/* The binary take (dict_take_bin) over a bad code, as the word take above:
+ * a take holding the row is refused as corrupt naming the code, two rows
+ * around it are answered right, rows of other vectors too. */
+static void corrupt_code_bin(struct enc_env *env, int ds, uint32_t bad, int64_t at) {
+    const int64_t n = 3000;
+    g_ds = ds;
+    struct col cs = col_strings(QV_KIND_BINARY, n, g_entry, 1);
+    struct qv_encode_options eo = {.force = QV_ENC_DICT, .allowed = QV_ENC_BIT(QV_ENC_PLAIN),
+                                   .max_depth = 1};
+    struct qv_encoded e;
+    struct qv_error err;
+    assert_int_equal(qv_encode(&cs.v, &eo, env->r, &e, &err), 0);
+    struct find_codes fc = {0};
+    assert_int_equal(qv_enc_walk(e.data, e.size, NULL, visit_codes, &fc, &err), 0);
+    assert_true(fc.found && fc.plain);
+    assert_int_equal(fc.count, n);
+    const uint64_t blen = ((uint64_t)n * 4 + 7) & ~UINT64_C(7);
+    uint32_t *codes = (uint32_t *)(void *)(e.data + fc.offset + fc.own_size - blen);
+    for (int64_t i = 0; i < n; i++) assert_true(codes[i] < (uint32_t)ds);
+    codes[at] = bad;
+    struct qv_decoder *d;
+    int rc = qv_decoder_open(e.data, e.size, QV_KIND_BINARY, 0, n, env->r, &d, &err);
+    if (rc) {
+        assert_int_equal(rc, EIO);
+    } else {
+        const int64_t v0 = at / 1024 * 1024, v1 = v0 + 1024 < n ? v0 + 1024 : n;
+        int64_t rows[8];
+        int32_t offs[9];
+        for (int shape = 0; shape < 5; shape++) {
+            int64_t k = shape < 4 ? shape_rows(shape, at, v0, v1, rows) : 0;
+            if (shape == 4) /* rows of the other vectors */
+                for (int64_t r = 5; r < n && k < 8; r += 373)
+                    if (r < v0 || r >= v1) rows[k++] = r;
+            if (k <= 0) continue;
+            struct qv_decode_out o = {.values = offs};
+            qv_error_clear(&err);
+            rc = qv_decoder_take(d, rows, k, &o, &err);
+            if (shape == 1 || shape == 4) {
+                if (rc) fail_msg("dict of %d, code %u at %lld, shape %d: rc %d (%s)", ds, bad,
+                                 (long long)at, shape, rc, err.message);
+                for (int64_t i = 0; i < k; i++) {
+                    const int64_t a0 = off_at(&cs.v, rows[i]), a1 = off_at(&cs.v, rows[i] + 1);
+                    assert_int_equal(offs[i + 1] - offs[i], a1 - a0);
+                    assert_memory_equal(o.data + offs[i], cs.data + a0, (size_t)(a1 - a0));
+                }
+            } else {
+                char want[96];
+                snprintf(want, sizeof want, "code %u at value", bad);
+                if (rc != EIO || !strstr(err.message, want) ||
+                    !strstr(err.message, "outside the dictionary"))
+                    fail_msg("dict of %d, code %u at %lld, shape %d: rc %d '%s'", ds, bad,
+                             (long long)at, shape, rc, err.message);
+            }
+            if (o.data) qv_free(env->r, o.data, o.data_capacity);
+        }
+        qv_decoder_close(d);
+    }
+    qv_encoded_release(env->r, &e);
+    col_free(&cs);
+}
+
+static void test_corrupt_codes_bin(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    const int sizes[] = {2, 33, 1000};
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        const uint32_t bads[] = {(uint32_t)sizes[z], 0xFFFFFFFFu};
+        const int64_t ats[] = {0, 64, 1500, 2999};
+        for (size_t b = 0; b < 2; b++)
+            for (size_t a = 0; a < 4; a++) corrupt_code_bin(&env, sizes[z], bads[b], ats[a]);
+    }
+    env_close(&env);
+}
+
 static void test_corrupt_codes(void **state) {
     (void)state;
     struct enc_env env;
@@ -549,6 +641,7 @@ int main(void) {
         cmocka_unit_test(test_dict_sizes),
         cmocka_unit_test(test_dict_64k),
         cmocka_unit_test(test_corrupt_codes),
+        cmocka_unit_test(test_corrupt_codes_bin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

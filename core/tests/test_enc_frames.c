@@ -32,6 +32,16 @@ static void strings_of(int64_t n, size_t (*len_of)(int64_t), int64_t **off, uint
 static size_t len_1k(int64_t i) { (void)i; return 1024; }
 static size_t len_big(int64_t i) { return i == 300 ? 3 * QV__FRAME_BYTES + 5 : 200 + (size_t)(i % 50); }
 
+/* n strings (offsets off, bytes data) encoded with only zstd allowed. */
+static struct qv_encoded encode_zstd(struct pool_env *e, int64_t n, int64_t *off, uint8_t *data) {
+    struct qv_values in = {.kind = QV_KIND_LARGE_BINARY, .count = n, .values = off, .data = data};
+    struct qv_encode_options eo = {.allowed = QV_ENC_BIT(QV_ENC_ZSTD)};
+    struct qv_encoded enc = {0};
+    struct qv_error err;
+    assert_int_equal(qv_encode(&in, &eo, e->r, &enc, &err), 0);
+    return enc;
+}
+
 /* Encodes as zstd (cascade with plain and zstd allowed), checks the frame
  * count and every value, by range and by take. */
 static void check_frames(struct pool_env *e, int64_t n, size_t (*len_of)(int64_t),
@@ -39,11 +49,8 @@ static void check_frames(struct pool_env *e, int64_t n, size_t (*len_of)(int64_t
     int64_t *off;
     uint8_t *data;
     strings_of(n, len_of, &off, &data);
-    struct qv_values in = {.kind = QV_KIND_LARGE_BINARY, .count = n, .values = off, .data = data};
-    struct qv_encode_options eo = {.allowed = QV_ENC_BIT(QV_ENC_ZSTD)};
-    struct qv_encoded enc = {0};
+    struct qv_encoded enc = encode_zstd(e, n, off, data);
     struct qv_error err;
-    assert_int_equal(qv_encode(&in, &eo, e->r, &enc, &err), 0);
     struct qv__mem m = {.r = e->r};
     struct qv__node *root;
     assert_int_equal(qv__tree_parse(&m, enc.data, enc.size, 0, 0, 0, &root, &err), 0);
@@ -114,11 +121,8 @@ static void test_range_output_allocated_once(void **state) {
     int64_t *off;
     uint8_t *data;
     strings_of(n, len_1k, &off, &data);
-    struct qv_values in = {.kind = QV_KIND_LARGE_BINARY, .count = n, .values = off, .data = data};
-    struct qv_encode_options eo = {.allowed = QV_ENC_BIT(QV_ENC_ZSTD)};
-    struct qv_encoded enc = {0};
+    struct qv_encoded enc = encode_zstd(e, n, off, data);
     struct qv_error err;
-    assert_int_equal(qv_encode(&in, &eo, e->r, &enc, &err), 0);
     struct qv_decoder *d;
     assert_int_equal(qv_decoder_open(enc.data, enc.size, QV_KIND_LARGE_BINARY, 0, n, e->r, &d, &err), 0);
     int64_t *offs = malloc((size_t)(n + 1) * 8);

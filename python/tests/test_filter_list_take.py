@@ -47,8 +47,9 @@ def test_filter_takes_list_strings(tmp_path, vocab_size, below, threads):
     quiver.write(t, p, row_group_rows=3000)
     # Ranges that start and end inside row groups and across their edges.
     for lo, hi in [(0, n), (2999, 3001), (2500, 9100), (5999, 6000), (9000, 17000), (17000, n)]:
-        got = quiver.open(p).to_arrow(columns=["id", "tags"], threads=threads,
-                                      filter=f"id >= {lo} AND id < {hi} AND score < {below}")
+        with quiver.open(p) as f:
+            got = f.to_arrow(columns=["id", "tags"], threads=threads,
+                             filter=f"id >= {lo} AND id < {hi} AND score < {below}")
         exp = _expected(t, lo, hi, below)
         assert got.num_rows == exp.num_rows
         assert got.combine_chunks().equals(exp), (lo, hi)
@@ -62,6 +63,7 @@ def test_filter_takes_from_large_dictionary(tmp_path):
     p = str(tmp_path / "t.qvr")
     quiver.write(t, p, row_group_rows=n)
     for below in (0.2, 0.05):
-        got = quiver.open(p).to_arrow(columns=["id", "tags"], threads=quiver.SCAN_SYNC,
-                                      filter=f"id >= 0 AND id < {n} AND score < {below}")
+        with quiver.open(p) as f:
+            got = f.to_arrow(columns=["id", "tags"], threads=quiver.SCAN_SYNC,
+                             filter=f"id >= 0 AND id < {n} AND score < {below}")
         assert got.combine_chunks().equals(_expected(t, 0, n, below))
