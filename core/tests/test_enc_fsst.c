@@ -197,6 +197,40 @@ static void test_lanes(void **state) {
     env_close(&env);
 }
 
+/* A range decode of a vector or more sizes its output once (the chunk's
+ * raw bytes, or their share by the range's code bytes) instead of
+ * doubling: the buffer it hands back is within the estimate's spare
+ * (1/32 and 4 KiB) and a tight bound of the last blocks of what it holds. */
+static void test_range_output_sized(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = col_strings(QV_KIND_LARGE_BINARY, 20000, g_shapes, 31);
+    struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_FSST);
+    struct qv_error err = {0};
+    struct qv_decoder *d;
+    assert_int_equal(qv_decoder_open(e.data, e.size, c.v.kind, 0, 20000, env.r, &d, &err), 0);
+    const int64_t parts[][2] = {{0, 20000}, {1000, 15000}, {5000, 5000}, {18900, 1100}};
+    int64_t *offs = malloc(20001 * 8);
+    for (int p = 0; p < 4; p++) {
+        const int64_t lo = parts[p][0], m = parts[p][1];
+        struct qv_decode_out o = {.values = offs};
+        assert_int_equal(qv_decoder_decode_range(d, lo, m, &o, &err), 0);
+        const size_t bytes = (size_t)(off_at(&c.v, lo + m) - off_at(&c.v, lo));
+        assert_int_equal(o.data_size, bytes);
+        assert_memory_equal(o.data, c.data + off_at(&c.v, lo), bytes);
+        if (o.data_capacity > bytes + bytes / 16 + 8192)
+            fail_msg("range [%lld, +%lld): %zu bytes in a buffer of %zu", (long long)lo,
+                     (long long)m, bytes, o.data_capacity);
+        qv_free(env.r, o.data, o.data_capacity);
+    }
+    free(offs);
+    qv_decoder_close(d);
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    env_close(&env);
+}
+
 static void test_long_strings(void **state) {
     (void)state;
     struct enc_env env;
@@ -334,6 +368,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_string_shapes),
         cmocka_unit_test(test_long_strings),
+        cmocka_unit_test(test_range_output_sized),
         cmocka_unit_test(test_lanes),
         cmocka_unit_test(test_corrupt_codes),
     };

@@ -728,6 +728,39 @@ static int decode_one(const struct fsst_dec_table *t, const uint8_t *cp, const u
                                  : decode_codes(t, cp, ce, ob, dp, NULL, 1);
 }
 
+/* A bound on what the codes [p, e) decode to, with room for the last
+ * symbol copy's overhang: each code's symbol length, 1 for an escape with
+ * its literal and for a code without a symbol (which fails the decode).
+ * Taken when the 16 bytes per code of the fast loop do not fit the room
+ * left. */
+static size_t out_bound(const struct fsst_dec_table *t, const uint8_t *p, const uint8_t *e) {
+    size_t n = SYM_MAX;
+    while (p < e) {
+        const unsigned c = *p;
+        n += t->e[c].len ? t->e[c].len : 1;
+        p += 1 + (c == ESC && e - p > 1);
+    }
+    return n;
+}
+
+/* Room for a range decode, made once: the chunk's raw bytes for a whole
+ * chunk; for part of one, the raw bytes in proportion to the range's code
+ * bytes (from its two end offsets), with 1/32 and 4 KiB to spare. A batch
+ * of a scan is a part (64k rows of a chunk), and its output grew by
+ * doubling, a copy at every step. A wrong estimate costs only that: the
+ * blocks still make sure of their room. */
+static int presize(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                   struct qv__binout *o, struct qv_error *err) {
+    const uint64_t raw = (uint64_t)nd->params[1], codes = nd->buf_len[1];
+    if (start == 0 && n == nd->count) return qv__binout_presize(o, (size_t)raw + SYM_MAX, err);
+    uint64_t a, b;
+    int rc = qv__dec_u64(d, nd->child[0], start, 1, &a, err);
+    if (!rc) rc = qv__dec_u64(d, nd->child[0], start + n, 1, &b, err);
+    if (rc || b <= a || b > codes) return rc; /* checked again as the blocks decode */
+    const double est = (double)raw * (double)(b - a) / (double)codes;
+    return qv__binout_presize(o, (size_t)(est + est / 32) + 4096, err);
+}
+
 /* The first corrupt code of [p, q), for the error message. */
 static int bad_codes(struct qv_error *err, const struct qv__node *nd,
                      const struct fsst_dec_table *t, const uint8_t *codes, uint64_t p,
@@ -760,8 +793,9 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
     struct fsst_dec_table *t = NULL;
     int rc = load_table(d, nd, &t, err);
     if (rc) return rc;
-    if (start == 0 && n == nd->count && (rc = qv__binout_reserve(o, (size_t)nd->params[1], err)))
-        return rc;
+    /* Below a vector the blocks' own room suffices (a take's small ranges
+     * would pay two more offset decodes each). */
+    if (n >= QV__VEC && (rc = presize(d, nd, start, n, o, err))) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
     const int64_t blk = QV__VEC;
     uint64_t *off = qv__stack_push(&d->stack, (size_t)((n < blk ? n : blk) + 1) * 8, err);
@@ -793,7 +827,10 @@ int qv__fsst_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
         }
         if (!nd->inner && (rc = qv__dec_touch_bytes(d, codes + off[0], off[m] - off[0], err))) break;
         size_t worst = (size_t)(off[m] - off[0]) * SYM_MAX + SYM_MAX;
-        if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
+        if (o->cap - o->size < worst + 8) {
+            worst = out_bound(t, codes + off[0], codes + off[m]);
+            if (o->cap - o->size < worst + 8 && (rc = qv__binout_reserve(o, worst, err))) break;
+        }
         uint8_t *const base = o->data;
         for (int64_t i = 0; i < m && !rc;) {
             uint8_t *ob = base + o->size;
