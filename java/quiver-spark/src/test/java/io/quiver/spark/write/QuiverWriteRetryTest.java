@@ -9,8 +9,10 @@ import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Dataset;
@@ -31,8 +33,11 @@ import org.junit.jupiter.api.io.TempDir;
  * retried ({@code local[2,3]}: three attempts per task), and the output
  * holds exactly one copy of every input row: what the failed attempt wrote
  * is neither published nor left behind. The UDF also measures, when it
- * throws, how many bytes the failed attempt had on disk, so the test knows
- * the failure came after real writes.
+ * throws, how many bytes the failing attempt itself had written (its own
+ * staging folder, unnamed temporaries included: {@link
+ * WrittenFiles#attemptBytes}), so the test knows each failure came after
+ * real writes. (Counting every file under the target instead once passed
+ * only by timing: it counted the retries other tasks had finished.)
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class QuiverWriteRetryTest {
@@ -44,7 +49,8 @@ class QuiverWriteRetryTest {
     static Path dir;
     /** The folder the current write goes to, for the UDF to measure (local mode: same JVM). */
     static volatile Path target;
-    static final AtomicLong bytesOnDiskAtFailure = new AtomicLong();
+    /** Per failed attempt: the bytes it had written when the UDF threw. */
+    static final Queue<Long> bytesAtFailure = new ConcurrentLinkedQueue<>();
 
     @BeforeAll
     static void start() {
@@ -53,7 +59,10 @@ class QuiverWriteRetryTest {
         // Throws on a task's first attempt at the row whose id % (rows per task) is failAt.
         spark.udf().register("failOnFirstAttempt", (UDF2<Long, Long, Long>) (id, failAt) -> {
             if (TaskContext.get().attemptNumber() == 0 && id % (ROWS / TASKS) == failAt) {
-                bytesOnDiskAtFailure.accumulateAndGet(WrittenFiles.bytesUnder(target), Math::max);
+                TaskContext t = TaskContext.get();
+                // WriteLayout.attempt's folder name: the write's DataWriter gets the task attempt id
+                String folder = String.format(Locale.ROOT, "attempt-%05d-%d", t.partitionId(), t.taskAttemptId());
+                bytesAtFailure.add(WrittenFiles.attemptBytes(target, folder));
                 throw new IllegalStateException("injected failure of the first attempt at id " + id);
             }
             return id;
@@ -68,7 +77,7 @@ class QuiverWriteRetryTest {
     @BeforeEach
     void reset() {
         tasks.reset(spark);
-        bytesOnDiskAtFailure.set(0);
+        bytesAtFailure.clear();
     }
 
     static Dataset<Row> input() {
@@ -114,15 +123,23 @@ class QuiverWriteRetryTest {
     @Test
     void aRetriedTaskLeavesExactlyOneCopy() {
         writeWithRetries(dir.resolve("plain"), 3999, false);
-        System.out.println("bytes on disk when the first attempts failed: " + bytesOnDiskAtFailure.get());
-        assertTrue(bytesOnDiskAtFailure.get() > 0, "the failed attempts had written row groups before failing");
+        assertEachFailedAttemptHadWritten();
     }
 
     @Test
     void aRetriedPartitionedTaskLeavesExactlyOneCopy() {
         writeWithRetries(dir.resolve("partitioned"), 4900, true);
-        System.out.println("bytes on disk when the first attempts failed: " + bytesOnDiskAtFailure.get());
-        assertTrue(bytesOnDiskAtFailure.get() > 0, "the failed attempts had written row groups before failing");
+        assertEachFailedAttemptHadWritten();
+    }
+
+    /** Every first attempt's failure came after it had written row groups to its file. */
+    static void assertEachFailedAttemptHadWritten() {
+        List<Long> bytes = List.copyOf(bytesAtFailure);
+        System.out.println("bytes each failed attempt had written when it failed: " + bytes);
+        assertEquals(TASKS, bytes.size(), "one measure per failed attempt: " + bytes);
+        for (long b : bytes) {
+            assertTrue(b > 0, "each failed attempt had written row groups before failing: " + bytes);
+        }
     }
 
     @Test

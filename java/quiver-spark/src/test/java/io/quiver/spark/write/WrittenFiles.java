@@ -61,21 +61,26 @@ final class WrittenFiles {
     }
 
     /**
-     * Bytes of every regular file under {@code dir} (0 if it is null or does not exist).
-     * Other tasks may be writing or deleting their own staging folders under
-     * {@code dir} while this walks it (the retry test measures from inside a
-     * running task), so a file or folder that vanishes mid-walk counts as 0.
+     * Bytes a running task attempt has written so far, measured from inside
+     * the attempt (the retry test's UDF; local mode, so the same process):
+     * the regular files under {@code target} inside a folder named
+     * {@code attemptFolder} (named temporaries, finished files), plus the
+     * unnamed files ({@code O_TMPFILE}, docs/format.md "Writing.") this
+     * process holds open in such a folder, which no directory walk sees:
+     * their {@code /proc/self/fd} link reads {@code <folder>/#<inode> (deleted)}.
+     * Other tasks may be writing or deleting their own folders meanwhile, so
+     * a file, folder or descriptor that vanishes mid-walk counts as 0.
      */
-    static long bytesUnder(Path dir) {
-        if (dir == null || !Files.exists(dir)) {
+    static long attemptBytes(Path target, String attemptFolder) {
+        if (target == null || !Files.exists(target)) {
             return 0;
         }
         long[] total = {0};
         try {
-            Files.walkFileTree(dir, new SimpleFileVisitor<>() {
+            Files.walkFileTree(target, new SimpleFileVisitor<>() {
                 @Override
                 public FileVisitResult visitFile(Path f, BasicFileAttributes a) {
-                    if (a.isRegularFile()) {
+                    if (a.isRegularFile() && inFolder(target, f, attemptFolder)) {
                         total[0] += a.size();
                     }
                     return FileVisitResult.CONTINUE;
@@ -98,11 +103,47 @@ final class WrittenFiles {
                 }
             });
         } catch (NoSuchFileException gone) {
+            // the folder went away: what was counted stands
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        Path fds = Path.of("/proc/self/fd");
+        if (!Files.isDirectory(fds)) {
             return total[0];
+        }
+        String deleted = " (deleted)";
+        try (Stream<Path> s = Files.list(fds)) {
+            for (Path fd : (Iterable<Path>) s::iterator) {
+                try {
+                    String link = Files.readSymbolicLink(fd).toString();
+                    if (!link.endsWith(deleted)) {
+                        continue;
+                    }
+                    Path file = Path.of(link.substring(0, link.length() - deleted.length()));
+                    if (file.getFileName().toString().startsWith("#") && inFolder(target, file, attemptFolder)) {
+                        total[0] += Files.size(fd);
+                    }
+                } catch (IOException | java.nio.file.InvalidPathException closed) {
+                    // closed (or not a path) since the listing: nothing to count
+                }
+            }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
         return total[0];
+    }
+
+    /** Whether {@code f} lies under {@code target} inside a folder named {@code folder}. */
+    private static boolean inFolder(Path target, Path f, String folder) {
+        if (!f.startsWith(target)) {
+            return false;
+        }
+        for (Path part : target.relativize(f)) {
+            if (part.toString().equals(folder)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private static String sha256(Path p) throws IOException {
