@@ -54,7 +54,12 @@ public final class WriteLayout implements Serializable {
 
     /** The folder of one task attempt; {@code taskId} is unique per attempt in the application. */
     public Path attempt(int partitionId, long taskId) {
-        return staging().resolve(String.format(Locale.ROOT, "attempt-%05d-%d", partitionId, taskId));
+        return staging().resolve(attemptFolder(partitionId, taskId));
+    }
+
+    /** The name of {@link #attempt}'s folder (inside the staging folder). */
+    static String attemptFolder(int partitionId, long taskId) {
+        return String.format(Locale.ROOT, "attempt-%05d-%d", partitionId, taskId);
     }
 
     /** The name of file {@code n} of a Spark partition in one directory. */

@@ -9,7 +9,6 @@ import io.quiver.spark.read.SparkTestSession;
 
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Locale;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -60,9 +59,9 @@ class QuiverWriteRetryTest {
         spark.udf().register("failOnFirstAttempt", (UDF2<Long, Long, Long>) (id, failAt) -> {
             if (TaskContext.get().attemptNumber() == 0 && id % (ROWS / TASKS) == failAt) {
                 TaskContext t = TaskContext.get();
-                // WriteLayout.attempt's folder name: the write's DataWriter gets the task attempt id
-                String folder = String.format(Locale.ROOT, "attempt-%05d-%d", t.partitionId(), t.taskAttemptId());
-                bytesAtFailure.add(WrittenFiles.attemptBytes(target, folder));
+                // the write's DataWriter gets the task attempt id as its taskId
+                bytesAtFailure.add(WrittenFiles.attemptBytes(target,
+                        WriteLayout.attemptFolder(t.partitionId(), t.taskAttemptId())));
                 throw new IllegalStateException("injected failure of the first attempt at id " + id);
             }
             return id;
