@@ -329,6 +329,50 @@ static void test_fsst_floor(void **state) {
     env_close(&env);
 }
 
+/* ---- Small string chunks ----
+ * A chunk of a few hundred bytes to 64 KiB, all distinct (no dictionary)
+ * and too small for FSST's table to pay: zstd's sample is the whole chunk,
+ * and it is chosen where it beats plain by its margin (120 monthly dates,
+ * as in a real table: plain 1,256 bytes, Parquet-zstd 328). Random bytes
+ * of the same size stay plain, and a chunk under ZSTD_SMALL_MIN is not
+ * offered to zstd at all. */
+static size_t g_month(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)s;
+    return (size_t)snprintf((char *)b, cap, "%04d-%02d-01", 2006 + (int)(i / 12), 1 + (int)(i % 12));
+}
+static size_t g_random10(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    for (int k = 0; k < 10; k++) b[k] = (uint8_t)rng_next(s);
+    return 10;
+}
+
+static void test_small_strings(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    char d[1024];
+    size_t size;
+    struct col c = col_strings(QV_KIND_BINARY, 120, g_month, 31);
+    int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
+    size_t plain = forced_size(&env, &c.v, QV_ENC_PLAIN);
+    print_message("  120 months: %zu bytes (plain %zu), %s\n", size, plain, d);
+    assert_int_equal(root, QV_ENC_ZSTD);
+    assert_true(size * 3 < plain);
+    col_free(&c);
+    c = col_strings(QV_KIND_BINARY, 120, g_random10, 32);
+    root = pick(&env, &c.v, NULL, d, sizeof d, &size);
+    print_message("  120 random strings: %zu bytes, %s\n", size, d);
+    assert_int_equal(root, QV_ENC_PLAIN);
+    col_free(&c);
+    c = col_strings(QV_KIND_BINARY, 20, g_month, 33); /* 200 bytes */
+    root = pick(&env, &c.v, NULL, d, sizeof d, &size);
+    print_message("  20 months: %zu bytes, %s\n", size, d);
+    assert_int_not_equal(root, QV_ENC_ZSTD);
+    col_free(&c);
+    env_close(&env);
+}
+
 static void test_compact(void **state) {
     (void)state;
     struct enc_env env;
@@ -435,7 +479,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_never_worse_than_plain),
         cmocka_unit_test(test_floats),   cmocka_unit_test(test_bools),
-        cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact),
+        cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact), cmocka_unit_test(test_small_strings),
         cmocka_unit_test(test_dict_first), cmocka_unit_test(test_fsst_floor), cmocka_unit_test(test_distinct_estimate),
         cmocka_unit_test(test_distinct_estimator),
     };

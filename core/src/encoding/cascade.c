@@ -542,21 +542,33 @@ static int bin_all_equal(const uint64_t *off, const uint8_t *data, int64_t n) {
 #define ZSTD_SAMPLE_PART (16 << 10)
 #define ZSTD_MARGIN 1.2 /* zstd must be 20% smaller (beyond its decode cost) */
 
-/* zstd ratio on four 16 KiB slices spread over the data. */
+/* Below this many bytes a string chunk is not offered to zstd: its frame
+ * header and table would eat what it saves. */
+#define ZSTD_SMALL_MIN 256
+
+/* zstd ratio on four 16 KiB slices spread over the data; a chunk smaller
+ * than the four slices is compressed whole (the exact figure, and cheap:
+ * at most 64 KiB). Small string chunks are where FSST's symbol table does
+ * not pay and a dictionary does not apply (120 distinct dates of 10 bytes:
+ * plain 1,256 bytes, Parquet-zstd 328). */
 static int zstd_sample_ratio(struct qv__enc *e, const uint8_t *data, uint64_t total,
                              double *ratio) {
     struct qv__mark mk = qv__stack_mark(&e->stack);
-    size_t bound = qv__zstd_bound(4 * ZSTD_SAMPLE_PART);
-    uint8_t *buf = qv__stack_push(&e->stack, 4 * ZSTD_SAMPLE_PART + bound, e->err);
+    const uint64_t in = total < ZSTD_SAMPLE_MIN ? total : 4 * ZSTD_SAMPLE_PART;
+    size_t bound = qv__zstd_bound((size_t)in);
+    uint8_t *buf = qv__stack_push(&e->stack, (size_t)in + bound, e->err);
     if (!buf) return ENOMEM;
-    for (int k = 0; k < 4; k++) {
-        uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
-        memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
+    if (total < ZSTD_SAMPLE_MIN) {
+        memcpy(buf, data, (size_t)total);
+    } else {
+        for (int k = 0; k < 4; k++) {
+            uint64_t at = (total - ZSTD_SAMPLE_PART) / 3 * (uint64_t)k;
+            memcpy(buf + k * ZSTD_SAMPLE_PART, data + at, ZSTD_SAMPLE_PART);
+        }
     }
     size_t c;
-    int rc = qv__zstd_compress(e, buf + 4 * ZSTD_SAMPLE_PART, bound, buf, 4 * ZSTD_SAMPLE_PART,
-                               e->zstd_level, &c);
-    *ratio = (double)c / (4.0 * ZSTD_SAMPLE_PART);
+    int rc = qv__zstd_compress(e, buf + in, bound, buf, (size_t)in, e->zstd_level, &c);
+    *ratio = (double)c / (double)in;
     qv__stack_release(&e->stack, mk);
     return rc;
 }
@@ -735,7 +747,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             }
             src.zdict = zd;
         }
-        if (n > 0 && !equal && total >= ZSTD_SAMPLE_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
+        if (n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
             /* General-purpose compression only where it wins by a wide
              * margin: text with long repeats beats FSST's 8-byte symbols. */
             double ratio;
