@@ -226,7 +226,7 @@ static int dctx_key_ok;
 static void dctx_destroy(void *p) { ZSTD_freeDCtx(p); }
 static void dctx_key_init(void) { dctx_key_ok = pthread_key_create(&dctx_key, dctx_destroy) == 0; }
 
-static ZSTD_DCtx *dctx_borrow(void) {
+ZSTD_DCtx *qv__zstd_dctx_borrow(void) {
     pthread_once(&dctx_once, dctx_key_init);
     if (dctx_key_ok) {
         ZSTD_DCtx *c = pthread_getspecific(dctx_key);
@@ -238,7 +238,7 @@ static ZSTD_DCtx *dctx_borrow(void) {
     return ZSTD_createDCtx();
 }
 
-static void dctx_return(ZSTD_DCtx *c) {
+void qv__zstd_dctx_return(ZSTD_DCtx *c) {
     if (dctx_key_ok && !pthread_getspecific(dctx_key) && pthread_setspecific(dctx_key, c) == 0)
         return;
     ZSTD_freeDCtx(c);
@@ -278,13 +278,13 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
     uint8_t *raw = qv__mem_alloc(m, (size_t)raw_size, err);
     if (!raw) return ENOMEM;
     if (nd->enc == QV_ENC_ZSTD) {
-        ZSTD_DCtx *dctx = dctx_borrow();
+        ZSTD_DCtx *dctx = qv__zstd_dctx_borrow();
         if (!dctx) {
             qv__mem_free(m, raw);
             return qv_error_set(err, ENOMEM, "zstd: out of memory for a decompression context");
         }
         size_t got = ZSTD_decompressDCtx(dctx, raw, (size_t)raw_size, src, (size_t)clen);
-        dctx_return(dctx);
+        qv__zstd_dctx_return(dctx);
         if (ZSTD_isError(got) || got != raw_size) {
             qv__mem_free(m, raw);
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
