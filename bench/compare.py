@@ -467,8 +467,8 @@ def main():
     print(f"\n# wrote {out}.{{md,json,meta.json,png}} in {meta['elapsed_s']} s")
 
 
-ALL_FORMATS = ["quiver", "quiver-compact", "parquet-snappy", "parquet-zstd", "arrow-ipc-lz4",
-               "duckdb", "vortex"]
+ALL_FORMATS = ["quiver", "quiver-compact", "quiver-nosync", "parquet-snappy", "parquet-zstd",
+               "parquet-zstd-fsync", "arrow-ipc-lz4", "duckdb", "vortex"]
 
 if __name__ == "__main__":
     main()

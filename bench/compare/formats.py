@@ -130,11 +130,16 @@ def arrow_leaves(t):
 class Quiver:
     ext = "qvr"
 
-    def __init__(self, compact=False):
+    def __init__(self, compact=False, durable=True):
         import quiver
         self.q = quiver
         self.compact = compact
-        self.name = "quiver-compact" if compact else "quiver"
+        self.durable = durable
+        self.name = ("quiver-compact" if compact else "quiver") + ("" if durable else "-nosync")
+        # Durable (the default) fsyncs the file and its directory; compare it
+        # with parquet-zstd-fsync. quiver-nosync (no fsync, still atomic)
+        # compares with plain parquet-zstd, which never fsyncs.
+        self.write_durable = "durable" in inspect.signature(quiver.write).parameters
         # The writer's threads option, where the package has one (issue 15's
         # parallel writer; without it the library writes on the calling
         # thread whatever the mode). Told like the scan: 1 thread is
@@ -147,6 +152,10 @@ class Quiver:
 
     def write(self, table, path, threads):
         kw = {"threads": self._t(threads)} if self.write_threads else {}
+        if not self.durable:
+            if not self.write_durable:
+                raise RuntimeError("quiver-nosync: this quiver package has no durable option")
+            kw["durable"] = False
         self.q.write(table, path, compact=self.compact, **kw)
 
     def column_sizes(self, path):
@@ -192,16 +201,27 @@ class Quiver:
 class Parquet:
     ext = "parquet"
 
-    def __init__(self, codec):
+    def __init__(self, codec, fsync=False):
         import pyarrow.dataset as pads
         import pyarrow.parquet as pq
         self.pq, self.ds = pq, pads
         self.codec = codec
-        self.name = f"parquet-{codec}"
+        self.fsync = fsync
+        self.name = f"parquet-{codec}" + ("-fsync" if fsync else "")
 
     def write(self, table, path, threads):
         _arrow_threads(threads)
         self.pq.write_table(table, path, compression=self.codec)
+        if self.fsync:
+            # What a durable Quiver write does at finish: the file, then its
+            # directory (so the name survives a crash too).
+            for p, flags in ((path, os.O_RDONLY), (os.path.dirname(os.path.abspath(path)),
+                                                   os.O_RDONLY | os.O_DIRECTORY)):
+                fd = os.open(p, flags)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
 
     def full(self, path, threads, ds):
         return self.pq.read_table(path, use_threads=_arrow_threads(threads))
@@ -451,13 +471,15 @@ def make(name):
     return {
         "quiver": lambda: Quiver(False),
         "quiver-compact": lambda: Quiver(True),
+        "quiver-nosync": lambda: Quiver(False, durable=False),
         "parquet-snappy": lambda: Parquet("snappy"),
         "parquet-zstd": lambda: Parquet("zstd"),
+        "parquet-zstd-fsync": lambda: Parquet("zstd", fsync=True),
         "arrow-ipc-lz4": ArrowIPC,
         "duckdb": DuckDB,
         "vortex": Vortex,
     }[name]()
 
 
-ALL = ["quiver", "quiver-compact", "parquet-snappy", "parquet-zstd", "arrow-ipc-lz4", "duckdb",
-       "vortex"]
+ALL = ["quiver", "quiver-compact", "quiver-nosync", "parquet-snappy", "parquet-zstd",
+       "parquet-zstd-fsync", "arrow-ipc-lz4", "duckdb", "vortex"]

@@ -50,6 +50,14 @@ ssize_t write(int fd, const void *buf, size_t n) {
     return syscall(SYS_write, fd, buf, n);
 }
 
+/* fsync() counted, for the durability modes: every fsync the sink makes
+ * (of the file and of its directory) goes through here. */
+static atomic_int fsyncs;
+int fsync(int fd) {
+    atomic_fetch_add(&fsyncs, 1);
+    return (int)syscall(SYS_fsync, fd);
+}
+
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *ftw) {
     (void)st, (void)flag, (void)ftw;
     return remove(p);
@@ -700,6 +708,99 @@ static void test_unnamed_copy_fallback(void **state) {
     qv_sink_force_temporary(0);
 }
 
+/* Durability: QV_DURABLE fsyncs the file and its directory at finish,
+ * QV_NOT_DURABLE neither; both publish the same bytes under the name only
+ * at finish, both leave nothing (and the old file) on abort or failure,
+ * through unnamed and named temporaries alike. Any other value is EINVAL
+ * before anything is created, from the sink and from the writer. */
+static void durability_modes(int temporary_mode) {
+    char p[700];
+    qv_sink_force_temporary(temporary_mode);
+    for (int durable = 0; durable < 2; durable++) {
+        int mode = durable ? QV_DURABLE : QV_NOT_DURABLE;
+        const char *name = durable ? "durable.bin" : "fast.bin";
+        in_dir(p, sizeof p, name);
+        for (int round = 0; round < 2; round++) { /* create, then replace */
+            struct qv_sink s;
+            assert_int_equal(qv_sink_open_file_durability(p, mode, &s, NULL), 0);
+            char data[5000];
+            memset(data, 'a' + round, sizeof data);
+            assert_int_equal(qv_sink_write(&s, data, sizeof data, NULL), 0);
+            struct stat st;
+            if (round == 0) assert_false(exists(name)); /* nothing before finish */
+            else assert_int_equal(stat(p, &st) == 0 ? st.st_size : -1, 5000);
+            int before = atomic_load(&fsyncs);
+            assert_int_equal(qv_sink_finish(&s, NULL), 0);
+            assert_int_equal(atomic_load(&fsyncs) - before, durable ? 2 : 0);
+            qv_sink_close(&s);
+            int fd = open(p, O_RDONLY);
+            assert_true(fd >= 0);
+            char back[5001];
+            assert_int_equal(read(fd, back, sizeof back), 5000);
+            assert_int_equal(back[4999], 'a' + round);
+            close(fd);
+        }
+        /* Abort after writing: the old file stays whole, nothing else. */
+        int entries = count_entries(dir);
+        struct qv_sink s;
+        assert_int_equal(qv_sink_open_file_durability(p, mode, &s, NULL), 0);
+        assert_int_equal(qv_sink_write(&s, "xyz", 3, NULL), 0);
+        qv_sink_abort(&s);
+        qv_sink_close(&s);
+        assert_int_equal(count_entries(dir), entries);
+        struct stat st;
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_size, 5000);
+        /* A full disk mid-write: the error, and the old file untouched. */
+        assert_int_equal(qv_sink_open_file_durability(p, mode, &s, NULL), 0);
+        enospc_armed = 1;
+        struct qv_error err;
+        assert_int_equal(qv_sink_write(&s, "xyz", 3, &err), ENOSPC);
+        enospc_armed = 0;
+        qv_sink_close(&s);
+        assert_int_equal(count_entries(dir), entries);
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_size, 5000);
+    }
+    /* The writer refuses a bad durability before the file exists. */
+    struct qv_schema *schema;
+    assert_int_equal(fx_schema(res, &schema), 0);
+    struct qv_writer_options wo = {.durability = 5};
+    struct qv_writer *w;
+    struct qv_error werr;
+    assert_int_equal(qv_writer_open(in_dir(p, sizeof p, "w.qv"), schema, &wo, res, &w, &werr),
+                     EINVAL);
+    assert_non_null(strstr(werr.message, "durability"));
+    assert_false(exists("w.qv"));
+    wo.durability = QV_NOT_DURABLE;
+    assert_int_equal(qv_writer_open(p, schema, &wo, res, &w, &werr), 0);
+    int before = atomic_load(&fsyncs);
+    assert_int_equal(qv_writer_finish(w, &werr), 0);
+    assert_int_equal(atomic_load(&fsyncs), before);
+    qv_writer_close(w);
+    assert_true(exists("w.qv"));
+    qv_schema_destroy(schema);
+    struct qv_sink s;
+    struct qv_error err;
+    int entries = count_entries(dir);
+    assert_int_equal(qv_sink_open_file_durability(in_dir(p, sizeof p, "bad.bin"), 2, &s, &err),
+                     EINVAL);
+    assert_non_null(strstr(err.message, "durability"));
+    assert_int_equal(qv_sink_open_file_durability(p, -1, &s, &err), EINVAL);
+    assert_int_equal(count_entries(dir), entries);
+    qv_sink_force_temporary(0);
+}
+
+static void test_durability_unnamed(void **state) {
+    (void)state;
+    durability_modes(0);
+}
+
+static void test_durability_named(void **state) {
+    (void)state;
+    durability_modes(1);
+}
+
 /* A live writer in this process is never taken for a stale one, even by
  * another writer to the same path. */
 static void test_concurrent_writers_same_path(void **state) {
@@ -1207,6 +1308,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_dangling_symlink_chain, setup, teardown),
         cmocka_unit_test_setup_teardown(test_long_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_read_only_directory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durability_unnamed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_durability_named, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -113,7 +113,7 @@ def _capturing(reader, box, path):
 
 
 def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,
-          metadata=None, memory_limit=None, threads=None):
+          metadata=None, memory_limit=None, threads=None, durable=True):
     """Writes `data` to `path` as a .qvr file and returns WriteResult(num_rows,
     file_size).
 
@@ -133,6 +133,12 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     threads: encoding threads (None: the cores, at most 4; at most 64);
         quiver.SCAN_SYNC (-1): encode on the calling thread, no thread at
         all. The file is the same bytes whatever the number.
+    durable: True (default): the file and its directory are fsynced before
+        write returns, so the file survives a power loss or an OS crash.
+        False: no fsync (like pyarrow's Parquet writer), much faster for
+        small files; the file still appears under `path` only when complete,
+        but after a crash of the machine it may be missing or partial.
+        Anything but a bool is a TypeError.
 
     path: str, bytes or os.PathLike (bytes for names that are not UTF-8).
 
@@ -147,6 +153,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     row_group_bytes = _count("row_group_bytes", row_group_bytes, minimum=1, default=0)
     memory_limit = _memory_limit(memory_limit)
     threads = _threads(threads)
+    if not isinstance(durable, bool):
+        raise TypeError("quiver.write: durable must be True or False, not %r" % (durable,))
     reader = _as_reader(data)
     # One wrapper: pyarrow hands out a new schema object at each access, so
     # comparing storable_schema's answer with a second access would always
@@ -162,7 +170,7 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
         rows, size = _quiver.write_stream(
             path, capsule, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes,
             compact=bool(compact), metadata=_kv(metadata), memory_limit=memory_limit,
-            threads=threads)
+            threads=threads, durable=durable)
     except BaseException as e:
         if failure.exc is None or failure.exc is e:
             raise

@@ -933,14 +933,14 @@ static int parse_kv(PyObject *obj, struct qv_kv **out, int64_t *n) {
 
 static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"path", "stream", "row_group_rows", "row_group_bytes", "compact",
-                         "metadata", "memory_limit", "threads", NULL};
+                         "metadata", "memory_limit", "threads", "durable", NULL};
     PyObject *path_obj, *cap, *meta_obj = Py_None;
     long long rg_rows = 0;
     unsigned long long rg_bytes = 0, limit = 0;
-    int compact = 0, threads = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&i", kw, PyUnicode_FSConverter,
+    int compact = 0, threads = 0, durable = 1;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&ip", kw, PyUnicode_FSConverter,
                                      &path_obj, &cap, &rg_rows, ull_arg, &rg_bytes, &compact,
-                                     &meta_obj, ull_arg, &limit, &threads))
+                                     &meta_obj, ull_arg, &limit, &threads, &durable))
         return NULL;
     if (rg_rows < 0) { /* the C writer would take it for "default" */
         Py_DECREF(path_obj);
@@ -967,7 +967,8 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
                                        .row_group_rows = rg_rows, .row_group_bytes = rg_bytes,
                                        .compact = compact, .metadata = kv,
                                        .n_metadata = nkv, .interrupted = hook_interrupted,
-                                       .interrupted_arg = &h, .threads = threads};
+                                       .interrupted_arg = &h, .threads = threads,
+                                       .durability = durable ? QV_DURABLE : QV_NOT_DURABLE};
     struct qv_error err;
     qv_error_clear(&err);
     int64_t rows = 0;

@@ -177,6 +177,8 @@ struct qv_file_write_options {
      * QV_WRITER_INLINE (-1) = encode on the calling thread, no thread at all.
      * The file is the same bytes whatever the number. */
     int threads;
+    /* QV_DURABLE (0) or QV_NOT_DURABLE (format.h); other values EINVAL. */
+    int durability;
 };
 /* Writes every batch of `stream` to a new file at `path` and publishes it;
  * on any failure nothing is left under `path` and an existing file there is

@@ -110,6 +110,23 @@ QV_API int qv_source_read(const struct qv_source *src, uint64_t offset, void *bu
  * message naming the file, the temporary file and the operation; other
  * write failures are EIO. */
 QV_API int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *err);
+
+/* Durability of a file sink's finish (qv_writer_options.durability,
+ * qv_file_write_options.durability). Both modes publish atomically: the
+ * bytes go to a temporary file that finish links or renames to the final
+ * name, so a reader never sees a partial file under it, and a failed or
+ * aborted write leaves nothing there. QV_DURABLE (0, the default) also
+ * fsyncs the file before it is named and its directory after, so the file
+ * survives a power loss or a kernel crash once finish returns.
+ * QV_NOT_DURABLE skips both fsyncs: after a crash of the machine (not of the
+ * process) the name may be missing, or point at an empty or partial file,
+ * as with writers that never fsync (most Parquet writers). */
+#define QV_DURABLE 0
+#define QV_NOT_DURABLE 1
+/* qv_sink_open_file with a durability: QV_DURABLE or QV_NOT_DURABLE, any
+ * other value is EINVAL before anything is created. */
+QV_API int qv_sink_open_file_durability(const char *path, int durability, struct qv_sink *out,
+                                        struct qv_error *err);
 QV_API int qv_sink_write(struct qv_sink *sink, const void *buf, size_t len, struct qv_error *err);
 QV_API int qv_sink_finish(struct qv_sink *sink, struct qv_error *err);
 QV_API void qv_sink_abort(struct qv_sink *sink);
@@ -213,6 +230,11 @@ struct qv_writer_options {
      * 0 = the cores, at most 4; 1..QV_WRITER_MAX_THREADS; other values are
      * EINVAL. The file is the same bytes whatever the number. */
     int threads;
+    /* QV_DURABLE (0: fsync the file and its directory at finish) or
+     * QV_NOT_DURABLE (no fsync; publishing is atomic all the same); other
+     * values are EINVAL. Used by qv_writer_open only (a caller's sink has
+     * its own finish). */
+    int durability;
 };
 
 struct qv_writer;

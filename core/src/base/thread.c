@@ -1,4 +1,5 @@
 /* Thin POSIX thread wrappers (base/thread.h), and the CPU count and clock of base.h. */
+#include <stdatomic.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,9 +41,18 @@ int qv_thread_create(qv_thread *t, void *(*fn)(void *), void *arg) {
 }
 void qv_thread_join(qv_thread t) { pthread_join(t, NULL); }
 
+/* Asked once per process: glibc's sysconf opens and parses
+ * /sys/devices/system/cpu/online on every call, which every write and scan
+ * paid (CPUs brought online later are not seen; the count only sizes
+ * default thread pools). A race only asks twice. */
 int qv_cpu_count(void) {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : (int)n;
+    static _Atomic int cached;
+    int n = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (n) return n;
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c < 1 ? 1 : (int)c;
+    atomic_store_explicit(&cached, n, memory_order_relaxed);
+    return n;
 }
 
 uint64_t qv_now_ns(void) {

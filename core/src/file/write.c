@@ -58,7 +58,8 @@ int qv_file_write_stream(const char *path, struct ArrowArrayStream *st,
                                        .row_group_bytes = opts->row_group_bytes,
                                        .compact = opts->compact,
                                        .metadata = opts->metadata,
-                                       .n_metadata = opts->n_metadata};
+                                       .n_metadata = opts->n_metadata,
+                                       .durability = opts->durability};
         if (opts->threads == QV_WRITER_INLINE) wo.max_in_flight = QV_WRITER_INLINE;
         else wo.threads = opts->threads;
         rc = qv_writer_open(path, schema, &wo, res, &w, err);

@@ -227,6 +227,7 @@ struct file_sink {
     int fd;
     int finished;     /* the file is under its final name */
     int named;        /* tmp_path exists on disk (abort removes it) */
+    int durable;      /* finish fsyncs the file and its directory */
     pid_t owner;      /* the process that opened the sink: only it removes tmp_path */
     char *final_path; /* the path the caller gave, for messages */
     char *target;     /* what finish renames over: final_path with symlinks resolved */
@@ -397,7 +398,7 @@ static int copy_to_named(struct file_sink *f, struct qv_error *err) {
     close(f->fd);
     f->fd = out;
     if (e) return sink_error(f, "copy of the unnamed file into", e, err);
-    if (fsync(out) != 0) return sink_error(f, "fsync", errno, err);
+    if (f->durable && fsync(out) != 0) return sink_error(f, "fsync", errno, err);
     return 0;
 }
 
@@ -453,7 +454,7 @@ static int name_unnamed(struct file_sink *f, struct qv_error *err) {
 
 static int file_finish(void *ctx, struct qv_error *err) {
     struct file_sink *f = ctx;
-    if (fsync(f->fd) != 0) return sink_error(f, "fsync", errno, err);
+    if (f->durable && fsync(f->fd) != 0) return sink_error(f, "fsync", errno, err);
     if (!f->named) {
         int rc = name_unnamed(f, err);
         if (rc) return rc;
@@ -481,6 +482,7 @@ static int file_finish(void *ctx, struct qv_error *err) {
         f->finished = 1;
     }
     /* Make the rename (or link) itself durable. */
+    if (!f->durable) return 0;
     char dir[PATH_MAX];
     dir_of(f->target, dir, sizeof dir);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -601,8 +603,16 @@ static void remove_stale_temporaries(const char *target) {
 }
 
 int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *err) {
+    return qv_sink_open_file_durability(path, QV_DURABLE, out, err);
+}
+
+int qv_sink_open_file_durability(const char *path, int durability, struct qv_sink *out,
+                                 struct qv_error *err) {
     memset(out, 0, sizeof *out);
     if (!path || !path[0]) return qv_error_set(err, EINVAL, "file '': empty path");
+    if (durability != QV_DURABLE && durability != QV_NOT_DURABLE)
+        return qv_error_set(err, EINVAL, "file '%s': durability %d is neither %d nor %d", path,
+                            durability, QV_DURABLE, QV_NOT_DURABLE);
     size_t plen = strlen(path);
     if (path[plen - 1] == '/')
         return qv_error_set(err, EINVAL, "file '%s': names a directory, not a file", path);
@@ -641,6 +651,7 @@ int qv_sink_open_file(const char *path, struct qv_sink *out, struct qv_error *er
     f->final_path = final_path;
     f->target = target;
     f->finished = 0;
+    f->durable = durability == QV_DURABLE;
     f->owner = getpid();
     f->tmp_path[0] = 0;
     /* An unnamed file (O_TMPFILE) where the file system has them: a writer

@@ -132,6 +132,10 @@ static int writer_new(const char *name, const struct qv_schema *schema,
         return qv_error_set(err, EINVAL,
                             "writer '%s': threads %d is outside 1..%d (0 = the cores, at most 4)",
                             name, opts->threads, QV_WRITER_MAX_THREADS);
+    if (opts->durability != QV_DURABLE && opts->durability != QV_NOT_DURABLE)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': durability %d is neither %d (durable) nor %d (not durable)",
+                            name, opts->durability, QV_DURABLE, QV_NOT_DURABLE);
     int rc = check_metadata(name, opts->metadata, opts->n_metadata, err);
     if (rc) return rc;
     struct qv_writer *w = qv_calloc(r, sizeof *w, err);
@@ -241,7 +245,7 @@ int qv_writer_open(const char *path, const struct qv_schema *schema,
     int rc = writer_new(path, schema, opts, r, &w, err);
     if (rc) return rc;
     struct qv_sink sink;
-    rc = qv_sink_open_file(path, &sink, err);
+    rc = qv_sink_open_file_durability(path, w->opts.durability, &sink, err);
     if (rc) {
         qv_writer_close(w);
         return rc;
