@@ -143,7 +143,7 @@ static void reference(const uint64_t *v, int64_t n, unsigned bits, struct ref_st
 
 /* ---- Inputs ---- */
 
-enum shape { RANDOM, NARROW, RUNS, SORTED, CONSTANT, SKEWED, EXTREMES, SHAPES };
+enum shape { RANDOM, NARROW, RUNS, SORTED, CONSTANT, SKEWED, EXTREMES, SHORT_RUNS, SHAPES };
 
 static void make(uint64_t *v, int64_t n, unsigned bits, enum shape sh, uint64_t seed) {
     const uint64_t mask = qv__mask(bits);
@@ -157,6 +157,7 @@ static void make(uint64_t *v, int64_t n, unsigned bits, enum shape sh, uint64_t 
         case SORTED: x += r % 5; break;
         case CONSTANT: break;
         case SKEWED: x = r % 100 < 93 ? 42 : r % 1000; break;
+        case SHORT_RUNS: x = r & 1 ? r % 5 : x; break; /* every 4-lane mask of equal neighbours */
         default: {
             static const uint64_t edge[] = {0, 1, ~UINT64_C(0), UINT64_C(1) << 63,
                                             (UINT64_C(1) << 63) - 1, 0x80, 0x7f};
@@ -209,7 +210,7 @@ static void test_sample_matches_reference(void **state) {
     static const int64_t sizes[] = {1, 2, 3, 15, 16, 17, 1023, 1024, 1025, 5000, 16384, 16385,
                                     40000};
     static const char *names[] = {"random", "narrow", "runs", "sorted", "constant", "skewed",
-                                  "extremes"};
+                                  "extremes", "short runs"};
     uint64_t *v = malloc(40000 * 8);
     for (int level = QV__CPU_BASELINE; level <= qv__cpu_supported(); level++) {
         qv__cpu_set_level(level);
