@@ -189,7 +189,9 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
 static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__entropy_choice *ec) {
     if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return 0;
-    int rc = qv__entropy_choose(e, v, n, pt, s, ec);
+    double best = INFINITY;
+    for (int i = 0; i < c->n; i++) best = fmin(best, c->v[i].score);
+    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * cost_factor(QV_ENC_ZSTD)), ec);
     if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
     return rc;
 }

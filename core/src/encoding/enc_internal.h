@@ -433,7 +433,7 @@ int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__ist
  * < 0 when the stage is not proposed. 0, or the trials' error (ENOMEM for
  * their scratch or zstd's context: see qv__zstd_compress). */
 int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                       const struct qv__istats *s, struct qv__entropy_choice *c);
+                       const struct qv__istats *s, double to_beat, struct qv__entropy_choice *c);
 int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, const struct qv__entropy_choice *c,
                        int forced, struct qv__enode **out);

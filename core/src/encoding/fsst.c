@@ -54,7 +54,11 @@
 static int64_t sample_step(uint64_t total, int64_t n) {
     const uint64_t want = total < SMALL_CHUNK ? SAMPLE_BYTES_SMALL : SAMPLE_BYTES;
     if (total <= want || n <= 0) return 1;
-    int64_t step = (int64_t)(total / want);
+    /* Rounded up, so the sample is at most `want` (rounded down, a chunk
+     * of 1.9 x want bytes was sampled whole: vega airports' cities, 29 KiB,
+     * trained on all of it; with the sample at 16 KiB the table writes 12%
+     * faster and 0.9% larger). */
+    int64_t step = (int64_t)((total + want - 1) / want);
     return step < 1 ? 1 : step;
 }
 #define ROUNDS 5
