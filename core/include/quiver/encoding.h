@@ -91,6 +91,9 @@ enum qv_encoding {
      * only the writer builds it (forcing it through qv_encode is EINVAL),
      * and a decoder needs that column's decoder (qv_decoder_set_reference). */
     QV_ENC_RELATIVE = 17,
+    /* Frames (as zstd's) of an order-0 rANS coder over bytes (docs/format.md
+     * 5.5.17): the entropy stage's choice for skewed 8-bit residuals. */
+    QV_ENC_ANS = 18,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

@@ -101,7 +101,10 @@ static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
 }
 
 /* Compact mode: tries every frame compressor (zstd, lz4) over a finished
- * tree. Highest id first, so lz4 is tried before zstd as it always was.
+ * tree; not ans, an order-0 coder of bytes, which a serialized tree's
+ * mixed headers and bit-packed words do not suit (the entropy stage gives
+ * it the sequential bytes it is for). Highest id first, so lz4 is tried
+ * before zstd as it always was.
  * A wrapped tree costs the wrap's decode and then the tree's own, so its
  * score adds both costs: a 1% smaller lz4 frame must not beat a root
  * that already compresses (zstd_dict, fsst) and keeps random access. */
@@ -110,7 +113,7 @@ static int try_general(struct qv__enc *e, struct qv__enode **nd) {
     double best = (double)(*nd)->size * (1.0 + inner);
     struct qv__enode *chosen = NULL;
     for (int enc = (int)qv__encoding_slots() - 1; enc > 0; enc--) {
-        if (!is_frames(enc) || !qv__allowed(e, enc)) continue;
+        if (!is_frames(enc) || enc == QV_ENC_ANS || !qv__allowed(e, enc)) continue;
         struct qv__enode *w;
         int rc = qv__general_wrap(e, enc, *nd, 0, &w);
         if (rc == QV__DECLINED) continue;
@@ -192,7 +195,10 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     double best = INFINITY;
     for (int i = 0; i < c->n; i++) best = fmin(best, c->v[i].score);
     int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * cost_factor(QV_ENC_ZSTD)), ec);
-    if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN);
+    /* The candidate goes by the stage's id (zstd); ans frames weigh their
+     * own decode cost. */
+    const double codec = ec->codec == QV_ENC_ANS ? cost_factor(QV_ENC_ANS) / cost_factor(QV_ENC_ZSTD) : 1;
+    if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * ENTROPY_MARGIN * codec);
     return rc;
 }
 

@@ -485,7 +485,9 @@ static int get_cache(struct qv__dec *d, struct qv__node *nd, struct dict_cache *
 static int use_lazy(const struct qv__dec *d, const struct qv__node *nd, struct dict_cache *c,
                     int64_t n) {
     const struct qv__node *vn = nd->child[1];
-    if (c->loaded || c->d < 256 || vn->enc == QV_ENC_ZSTD || vn->enc == QV_ENC_LZ4) return 0;
+    if (c->loaded || c->d < 256 || vn->enc == QV_ENC_ZSTD || vn->enc == QV_ENC_LZ4 ||
+        vn->enc == QV_ENC_ANS)
+        return 0;
     int64_t want = d->want > n ? d->want : n;
     if ((uint64_t)want * 16 > (uint64_t)c->d || c->lazy + n > c->d / 4) return 0;
     c->lazy += n;

@@ -414,12 +414,14 @@ enum {
     QV__ENTROPY_PACKED = 1, /* bit-packed (at `width`: exact or whole bytes) */
     QV__ENTROPY_BYTES = 2,  /* only as a forced layout: bit-packed at whole bytes */
     QV__ENTROPY_SEQ = 3,    /* sequential plain residuals of 8 or 16 bits */
+    QV__ENTROPY_ANS = 4,    /* only as a forced layout: sequential bytes in ans frames */
 };
 struct qv__entropy_choice {
     uint64_t ref;
     unsigned width;
     int layout;           /* QV__ENTROPY_PACKED or QV__ENTROPY_SEQ */
-    int64_t frame_values; /* 4 vectors, 16 for repetitive data */
+    int64_t frame_values; /* 4 vectors, 16 for repetitive data; ans: 8 */
+    int codec;            /* the frames' codec: QV_ENC_ZSTD or QV_ENC_ANS */
     double est_bytes;
 };
 /* The layout forced by qv_encode_force_entropy_layout (encoding_testing.h),
@@ -497,6 +499,16 @@ int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src,
                       int level, size_t *clen);
 /* Frees the encoder's zstd context (qv__enc_finish). */
 void qv__zstd_ctx_free(struct qv__enc *e);
+/* The ans codec (ans.c): an order-0 rANS block of n bytes. qv__ans_compress
+ * writes at most qv__ans_bound(n) bytes (cap must be that) and returns
+ * them (0 only for a smaller cap); qv__ans_decompress decodes a block of
+ * clen bytes into exactly n, 0 or -1 with *why naming what is corrupt.
+ * qv__ans_estimate: the coded bytes a block of bytes with these 256 counts
+ * would take, and in *table the bytes of its kind, table and states. */
+size_t qv__ans_bound(size_t n);
+size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap);
+int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n, const char **why);
+double qv__ans_estimate(const uint64_t *cnt, double *table);
 
 /* ---- Bit-packing kernels ----
  * A vector of 1024 values at width w <= 32 is packed in 32 lanes of 32-bit
@@ -570,7 +582,8 @@ static inline int qv__lazy_buffer(const struct qv__node *nd, int i) {
     case QV_ENC_BITPACK: return i == 0;
     case QV_ENC_FSST:
     case QV_ENC_ZSTD:
-    case QV_ENC_LZ4: return i == 1;
+    case QV_ENC_LZ4:
+    case QV_ENC_ANS: return i == 1;
     case QV_ENC_ZSTD_DICT: return i == 2;
     default: return 0;
     }
@@ -898,6 +911,7 @@ extern const struct qv__encoding qv__enc_plain, qv__enc_constant, qv__enc_bitpac
 extern const struct qv__encoding qv__enc_patched;
 extern const struct qv__encoding qv__enc_zstd_dict;
 extern const struct qv__encoding qv__enc_relative;
+extern const struct qv__encoding qv__enc_ans;
 
 /* qv_encode's set-up of one call from its options (encode.c), and its
  * end: on rc == 0 serializes `root` into *out (from e->r); in every case

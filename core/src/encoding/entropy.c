@@ -54,6 +54,10 @@
 static int seq_level(const struct qv__enc *e) {
     return e->zstd_level > ENTROPY_SEQ_LEVEL ? e->zstd_level : ENTROPY_SEQ_LEVEL;
 }
+/* Values per ans frame: 8 vectors, so each frame's table (a few bytes a
+ * symbol) and headers weigh little against its coded values, and a take
+ * decodes at most 8 KiB of bytes for a row. */
+#define ENTROPY_FRAME_ANS (8 * QV__VEC)
 /* Smallest node worth the sample's trial compressions. */
 #define ENTROPY_MIN_VALUES 1024
 /* The sample: up to 8 whole vectors spread over the node. */
@@ -69,6 +73,9 @@ static int seq_level(const struct qv__enc *e) {
  * tables of bench/compare came out byte-identical, and sm-fair's write
  * took 18% fewer instructions; at 1.0 flights grew 2.4%. */
 #define BEAT_SLACK 1.2
+
+/* An encoding's decode cost as the cascade weighs it (cascade.c). */
+static double cost_of(int enc) { return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost; }
 
 static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
 
@@ -144,6 +151,16 @@ static double est_from(int64_t n, unsigned fb, double clen, int64_t sn, int64_t 
     return (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
 }
 
+/* The ans codec over sequential bytes. */
+static void choose_ans(struct qv__entropy_choice *c, uint64_t ref, double est) {
+    c->ref = ref;
+    c->width = 8;
+    c->layout = QV__ENTROPY_SEQ;
+    c->codec = QV_ENC_ANS;
+    c->frame_values = ENTROPY_FRAME_ANS;
+    c->est_bytes = est;
+}
+
 int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s) {
     if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
     uint64_t ref;
@@ -182,6 +199,32 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
          * file depend on what else the pool held at the time. */
         qv__stack_release(&e->stack, mk);
         return ENOMEM;
+    }
+    /* The ans candidate (values of at most 8 bits): sequential bytes coded
+     * order-0, sized from the sample's histogram with no trial. zstd's
+     * layouts below must then beat it too. */
+    double ans_est = -1;
+    if (fb <= 8 && qv__allowed(e, QV_ENC_ANS) && (!forced || forced == QV__ENTROPY_ANS)) {
+        uint64_t cnt[256] = {0};
+        int64_t an = 0;
+        for (int64_t k = 0; k < take; k++) {
+            int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+            int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
+            for (int64_t i = vs; i < ve; i++) cnt[(uint8_t)((v[i] - ref) & mask)]++;
+            an += ve - vs;
+        }
+        double table;
+        const double payload = qv__ans_estimate(cnt, &table);
+        const int64_t frames = (n + ENTROPY_FRAME_ANS - 1) / ENTROPY_FRAME_ANS;
+        ans_est = payload * (double)n / (double)an + (double)frames * (table + 48) + 64;
+        /* As a bound for zstd's layouts: in zstd's units. */
+        const double as_zstd = ans_est * cost_of(QV_ENC_ANS) / cost_of(QV_ENC_ZSTD);
+        to_beat = to_beat < as_zstd ? to_beat : as_zstd;
+    }
+    if (forced == QV__ENTROPY_ANS) {
+        qv__stack_release(&e->stack, mk);
+        if (ans_est >= 0) choose_ans(c, ref, ans_est);
+        return 0;
     }
     /* The layouts to try: bit-packed at the exact width, then at the byte
      * width, then sequential bytes. Whole words (above 16 bits) only pay on
@@ -231,10 +274,8 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
          * than BEAT_SLACK above it, and the whole trials (which would have
          * to come out that much smaller than the quarter) are skipped. */
         int64_t fv;
-        if (!rc && !forced && qn > 0 && est_from(n, fb, (double)low, qn, &fv) > to_beat * BEAT_SLACK) {
-            qv__stack_release(&e->stack, mk);
-            return 0;
-        }
+        if (!rc && !forced && qn > 0 && est_from(n, fb, (double)low, qn, &fv) > to_beat * BEAT_SLACK)
+            whole[0] = whole[1] = whole[2] = 0;
     }
     for (int i = 0; i < nlay && !rc; i++) {
         if (!whole[i]) continue;
@@ -252,11 +293,18 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     qv__stack_release(&e->stack, mk);
     if (rc) return rc;
     const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
-    if (best < 0 || raw_exact == 0) return 0;
+    double zstd_est = best >= 0 && raw_exact ? est_from(n, fb, best, sn, &c->frame_values) : -1;
+    if (ans_est >= 0 &&
+        (zstd_est < 0 || ans_est * cost_of(QV_ENC_ANS) <= zstd_est * cost_of(QV_ENC_ZSTD))) {
+        choose_ans(c, ref, ans_est);
+        return 0;
+    }
+    if (zstd_est < 0) return 0;
     c->ref = ref;
     c->width = best_w;
     c->layout = best_layout;
-    c->est_bytes = est_from(n, fb, best, sn, &c->frame_values);
+    c->codec = QV_ENC_ZSTD;
+    c->est_bytes = zstd_est;
     return 0;
 }
 
@@ -310,7 +358,8 @@ int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     /* The frames' level is the encoder's (general.c reads it per frame). */
     const int level = e->zstd_level;
     if (c->layout == QV__ENTROPY_SEQ) e->zstd_level = seq_level(e);
-    int rc = qv__general_encode(e, QV_ENC_ZSTD, pt, qv__pt_width(pt), n, c->frame_values, NULL,
+    const int codec = c->codec == QV_ENC_ANS ? QV_ENC_ANS : QV_ENC_ZSTD;
+    int rc = qv__general_encode(e, codec, pt, qv__pt_width(pt), n, c->frame_values, NULL,
                                 0, build_frame, &f, forced || qv__entropy_forced(), out);
     e->zstd_level = level;
     return rc;

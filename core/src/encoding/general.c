@@ -113,8 +113,9 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
         }
         qv__enode_write(inner, raw);
         if (owned) qv__enode_drop(e, inner);
-        size_t bound = enc == QV_ENC_ZSTD ? ZSTD_compressBound((size_t)raw_size)
-                                          : (size_t)LZ4_compressBound((int)raw_size);
+        size_t bound = enc == QV_ENC_ZSTD  ? ZSTD_compressBound((size_t)raw_size)
+                       : enc == QV_ENC_ANS ? qv__ans_bound((size_t)raw_size)
+                                           : (size_t)LZ4_compressBound((int)raw_size);
         if (comp_cap - comp_len < bound) {
             size_t ncap = comp_cap ? comp_cap : 4096;
             while (ncap - comp_len < bound) ncap *= 2;
@@ -131,6 +132,9 @@ int qv__general_encode(struct qv__enc *e, int enc, int pt, uint32_t width, int64
         if (enc == QV_ENC_ZSTD) {
             rc = qv__zstd_compress(e, comp + comp_len, bound, raw, (size_t)raw_size,
                                    e->zstd_level, &clen);
+        } else if (enc == QV_ENC_ANS) {
+            clen = qv__ans_compress(raw, (size_t)raw_size, comp + comp_len, bound);
+            if (!clen) rc = qv_error_set(e->err, EIO, "ans compression failed");
         } else {
             int c = LZ4_compress_default((const char *)raw, (char *)comp + comp_len, (int)raw_size,
                                          (int)bound);
@@ -289,6 +293,14 @@ int qv__general_decompress(struct qv__mem *m, const struct qv__node *nd, int64_t
             qv__mem_free(m, raw);
             return qv__corrupt(err, nd, "frame %lld: zstd: %s", (long long)f,
                                ZSTD_isError(got) ? ZSTD_getErrorName(got) : "short frame");
+        }
+    } else if (nd->enc == QV_ENC_ANS) {
+        const char *why;
+        if (qv__ans_decompress(src, (size_t)clen, raw, (size_t)raw_size, &why)) {
+            qv__mem_free(m, raw);
+            return qv__corrupt(err, nd, "frame %lld: ans block of %llu bytes for %llu: %s",
+                               (long long)f, (unsigned long long)clen,
+                               (unsigned long long)raw_size, why);
         }
     } else {
         if (clen > (uint64_t)INT32_MAX || raw_size > (uint64_t)INT32_MAX) {
@@ -533,7 +545,7 @@ int qv__general_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, i
     FOR_FRAMES(rc = qv__dec_bin(d, in, lo, m, o, err))
 }
 
-/* ---- Records: zstd and lz4 ---- */
+/* ---- Records: zstd, lz4 and ans ---- */
 
 /* Any type. Param 0: values per frame (1..2^31 - 1); buffer 0: per frame
  * (compressed end, raw size) as u64 pairs; buffer 1: the compressed
@@ -622,6 +634,9 @@ static int zstd_build(struct qv__enc *e, const struct qv__src *s, struct qv__eno
 static int lz4_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
     return general_build(e, QV_ENC_LZ4, s, out);
 }
+static int ans_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
+    return general_build(e, QV_ENC_ANS, s, out);
+}
 
 const struct qv__encoding qv__enc_zstd = {
     .id = QV_ENC_ZSTD,
@@ -647,6 +662,22 @@ const struct qv__encoding qv__enc_lz4 = {
     .dec_bin = qv__general_dec_bin,
     .validate = general_validate,
     .build = lz4_build,
+    .params = {"frame_values", "layout"},
+    .children = {"frame0"},
+};
+
+/* The entropy stage's frames for skewed bytes (qv__entropy_encode); as a
+ * leaf only when forced (strings coded order-0 lose to FSST and zstd). */
+const struct qv__encoding qv__enc_ans = {
+    .id = QV_ENC_ANS,
+    .name = "ans",
+    .decode_cost = 10,
+    .flags = QV__ENC_FRAMES,
+    .dec_word = qv__general_dec_word,
+    .dec_bool = qv__general_dec_bool,
+    .dec_bin = qv__general_dec_bin,
+    .validate = general_validate,
+    .build = ans_build,
     .params = {"frame_values", "layout"},
     .children = {"frame0"},
 };

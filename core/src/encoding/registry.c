@@ -17,6 +17,7 @@ static const struct qv__encoding *const table[] = {
     [QV_ENC_PATCHED] = &qv__enc_patched,
     [QV_ENC_ZSTD_DICT] = &qv__enc_zstd_dict,
     [QV_ENC_RELATIVE] = &qv__enc_relative,
+    [QV_ENC_ANS] = &qv__enc_ans,
 };
 
 #define SLOTS (sizeof table / sizeof table[0])

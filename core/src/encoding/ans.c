@@ -1,0 +1,276 @@
+/*
+ * An order-0 entropy coder over bytes: range asymmetric numeral systems
+ * (rANS) with 12-bit frequencies, four interleaved states and byte-wise
+ * renormalization. It is the `ans` codec of the framed encodings
+ * (general.c, docs/format.md 5.5.17): the entropy stage (entropy.c) uses it
+ * for frames of 8-bit residuals whose symbols are skewed, where a value
+ * seen most of the time costs a fraction of a bit. zstd's Huffman literals
+ * spend at least one bit per symbol and its matches cost more than they
+ * save on such data: on sm-fair's survey answers (5 to 7 values, 1.8 to
+ * 2.6 bits of entropy) zstd came out 20-35% above the entropy, this coder
+ * within a few percent of it.
+ *
+ * A block codes n bytes (n known to the caller: the frame's raw size):
+ *   byte 0: kind. 0 = stored: the n bytes follow. 1 = rANS:
+ *   u8 nsym - 1; the symbols in increasing order, as nsym bytes when nsym
+ *   < 32, else as a 32-byte bitmap (bit s of byte s / 8: symbol s present);
+ *   each symbol's frequency (1..4096, summing to 4096) in the symbols'
+ *   order, one byte when below 128, else two (low 7 bits | 0x80, then the
+ *   rest); four u32 little-endian decoder states, each in [2^16, 2^32);
+ *   then the renormalization words, u16 little-endian. Byte i of the output
+ *   is decoded by state i mod 4: slot = x mod 4096 names the symbol s whose
+ *   cumulative range [cum_s, cum_s + f_s) holds it, x becomes f_s * (x >>
+ *   12) + slot - cum_s, and when x < 2^16 the next word comes in (x = x <<
+ *   16 | word; one word always suffices). After the last byte the stream is
+ *   used up and every state is 2^16 again; anything else is a corrupt
+ *   block. One renormalization step at most per symbol keeps the decoder
+ *   free of loops: four independent states step side by side.
+ */
+#include <math.h>
+
+#include "encoding/enc_internal.h"
+
+#define ANS_BITS 12
+#define ANS_M (1u << ANS_BITS)
+#define ANS_L (1u << 16)
+#define ANS_LANES 8
+#define LIST_MAX 32 /* symbols listed below this count, a bitmap from it */
+
+size_t qv__ans_bound(size_t n) {
+    /* A stored block, or the coded one it replaces while being written: at
+     * most 12 bits a byte (a frequency of 1), the table and the states. */
+    return 1 + 1 + 32 + 2 * 256 + 4 * ANS_LANES + n + n / 2 + 2 * ANS_LANES + 8;
+}
+
+/* Frequencies summing to ANS_M for counts cnt[0..256) of n > 0 bytes, each
+ * present symbol at least 1: proportional, rounded down, then the
+ * difference given to (or taken from) the largest, deterministically. */
+static void quantize(const uint64_t *cnt, uint64_t n, uint32_t *f) {
+    int64_t sum = 0;
+    for (int s = 0; s < 256; s++) {
+        f[s] = 0;
+        if (!cnt[s]) continue;
+        uint64_t q = cnt[s] * ANS_M / n;
+        f[s] = q ? (uint32_t)q : 1;
+        sum += f[s];
+    }
+    int64_t diff = (int64_t)ANS_M - sum;
+    while (diff != 0) {
+        int big = -1;
+        for (int s = 0; s < 256; s++)
+            if (f[s] && (big < 0 || f[s] > f[big])) big = s;
+        if (diff > 0) {
+            f[big] += (uint32_t)diff;
+            diff = 0;
+        } else {
+            /* Every present symbol keeps at least 1: the largest has room
+             * (ANS_M spread over at most 256 symbols leaves it >= 16 while
+             * the sum is over), and it gives what it can. */
+            int64_t take = (int64_t)f[big] - 1 < -diff ? (int64_t)f[big] - 1 : -diff;
+            f[big] -= (uint32_t)take;
+            diff += take;
+            if (take == 0) break; /* cannot happen: every f is 1 and the sum is over */
+        }
+    }
+}
+
+double qv__ans_estimate(const uint64_t *cnt, double *table_out) {
+    uint64_t n = 0;
+    int nsym = 0;
+    for (int s = 0; s < 256; s++) n += cnt[s], nsym += cnt[s] != 0;
+    *table_out = 1;
+    if (!n) return 0;
+    uint32_t f[256];
+    quantize(cnt, n, f);
+    double bits = 0, table = 1 + (nsym < LIST_MAX ? nsym : 32);
+    for (int s = 0; s < 256; s++) {
+        if (!cnt[s]) continue;
+        bits += (double)cnt[s] * (ANS_BITS - log2((double)f[s]));
+        table += f[s] < 128 ? 1 : 2;
+    }
+    *table_out = 1 + table + 4 * ANS_LANES;
+    return bits / 8;
+}
+
+static uint8_t *put_table(uint8_t *p, const uint32_t *f, int nsym) {
+    *p++ = (uint8_t)(nsym - 1);
+    if (nsym < LIST_MAX) {
+        for (int s = 0; s < 256; s++)
+            if (f[s]) *p++ = (uint8_t)s;
+    } else {
+        memset(p, 0, 32);
+        for (int s = 0; s < 256; s++)
+            if (f[s]) p[s >> 3] |= (uint8_t)(1u << (s & 7));
+        p += 32;
+    }
+    for (int s = 0; s < 256; s++) {
+        if (!f[s]) continue;
+        if (f[s] < 128) {
+            *p++ = (uint8_t)f[s];
+        } else {
+            *p++ = (uint8_t)(f[s] & 127) | 0x80;
+            *p++ = (uint8_t)(f[s] >> 7);
+        }
+    }
+    return p;
+}
+
+size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
+    if (cap < qv__ans_bound(n)) return 0;
+    uint64_t cnt[256] = {0};
+    for (size_t i = 0; i < n; i++) cnt[src[i]]++;
+    int nsym = 0;
+    for (int s = 0; s < 256; s++) nsym += cnt[s] != 0;
+    if (n == 0 || nsym == 0) {
+        dst[0] = 0;
+        return 1;
+    }
+    uint32_t f[256], cum[256];
+    quantize(cnt, n, f);
+    uint32_t c = 0;
+    for (int s = 0; s < 256; s++) cum[s] = c, c += f[s];
+    uint8_t *p = dst;
+    *p++ = 1;
+    p = put_table(p, f, nsym);
+    uint8_t *states = p;
+    p += 4 * ANS_LANES;
+    /* The renormalization words are written backwards from the end of the
+     * bound, then moved to follow the states. */
+    uint8_t *const end = dst + cap, *w = end;
+    uint32_t x[ANS_LANES];
+    for (int j = 0; j < ANS_LANES; j++) x[j] = ANS_L;
+    for (size_t i = n; i-- > 0;) {
+        uint32_t *xs = &x[i & (ANS_LANES - 1)];
+        const uint32_t fs = f[src[i]];
+        /* x / fs must stay below 2^(32 - 12) after the step: one word out
+         * when it would not (x < 2^32 then x >> 16 < 2^16 <= the limit). */
+        const uint64_t xmax = (uint64_t)((ANS_L >> ANS_BITS) << 16) * fs;
+        uint32_t v = *xs;
+        if (v >= xmax) {
+            w -= 2;
+            w[0] = (uint8_t)v;
+            w[1] = (uint8_t)(v >> 8);
+            v >>= 16;
+        }
+        *xs = ((v / fs) << ANS_BITS) + v % fs + cum[src[i]];
+    }
+    const size_t stream = (size_t)(end - w);
+    if ((size_t)(p - dst) + stream >= n + 1 || w < p) {
+        /* No gain (or, impossibly, the stream met the header): stored. */
+        dst[0] = 0;
+        memcpy(dst + 1, src, n);
+        return n + 1;
+    }
+    for (int j = 0; j < ANS_LANES; j++) {
+        uint32_t v = x[j];
+        memcpy(states + 4 * j, &v, 4); /* little-endian hosts only, as the format */
+    }
+    memmove(p, w, stream);
+    return (size_t)(p - dst) + stream;
+}
+
+int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
+                       const char **why) {
+    *why = NULL;
+    if (clen < 1) return (*why = "empty block", -1);
+    if (src[0] == 0) {
+        if (clen != n + 1) return (*why = "stored block of the wrong size", -1);
+        memcpy(dst, src + 1, n);
+        return 0;
+    }
+    if (src[0] != 1) return (*why = "unknown block kind", -1);
+    const uint8_t *p = src + 1, *const end = src + clen;
+    if (p >= end) return (*why = "truncated table", -1);
+    const int nsym = *p++ + 1;
+    uint8_t syms[256];
+    if (nsym < LIST_MAX) {
+        if ((size_t)(end - p) < (size_t)nsym) return (*why = "truncated table", -1);
+        for (int k = 0; k < nsym; k++) {
+            syms[k] = p[k];
+            if (k && syms[k] <= syms[k - 1]) return (*why = "symbols out of order", -1);
+        }
+        p += nsym;
+    } else {
+        if (end - p < 32) return (*why = "truncated table", -1);
+        int k = 0;
+        for (int s = 0; s < 256; s++)
+            if (p[s >> 3] >> (s & 7) & 1) syms[k++] = (uint8_t)s;
+        if (k != nsym) return (*why = "symbol bitmap disagrees with the count", -1);
+        p += 32;
+    }
+    /* slot -> frequency << 16 | (slot - cumulative start), and its symbol:
+     * the step needs no unpacking beyond a shift and a mask. */
+    uint32_t tab[ANS_M];
+    uint8_t sym[ANS_M];
+    uint32_t c = 0;
+    for (int k = 0; k < nsym; k++) {
+        if (p >= end) return (*why = "truncated table", -1);
+        uint32_t v = *p++;
+        if (v & 0x80) {
+            if (p >= end) return (*why = "truncated table", -1);
+            v = (v & 127) | (uint32_t)*p++ << 7;
+        }
+        if (v == 0 || v > ANS_M - c) return (*why = "frequencies do not sum to 4096", -1);
+        for (uint32_t j = 0; j < v; j++) tab[c + j] = v << 16 | j;
+        memset(sym + c, syms[k], v);
+        c += v;
+    }
+    if (c != ANS_M) return (*why = "frequencies do not sum to 4096", -1);
+    if (end - p < 4 * ANS_LANES) return (*why = "truncated states", -1);
+    uint32_t x[ANS_LANES];
+    for (int j = 0; j < ANS_LANES; j++) {
+        memcpy(&x[j], p + 4 * j, 4);
+        if (x[j] < ANS_L) return (*why = "state out of range", -1);
+    }
+    p += 4 * ANS_LANES;
+    if ((size_t)(end - p) & 1) return (*why = "odd stream length", -1);
+    /* One step of a state: its byte out, then a word in when it fell below
+     * 2^16 (a select, not a branch: skewed data renormalizes every few
+     * symbols, in no pattern a predictor finds). The fast loop runs while
+     * four steps cannot run out of words (8 bytes left); the rest checks
+     * each word. */
+#define ANS_DECODE(xv, i)                                                                      \
+    do {                                                                                       \
+        const uint32_t slot_ = (xv) & (ANS_M - 1), e_ = tab[slot_];                            \
+        dst[i] = sym[slot_];                                                                   \
+        (xv) = (e_ >> 16) * ((xv) >> ANS_BITS) + (e_ & 0xFFFF);                                \
+    } while (0)
+#define ANS_STEP(xv, i)                                                                        \
+    do {                                                                                       \
+        ANS_DECODE(xv, i);                                                                     \
+        uint16_t word_;                                                                        \
+        memcpy(&word_, p, 2); /* little-endian hosts, as the format */                         \
+        const uint32_t need_ = (xv) < ANS_L;                                                   \
+        (xv) = need_ ? (xv) << 16 | word_ : (xv);                                              \
+        p += 2 * need_;                                                                        \
+    } while (0)
+    uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4], x5 = x[5], x6 = x[6],
+             x7 = x[7];
+    size_t i = 0;
+    for (; i + 8 <= n && end - p >= 16; i += 8) {
+        ANS_STEP(x0, i);
+        ANS_STEP(x1, i + 1);
+        ANS_STEP(x2, i + 2);
+        ANS_STEP(x3, i + 3);
+        ANS_STEP(x4, i + 4);
+        ANS_STEP(x5, i + 5);
+        ANS_STEP(x6, i + 6);
+        ANS_STEP(x7, i + 7);
+    }
+    x[0] = x0, x[1] = x1, x[2] = x2, x[3] = x3, x[4] = x4, x[5] = x5, x[6] = x6, x[7] = x7;
+    for (; i < n; i++) {
+        uint32_t *xs = &x[i & (ANS_LANES - 1)];
+        ANS_DECODE(*xs, i);
+        if (*xs < ANS_L) {
+            if (end - p < 2) return (*why = "stream ends early", -1);
+            *xs = *xs << 16 | (uint32_t)p[0] | (uint32_t)p[1] << 8;
+            p += 2;
+        }
+    }
+#undef ANS_STEP
+#undef ANS_DECODE
+    if (p != end) return (*why = "bytes left after the last symbol", -1);
+    for (int j = 0; j < ANS_LANES; j++)
+        if (x[j] != ANS_L) return (*why = "final state is not the initial one", -1);
+    return 0;
+}
