@@ -1,7 +1,7 @@
 /*
  * An order-0 entropy coder over bytes: range asymmetric numeral systems
- * (rANS) with 12-bit frequencies, four interleaved states and byte-wise
- * renormalization. It is the `ans` codec of the framed encodings
+ * (rANS) with 12-bit frequencies, eight interleaved 32-bit states and
+ * renormalization 16 bits at a time. It is the `ans` codec of the framed encodings
  * (general.c, docs/format.md 5.5.17): the entropy stage (entropy.c) uses it
  * for frames of 8-bit residuals whose symbols are skewed, where a value
  * seen most of the time costs a fraction of a bit. zstd's Huffman literals
@@ -16,15 +16,16 @@
  *   < 32, else as a 32-byte bitmap (bit s of byte s / 8: symbol s present);
  *   each symbol's frequency (1..4096, summing to 4096) in the symbols'
  *   order, one byte when below 128, else two (low 7 bits | 0x80, then the
- *   rest); four u32 little-endian decoder states, each in [2^16, 2^32);
- *   then the renormalization words, u16 little-endian. Byte i of the output
- *   is decoded by state i mod 4: slot = x mod 4096 names the symbol s whose
- *   cumulative range [cum_s, cum_s + f_s) holds it, x becomes f_s * (x >>
- *   12) + slot - cum_s, and when x < 2^16 the next word comes in (x = x <<
- *   16 | word; one word always suffices). After the last byte the stream is
- *   used up and every state is 2^16 again; anything else is a corrupt
+ *   rest, which is not 0); eight u32 little-endian decoder states, each in
+ *   [2^16, 2^32); then the renormalization words, u16 little-endian. Byte i
+ *   of the output is decoded by state i mod 8: slot = x mod 4096 names the
+ *   symbol s whose cumulative range [cum_s, cum_s + f_s) holds it, x
+ *   becomes f_s * (x >> 12) + slot - cum_s (at least 16 f_s, as x >= 2^16),
+ *   and when x < 2^16 the next word comes in (x = x << 16 | word, then at
+ *   least 2^20: one word always suffices). After the last byte the stream
+ *   is used up and every state is 2^16 again; anything else is a corrupt
  *   block. One renormalization step at most per symbol keeps the decoder
- *   free of loops: four independent states step side by side.
+ *   free of loops: eight independent states step side by side.
  */
 #include <math.h>
 
@@ -208,6 +209,7 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
         uint32_t v = *p++;
         if (v & 0x80) {
             if (p >= end) return (*why = "truncated table", -1);
+            if (*p == 0) return (*why = "a frequency below 128 in two bytes", -1);
             v = (v & 127) | (uint32_t)*p++ << 7;
         }
         if (v == 0 || v > ANS_M - c) return (*why = "frequencies do not sum to 4096", -1);
@@ -227,7 +229,7 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
     /* One step of a state: its byte out, then a word in when it fell below
      * 2^16 (a select, not a branch: skewed data renormalizes every few
      * symbols, in no pattern a predictor finds). The fast loop runs while
-     * four steps cannot run out of words (8 bytes left); the rest checks
+     * eight steps cannot run out of words (16 bytes left); the rest checks
      * each word. */
 #define ANS_DECODE(xv, i)                                                                      \
     do {                                                                                       \
