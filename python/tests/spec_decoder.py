@@ -1,4 +1,4 @@
-"""An independent decoder of Quiver files, written from docs/format.md (4.0) alone.
+"""An independent decoder of Quiver files, written from docs/format.md (5.0) alone.
 
 Its purpose is to check that the specification is complete enough to write a
 reader from and that Quiver's writer follows it: it was written without
@@ -6,11 +6,16 @@ looking at Quiver's C decoder, so where it disagrees with Quiver's reader
 either the text or the writer is wrong. It reads a whole file into memory,
 parses the tail, the footer sections, the schema and the row groups, checks
 the block checksums (when the `xxhash` module is installed), decodes every
-encoding tree of sections 5.5.1 to 5.5.16 into numpy arrays or lists of
-bytes, and assembles top-level columns into pyarrow arrays: the flat types
-of section 2's table and the nested ones (struct, list, large list,
-fixed-size list, map). A format string outside that table raises
-NotImplementedError naming the column.
+encoding tree of sections 5.5.1 to 5.5.17 into numpy arrays or lists of
+bytes (zstd frames need the `zstandard` module and lz4 frames the `lz4`
+module; ans frames, 5.5.17, are decoded here in plain Python), and
+assembles top-level columns into pyarrow arrays: the flat types of section
+2's table and the nested ones (struct, list, large list, fixed-size list,
+map). A format string outside that table raises NotImplementedError
+naming the column. (The ans block decoder, ans_decode_block, follows the
+steps of 5.5.17's text; its author had read core/src/encoding/ans.c
+beforehand, to compare the two; where they differ is listed in
+test_spec_decoder.py's docstring.)
 
 Representation of decoded values (one per physical type, section 5.1):
 word types (u8..u64, f32, f64) are numpy arrays of unsigned integers of the
@@ -56,9 +61,13 @@ KIND_TYPE = {1: T_BOOL, 2: T_U8, 3: T_U8, 4: T_U16, 5: T_U16, 6: T_U32, 7: T_U32
 ENCODING_NAMES = {1: "plain", 2: "constant", 3: "bitpack", 4: "for", 5: "delta",
                   6: "zigzag", 7: "dict", 8: "rle", 9: "sparse", 10: "alp", 11: "alp_rd",
                   12: "fsst", 13: "zstd", 14: "lz4", 15: "patched", 16: "zstd_dict",
-                  17: "relative"}
+                  17: "relative", 18: "ans"}
 
 MAX_DEPTH = 16
+
+# Encodings whose values are cut into frames of serialized trees (5.5.13,
+# 5.5.17): zstd, lz4, ans.
+FRAMED = (13, 14, 18)
 
 
 # ---------------------------------------------------------------- primitives
@@ -137,10 +146,10 @@ class Node:
         return ENCODING_NAMES.get(self.enc, str(self.enc))
 
     def describe(self):
-        """The tree as `qv inspect` names it; a zstd or lz4 node lists the
-        distinct trees of its frames in brackets."""
+        """The tree as `qv inspect` names it; a zstd, lz4 or ans node lists
+        the distinct trees of its frames in brackets."""
         inner = ",".join(c.describe() for c in self.children)
-        if self.enc in (13, 14):
+        if self.enc in FRAMED:
             entries, frames = frame_entries(self)
             trees = dict.fromkeys(r.describe() for r in frame_roots(self, entries, frames))
             inner = "[" + "|".join(trees) + "]"
@@ -241,7 +250,7 @@ def check_shape(n):
         ok = floats and (1, 0, 2)
     elif e == 12:
         ok = t == T_BINARY and (2, 2, 1)
-    elif e in (13, 14):
+    elif e in FRAMED:
         ok = (len(n.params) in (1, 2)) and (len(n.params), 2, 0)
     elif e == 15:
         ok = integer and (0, 0, 3)
@@ -594,8 +603,8 @@ def concat(n, parts):
 
 
 def frame_entries(n):
-    """The frame table of a zstd or lz4 node (section 5.5.13): a list of
-    (end, raw, first value, value end), and the compressed frames."""
+    """The frame table of a zstd, lz4 or ans node (sections 5.5.13, 5.5.17):
+    a list of (end, raw, first value, value end), and the compressed frames."""
     frame_values = n.params[0]
     if not 1 <= frame_values <= 2 ** 31 - 1:
         raise SpecError(f"{n.name} node at byte {n.offset}: frame_values {frame_values}")
@@ -636,8 +645,10 @@ def dec_general(n, ctx):
 
 
 def frame_roots(n, entries, frames):
-    """Decompresses and parses each frame of a zstd or lz4 node (section 5.5.13)."""
-    zstd = n.enc == 13
+    """Decompresses and parses each frame of a zstd, lz4 or ans node
+    (sections 5.5.13, 5.5.17)."""
+    # The plausibility bound of raw[f] against clen: as zstd's for ans.
+    per_byte = 256 if n.enc == 14 else 65536
     prev_end = 0
     for f, (end, raw, first, vend) in enumerate(entries):
         m = vend - first
@@ -645,11 +656,13 @@ def frame_roots(n, entries, frames):
             raise SpecError(f"{n.name} node at byte {n.offset}: frame {f} ends at {end}")
         clen = end - prev_end
         if raw < 8 or raw % 8 or raw > frame_bound(n, m) or \
-                raw > clen * (65536 if zstd else 256) + 65536:
+                raw > clen * per_byte + 65536:
             raise SpecError(f"{n.name} node at byte {n.offset}: frame {f} raw size {raw}")
         comp = frames[prev_end:end]
         prev_end = end
-        if zstd:
+        if n.enc == 18:
+            plain = ans_decode_block(comp, raw, f"ans node at byte {n.offset}: frame {f}")
+        elif n.enc == 13:
             if zstandard is None:
                 raise NotImplementedError("zstd frames need the zstandard module")
             declared = zstandard.frame_content_size(comp)
@@ -670,6 +683,119 @@ def frame_roots(n, entries, frames):
             raise SpecError(f"{n.name} node at byte {n.offset}: frame {f}'s root is type "
                             f"{root.type} of {root.count} values, expected {m}")
         yield root
+
+
+ANS_M = 4096       # 5.5.17: the frequencies sum to 2^12
+ANS_L = 1 << 16    # the states' lower bound, and every state's final value
+ANS_LANES = 8      # interleaved states: byte i is decoded by state i mod 8
+
+
+def ans_read_table(block, what):
+    """Section 5.5.17: a coded block's symbols and frequencies, from byte 1
+    on. Returns (symbols, frequencies, position after the table)."""
+    end = len(block)
+    pos = 1
+    if pos >= end:
+        raise SpecError(f"{what}: coded ans block ends before its symbol count")
+    nsym = block[pos] + 1
+    pos += 1
+    if nsym < 32:
+        if pos + nsym > end:
+            raise SpecError(f"{what}: ans symbol list of {nsym} runs past the block's "
+                            f"{end} bytes")
+        syms = list(block[pos:pos + nsym])
+        pos += nsym
+        for a, b in zip(syms, syms[1:]):
+            if b <= a:
+                raise SpecError(f"{what}: ans symbols not strictly increasing ({a}, then {b})")
+    else:
+        if pos + 32 > end:
+            raise SpecError(f"{what}: ans symbol bitmap runs past the block's {end} bytes")
+        bitmap = block[pos:pos + 32]
+        pos += 32
+        syms = [s for s in range(256) if bitmap[s >> 3] >> (s & 7) & 1]
+        if len(syms) != nsym:
+            raise SpecError(f"{what}: ans symbol bitmap has {len(syms)} bits set for "
+                            f"{nsym} symbols")
+    freqs = []
+    for s in syms:
+        if pos >= end:
+            raise SpecError(f"{what}: ans frequency table runs past the block's {end} bytes")
+        v = block[pos]
+        pos += 1
+        if v & 0x80:
+            if pos >= end:
+                raise SpecError(f"{what}: ans frequency table runs past the block's "
+                                f"{end} bytes")
+            v = (v & 0x7F) | block[pos] << 7
+            pos += 1
+            if v < 128:
+                # The text: one byte when f_s < 128, otherwise two.
+                raise SpecError(f"{what}: ans frequency {v} of symbol {s} in two bytes")
+        if v < 1:
+            raise SpecError(f"{what}: ans frequency 0 for symbol {s}")
+        freqs.append(v)
+    total = sum(freqs)
+    if total != ANS_M:
+        raise SpecError(f"{what}: ans frequencies sum to {total}, not {ANS_M}")
+    return syms, freqs, pos
+
+
+def ans_decode_block(block, n, what="block"):
+    """Decodes one ans block (section 5.5.17) to exactly n bytes; raises
+    SpecError on everything the section calls corrupt."""
+    block = bytes(block)
+    if not block:
+        raise SpecError(f"{what}: empty ans block")
+    kind = block[0]
+    if kind == 0:
+        if len(block) != n + 1:
+            raise SpecError(f"{what}: stored ans block of {len(block)} bytes for {n} bytes "
+                            f"(must be {n + 1})")
+        return block[1:]
+    if kind != 1:
+        raise SpecError(f"{what}: ans block kind {kind} (0 stored, 1 coded)")
+    syms, freqs, pos = ans_read_table(block, what)
+    if pos + 4 * ANS_LANES > len(block):
+        raise SpecError(f"{what}: ans states run past the block's {len(block)} bytes")
+    x = list(struct.unpack_from(f"<{ANS_LANES}I", block, pos))
+    pos += 4 * ANS_LANES
+    for j, v in enumerate(x):
+        if v < ANS_L:
+            raise SpecError(f"{what}: ans state {j} is {v}, below 2^16")
+    stream = block[pos:]
+    if len(stream) % 2:
+        raise SpecError(f"{what}: ans stream of {len(stream)} bytes, not an even number")
+    words = struct.unpack(f"<{len(stream) // 2}H", stream)
+    nwords = len(words)
+    # slot -> symbol s with cum_s <= slot < cum_s + f_s, f_s, and slot - cum_s
+    sym_of, freq_of, bias_of = [], [], []
+    for s, fs in zip(syms, freqs):
+        sym_of.extend([s] * fs)
+        freq_of.extend([fs] * fs)
+        bias_of.extend(range(fs))
+    out = bytearray(n)
+    w = 0
+    for i in range(n):
+        j = i & 7  # i mod 8 (ANS_LANES)
+        v = x[j]
+        slot = v & 0xFFF  # x mod 4096
+        out[i] = sym_of[slot]
+        v = freq_of[slot] * (v >> 12) + bias_of[slot]
+        if v < ANS_L:  # one word always lifts it: v >= 16 f_s here
+            if w >= nwords:
+                raise SpecError(f"{what}: ans stream of {nwords} words ends at byte {i} "
+                                f"of {n}")
+            v = v << 16 | words[w]
+            w += 1
+        x[j] = v
+    if w != nwords:
+        raise SpecError(f"{what}: ans stream has {nwords - w} of {nwords} words left after "
+                        f"the last byte")
+    for j, v in enumerate(x):
+        if v != ANS_L:
+            raise SpecError(f"{what}: ans state {j} ends at {v}, not 2^16")
+    return bytes(out)
 
 
 def dec_patched(n, ctx):
@@ -771,7 +897,7 @@ def dec_relative(n, ctx):
 DECODERS = {1: dec_plain, 2: dec_constant, 3: dec_bitpack, 4: dec_for, 5: dec_delta,
             6: dec_zigzag, 7: dec_dict, 8: dec_rle, 9: dec_sparse, 10: dec_alp,
             11: dec_alp_rd, 12: dec_fsst, 13: dec_general, 14: dec_general,
-            15: dec_patched, 16: dec_zstd_dict, 17: dec_relative}
+            15: dec_patched, 16: dec_zstd_dict, 17: dec_relative, 18: dec_general}
 
 
 def decode_segment(data, kind, fixed_width, count, ctx=None):
@@ -849,8 +975,9 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3, 4):
-            raise SpecError(f"{self.path}: format version {major}.{minor}")
+        if major not in (1, 2, 3, 4, 5):
+            raise SpecError(f"{self.path}: format version {major}.{minor}; this reader reads "
+                            "versions 1.x to 5.x only")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")
         if d[:4] != MAGIC:

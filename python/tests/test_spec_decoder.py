@@ -27,6 +27,16 @@ files hold):
   while section 5.3 says at most 2^31 - 1 except u32 and u64 nodes (which
   may hold 2^31). spec_decoder applies 5.3's stricter rule; the steps of 5.2
   should say the same.
+- Section 5.5.17 (ans) writes a frequency "as one byte when f_s < 128,
+  otherwise two" but does not say whether a frequency below 128 written in
+  two bytes (`0x81 0x00` for 1) is corrupt. Quiver's reader
+  (core/src/encoding/ans.c) accepts it; spec_decoder refuses it
+  (test_ans_block_corrupt). Quiver's writer never writes one.
+- Section 5.5.17 says one renormalization word "always suffices for a block
+  a writer made". It suffices for every block whose states start at 2^16 or
+  more, which the text requires: after a step a state is at least
+  16 x f_s >= 16, so one word lifts it to at least 2^20. A reader needs no
+  loop, and none of the blocks it refuses are refused for needing one.
 """
 
 import glob
@@ -34,6 +44,7 @@ import math
 import os
 import re
 import decimal
+import struct
 
 import numpy as np
 import pyarrow as pa
@@ -299,7 +310,19 @@ def flat_table(seed=15, n=N):
         "fb0": pa.array([b""] * n, type=pa.binary(0)),
         "all_null": pa.array([None] * n, type=pa.int32()),
         "nul": pa.nulls(n),
+        # Skewed small integers: the entropy stage codes their u8 residuals
+        # in ans frames (5.5.17, 5.7) outside compact mode. Drawn last, so
+        # the columns above keep their values.
+        "skewed": pa.array(skewed_small(rng, n)),
     })
+
+
+# Weights of 1..5 for skewed_small: 2, 3, 4, 6 and 5 in 20.
+SKEW = np.array([1, 1, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5], np.int64)
+
+
+def skewed_small(rng, n):
+    return SKEW[rng.integers(0, len(SKEW), n)]
 
 
 @pytest.fixture(scope="module")
@@ -307,11 +330,11 @@ def flat():
     return flat_table()
 
 
-# What the writer of format 4.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 5.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
-                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative"}
+                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans"}
 EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
                     "relative"}
 
@@ -322,7 +345,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (4, 0)
+    assert f.version == (5, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -334,13 +357,13 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
 
 def narrow_frame_residuals(node):
     """Types of the narrower residuals children of for nodes in the frames
-    of the zstd nodes of a tree (section 5.5.4, format 4.0)."""
+    of the zstd and ans nodes of a tree (section 5.5.4, format 4.0 on)."""
     found = set()
     if node.enc == 4 and node.children[0].type != node.type:
         found.add((node.type, node.children[0].type, node.children[0].enc))
     for c in node.children:
         found |= narrow_frame_residuals(c)
-    if node.enc == 13:
+    if node.enc in (13, 18):
         entries, frames = sd.frame_entries(node)
         for r in sd.frame_roots(node, entries, frames):
             found |= narrow_frame_residuals(r)
@@ -368,6 +391,61 @@ def test_sequential_entropy_frames(tmp_path):
         root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
         assert (sd.T_U32, sd.T_U8, 1) in narrow_frame_residuals(root), \
             f.encoding_tree(0, f.columns[c].node)
+
+
+def ans_blocks(f, node):
+    """(raw size, block bytes) of every frame of the ans nodes at the root of
+    `node`'s values segments, over all row groups (section 5.5.17)."""
+    out = []
+    for rg in f.row_groups:
+        seg = rg.chunks[node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        if root.enc != 18:
+            continue
+        entries, frames = sd.frame_entries(root)
+        prev = 0
+        for end, raw, _, _ in entries:
+            out.append((raw, bytes(frames[prev:end])))
+            prev = end
+    return out
+
+
+def test_ans_frames(tmp_path):
+    # Skewed small integers (5 values) and a Zipf column capped at 250 (over
+    # 100 distinct values): the entropy stage stores both in ans frames of
+    # for over u8 residuals (5.5.17, 5.7); the spec decoder decodes them to
+    # the values written, with the coded blocks' symbols listed (fewer than
+    # 32) and in a bitmap (32 or more).
+    rng = np.random.default_rng(33)
+    skewed = skewed_small(rng, N)
+    zipf = np.minimum(rng.zipf(1.6, N), 250).astype(np.int64)
+    assert len(np.unique(zipf)) > 100
+    path = str(tmp_path / "ans.qvr")
+    quiver.write(pa.table({"skewed": skewed, "zipf": zipf}), path)
+    f, compared, skipped = compare_file(path)
+    assert f.version == (5, 0)
+    assert skipped == [] and compared == ["skewed", "zipf"]
+    assert "ans" in encodings_of(f)
+    assert f.column(0).to_numpy().tolist() == skewed.tolist()
+    assert f.column(1).to_numpy().tolist() == zipf.tolist()
+    nsyms = {}
+    for c, name in enumerate(("skewed", "zipf")):
+        node = f.columns[c].node
+        for g in range(len(f.row_groups)):
+            assert f.encoding_tree(g, node).startswith("ans("), f.encoding_tree(g, node)
+        seg = f.row_groups[0].chunks[node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        assert (sd.T_U64, sd.T_U8, 1) in narrow_frame_residuals(root)
+        blocks = ans_blocks(f, node)
+        assert blocks
+        for raw, block in blocks:
+            assert sd.ans_decode_block(block, raw)[:1] == bytes([4])  # a for node's id
+        # Coded blocks, smaller than their frames: the text's rANS, not
+        # only the stored kind, is what decoded the values above.
+        coded = [(raw, b) for raw, b in blocks if b[0] == 1]
+        assert coded and all(len(b) < raw for raw, b in coded)
+        nsyms[name] = {b[1] + 1 for _, b in coded}
+    assert max(nsyms["skewed"]) < 32 and min(nsyms["zipf"]) >= 32, nsyms
 
 
 def test_relative_reference_with_nulls(tmp_path, flat):
@@ -561,3 +639,148 @@ def test_relative_without_reference_is_an_error(tmp_path, flat):
     seg = f.row_groups[0].chunks[1].segments[2]
     with pytest.raises(sd.SpecError, match="no reference"):
         sd.decode_segment(f.segment_bytes(seg), seg.kind, seg.fixed_width, seg.count)
+
+
+# ------------------------------------------------------------ ans blocks (section 5.5.17)
+
+def ans_table(freqs):
+    """A coded block's kind, symbol count, symbols and frequencies for a
+    {symbol: frequency} dict, laid out as section 5.5.17 says."""
+    syms = sorted(freqs)
+    out = bytearray([1, len(syms) - 1])
+    if len(syms) < 32:
+        out += bytes(syms)
+    else:
+        bitmap = bytearray(32)
+        for s in syms:
+            bitmap[s >> 3] |= 1 << (s & 7)
+        out += bitmap
+    for s in syms:
+        fs = freqs[s]
+        out += bytes([fs]) if fs < 128 else bytes([(fs % 128) | 0x80, fs // 128])
+    return bytes(out)
+
+
+def ans_encode(data, freqs):
+    """An encoder from 5.5.17's last paragraph: the bytes backwards from
+    eight states of 2^16, a word out of a state about to code a symbol of
+    frequency f when it is >= 2^20 f, the words in the order the decoder
+    reads them. Returns (table, states, words) of a coded block."""
+    cum, c = {}, 0
+    for s in sorted(freqs):
+        cum[s], c = c, c + freqs[s]
+    assert c == 4096
+    x = [1 << 16] * 8
+    emitted = []
+    for i in reversed(range(len(data))):
+        s = data[i]
+        fs, v = freqs[s], x[i % 8]
+        if v >= fs << 20:
+            emitted.append(v & 0xFFFF)
+            v >>= 16
+        x[i % 8] = (v // fs) * 4096 + v % fs + cum[s]
+    return ans_table(freqs), x, emitted[::-1]
+
+
+def ans_block(table, states, words):
+    return table + struct.pack("<8I", *states) + struct.pack(f"<{len(words)}H", *words)
+
+
+ANS_FREQS = {0: 2048, 7: 1024, 8: 512, 200: 511, 255: 1}
+ANS_DATA = bytes(np.random.default_rng(18).choice(
+    sorted(ANS_FREQS), 300, p=np.array([ANS_FREQS[s] for s in sorted(ANS_FREQS)]) / 4096)
+    .tolist())
+
+
+def test_ans_block_round_trip():
+    table, states, words = ans_encode(ANS_DATA, ANS_FREQS)
+    assert len(ANS_DATA) == 300 and set(ANS_DATA) <= set(ANS_FREQS)
+    assert len(words) > 4 and all(x >= 1 << 16 for x in states)
+    block = ans_block(table, states, words)
+    assert len(block) < len(ANS_DATA)
+    assert sd.ans_decode_block(block, len(ANS_DATA)) == ANS_DATA
+    # Stored kind: the bytes after the kind.
+    assert sd.ans_decode_block(b"\0" + ANS_DATA, len(ANS_DATA)) == ANS_DATA
+    # A bitmap of 40 symbols (from 32 on), frequencies of one and two bytes.
+    freqs = {s: 100 for s in range(10, 250, 6)}
+    freqs[10] += 4096 - sum(freqs.values())
+    assert len(freqs) == 40 and freqs[10] >= 128
+    rng = np.random.default_rng(5)
+    data = bytes(rng.choice(sorted(freqs), 1000,
+                            p=np.array([freqs[s] for s in sorted(freqs)]) / 4096).tolist())
+    table, states, words = ans_encode(data, freqs)
+    assert len(table) == 2 + 32 + 2 + 39
+    assert sd.ans_decode_block(ans_block(table, states, words), len(data)) == data
+    # One symbol of frequency 4096: no word, the states stay at 2^16.
+    table, states, words = ans_encode(b"\x2a" * 64, {42: 4096})
+    assert words == [] and states == [1 << 16] * 8
+    assert sd.ans_decode_block(ans_block(table, states, words), 64) == b"\x2a" * 64
+
+
+def test_ans_block_corrupt():
+    n = len(ANS_DATA)
+    table, states, words = ans_encode(ANS_DATA, ANS_FREQS)
+    good = ans_block(table, states, words)
+    assert sd.ans_decode_block(good, n) == ANS_DATA
+
+    def bad(block, match, size=n):
+        with pytest.raises(sd.SpecError, match=match):
+            sd.ans_decode_block(block, size)
+
+    bad(b"", "empty ans block")
+    for kind in (2, 3, 0x80, 0xFF):
+        bad(bytes([kind]) + good[1:], f"kind {kind} ")
+    bad(b"\0" + ANS_DATA[:-1], "stored ans block of 300 bytes for 300 bytes")
+    bad(b"\0" + ANS_DATA + b"\0", "stored ans block of 302 bytes")
+    # Frequencies summing to 4095 and 4097 (the last symbol's 1 changed),
+    # a frequency of 0, a frequency below 128 written in two bytes.
+    for f_last, match in ((0, "frequency 0"), (2, "sum to 4097")):
+        t = ans_table({**ANS_FREQS, 255: 1})
+        bad(t[:-1] + bytes([f_last]) + good[len(t):], match)
+    t = ans_table({**ANS_FREQS, 200: 510})
+    bad(t + good[len(table):], "sum to 4095")
+    t = table[:-1] + bytes([0x81, 0x00])
+    bad(t + good[len(table):], "frequency 1 of symbol 255 in two bytes")
+    # Symbols out of order or repeated; a bitmap with a bit too few.
+    bad(table[:2] + bytes([0, 8, 7, 200, 255]) + good[7:], "not strictly increasing")
+    bad(table[:2] + bytes([0, 7, 7, 200, 255]) + good[7:], "not strictly increasing")
+    bitmap_freqs = {s: 128 for s in range(32)}
+    t = ans_table(bitmap_freqs)
+    assert sd.ans_read_table(t, "t")[2] == len(t)
+    bad(t[:2] + bytes([0xFE]) + t[3:], "bitmap has 31 bits set for 32 symbols")
+    # Truncated inside the table and inside the states.
+    for cut in (1, 2, 4, 8, len(table) - 1):
+        bad(good[:cut], "runs past|ends before")
+    bad(good[:len(table) + 31], "states run past")
+    # A state below 2^16.
+    for j in (0, 5, 7):
+        low = list(states)
+        low[j] = 0xFFFF
+        bad(ans_block(table, low, words), f"state {j} is 65535, below 2\\^16")
+    # An odd stream, a stream a word short, a word too many.
+    bad(good + b"\0", "not an even number")
+    bad(good[:-1], "not an even number")
+    bad(good[:-2], f"stream of {len(words) - 1} words ends at byte")
+    bad(good + b"\0\0", f"1 of {len(words) + 1} words left after the last byte")
+    # A valid-looking block for fewer or more bytes than it codes.
+    bad(good, "words left|ends at|not 2\\^16", size=n - 8)
+    bad(good, "ends at byte|not 2\\^16", size=n + 8)
+    # Final states other than 2^16: one symbol of frequency 4096 never
+    # changes a state, so a state of 2^16 + 5 is still there at the end.
+    one = ans_table({42: 4096})
+    bad(ans_block(one, [1 << 16] * 3 + [(1 << 16) + 5] + [1 << 16] * 4, []),
+        "state 3 ends at 65541, not 2\\^16", size=64)
+
+
+def test_file_of_unknown_major_version_refused(tmp_path):
+    path = str(tmp_path / "v.qvr")
+    quiver.write(pa.table({"x": np.arange(10)}), path)
+    with open(path, "rb") as fh:
+        data = bytearray(fh.read())
+    assert struct.unpack_from("<HH", data, len(data) - 8) == (5, 0)
+    struct.pack_into("<H", data, len(data) - 8, 6)
+    with open(path, "wb") as fh:
+        fh.write(data)
+    with pytest.raises(sd.SpecError, match=r"format version 6\.0; this reader reads "
+                                           r"versions 1\.x to 5\.x only"):
+        sd.open_file(path)
