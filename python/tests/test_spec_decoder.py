@@ -27,16 +27,16 @@ files hold):
   while section 5.3 says at most 2^31 - 1 except u32 and u64 nodes (which
   may hold 2^31). spec_decoder applies 5.3's stricter rule; the steps of 5.2
   should say the same.
-- Section 5.5.17 (ans) writes a frequency "as one byte when f_s < 128,
-  otherwise two" but does not say whether a frequency below 128 written in
-  two bytes (`0x81 0x00` for 1) is corrupt. Quiver's reader
-  (core/src/encoding/ans.c) accepts it; spec_decoder refuses it
-  (test_ans_block_corrupt). Quiver's writer never writes one.
-- Section 5.5.17 says one renormalization word "always suffices for a block
-  a writer made". It suffices for every block whose states start at 2^16 or
-  more, which the text requires: after a step a state is at least
-  16 x f_s >= 16, so one word lifts it to at least 2^20. A reader needs no
-  loop, and none of the blocks it refuses are refused for needing one.
+- Section 5.5.17 (ans) wrote a frequency "as one byte when f_s < 128,
+  otherwise two" without saying whether a frequency below 128 written in
+  two bytes (`0x81 0x00` for 1) is corrupt; Quiver's reader accepted it,
+  spec_decoder refused it. The text now says it is corrupt and Quiver's
+  reader refuses it too (test_ans_block_corrupt here, test_enc_ans there).
+- Section 5.5.17 said one renormalization word "always suffices for a block
+  a writer made"; it suffices for every block whose states start at 2^16
+  or more, which the text requires (after a step a state is at least
+  16 x f_s, so one word lifts it to at least 2^20), and the text now says
+  so.
 """
 
 import glob
