@@ -156,6 +156,28 @@ static void test_hostile_blocks(void **state) {
     assert_int_equal(qv__ans_decompress(&k, 1, out, 1, &why), -1);
     assert_string_equal(why, "unknown block kind");
     assert_int_equal(qv__ans_decompress(&k, 0, out, 1, &why), -1);
+    /* A frequency written in two bytes must be 128 or more: two symbols of
+     * frequencies 1 and 4095, eight states of 2^16 and no stream code no
+     * bytes; the same with the 1 written as 0x81 0x00 is refused. */
+    uint8_t blk2[64] = {1, 1, 3, 9};
+    size_t at = 4;
+    const uint8_t canonical[] = {0x01, 0xFF, 0x1F}, padded[] = {0x81, 0x00, 0xFF, 0x1F};
+    for (int v = 0; v < 2; v++) {
+        at = 4;
+        memcpy(blk2 + at, v ? padded : canonical, v ? sizeof padded : sizeof canonical);
+        at += v ? sizeof padded : sizeof canonical;
+        for (int j = 0; j < 8; j++) {
+            const uint32_t st = 1u << 16;
+            memcpy(blk2 + at + 4 * j, &st, 4);
+        }
+        int rc = qv__ans_decompress(blk2, at + 32, out, 0, &why);
+        if (v) {
+            assert_int_equal(rc, -1);
+            assert_string_equal(why, "a frequency below 128 in two bytes");
+        } else {
+            assert_int_equal(rc, 0);
+        }
+    }
     free(src);
     free(out);
     free(blk);
