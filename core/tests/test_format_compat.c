@@ -1,11 +1,11 @@
 /* Files written by earlier versions of the format still read, value for
- * value. core/tests/data holds files the format 1.0 and 2.0 writers wrote
- * (data/README.md); the rows they hold are regenerated here from their
- * specification (support/compat_fixtures.c) and every row group, and takes
- * (repeated on one column reader, and row by row from the last)
- * of scattered rows, are compared with them; the same rows as written by the
- * format 2.0 writer too. A byte flipped in a 1.0 file's segment is still
- * caught by its whole-segment checksum. */
+ * value. core/tests/data holds files the format 1.0, 2.0, 3.0 and 4.0
+ * writers wrote (data/README.md); the rows they hold are regenerated here
+ * from their specification (support/compat_fixtures.c) and every row
+ * group, and takes (repeated on one column reader, and row by row from the
+ * last) of scattered rows, are compared with them, for each version's
+ * files. A byte flipped in a 1.0 file's segment is still caught by its
+ * whole-segment checksum. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
