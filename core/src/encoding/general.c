@@ -517,9 +517,12 @@ int qv__general_dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, 
  * doubling as the frames decode: a batch of 64k strings of 1-4 KB grew
  * through a dozen copies and faulted in twice its pages. The table is
  * checked only as each frame is decompressed, so sizes above 64 bytes per
- * compressed byte are not used here (the output then grows as before);
- * a subtree that decodes to more than its raw bytes (a dictionary) grows
- * the output as before too. */
+ * compressed byte are not used here (the output then grows as before),
+ * nor spans past the compressed frames' buffer or sizes beyond a chunk's
+ * limit: a damaged table's end of 2^40 had let 3 GiB of raw sizes through
+ * (allocated before the frame was found corrupt) and 5 GiB failed the
+ * decode with an error naming no node. A subtree that decodes to more
+ * than its raw bytes (a dictionary) grows the output as before too. */
 static int bin_presize(const struct qv__node *nd, int64_t start, int64_t n, struct qv__binout *o,
                        struct qv_error *err) {
     const uint8_t *t = nd->buf[0];
@@ -527,11 +530,14 @@ static int bin_presize(const struct qv__node *nd, int64_t start, int64_t n, stru
     const int64_t f0 = frame_of(nd, start), f1 = frame_of(nd, start + n - 1);
     const uint64_t cbeg = f0 ? get64(t + (size_t)(f0 - 1) * st) : 0,
                    cend = get64(t + (size_t)f1 * st);
-    if (cend <= cbeg || cend - cbeg > UINT64_MAX / 64) return 0;
+    if (cend <= cbeg || cend > nd->buf_len[1] || cend - cbeg > UINT64_MAX / 64) return 0;
+    const uint64_t by_span = (cend - cbeg) * 64,
+                   most = by_span < QV_ENC_MAX_BYTES ? by_span : QV_ENC_MAX_BYTES;
     uint64_t raw = 0;
     for (int64_t f = f0; f <= f1; f++) {
-        raw += get64(t + (size_t)f * st + 8);
-        if (raw > (cend - cbeg) * 64) return 0;
+        const uint64_t r = get64(t + (size_t)f * st + 8);
+        if (r > most - raw) return 0;
+        raw += r;
     }
     return o->cap - o->size >= raw + 8 ? 0 : qv__binout_presize(o, (size_t)raw, err);
 }
