@@ -42,8 +42,11 @@ static const enum qv_value_kind kinds[] = {
 /* Issue 15's patched encoding (15): a quarter of the encoded integer
  * inputs force it at the root, so the mutations reach its decoder (the
  * cascade chooses it only for data with outliers); another quarter force
- * the entropy stage's sequential layout (format 4.0: zstd frames of for
- * over narrower plain residuals) wherever it can hold a node. */
+ * one of the entropy stage's byte layouts wherever it can hold a node:
+ * sequential (format 4.0: zstd frames of for over narrower plain
+ * residuals) or, when bit 6 is set too, ans frames over sequential bytes
+ * (format 5.0, encoding 18; values of at most 8 bits above their
+ * minimum). */
 static int skew_int(enum qv_value_kind kind) {
     return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
            kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
@@ -52,7 +55,7 @@ static int skew_force(enum qv_value_kind kind, uint8_t sel) {
     return skew_int(kind) && (sel & 0x30) == 0x10 ? QV_ENC_PATCHED : QV_ENC_AUTO;
 }
 static int skew_layout(enum qv_value_kind kind, uint8_t sel) {
-    return skew_int(kind) && (sel & 0x30) == 0x20 ? 3 : 0;
+    return skew_int(kind) && (sel & 0x30) == 0x20 ? (sel & 0x40 ? 4 : 3) : 0;
 }
 
 static int visit(void *ctx, const struct qv_enc_node_info *info) {

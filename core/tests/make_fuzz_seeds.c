@@ -1,7 +1,8 @@
 /* Writes the seed corpus for fuzz_reader: small valid files of every type,
  * with one and several row groups, a file of columns stored relative to
  * others, and a file of long strings whose values
- * are zstd frames sized by bytes, over several checksum blocks (format 2);
+ * are zstd frames sized by bytes, over several checksum blocks (format 2),
+ * a file whose column is stored in ans frames;
  * with a second directory, seeds for fuzz_encoding too.
  * Usage: make_fuzz_seeds DIR [ENCODING_DIR] */
 #include <stdio.h>
@@ -143,9 +144,40 @@ static int write_encoding_seeds(const char *dir) {
     qv_encode_force_entropy_layout(3);
     rc |= write_enc_seed(dir, "entropy_seq_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(0);
+    /* ans frames (encoding 18, format 5.0): geometric codes above 1000, as
+     * the cascade stores them (several frames of 8 vectors), the line
+     * numbers with the ans layout forced, and the hour cycle under ans
+     * forced at the root (one frame over the whole tree). */
+    static int64_t geo[20000];
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        geo[i] = 1000 + __builtin_ctzll((x >> 40) | (UINT64_C(1) << 15));
+    }
+    rc |= write_enc_seed(dir, "ans_geo_i64", 4, QV_KIND_INT64, geo, 20000, QV_ENC_AUTO);
+    qv_encode_force_entropy_layout(4);
+    rc |= write_enc_seed(dir, "ans_forced_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_AUTO);
+    qv_encode_force_entropy_layout(0);
+    rc |= write_enc_seed(dir, "ans_root_hours_i32", 3, QV_KIND_INT32, i32, 3000, QV_ENC_ANS);
     return rc | write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
            write_enc_seed(dir, "entropy_hours_i32", 3, QV_KIND_INT32, i32, 20000, QV_ENC_AUTO) |
            write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_DICT);
+}
+
+/* A nullable int64 column of geometric codes above 1000, every seventh
+ * row null: the writer stores its values in ans frames (encoding 18); two
+ * row groups. */
+static int write_ans(const char *dir) {
+    static const struct qv_field cols[] = {{.name = "code", .type = QV_TYPE_INT64, .nullable = true}};
+    struct seed sd;
+    if (seed_open(&sd, cols, 1)) return 1;
+    uint64_t x = 18;
+    int rc = 0;
+    for (int i = 0; !rc && i < 24000; i++) {
+        int64_t v = 1000 + __builtin_ctzll(rb_next(&x) | (UINT64_C(1) << 15));
+        rc = i % 7 == 3 ? qv_append_null(qv_builder_column(sd.b, 0))
+                        : qv_append_int64(qv_builder_column(sd.b, 0), v);
+    }
+    return seed_write(&sd, rc, dir, "ans.qvr", 12000);
 }
 
 /* Columns that move together, so the writer stores receipt and key2
@@ -183,7 +215,7 @@ int main(int argc, char **argv) {
     }
     int rc = write_one(argv[1], "one.qvr", 1, 0, 0.0) | write_one(argv[1], "small.qvr", 40, 0, 0.3) |
              write_one(argv[1], "groups.qvr", 2100, 1024, 0.2) | write_strings(argv[1]) |
-             write_relative(argv[1]);
+             write_relative(argv[1]) | write_ans(argv[1]);
     if (argc == 3) rc |= write_encoding_seeds(argv[2]);
     return rc;
 }
