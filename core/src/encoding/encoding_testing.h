@@ -10,7 +10,9 @@
  * the process from now on: 1 bit-packed at the values' own width, 2
  * bit-packed at whole bytes (8, 16 or 32 bits), 3 sequential plain
  * residuals of 8 or 16 bits (for(residuals=plain) at a narrower type,
- * format 4.0); 0 restores the sample's choice. While a layout is forced,
+ * format 4.0), 4 ans frames over sequential residuals of 8 bits (format
+ * 5.0; only where the range is at most 8 bits and ans is allowed); 0
+ * restores the sample's choice. While a layout is forced,
  * the cascade builds the entropy stage, without comparing it with the
  * other candidates, for every integer node it can hold: at least 1,024
  * values, a frame-of-reference range of 1 to 32 bits (1 to 16 for the
