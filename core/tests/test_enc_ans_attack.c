@@ -294,8 +294,8 @@ static void test_crafted_blocks(void **state) {
     b[4] = 0x80, b[5] = 0xFF;
     expect_refused(b, 6, 8, "frequencies do not sum to 4096");
     expect_refused(b, 5, 8, "truncated table");
-    b[4] = 0x80, b[5] = 0x00;
-    expect_refused(b, 6, 8, "frequencies do not sum to 4096");
+    b[4] = 0x80, b[5] = 0x00; /* 0 in two bytes: a two-byte frequency below 128 */
+    expect_refused(b, 6, 8, "a frequency below 128 in two bytes");
     b[4] = 0;
     expect_refused(b, 6, 8, "frequencies do not sum to 4096");
     b[4] = 0xFF, b[5] = 0x1F, b[6] = 1; /* 4095 + 1 */
