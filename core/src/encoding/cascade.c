@@ -16,12 +16,6 @@
 
 #include "encoding/enc_internal.h"
 
-/* Score factor of an encoding: its record's decode cost, in percent of
- * size a candidate must save to win. Only ids with a record get here. */
-static double cost_factor(int enc) {
-    return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost;
-}
-
 /* Whether `enc` compresses finished subtrees in frames (zstd, lz4). */
 static int is_frames(int enc) {
     const struct qv__encoding *c = enc > 0 ? qv__encoding_of((unsigned)enc) : NULL;
@@ -42,7 +36,7 @@ static void add(struct cands *c, const struct qv__enc *e, int enc, double est) {
     if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return;
     c->v[c->n].enc = enc;
     c->v[c->n].est = est;
-    c->v[c->n].score = est * cost_factor(enc);
+    c->v[c->n].score = est * qv__cost_factor(enc);
     c->n++;
 }
 
@@ -109,7 +103,7 @@ static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
  * score adds both costs: a 1% smaller lz4 frame must not beat a root
  * that already compresses (zstd_dict, fsst) and keeps random access. */
 static int try_general(struct qv__enc *e, struct qv__enode **nd) {
-    const double inner = cost_factor((*nd)->enc) - 1.0;
+    const double inner = qv__cost_factor((*nd)->enc) - 1.0;
     double best = (double)(*nd)->size * (1.0 + inner);
     struct qv__enode *chosen = NULL;
     for (int enc = (int)qv__encoding_slots() - 1; enc > 0; enc--) {
@@ -118,7 +112,7 @@ static int try_general(struct qv__enc *e, struct qv__enode **nd) {
         int rc = qv__general_wrap(e, enc, *nd, 0, &w);
         if (rc == QV__DECLINED) continue;
         if (rc) return rc;
-        double s = (double)w->size * (cost_factor(enc) + inner);
+        double s = (double)w->size * (qv__cost_factor(enc) + inner);
         if (s < best) {
             if (chosen) qv__enode_drop(e, chosen);
             chosen = w;
@@ -194,7 +188,7 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return 0;
     double best = INFINITY;
     for (int i = 0; i < c->n; i++) best = fmin(best, c->v[i].score);
-    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * cost_factor(QV_ENC_ZSTD)), ec);
+    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * qv__cost_factor(QV_ENC_ZSTD)), ec);
     /* The candidate goes by the stage's id (zstd). ans frames weigh their
      * own decode cost and no margin: their estimate is computed from the
      * sample's histogram, not measured on a trial, and comes out within a
@@ -202,7 +196,7 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
      * of entropy, tied with 2-bit packing and flipped with 16 bytes more of
      * states per frame). */
     const double scale = ec->codec == QV_ENC_ANS
-                             ? cost_factor(QV_ENC_ANS) / cost_factor(QV_ENC_ZSTD)
+                             ? qv__cost_factor(QV_ENC_ANS) / qv__cost_factor(QV_ENC_ZSTD)
                              : ENTROPY_MARGIN;
     if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * scale);
     return rc;
@@ -351,8 +345,8 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
              * so the choice is the same as with it searched. */
             const double rd_floor = ((double)w * 8 - 16) / 8 * (double)n + 64;
             if (qv__allowed(e, QV_ENC_ALP_RD) &&
-                !(src.alp && alp.est_bytes * cost_factor(QV_ENC_ALP) <
-                                 rd_floor * cost_factor(QV_ENC_ALP_RD))) {
+                !(src.alp && alp.est_bytes * qv__cost_factor(QV_ENC_ALP) <
+                                 rd_floor * qv__cost_factor(QV_ENC_ALP_RD))) {
                 qv__alprd_choose(v, n, pt, &rd);
                 src.alprd = &rd;
                 add(&c, e, QV_ENC_ALP_RD, rd.est_bytes);
@@ -628,7 +622,7 @@ static int dict_first(double distinct) { return distinct <= DICT_FIRST_MAX; }
 static double fsst_bound(double min_codes, int64_t n, int64_t sn, int64_t sym_rows) {
     double covered = sn > 0 ? (double)sym_rows * (double)n / (double)sn : 0;
     double b = min_codes - covered;
-    return (b > 0 ? b : 0) * cost_factor(QV_ENC_FSST);
+    return (b > 0 ? b : 0) * qv__cost_factor(QV_ENC_FSST);
 }
 
 /* After the build loop, when FSST was not trained because of dict_first or
@@ -643,14 +637,14 @@ static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offse
                             double fsst_floor, struct qv__enode **out) {
     if ((*out)->enc == QV_ENC_DICT && (*out)->child[1]->count <= DICT_FIRST_MAX) return 0;
     if ((*out)->enc == QV_ENC_CONSTANT) return 0;
-    if ((double)(*out)->size * cost_factor((*out)->enc) <= fsst_floor) return 0;
+    if ((double)(*out)->size * qv__cost_factor((*out)->enc) <= fsst_floor) return 0;
     struct qv__fsst_table *t;
     int rc = qv__fsst_train(e, src->off, src->data, src->n, &t);
     if (rc) return rc;
     const uint64_t total = src->off[src->n];
     double ratio = qv__fsst_sample_ratio(t, src->off, src->data, src->n);
     double est = (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(t) + 64;
-    if (est * cost_factor(QV_ENC_FSST) < (double)(*out)->size * cost_factor((*out)->enc)) {
+    if (est * qv__cost_factor(QV_ENC_FSST) < (double)(*out)->size * qv__cost_factor((*out)->enc)) {
         struct qv__enode *f;
         src->fsst = t;
         rc = build(e, QV_ENC_FSST, src, 0, &f);
@@ -739,7 +733,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (dict_est > (double)fsst_floor && dict_est < INFINITY &&
             (dict_first(dict_distinct) ||
              (!e->compact &&
-              dict_est * cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
+              dict_est * qv__cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
             fsst_deferred = 1;
         if (e->compact) fsst_scored_floor = 0;
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&

@@ -925,6 +925,11 @@ int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
  * bounds-checked, so any byte from a file may be passed. */
 const struct qv__encoding *qv__encoding_of(unsigned id);
+/* Score factor of an encoding: its record's decode cost, in percent of
+ * size a candidate must save to win. Only ids with a record get here. */
+static inline double qv__cost_factor(int enc) {
+    return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost;
+}
 /* Number of id slots (one past the largest id). */
 unsigned qv__encoding_slots(void);
 

@@ -74,9 +74,6 @@ static int seq_level(const struct qv__enc *e) {
  * took 18% fewer instructions; at 1.0 flights grew 2.4%. */
 #define BEAT_SLACK 1.2
 
-/* An encoding's decode cost as the cascade weighs it (cascade.c). */
-static double cost_of(int enc) { return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost; }
-
 static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
 
 /* The test knob (encoding_testing.h): a forced layout, 0 for none. */
@@ -218,7 +215,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         const int64_t frames = (n + ENTROPY_FRAME_ANS - 1) / ENTROPY_FRAME_ANS;
         ans_est = payload * (double)n / (double)an + (double)frames * (table + 48) + 64;
         /* As a bound for zstd's layouts: in zstd's units. */
-        const double as_zstd = ans_est * cost_of(QV_ENC_ANS) / cost_of(QV_ENC_ZSTD);
+        const double as_zstd = ans_est * qv__cost_factor(QV_ENC_ANS) / qv__cost_factor(QV_ENC_ZSTD);
         to_beat = to_beat < as_zstd ? to_beat : as_zstd;
     }
     if (forced == QV__ENTROPY_ANS) {
@@ -295,7 +292,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
     double zstd_est = best >= 0 && raw_exact ? est_from(n, fb, best, sn, &c->frame_values) : -1;
     if (ans_est >= 0 &&
-        (zstd_est < 0 || ans_est * cost_of(QV_ENC_ANS) <= zstd_est * cost_of(QV_ENC_ZSTD))) {
+        (zstd_est < 0 || ans_est * qv__cost_factor(QV_ENC_ANS) <= zstd_est * qv__cost_factor(QV_ENC_ZSTD))) {
         choose_ans(c, ref, ans_est);
         return 0;
     }
