@@ -9,9 +9,9 @@
  * offsets go to an integer child (cascaded, usually delta + bit-packed
  * compressed lengths), so a range decode touches only its own strings.
  *
- * Training: five rounds over the sample, as in the paper: the first four
- * on a growing part of it (8, 38, 68 and 98 strings in 128), the last on
- * all of it. Each round compresses its part
+ * Training: rounds over the sample, as in the paper (five, or twelve on
+ * large chunks: see SAMPLE_BYTES): the early ones on a growing part of it, the
+ * last on all of it. Each round compresses its part
  * with the current table, counts how often each symbol (and each single
  * byte) occurs and how often each pair of consecutive symbols occurs, and
  * builds the next table from the 255 candidates (symbols, and
@@ -44,13 +44,20 @@
 #define ESC 255
 #define HASH_BITS 12
 #define HASH_SIZE (1 << HASH_BITS)
-/* The training sample: 32 KiB of strings spread over the chunk, 16 KiB
- * (the FSST paper's size) for chunks under 512 KiB, where training would
- * otherwise cost more than compressing the chunk (vega airports' names,
- * 3,376 strings: training was half of the table's write). */
-#define SAMPLE_BYTES (32 << 10)
+/* The training budget. Chunks under 512 KiB: a sample of 16 KiB (the FSST
+ * paper's size) and five rounds, where training would otherwise cost more
+ * than compressing the chunk (vega airports' names, 3,376 strings:
+ * training was half of the table's write). Larger chunks: 64 KiB and
+ * twelve rounds, a small part of the time compressing the chunk takes,
+ * and a smaller chunk: symbols grow by merging pairs, at most doubling
+ * each round, so five rounds leave text's long symbols unfinished
+ * (lineitem's l_comment, chunks of 3.5 MB: 53.9 MB with 32 KiB and five
+ * rounds, 51.0 MB with these). */
+#define SAMPLE_BYTES (64 << 10)
 #define SAMPLE_BYTES_SMALL (16 << 10)
 #define SMALL_CHUNK (512 << 10)
+#define ROUNDS 12
+#define ROUNDS_SMALL 5
 
 /* Every step-th string is sampled. */
 static int64_t sample_step(uint64_t total, int64_t n) {
@@ -63,12 +70,11 @@ static int64_t sample_step(uint64_t total, int64_t n) {
     int64_t step = (int64_t)((total + want - 1) / want);
     return step < 1 ? 1 : step;
 }
-#define ROUNDS 5
 
 #define SYM_MAX 16
-/* Candidates sorted per round: enough to fill 255 codes past hash
- * collisions. */
-#define FILL_MAX (2 * NSYM_MAX)
+/* Candidates first ranked per round to fill 255 codes past hash
+ * collisions (more when they do not). */
+#define FILL_FIRST (2 * NSYM_MAX)
 
 __extension__ typedef unsigned __int128 u128;
 
@@ -276,7 +282,7 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     const int64_t max_slots = 1 << 17;
     cs.v = seen ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *cs.v, e->err) : NULL;
     cs.slot = cs.v ? qv__stack_push(&e->stack, (size_t)max_slots * 4, e->err) : NULL;
-    uint64_t *keys = cs.slot ? qv__stack_push(&e->stack, FILL_MAX * sizeof *keys, e->err) : NULL;
+    uint64_t *keys = cs.slot ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *keys, e->err) : NULL;
     if (!keys) {
         qv__stack_release(&e->stack, mk);
         qv__mem_free(&e->mem, t);
@@ -284,16 +290,25 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     }
     t->nsym = 0;
     build_lookup(t);
-    for (int round = 0; round < ROUNDS; round++) {
+    const int rounds = off[n] - off[0] < SMALL_CHUNK ? ROUNDS_SMALL : ROUNDS;
+    for (int round = 0; round < rounds; round++) {
         memset(c1, 0, (size_t)NC * 4);
         memset(seen, 0, (size_t)NW * 8);
         int64_t pairs = 0;
         /* Early rounds count on a growing part of the sample (in each group
-         * of 128 sampled strings, the first 8, 38, 68, 98, then all): their
-         * tables are rough anyway, and the five rounds then cost about 2.7
-         * passes over the sample instead of 5 (vega airports' names: write
-         * 20% faster, 0.4% larger; lineitem 0.08% smaller). */
-        const int64_t frac = round == ROUNDS - 1 ? 128 : 8 + 30 * round;
+         * of 128 sampled strings, the first 8, growing to all of them in
+         * the last round): their tables are rough anyway, and the rounds
+         * then cost fewer passes over the sample. Five rounds grow their
+         * part by 30 strings a round (2.7 passes; vega airports' names:
+         * write 20% faster, 0.4% larger); twelve by the square of the
+         * round (4.7 passes, as ten rounds of linear growth cost, and
+         * lineitem's l_comment 0.6% smaller than those). Strings that the
+         * early parts miss still get their symbols: test_enc_fsst_edges'
+         * test_repetitive_compress. */
+        const int64_t r1 = rounds - 1;
+        const int64_t frac = round == r1                ? 128
+                             : rounds == ROUNDS_SMALL ? 8 + 120 * round / r1
+                                                      : 8 + 120 * round * round / (r1 * r1);
         int64_t nth = -1;
         for (int64_t i = 0; i < n; i += step) {
             if ((++nth & 127) >= frac) continue;
@@ -361,44 +376,49 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
                 }
             }
         }
-        /* Only the best `want` matter: select them by a heap of their keys
-         * whose root is the worst kept, then heap-sort those, best first. */
-        const int64_t want = FILL_MAX;
-        int64_t keep = cs.n < want ? cs.n : want;
-        for (int64_t i = 0; i < keep; i++) keys[i] = cand_key(&cs.v[i], i);
-        for (int64_t i = keep / 2 - 1; i >= 0; i--) heap_down(keys, keep, i);
-        for (int64_t i = keep; i < cs.n; i++) {
-            uint64_t k = cand_key(&cs.v[i], i);
-            if (k > keys[0]) {
-                keys[0] = k;
-                heap_down(keys, keep, 0);
-            }
-        }
-        for (int64_t end = keep - 1; end > 0; end--) {
-            uint64_t tmp = keys[0];
-            keys[0] = keys[end];
-            keys[end] = tmp;
-            heap_down(keys, end, 0);
-        }
         /* The best 255 whose hash slots are free: a 3+ byte symbol whose
          * slot a better one took would be dropped by build_lookup, so the
          * next candidate takes its code instead (on text, symbols sharing
          * their first three bytes -- "pending ", "pendin", ... -- left a
-         * quarter of the codes unused). */
-        uint64_t taken[HASH_SIZE / 64];
-        memset(taken, 0, sizeof taken);
+         * quarter of the codes unused). Only the best `want` candidates
+         * are ranked (selected by a heap of their keys whose root is the
+         * worst kept, then heap-sorted, best first): twice the codes, and
+         * four times more while they fill fewer than 255 codes and
+         * candidates remain. */
         int k = 0;
-        for (int64_t i = 0; i < keep && k < NSYM_MAX; i++) {
-            const struct cand *c = &cs.v[key_idx(keys[i])];
-            if (c->len >= 3) {
-                unsigned hs = hash3(c->val);
-                uint64_t bit = UINT64_C(1) << (hs & 63);
-                if (taken[hs >> 6] & bit) continue;
-                taken[hs >> 6] |= bit;
+        for (int64_t want = FILL_FIRST;; want *= 4) {
+            const int64_t keep = cs.n < want ? cs.n : want;
+            for (int64_t i = 0; i < keep; i++) keys[i] = cand_key(&cs.v[i], i);
+            for (int64_t i = keep / 2 - 1; i >= 0; i--) heap_down(keys, keep, i);
+            for (int64_t i = keep; i < cs.n; i++) {
+                uint64_t key = cand_key(&cs.v[i], i);
+                if (key > keys[0]) {
+                    keys[0] = key;
+                    heap_down(keys, keep, 0);
+                }
             }
-            t->sym[k] = c->val;
-            t->len[k] = c->len;
-            k++;
+            for (int64_t end = keep - 1; end > 0; end--) {
+                uint64_t tmp = keys[0];
+                keys[0] = keys[end];
+                keys[end] = tmp;
+                heap_down(keys, end, 0);
+            }
+            uint64_t taken[HASH_SIZE / 64];
+            memset(taken, 0, sizeof taken);
+            k = 0;
+            for (int64_t i = 0; i < keep && k < NSYM_MAX; i++) {
+                const struct cand *c = &cs.v[key_idx(keys[i])];
+                if (c->len >= 3) {
+                    unsigned hs = hash3(c->val);
+                    uint64_t bit = UINT64_C(1) << (hs & 63);
+                    if (taken[hs >> 6] & bit) continue;
+                    taken[hs >> 6] |= bit;
+                }
+                t->sym[k] = c->val;
+                t->len[k] = c->len;
+                k++;
+            }
+            if (k == NSYM_MAX || keep == cs.n) break;
         }
         t->nsym = k;
         build_lookup(t);

@@ -122,6 +122,10 @@ static void percentile_refs(const uint64_t *smp, int64_t n, uint64_t ref_min, ui
 #endif
 }
 
+/* Exceptions from which their positions are delta-encoded even below the
+ * cascade's depth bound (qv__patched_encode). */
+#define POS_DELTA_MIN 64
+
 /* Bytes an exception costs, estimated: its position (cascaded, usually
  * delta-packed gaps of about n / E) and its value at the full width. */
 static double exc_bytes(int64_t n, int64_t e, unsigned full) {
@@ -317,7 +321,25 @@ int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
         }
     }
     rc = qv__cascade_int(e, base, n, pt, depth + 1, QV_ENC_AUTO, &nd->child[0]);
+    /* The positions increase, by gaps of about n / E, which is what the
+     * estimate (exc_bytes) counts. A patched node just above the depth
+     * bound leaves its children no level to choose delta in, and their
+     * positions were packed whole: 18 bits each instead of about 6 for
+     * FSST's lengths in lineitem's l_comment (its offsets are delta, then
+     * patched). There delta is built too, its own children packed as they
+     * are (one level past the bound, which encode.c keeps 4 levels below
+     * the format's), and the smaller kept. */
     if (!rc) rc = qv__cascade_int(e, pos, ne, QV__PT_U32, depth + 1, QV_ENC_AUTO, &nd->child[1]);
+    if (!rc && depth + 1 >= e->max_depth && ne >= POS_DELTA_MIN) {
+        struct qv__enode *alt;
+        rc = qv__cascade_int(e, pos, ne, QV__PT_U32, depth + 1, QV_ENC_DELTA, &alt);
+        if (!rc && alt->size < nd->child[1]->size) {
+            qv__enode_drop(e, nd->child[1]);
+            nd->child[1] = alt;
+        } else if (!rc) {
+            qv__enode_drop(e, alt);
+        }
+    }
     if (!rc) rc = qv__cascade_int(e, vals, ne, pt, depth + 1, QV_ENC_AUTO, &nd->child[2]);
     if (rc) goto out;
     nd->nchildren = 3;
