@@ -710,7 +710,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     struct qv__fsst_table *fsst = NULL;
     struct qv__zdict *zd = NULL;
     int rc = 0, equal = n > 0 && bin_all_equal(off, data, n), fsst_deferred = 0;
-    double dict_distinct = INFINITY, fsst_scored_floor = 0;
+    double dict_distinct = INFINITY, fsst_scored_floor = 0, dict_codes_est = 0, dict_d = 0;
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
     if (force == QV_ENC_AUTO) {
@@ -729,7 +729,9 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             dict_distinct = fmin(d, (double)ds.d);
             if (d * 2 <= n) {
                 double avg = (double)total / n;
-                add(&c, e, QV_ENC_DICT, packed(n, qv__bits((uint64_t)d - 1)) + d * (avg + 2) + 64);
+                dict_codes_est = packed(n, qv__bits((uint64_t)d - 1));
+                dict_d = d;
+                add(&c, e, QV_ENC_DICT, dict_codes_est + d * (avg + 2) + 64);
             }
         }
         /* FSST emits at least one code per 16 bytes of each string; skip
@@ -748,6 +750,16 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             src.fsst = fsst;
             double ratio = qv__fsst_sample_ratio(fsst, off, data, n);
             add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
+            /* A dictionary's values are strings the cascade encodes in
+             * turn, at least as well as FSST does the chunk (sorted, they
+             * often do better): with them counted whole, FSST won on
+             * nested's names, "user00000" to "user19999" (20,000 distinct
+             * in 131,072), at 460 KiB against a dictionary of 294 KiB. */
+            for (int i = 0; i < c.n; i++)
+                if (c.v[i].enc == QV_ENC_DICT && ratio < 1) {
+                    c.v[i].est = dict_codes_est + dict_d * ((double)total / n * ratio + 2) + 64;
+                    c.v[i].score = c.v[i].est * qv__cost_factor(QV_ENC_DICT);
+                }
         }
         /* zstd_dict only in compact mode: it is about a fifth smaller than
          * FSST on free text (l_comment: 3.34x against 2.58x) but decodes
