@@ -333,7 +333,9 @@ int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
     if (!rc && depth + 1 >= e->max_depth && ne >= POS_DELTA_MIN) {
         struct qv__enode *alt;
         rc = qv__cascade_int(e, pos, ne, QV__PT_U32, depth + 1, QV_ENC_DELTA, &alt);
-        if (!rc && alt->size < nd->child[1]->size) {
+        if (rc == QV__DECLINED) {
+            rc = 0;
+        } else if (!rc && alt->size < nd->child[1]->size) {
             qv__enode_drop(e, nd->child[1]);
             nd->child[1] = alt;
         } else if (!rc) {
