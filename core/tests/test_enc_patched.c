@@ -121,6 +121,31 @@ static void test_chosen(void **state) {
     env_close(&env);
 }
 
+/* A patched node just above the depth bound (here the root, with a bound of
+ * 1): its positions cannot choose delta in the cascade, so delta is built
+ * beside the cascade's node and kept when smaller. 1% outliers over 65,536
+ * values: gaps of about 100 pack in 8 bits or so, the positions whole in
+ * 16; the chunk round-trips (roundtrip's probes and ranges). */
+static void test_positions_below_bound(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct col c = make_col_spread(QV_KIND_INT64, 65536, HIGH, 91, UINT64_C(1) << 17);
+    struct qv_encode_options o = {0};
+    o.allowed = ~QV_ENC_BIT(QV_ENC_ZSTD);
+    o.max_depth = 1;
+    struct qv_encoded e = roundtrip(&env, &c.v, &o, 12, 7);
+    char tree[1024];
+    struct qv_error err = {0};
+    assert_int_not_equal(qv_enc_describe(e.data, e.size, env.r, tree, sizeof tree, &err), EIO);
+    print_message("  depth 1: %zu bytes, %s\n", e.size, tree);
+    assert_non_null(strstr(tree, "patched("));
+    assert_non_null(strstr(tree, "positions=delta("));
+    qv_encoded_release(env.r, &e);
+    col_free(&c);
+    env_close(&env);
+}
+
 /* Only integers: floats, bool and binary refuse a forced patched. */
 static void test_kinds_refused(void **state) {
     (void)state;
@@ -207,7 +232,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forced_roundtrip), cmocka_unit_test(test_chosen),
         cmocka_unit_test(test_kinds_refused),    cmocka_unit_test(test_filter),
-        cmocka_unit_test(test_corrupt),
+        cmocka_unit_test(test_corrupt),          cmocka_unit_test(test_positions_below_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
