@@ -10,13 +10,13 @@
  * compressed lengths), so a range decode touches only its own strings.
  *
  * Training: rounds over the sample, as in the paper (five, or twelve on
- * large chunks: see SAMPLE_BYTES): the early ones on a growing part of it, the
- * last on all of it. Each round compresses its part
- * with the current table, counts how often each symbol (and each single
- * byte) occurs and how often each pair of consecutive symbols occurs, and
- * builds the next table from the 255 candidates (symbols, and
- * concatenations of pairs up to 16 bytes) with the highest gain
- * (count x length) that the lookup can hold (below).
+ * large chunks: see SAMPLE_BYTES), the early ones on a growing part of it,
+ * the last on all of it. Each round compresses its part with the current
+ * table, counts how often each symbol (and each single byte) occurs and
+ * how often each pair of consecutive symbols occurs, and builds the next
+ * table from the 255 candidates (symbols, and concatenations of pairs up
+ * to 16 bytes) with the highest gain (count x length) that the lookup can
+ * hold (below).
  *
  * Deviation from the paper: symbols are up to 16 bytes, not 8. Text made of
  * words ("carefully ", "requests. ") then takes about one code per word
@@ -27,9 +27,9 @@
  * by their first three bytes (one symbol per slot: training skips a
  * candidate whose slot a better one took and gives its code to the next
  * candidate, so text whose words share their first bytes still fills the
- * table), and a
- * 64K-entry table maps every two-byte prefix to the best symbol of length
- * 2 or 1 (or the escape). The longest candidate that matches wins.
+ * table), and a 64K-entry table maps every two-byte prefix to the best
+ * symbol of length 2 or 1 (or the escape). The longest candidate that
+ * matches wins.
  *
  * Node: params [symbol count, raw bytes]; buffer 0 = symbol lengths then
  * symbol bytes; buffer 1 = codes; child 0 = n + 1 offsets into the codes.
