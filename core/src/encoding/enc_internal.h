@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "base/varint.h"
+#include "encoding/lesson.h"
 #include "quiver/encoding.h"
 
 /* Physical types of nodes. Integers are bit patterns of their width;
@@ -196,6 +197,11 @@ struct qv__enc {
     struct qv_encode_extremes *extremes;
     const uint8_t *root_data;
     int64_t root_n;
+    /* FSST's table for the root's strings (lesson.h): one to try before
+     * training (or NULL), and where a root's training is reported (or
+     * NULL). */
+    const struct qv__lesson *lesson_use;
+    struct qv__lesson *lesson_learn;
 };
 
 /* Creates a node in the encoder's arena. */
@@ -441,12 +447,21 @@ int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        int forced, struct qv__enode **out);
 /* FSST: trains a table on a sample, estimates, then builds. */
 struct qv__fsst_table;
+/* Trains on a sample of `scale` times the usual budget (fsst.c). */
 int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
-                   struct qv__fsst_table **out);
-/* Compressed bytes of the sample strings relative to their raw size. */
+                   int scale, struct qv__fsst_table **out);
 int qv__fsst_nsym(const struct qv__fsst_table *t);
+/* Compressed bytes relative to raw bytes of about `budget` bytes of the
+ * strings, between those the table was trained on. */
+#define QV__FSST_MEASURE (16 << 10)
 double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, const uint8_t *data,
-                             int64_t n);
+                             int64_t n, uint64_t budget);
+/* A table from a lesson's symbols (as trained, so the lookup is the
+ * trained table's); and a trained table's symbols and sampled ratio into a
+ * lesson. */
+int qv__fsst_from_lesson(struct qv__enc *e, const struct qv__lesson *l,
+                         struct qv__fsst_table **out);
+void qv__fsst_to_lesson(const struct qv__fsst_table *t, double ratio, struct qv__lesson *l);
 int qv__fsst_encode(struct qv__enc *e, struct qv__fsst_table *t, const uint64_t *off,
                     const uint8_t *data, int64_t n, int depth, struct qv__enode **out);
 /* zstd / lz4 in frames: fn builds the subtree of values [start, start + n)

@@ -117,6 +117,13 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
 
 int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
               struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err) {
+    return qv__encode_taught(in, opts, NULL, NULL, r, out, err);
+}
+
+int qv__encode_taught(const struct qv_values *in, const struct qv_encode_options *opts,
+                      const struct qv__lesson *use, struct qv__lesson *learn,
+                      struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err) {
+    if (learn) learn->nsym = 0;
     if (!out) return bad(err, "NULL output");
     memset(out, 0, sizeof *out);
     if (!in || !r) return bad(err, "NULL argument");
@@ -131,6 +138,8 @@ int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
         return qv_error_set(err, EINVAL, "qv_encode: unknown encoding %d", o.force);
     struct qv__enc e;
     qv__enc_init(&e, &o, r, err);
+    e.lesson_use = use && use->nsym > 0 ? use : NULL;
+    e.lesson_learn = learn;
     struct qv__enode *root = NULL;
     int rc = run(&e, in, pt, o.force, &root);
     return qv__enc_finish(&e, rc, root, out);

@@ -60,8 +60,8 @@
 #define ROUNDS_SMALL 5
 
 /* Every step-th string is sampled. */
-static int64_t sample_step(uint64_t total, int64_t n) {
-    const uint64_t want = total < SMALL_CHUNK ? SAMPLE_BYTES_SMALL : SAMPLE_BYTES;
+static int64_t sample_step(uint64_t total, int64_t n, int scale) {
+    const uint64_t want = total < SMALL_CHUNK ? SAMPLE_BYTES_SMALL : SAMPLE_BYTES * (uint64_t)scale;
     if (total <= want || n <= 0) return 1;
     /* Rounded up, so the sample is at most `want` (rounded down, a chunk
      * of 1.9 x want bytes was sampled whole: vega airports' cities, 29 KiB,
@@ -262,12 +262,12 @@ static void heap_down(uint64_t *h, int64_t n, int64_t i) {
 }
 
 int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
-                   struct qv__fsst_table **out) {
+                   int scale, struct qv__fsst_table **out) {
     struct qv__fsst_table *t = qv__mem_calloc(&e->mem, sizeof *t, e->err);
     if (!t) return ENOMEM;
     struct qv__mark mk = qv__stack_mark(&e->stack);
     /* Sample: strings spread evenly (sample_step). */
-    const int64_t step = sample_step(off[n] - off[0], n);
+    const int64_t step = sample_step(off[n] - off[0], n, scale);
     const int64_t NC = 512; /* 0..254 symbols, 256..511 single bytes */
     /* Pair counts: a 512 x 512 table read and cleared only where a bit of
      * `seen` says it was written. A sample touches a few thousand pairs;
@@ -430,19 +430,46 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
 
 int qv__fsst_nsym(const struct qv__fsst_table *t) { return t->nsym; }
 
+_Static_assert(QV__LESSON_SYMS == NSYM_MAX && QV__LESSON_SYM_BYTES == SYM_MAX,
+               "a lesson holds a whole table");
+
+int qv__fsst_from_lesson(struct qv__enc *e, const struct qv__lesson *l,
+                         struct qv__fsst_table **out) {
+    struct qv__fsst_table *t = qv__mem_calloc(&e->mem, sizeof *t, e->err);
+    if (!t) return ENOMEM;
+    t->nsym = l->nsym;
+    for (int i = 0; i < l->nsym; i++) {
+        t->len[i] = l->len[i];
+        memcpy(&t->sym[i], l->sym[i], SYM_MAX);
+    }
+    /* The trained table's symbols have distinct hash slots already: the
+     * lookup drops none of them, and the codes stay the trained ones. */
+    build_lookup(t);
+    *out = t;
+    return 0;
+}
+
+void qv__fsst_to_lesson(const struct qv__fsst_table *t, double ratio, struct qv__lesson *l) {
+    l->nsym = t->nsym;
+    l->ratio = ratio;
+    for (int i = 0; i < t->nsym; i++) {
+        l->len[i] = t->len[i];
+        memcpy(l->sym[i], &t->sym[i], SYM_MAX);
+    }
+}
+
 double qv__fsst_sample_ratio(struct qv__fsst_table *t, const uint64_t *off, const uint8_t *data,
-                             int64_t n) {
+                             int64_t n, uint64_t budget) {
     uint64_t raw = 0, comp = 0;
-    /* Measured on about 16 KiB of strings between those the table was
+    /* Measured on about `budget` bytes of strings between those the table was
      * trained on: a table is fitted to its sample, and measured on it, it
      * promised more than the chunk gave (nested's names "user00000" to
      * "user19999", 20,000 distinct in 131,072: the ratio on the sample
      * chose FSST at 460 KiB over a dictionary of 294 KiB). Chunks sampled
      * whole are measured on themselves. */
     const uint64_t total = off[n] - off[0];
-    const int64_t step = total <= SAMPLE_BYTES_SMALL || n <= 0
-                             ? 1
-                             : (int64_t)((total + SAMPLE_BYTES_SMALL - 1) / SAMPLE_BYTES_SMALL);
+    const int64_t step =
+        total <= budget || n <= 0 ? 1 : (int64_t)((total + budget - 1) / budget);
     uint8_t buf[512];
     for (int64_t i = step / 2; i < n; i += step) {
         const uint8_t *s = data + off[i];
@@ -962,7 +989,7 @@ static int fsst_build(struct qv__enc *e, const struct qv__src *s, struct qv__eno
     if (s->pt != QV__PT_BIN) return qv__enc_unsupported(e, QV_ENC_FSST, s->pt);
     struct qv__fsst_table *t = s->fsst;
     int rc = 0;
-    if (!t && (rc = qv__fsst_train(e, s->off, s->data, s->n, &t))) return rc;
+    if (!t && (rc = qv__fsst_train(e, s->off, s->data, s->n, 1, &t))) return rc;
     rc = qv__fsst_encode(e, t, s->off, s->data, s->n, s->depth, out);
     if (!s->fsst) qv__mem_free(&e->mem, t);
     return rc;
