@@ -22,6 +22,7 @@
 
 #include "format/format_testing.h"
 #include "memory/memory_testing.h"
+#include "batch_io.h"
 #include "mem_sink.h"
 #include "owned_env.h"
 #include "quiver/format.h"
@@ -131,6 +132,121 @@ static void test_identical_across_threads(void **state) {
             assert_same_bytes(&ref, &par);
         }
     }
+    free(ref.p);
+    free(par.p);
+    owned_env_done(&e);
+}
+
+/* ---- lessons: FSST tables row group 0 trained, reused by later ones ---- */
+
+/* id int64, text utf8 (nullable): comment-like text from ten words, then
+ * from row group `drift` on hex digits the words never use (a lesson that
+ * no longer pays: those row groups train their own), and every 13th row
+ * null. */
+static const struct qv_field lesson_cols[] = {
+    {.name = "id", .type = QV_TYPE_INT64},
+    {.name = "text", .type = QV_TYPE_UTF8, .nullable = true},
+};
+static const struct qv_field lesson_root = {.name = "", .type = QV_TYPE_STRUCT, .n_children = 2,
+                                            .children = (struct qv_field *)lesson_cols};
+
+static void lesson_batch(const struct qv_schema *s, int64_t n, int64_t rg_rows, int64_t drift,
+                         struct qv_reservation *r, struct ArrowArray *out) {
+    static const char *w[] = {"carefully ", "final ", "requests ", "sleep ", "the ", "ironic ",
+                              "deposits ", "haggle ", "quickly ", "furiously "};
+    struct qv_builder *b;
+    struct qv_error err;
+    assert_int_equal(qv_builder_create(s, r, NULL, &b, &err), 0);
+    uint64_t rng = 7;
+    char buf[128];
+    for (int64_t i = 0; i < n; i++) {
+        assert_int_equal(qv_append_int64(qv_builder_column(b, 0), i), 0);
+        size_t len = 10 + rb_next(&rng) % 60, l = 0;
+        if (i / rg_rows >= drift) {
+            for (; l < len; l++) buf[l] = "0123456789ABCDEF#%"[rb_next(&rng) % 18];
+        } else {
+            while (l < len) {
+                const char *x = w[rb_next(&rng) % 10];
+                size_t xl = strlen(x) < len - l ? strlen(x) : len - l;
+                memcpy(buf + l, x, xl);
+                l += xl;
+            }
+        }
+        struct qv_appender *t = qv_builder_column(b, 1);
+        assert_int_equal(i % 13 == 5 ? qv_append_null(t) : qv_append_string(t, buf, len), 0);
+    }
+    assert_int_equal(qv_builder_finish(b, out, &err), 0);
+    qv_builder_destroy(b);
+}
+
+static int lesson_write(struct qv_sink *sink, const struct qv_schema *s, const struct ArrowArray *batch,
+                        const struct qv_writer_options *o, int (*hook)(void *, int64_t, int32_t), void *ctx,
+                        struct qv_reservation *r, struct qv_error *err) {
+    struct qv_writer *w;
+    int rc = qv_writer_open_sink(sink, s, o, r, &w, err);
+    if (rc) return rc;
+    if (hook) qv_writer_set_encode_hook(w, hook, ctx);
+    /* In pieces, so that row groups are sealed while others are encoded. */
+    const int64_t cuts[] = {1000, 5000, 9000, 17000};
+    rc = bio_write_pieces(w, batch, cuts, 4, err);
+    if (!rc) rc = qv_writer_finish(w, err);
+    qv_writer_close(w);
+    return rc;
+}
+
+static int fail_text_rg0(void *ctx, int64_t rg, int32_t column) {
+    (void)ctx;
+    return rg == 0 && column == 1 ? EIO : 0;
+}
+
+static void test_lessons(void **state) {
+    (void)state;
+    alarm(300);
+    struct owned_env e;
+    owned_env_init(&e);
+    struct qv_schema *s;
+    assert_int_equal(qv_schema_create(&lesson_root, e.r, &s, NULL), 0);
+    const int64_t rg_rows = 3000, n = 8 * 3000 - 700;
+    struct ArrowArray batch;
+    lesson_batch(s, n, rg_rows, 5, e.r, &batch);
+    struct qv_error err;
+    /* Inline, then threads: the same bytes (a later row group's text waits
+     * for row group 0's lesson, whichever thread has it). */
+    struct memsink ref = {0}, par = {0};
+    struct qv_writer_options o = {.row_group_rows = rg_rows, .max_in_flight = QV_WRITER_INLINE};
+    struct qv_sink sink = memsink_open(&ref, 0);
+    assert_int_equal(lesson_write(&sink, s, &batch, &o, NULL, NULL, e.r, &err), 0);
+    static const int threads[] = {1, 2, 4};
+    for (int ti = 0; ti < 3; ti++) {
+        struct qv_writer_options po = {.row_group_rows = rg_rows, .threads = threads[ti],
+                                       .max_in_flight = 1 + ti};
+        sink = memsink_open(&par, 0);
+        assert_int_equal(lesson_write(&sink, s, &batch, &po, NULL, NULL, e.r, &err), 0);
+        assert_same_bytes(&ref, &par);
+    }
+    /* Every row back, whole row groups and the drifted ones too. */
+    char path[512];
+    tu_path(path, sizeof path, "par_mt_lessons.qvr");
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(ref.p, 1, ref.len, f), ref.len);
+    fclose(f);
+    struct qv_reader *rd;
+    assert_int_equal(qv_reader_open(path, NULL, e.r, &rd, &err), 0);
+    assert_int_equal(qv_reader_num_row_groups(rd), 8);
+    bio_check_row_groups(rd, s, &batch, e.r, 1);
+    qv_reader_close(rd);
+    unlink(path);
+    /* Row group 0's text fails: the row groups waiting for its lesson do
+     * not wait forever, and the failure is the one reported. */
+    for (int ti = 0; ti < 3; ti++) {
+        struct qv_writer_options po = {.row_group_rows = rg_rows, .threads = threads[ti]};
+        sink = memsink_open(&par, 0);
+        assert_int_equal(lesson_write(&sink, s, &batch, &po, fail_text_rg0, NULL, e.r, &err), EIO);
+        assert_non_null(strstr(err.message, "row group 0, column 'text'"));
+    }
+    batch.release(&batch);
+    qv_schema_destroy(s);
     free(ref.p);
     free(par.p);
     owned_env_done(&e);
@@ -422,6 +538,7 @@ int main(void) {
         cmocka_unit_test(test_no_columns),
         cmocka_unit_test(test_threads_option),
         cmocka_unit_test(test_identical_across_threads),
+        cmocka_unit_test(test_lessons),
         cmocka_unit_test(test_first_failure_in_file_order),
         cmocka_unit_test(test_abort_with_busy_threads),
         cmocka_unit_test(test_alloc_failure_every_step),

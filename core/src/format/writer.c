@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "encoding/lesson.h"
 #include "format/format_testing.h"
 #include "format/writer_internal.h"
 
@@ -99,7 +100,11 @@ static int threads_new(struct qv_writer *w, struct qv_error *err) {
     w->workers = qv_calloc(w->r, (size_t)n * sizeof *w->workers, err);
     w->col_ns = w->workers ? qv_calloc(w->r, nc * sizeof *w->col_ns, err) : NULL;
     w->col_node = w->col_ns ? qv_calloc(w->r, nc * sizeof *w->col_node, err) : NULL;
-    if (!w->col_node) return ENOMEM;
+    w->taught = w->col_node ? qv_calloc(w->r, nc, err) : NULL;
+    w->lessons = w->taught ? qv_calloc(w->r, (size_t)(w->n_nodes ? w->n_nodes : 1) *
+                                                 sizeof *w->lessons, err)
+                           : NULL;
+    if (!w->lessons) return ENOMEM;
     for (int i = 0; i < n; i++) w->workers[i].w = w;
     for (int32_t c = 0, k = 0; c < w->n_columns; c++, k = w->nodes[k].subtree_end)
         w->col_node[c] = k;
@@ -145,7 +150,8 @@ static int writer_new(const char *name, const struct qv_schema *schema,
     w->max_in_flight = opts->max_in_flight ? opts->max_in_flight : 2;
     atomic_init(&w->cancel, 0);
     w->aborted = 1; /* no sink yet */
-    if (qv_mutex_init(&w->mu) || qv_cond_init(&w->work) || qv_cond_init(&w->done)) {
+    if (qv_mutex_init(&w->mu) || qv_cond_init(&w->work) || qv_cond_init(&w->done) ||
+        qv_cond_init(&w->learned)) {
         qv_free(r, w, sizeof *w);
         return qv_error_set(err, ENOMEM, "writer '%s': cannot create its locks", name);
     }
@@ -154,9 +160,11 @@ static int writer_new(const char *name, const struct qv_schema *schema,
      * reservations of their own in r's pool: the encoder's belongs to the
      * worker while it runs, and the builder's tells how much the row group
      * in the making holds. */
-    struct qv_reservation_options bro = {.name = "writer builder"}, ero = {.name = "writer encoder"};
+    struct qv_reservation_options bro = {.name = "writer builder"}, ero = {.name = "writer encoder"},
+                                  lro = {.name = "writer lessons"};
     rc = qv_reservation_create(qv_reservation_pool(r), &bro, &w->br, err);
     if (!rc) rc = qv_reservation_create(qv_reservation_pool(r), &ero, &w->er, err);
+    if (!rc) rc = qv_reservation_create(qv_reservation_pool(r), &lro, &w->lr, err);
     if (rc) {
         qv_writer_close(w);
         return rc;
@@ -515,6 +523,12 @@ void qv_writer_close(struct qv_writer *w) {
     size_t nc = (size_t)(w->n_columns ? w->n_columns : 1);
     if (w->col_ns) qv_free(w->r, w->col_ns, nc * sizeof *w->col_ns);
     if (w->col_node) qv_free(w->r, w->col_node, nc * sizeof *w->col_node);
+    if (w->taught) qv_free(w->r, w->taught, nc);
+    if (w->lessons) {
+        for (int32_t k = 0; k < w->n_nodes; k++)
+            if (w->lessons[k]) qv_free(w->lr, w->lessons[k], sizeof *w->lessons[k]);
+        qv_free(w->r, w->lessons, (size_t)(w->n_nodes ? w->n_nodes : 1) * sizeof *w->lessons);
+    }
     qv__wbuf_free(&w->dir);
     qv__wbuf_free(&w->rgdir);
     qv__wbuf_free(&w->blocks);
@@ -523,9 +537,11 @@ void qv_writer_close(struct qv_writer *w) {
     qv_schema_destroy(w->schema);
     qv_reservation_destroy(w->br);
     qv_reservation_destroy(w->er);
+    qv_reservation_destroy(w->lr);
     if (w->sync_ready) {
         qv_cond_destroy(&w->work);
         qv_cond_destroy(&w->done);
+        qv_cond_destroy(&w->learned);
         qv_mutex_destroy(&w->mu);
     }
     qv_free(w->r, w, sizeof *w);

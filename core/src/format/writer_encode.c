@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "encoding/lesson.h"
 #include "format/null_fill.h"
 #include "format/writer_internal.h"
 
@@ -41,14 +42,51 @@ static void note_path(struct ctx *x, const char *path) {
     fp[n] = 0;
 }
 
+/* Encodes the values of string node k with the lessons of its column
+ * (writer_internal.h): row group 0 learns and publishes them, a later row
+ * group waits until they are final and encodes with them. */
+static int encode_taught(struct ctx *x, const struct qv_values *v,
+                         const struct qv_encode_options *eo, int32_t k, struct qv_encoded *out,
+                         struct qv_error *err) {
+    struct qv_writer *w = x->w;
+    struct qv_reservation *r = x->t->r;
+    if (x->rg->index > 0) {
+        qv_mutex_lock(&w->mu);
+        while (!w->taught[x->c]) qv_cond_wait(&w->learned, &w->mu);
+        const struct qv__lesson *use = w->lessons[k];
+        qv_mutex_unlock(&w->mu);
+        return qv__encode_taught(v, eo, use, NULL, r, out, err);
+    }
+    /* The only row group has no one to teach. */
+    if (x->rg->last) return qv_encode(v, eo, r, out, err);
+    struct qv__lesson *learn = qv_alloc(r, sizeof *learn, err);
+    if (!learn) return ENOMEM;
+    int rc = qv__encode_taught(v, eo, NULL, learn, r, out, err);
+    if (!rc && learn->nsym > 0) {
+        qv_mutex_lock(&w->mu);
+        struct qv__lesson *kept = qv_alloc(w->lr, sizeof *kept, err);
+        if (kept) {
+            *kept = *learn;
+            w->lessons[k] = kept;
+        }
+        qv_mutex_unlock(&w->mu);
+        if (!kept) {
+            qv_encoded_release(r, out);
+            rc = ENOMEM;
+        }
+    }
+    qv_free(r, learn, sizeof *learn);
+    return rc;
+}
+
 /* Encodes one segment into the task: its bytes, its block checksums and
  * its record (offset from the task's first byte). With `pre`, the segment
  * is those bytes, already encoded on the task's reservation (moved in, or
  * released on failure). `ex` (or NULL) receives the encoder's extremes
  * (qv_encode_options.extremes). */
-static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
-                       struct qv_encoded *pre, struct qv_encode_extremes *ex, const char *path,
-                       struct qv_error *err) {
+static int put_taught(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
+                      struct qv_encoded *pre, struct qv_encode_extremes *ex, int32_t k,
+                      const char *path, struct qv_error *err) {
     struct qv_writer *w = x->w;
     struct qv__task *tk = x->t;
     struct qv__taskout *t = tk->o;
@@ -74,7 +112,8 @@ static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, i
     memset(ws, 0, sizeof *ws);
     int rc = 0;
     if (pre) ws->enc = *pre;
-    else rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
+    else if (k < 0) rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
+    else rc = encode_taught(x, v, &eo, k, &ws->enc, err);
     if (rc) {
         note_path(x, path);
         return rc;
@@ -96,6 +135,12 @@ static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, i
         return ENOMEM;
     }
     return 0;
+}
+
+static int put_segment(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
+                       struct qv_encoded *pre, struct qv_encode_extremes *ex, const char *path,
+                       struct qv_error *err) {
+    return put_taught(x, v, role, force, pre, ex, -1, path, err);
 }
 
 /* Appends the chunk record of a node whose segments are the task's last
@@ -218,8 +263,10 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
             struct qv__filled filled;
             rc = qv__null_fill(&v, validity, nulls, w->null_fill, x->t->r, &filled, err);
             if (rc) note_path(x, path);
-            else rc = put_segment(x, &filled.v, QV_SEGMENT_VALUES, force, NULL,
-                                  late_stats ? &ex : NULL, path, err);
+            else rc = put_taught(x, &filled.v, QV_SEGMENT_VALUES, force, NULL,
+                                 late_stats ? &ex : NULL,
+                                 v.kind == QV_KIND_BINARY || v.kind == QV_KIND_LARGE_BINARY ? k : -1,
+                                 path, err);
             qv__null_fill_release(x->t->r, &filled);
         }
         if (!rc && late_stats &&

@@ -28,6 +28,7 @@
 
 #include "base/thread.h"
 #include "format/format_internal.h"
+struct qv__lesson;
 
 /* An input array the writer holds: moved in by qv_writer_write_owned, or the
  * builder's output. Released (on the caller's thread) once no row group
@@ -93,6 +94,7 @@ struct qv__rowgroup {
     int64_t rows;
     uint64_t bytes;         /* owned bytes (estimated) plus the builder's pieces' */
     int64_t index;          /* row group number in the file */
+    int last;               /* sealed by finish: no row group follows it */
     uint64_t end_position;  /* file bytes once written (set by the committer) */
     int encoded;            /* written to the file (set by the committer) */
     /* Set at seal (caller), then under mu: */
@@ -178,6 +180,20 @@ struct qv_writer {
     int64_t pend_rg;
     int32_t pend_col;
     struct qv_error pend_err;
+    /* Lessons (encoding/lesson.h): the FSST tables row group 0's encoders
+     * trained, per node (NULL: none), for the later row groups of the same
+     * column to try before training their own. A task of row group 0 never
+     * waits; a later one waits, before its first string segment, until
+     * taught[c] says row group 0's task of its column is done (or skipped).
+     * Row groups are handed out in order, so that task is running or done
+     * by then: the wait always ends, and every row group sees the same
+     * lessons however many threads there are (the bytes do not depend on
+     * the thread count). Lessons are allocated from `lr` and never change
+     * once taught; lessons, taught and lr under mu. */
+    struct qv__lesson **lessons;
+    uint8_t *taught;
+    struct qv_reservation *lr;
+    qv_cond learned;
     uint64_t *col_ns;       /* last encoding time of each column (ordering hint), under mu */
     int32_t *col_node;      /* first node of each top-level column */
     qv__writer_hook_fn hook;
@@ -203,6 +219,10 @@ void qv__writer_encode_task(struct qv__wworker *wk, struct qv__rowgroup *rg, int
 int qv__writer_commit_task(struct qv_writer *w, struct qv__rowgroup *rg, struct qv__task *t,
                            struct qv_error *err);
 int qv__writer_end_row_group(struct qv_writer *w, struct qv__rowgroup *rg, struct qv_error *err);
+/* Marks task (rg, c) done: a task of row group 0 makes its column's
+ * lessons final and wakes the tasks waiting for them. Under mu. */
+void qv__writer_task_done(struct qv_writer *w, const struct qv__rowgroup *rg, int32_t c,
+                          struct qv__task *t);
 /* Frees a task's buffers and reservation (any thread that owns it). */
 void qv__writer_task_free(struct qv__task *t);
 

@@ -59,10 +59,20 @@ static void order_columns(struct qv_writer *w, struct qv__rowgroup *rg) {
     }
 }
 
-/* Marks a task skipped: done, nothing to write. */
-static void skip_task(struct qv__task *t) {
-    t->rc = ECANCELED;
+void qv__writer_task_done(struct qv_writer *w, const struct qv__rowgroup *rg, int32_t c,
+                          struct qv__task *t) {
     t->state = QV__TASK_DONE;
+    if (rg->index == 0 && !w->taught[c]) {
+        w->taught[c] = 1;
+        qv_cond_broadcast(&w->learned);
+    }
+}
+
+/* Marks a task skipped: done, nothing to write. */
+static void skip_task(struct qv_writer *w, const struct qv__rowgroup *rg, int32_t c,
+                      struct qv__task *t) {
+    t->rc = ECANCELED;
+    qv__writer_task_done(w, rg, c, t);
 }
 
 /* The next task to encode (marked running), or NULL: with `threaded`, the
@@ -87,7 +97,7 @@ static struct qv__task *take_task(struct qv_writer *w, int threaded, struct qv__
         int after = w->pend_rc && (rg->index > w->pend_rg ||
                                    (rg->index == w->pend_rg && c > w->pend_col));
         if (w->worker_rc || after || atomic_load(&w->cancel)) {
-            skip_task(t);
+            skip_task(w, rg, c, t);
             (*skipped)++;
             continue;
         }
@@ -203,7 +213,7 @@ static void work(struct qv_writer *w, struct qv__wworker *wk, int threaded) {
         qv_mutex_lock(&w->mu);
         if (threaded) w->col_ns[c] = ns;
         if (t->rc) note_failure(w, rg, c, t->rc, &e);
-        t->state = QV__TASK_DONE;
+        qv__writer_task_done(w, rg, c, t);
         commit_ready(w);
     }
 }

@@ -206,13 +206,14 @@ static int worth_threads(const struct qv_writer *w, const struct qv__rowgroup *r
 
 /* Seals and encodes inline (finish without threads, or QV_WRITER_INLINE)
  * or hands over. */
-static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
+static int seal(struct qv_writer *w, int inline_now, int last, struct qv_error *err) {
     int rc = qv__writer_take_builder(w, err);
     if (rc) return rc;
     struct qv__rowgroup *rg = w->open;
     if (!rg || rg->n_pieces == 0) return 0;
     w->open = NULL;
     rg->index = w->next_index++;
+    rg->last = last;
     qv_reservation_release_slack(w->br);
     int32_t n = w->n_columns;
     if (n > 0) {
@@ -261,12 +262,12 @@ static int seal(struct qv_writer *w, int inline_now, struct qv_error *err) {
     return 0;
 }
 
-int qv__writer_seal(struct qv_writer *w, struct qv_error *err) { return seal(w, 0, err); }
+int qv__writer_seal(struct qv_writer *w, struct qv_error *err) { return seal(w, 0, 0, err); }
 
 int qv__writer_drain(struct qv_writer *w, struct qv_error *err) {
     /* The last row group: a writer without threads encodes it here rather
      * than start threads for it, unless it is worth them. */
-    int rc = seal(w, !w->has_thread, err);
+    int rc = seal(w, !w->has_thread, 1, err);
     if (rc) return rc;
     qv__writer_join_threads(w);
     return reap(w, 1, err);
