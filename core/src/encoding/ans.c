@@ -37,6 +37,8 @@
 #define ANS_LANES 8
 #define LIST_MAX 32 /* symbols listed below this count, a bitmap from it */
 
+__extension__ typedef unsigned __int128 u128;
+
 size_t qv__ans_bound(size_t n) {
     /* A stored block, or the coded one it replaces while being written: at
      * most 12 bits a byte (a frequency of 1), the table and the states. */
@@ -118,43 +120,101 @@ static uint8_t *put_table(uint8_t *p, const uint32_t *f, int nsym) {
 
 size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
     if (cap < qv__ans_bound(n)) return 0;
-    uint64_t cnt[256] = {0};
-    for (size_t i = 0; i < n; i++) cnt[src[i]]++;
+    /* Four partial counts: skewed data increments one counter over and
+     * over, and each increment waited on the previous one's store (a third
+     * of the coder's time with one). */
+    uint64_t part[4][256], cnt[256];
+    memset(part, 0, sizeof part);
+    size_t i4 = 0;
+    for (; i4 + 4 <= n; i4 += 4) {
+        part[0][src[i4]]++;
+        part[1][src[i4 + 1]]++;
+        part[2][src[i4 + 2]]++;
+        part[3][src[i4 + 3]]++;
+    }
+    for (; i4 < n; i4++) part[0][src[i4]]++;
+    for (int s = 0; s < 256; s++) cnt[s] = part[0][s] + part[1][s] + part[2][s] + part[3][s];
     int nsym = 0;
     for (int s = 0; s < 256; s++) nsym += cnt[s] != 0;
     if (n == 0 || nsym == 0) {
         dst[0] = 0;
         return 1;
     }
-    uint32_t f[256], cum[256];
+    uint32_t f[256];
     quantize(cnt, n, f);
+    /* Per symbol: the state limit past which a word goes out first, and
+     * x / f as a multiply: with m = ceil(2^44 / f), floor(x m / 2^44) =
+     * floor(x / f) for every x < 2^32 (m f exceeds 2^44 by e < f <= 2^12,
+     * so x e / (f 2^44) < 1 / f). The step is then x + q (4096 - f) + cum,
+     * the same as (q << 12) + x mod f + cum. */
+    struct esym {
+        uint64_t m, xmax; /* xmax: 2^32 for a frequency of 4096 */
+        uint32_t cmpl, cum;
+    } es[256];
     uint32_t c = 0;
-    for (int s = 0; s < 256; s++) cum[s] = c, c += f[s];
+    for (int s = 0; s < 256; s++) {
+        if (!f[s]) continue; /* never looked up */
+        es[s].m = ((UINT64_C(1) << 44) + f[s] - 1) / f[s];
+        es[s].xmax = (uint64_t)((ANS_L >> ANS_BITS) << 16) * f[s];
+        es[s].cmpl = ANS_M - f[s];
+        es[s].cum = c;
+        c += f[s];
+    }
     uint8_t *p = dst;
     *p++ = 1;
     p = put_table(p, f, nsym);
     uint8_t *states = p;
     p += 4 * ANS_LANES;
     /* The renormalization words are written backwards from the end of the
-     * bound, then moved to follow the states. */
-    uint8_t *const end = dst + cap, *w = end;
-    uint32_t x[ANS_LANES];
-    for (int j = 0; j < ANS_LANES; j++) x[j] = ANS_L;
-    for (size_t i = n; i-- > 0;) {
-        uint32_t *xs = &x[i & (ANS_LANES - 1)];
-        const uint32_t fs = f[src[i]];
-        /* x / fs must stay below 2^(32 - 12) after the step: one word out
-         * when it would not (x < 2^32 then x >> 16 < 2^16 <= the limit). */
-        const uint64_t xmax = (uint64_t)((ANS_L >> ANS_BITS) << 16) * fs;
-        uint32_t v = *xs;
-        if (v >= xmax) {
-            w -= 2;
-            w[0] = (uint8_t)v;
-            w[1] = (uint8_t)(v >> 8);
-            v >>= 16;
+     * bound, then moved to follow the states. A step always stores the
+     * word below w and moves w only when it went out (a select: skewed
+     * data renormalizes every few symbols, in no pattern a predictor
+     * finds); the store lands inside the bound, above the header. */
+    uint8_t *const end = dst + cap;
+    uint8_t *w = end;
+#define ANS_ENC(xv, sym)                                                                       \
+    do {                                                                                       \
+        const struct esym *e_ = &es[sym];                                                      \
+        uint32_t v_ = (xv);                                                                    \
+        const uint32_t out_ = v_ >= e_->xmax;                                                  \
+        w[-2] = (uint8_t)v_;                                                                   \
+        w[-1] = (uint8_t)(v_ >> 8);                                                            \
+        w -= 2 * out_;                                                                         \
+        v_ = out_ ? v_ >> 16 : v_;                                                             \
+        const uint32_t q_ = (uint32_t)(((u128)v_ * e_->m) >> 44);                              \
+        (xv) = v_ + q_ * e_->cmpl + e_->cum;                                                   \
+    } while (0)
+    uint32_t x0 = ANS_L, x1 = ANS_L, x2 = ANS_L, x3 = ANS_L, x4 = ANS_L, x5 = ANS_L,
+             x6 = ANS_L, x7 = ANS_L;
+    /* Last symbol first; symbol i goes to state i mod 8. The tail past the
+     * last whole group of eight, then the groups. */
+    size_t i = n;
+    while (i & (ANS_LANES - 1)) {
+        i--;
+        switch (i & (ANS_LANES - 1)) {
+        case 0: ANS_ENC(x0, src[i]); break;
+        case 1: ANS_ENC(x1, src[i]); break;
+        case 2: ANS_ENC(x2, src[i]); break;
+        case 3: ANS_ENC(x3, src[i]); break;
+        case 4: ANS_ENC(x4, src[i]); break;
+        case 5: ANS_ENC(x5, src[i]); break;
+        case 6: ANS_ENC(x6, src[i]); break;
+        default: ANS_ENC(x7, src[i]); break; /* not reached: the tail is under 8 */
         }
-        *xs = ((v / fs) << ANS_BITS) + v % fs + cum[src[i]];
     }
+    while (i > 0) {
+        i -= ANS_LANES;
+        ANS_ENC(x7, src[i + 7]);
+        ANS_ENC(x6, src[i + 6]);
+        ANS_ENC(x5, src[i + 5]);
+        ANS_ENC(x4, src[i + 4]);
+        ANS_ENC(x3, src[i + 3]);
+        ANS_ENC(x2, src[i + 2]);
+        ANS_ENC(x1, src[i + 1]);
+        ANS_ENC(x0, src[i]);
+    }
+#undef ANS_ENC
+    const uint32_t x[ANS_LANES] = {x0, x1, x2, x3, x4, x5, x6, x7};
     const size_t stream = (size_t)(end - w);
     if ((size_t)(p - dst) + stream >= n + 1 || w < p) {
         /* No gain (or, impossibly, the stream met the header): stored. */
@@ -162,10 +222,8 @@ size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) 
         memcpy(dst + 1, src, n);
         return n + 1;
     }
-    for (int j = 0; j < ANS_LANES; j++) {
-        uint32_t v = x[j];
-        memcpy(states + 4 * j, &v, 4); /* little-endian hosts only, as the format */
-    }
+    for (int j = 0; j < ANS_LANES; j++)
+        memcpy(states + 4 * j, &x[j], 4); /* little-endian hosts only, as the format */
     memmove(p, w, stream);
     return (size_t)(p - dst) + stream;
 }
