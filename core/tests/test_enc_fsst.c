@@ -296,7 +296,7 @@ struct layout {
 
 static void root_layout(const uint8_t *p, size_t size, struct layout *l) {
     size_t pos = 2;
-    uint64_t v;
+    uint64_t v = 0;
     assert_int_equal(qv__varint_get(p, size, &pos, &v), 0); /* count */
     unsigned np = p[pos++];
     for (unsigned i = 0; i < np; i++) {

@@ -206,7 +206,7 @@ static void test_same_bytes_any_threads(void **state) {
             const int n_cuts = pieces ? (int)(sizeof cuts / sizeof cuts[0]) : 0;
             write_file(e, path, e->schema, &batch, cuts, n_cuts, &o,
                        forced ? QV_ENC_RELATIVE : QV_ENC_AUTO);
-            size_t size;
+            size_t size = 0;
             unsigned char *bytes = tu_read_file(path, &size);
             assert_non_null(bytes);
             if (!first) {
@@ -391,7 +391,7 @@ static void test_scan_dependent_only(void **state) {
 
 /* Flips one byte in a file at `off` (a copy at `out`). */
 static void corrupt_copy(const char *in, const char *out, uint64_t off) {
-    size_t size;
+    size_t size = 0;
     unsigned char *buf = tu_read_file(in, &size);
     assert_non_null(buf);
     assert_true(off < size);

@@ -108,7 +108,7 @@ static uint64_t ref_param_offset(struct env *e, int64_t rg, int32_t c) {
     uint64_t off = si.offset;
     qv_reader_close(rd);
     assert_true(off != 0);
-    size_t size;
+    size_t size = 0;
     unsigned char *buf = tu_read_file(e->path, &size);
     assert_non_null(buf);
     /* Header: encoding, type (integers have no width), count varint,
@@ -126,7 +126,7 @@ static uint64_t ref_param_offset(struct env *e, int64_t rg, int32_t c) {
 
 /* Writes the file with the bytes at offs[i] set to vals[i] to e->bad. */
 static void patch_copy(struct env *e, const uint64_t *offs, const uint8_t *vals, int n) {
-    size_t size;
+    size_t size = 0;
     unsigned char *buf = tu_read_file(e->path, &size);
     assert_non_null(buf);
     for (int i = 0; i < n; i++) buf[offs[i]] = vals[i];
@@ -367,7 +367,7 @@ static void test_chosen_with_reference_nulls(void **state) {
     if (qv_writer_finish(w, &err)) fail_msg("finish: %s", err.message);
     qv_writer_close(w);
     assert_true(e->s.batch.children[C_SHIP]->null_count > 0);
-    size_t size;
+    size_t size = 0;
     unsigned char *buf = tu_read_file(e->bad, &size);
     assert_non_null(buf);
     struct qv_reader *rd;

@@ -120,7 +120,7 @@ static int teardown(void **state) {
  * also covers the leading magic. */
 static void test_small_file_one_read(void **state) {
     (void)state;
-    size_t size;
+    size_t size = 0;
     uint8_t *bytes = fixture("open-small.qvr", 300, 100, &size);
     assert_true(size < QV__FIRST_READ);
     struct counting c;
@@ -148,7 +148,7 @@ static void test_small_file_one_read(void **state) {
  * so damage there does not stop the open. */
 static void test_large_file_small_footer_one_read(void **state) {
     (void)state;
-    size_t size;
+    size_t size = 0;
     uint8_t *bytes = fixture("open-large.qvr", 200000, 100000, &size);
     assert_true(size > qv__first_read(size));
     assert_true(footer_length(bytes, size) + QV__TAIL_SIZE <= qv__first_read(size));
@@ -171,7 +171,7 @@ static void test_large_file_small_footer_one_read(void **state) {
 /* A footer larger than the first read: the tail, then exactly the footer. */
 static void test_large_footer_two_reads(void **state) {
     (void)state;
-    size_t size;
+    size_t size = 0;
     uint8_t *bytes = many_row_groups("open-footer.qvr", 2000, &size);
     uint64_t flen = footer_length(bytes, size);
     if (flen + QV__TAIL_SIZE <= qv__first_read(size)) fail_msg("footer of %llu bytes", (unsigned long long)flen);

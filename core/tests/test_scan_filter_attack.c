@@ -36,7 +36,7 @@ typedef int (*gen_fn)(struct qv_appender *a, const struct qv_field *f, int64_t c
 static int append_id(struct qv_appender *a, const struct qv_field *f, int64_t i) {
     if (f->type == QV_TYPE_INT64) return qv_append_int64(a, i);
     if (f->type == QV_TYPE_FLOAT64) return qv_append_float64(a, (double)i);
-    char id[16];
+    char id[24];
     snprintf(id, sizeof id, "r%07lld", (long long)i);
     return qv_append_string(a, id, strlen(id));
 }

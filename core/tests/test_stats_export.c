@@ -263,7 +263,7 @@ static void check_structure(const struct ArrowSchema *sc, const struct ArrowArra
             qv_arrow_array_validate(v->items->children[t], &f, QV_VALIDATE_FULL, &err))
             fail_msg("union member %lld (%s): %s", (long long)t, u->children[t]->format, err.message);
         /* The type code is the member's index: "+ud:0,1,...". */
-        char code[16];
+        char code[24];
         snprintf(code, sizeof code, t ? ",%lld" : ":%lld", (long long)t);
         assert_non_null(strstr(u->format, code));
     }

@@ -271,7 +271,7 @@ struct vandal {
  * other values), or truncates it to a third, and back, over and over. */
 static void *vandalize(void *arg) {
     struct vandal *v = arg;
-    size_t a_size, b_size;
+    size_t a_size = 0, b_size = 0;
     unsigned char *a = tu_read_file(v->path, &a_size);
     unsigned char *b = tu_read_file(v->other, &b_size);
     for (int k = 0; !atomic_load(&v->stop) && k < 400; k++) {
