@@ -83,7 +83,9 @@ static int encode_taught(struct ctx *x, const struct qv_values *v,
  * its record (offset from the task's first byte). With `pre`, the segment
  * is those bytes, already encoded on the task's reservation (moved in, or
  * released on failure). `ex` (or NULL) receives the encoder's extremes
- * (qv_encode_options.extremes). */
+ * (qv_encode_options.extremes). k >= 0: the segment holds the values of
+ * string node k, encoded with its column's lessons (encode_taught); -1:
+ * none (put_segment). */
 static int put_taught(struct ctx *x, const struct qv_values *v, uint8_t role, int force,
                       struct qv_encoded *pre, struct qv_encode_extremes *ex, int32_t k,
                       const char *path, struct qv_error *err) {
