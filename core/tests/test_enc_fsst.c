@@ -12,8 +12,6 @@
 #include "test_enc_util.h"
 
 static size_t g_shapes(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
-    static const char *w[] = {"carefully ", "final ", "requests ", "sleep ", "the ", "ironic ",
-                              "deposits ", "haggle ", "quickly ", "furiously "};
     (void)cap;
     size_t len;
     switch (i % 11) {
@@ -30,13 +28,7 @@ static size_t g_shapes(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     case 6: len = 15 + rng_next(s) % 4; break;
     default: len = 10 + rng_next(s) % 34; break;
     }
-    size_t l = 0;
-    while (l < len) {
-        const char *x = w[rng_next(s) % 10];
-        size_t xl = strlen(x) < len - l ? strlen(x) : len - l;
-        memcpy(b + l, x, xl);
-        l += xl;
-    }
+    fill_words(s, b, len);
     return len;
 }
 

@@ -12,17 +12,10 @@
 /* Comment-like text from ten words (seeded), or, with other = 1, hex
  * digits and punctuation the words never use. */
 static size_t words(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
-    static const char *w[] = {"carefully ", "final ", "requests ", "sleep ", "the ", "ironic ",
-                              "deposits ", "haggle ", "quickly ", "furiously "};
     (void)i;
     (void)cap;
-    size_t len = 10 + rng_next(s) % 60, l = 0;
-    while (l < len) {
-        const char *x = w[rng_next(s) % 10];
-        size_t xl = strlen(x) < len - l ? strlen(x) : len - l;
-        memcpy(b + l, x, xl);
-        l += xl;
-    }
+    size_t len = 10 + rng_next(s) % 60;
+    fill_words(s, b, len);
     return len;
 }
 static size_t hexes(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {

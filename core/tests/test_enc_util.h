@@ -297,6 +297,20 @@ static inline struct col col_words(enum qv_value_kind k, int64_t n) {
     return c;
 }
 
+/* Fills b[0..len) with comment-like text: words drawn from ten (the last
+ * one cut at len), each draw one step of s. */
+static inline void fill_words(uint64_t *s, uint8_t *b, size_t len) {
+    static const char *w[] = {"carefully ", "final ", "requests ", "sleep ", "the ", "ironic ",
+                              "deposits ", "haggle ", "quickly ", "furiously "};
+    size_t l = 0;
+    while (l < len) {
+        const char *x = w[rng_next(s) % 10];
+        size_t xl = strlen(x) < len - l ? strlen(x) : len - l;
+        memcpy(b + l, x, xl);
+        l += xl;
+    }
+}
+
 /* Binary column from n strings given by a generator callback. */
 typedef size_t (*str_gen)(int64_t i, uint64_t *rng, uint8_t *buf, size_t cap);
 static inline struct col col_strings(enum qv_value_kind k, int64_t n, str_gen g, uint64_t seed) {
