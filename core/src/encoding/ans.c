@@ -38,6 +38,7 @@
 #define LIST_MAX 32 /* symbols listed below this count, a bitmap from it */
 
 __extension__ typedef unsigned __int128 u128;
+typedef uint32_t v4u __attribute__((vector_size(16)));
 
 size_t qv__ans_bound(size_t n) {
     /* A stored block, or the coded one it replaces while being written: at
@@ -271,7 +272,11 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
             v = (v & 127) | (uint32_t)*p++ << 7;
         }
         if (v == 0 || v > ANS_M - c) return (*why = "frequencies do not sum to 4096", -1);
-        for (uint32_t j = 0; j < v; j++) tab[c + j] = v << 16 | j;
+        /* Four entries a store (the fill was a tenth of a frame's decode). */
+        v4u e = {v << 16, v << 16 | 1, v << 16 | 2, v << 16 | 3};
+        uint32_t j = 0;
+        for (; j + 4 <= v; j += 4, e += 4) memcpy(tab + c + j, &e, sizeof e);
+        for (; j < v; j++) tab[c + j] = v << 16 | j;
         memset(sym + c, syms[k], v);
         c += v;
     }
@@ -284,38 +289,80 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
     }
     p += 4 * ANS_LANES;
     if ((size_t)(end - p) & 1) return (*why = "odd stream length", -1);
-    /* One step of a state: its byte out, then a word in when it fell below
-     * 2^16 (a select, not a branch: skewed data renormalizes every few
-     * symbols, in no pattern a predictor finds). The fast loop runs while
-     * eight steps cannot run out of words (16 bytes left); the rest checks
-     * each word. */
+    /* One step of a state: its byte out (ANS_DECODE), then a word in when
+     * it fell below 2^16: ANS_STEP branches on that, ANS_FEED takes the
+     * word without a branch at an offset the needs of the states before it
+     * give (written as a select, gcc 12 still branched, and skewed data
+     * renormalizes every few symbols in no pattern a predictor finds). The
+     * fast loops run while eight steps cannot run out of words (16 bytes
+     * left); the rest checks each word. */
 #define ANS_DECODE(xv, i)                                                                      \
     do {                                                                                       \
         const uint32_t slot_ = (xv) & (ANS_M - 1), e_ = tab[slot_];                            \
         dst[i] = sym[slot_];                                                                   \
         (xv) = (e_ >> 16) * ((xv) >> ANS_BITS) + (e_ & 0xFFFF);                                \
     } while (0)
+#define ANS_FEED(xv, need, at)                                                                 \
+    do {                                                                                       \
+        uint16_t word_;                                                                        \
+        memcpy(&word_, p + 2 * (at), 2); /* little-endian hosts, as the format */              \
+        (xv) = (xv) << ((need) << 4) | ((uint32_t)word_ & (0u - (need)));                      \
+    } while (0)
 #define ANS_STEP(xv, i)                                                                        \
     do {                                                                                       \
         ANS_DECODE(xv, i);                                                                     \
-        uint16_t word_;                                                                        \
-        memcpy(&word_, p, 2); /* little-endian hosts, as the format */                         \
-        const uint32_t need_ = (xv) < ANS_L;                                                   \
-        (xv) = need_ ? (xv) << 16 | word_ : (xv);                                              \
-        p += 2 * need_;                                                                        \
+        if ((xv) < ANS_L) {                                                                    \
+            uint16_t word_;                                                                    \
+            memcpy(&word_, p, 2); /* little-endian hosts, as the format */                     \
+            (xv) = (xv) << 16 | word_;                                                         \
+            p += 2;                                                                            \
+        }                                                                                      \
     } while (0)
     uint32_t x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3], x4 = x[4], x5 = x[5], x6 = x[6],
              x7 = x[7];
     size_t i = 0;
+    /* Below a word per 16 symbols (under a bit a symbol: one value seen
+     * most of the time) the branch on renormalization is rarely taken and
+     * costs less than the branch-free feed; above, mispredictions cost
+     * more (order-0 coded frames with 3 to 250 symbols: 1.2 to 2.1 times
+     * faster branch-free, and 0.8 to 0.9 times on 95/5 data). */
+    if ((size_t)(end - p) / 2 * 16 < n) {
+        for (; i + 8 <= n && end - p >= 16; i += 8) {
+            ANS_STEP(x0, i);
+            ANS_STEP(x1, i + 1);
+            ANS_STEP(x2, i + 2);
+            ANS_STEP(x3, i + 3);
+            ANS_STEP(x4, i + 4);
+            ANS_STEP(x5, i + 5);
+            ANS_STEP(x6, i + 6);
+            ANS_STEP(x7, i + 7);
+        }
+    }
     for (; i + 8 <= n && end - p >= 16; i += 8) {
-        ANS_STEP(x0, i);
-        ANS_STEP(x1, i + 1);
-        ANS_STEP(x2, i + 2);
-        ANS_STEP(x3, i + 3);
-        ANS_STEP(x4, i + 4);
-        ANS_STEP(x5, i + 5);
-        ANS_STEP(x6, i + 6);
-        ANS_STEP(x7, i + 7);
+        ANS_DECODE(x0, i);
+        ANS_DECODE(x1, i + 1);
+        ANS_DECODE(x2, i + 2);
+        ANS_DECODE(x3, i + 3);
+        ANS_DECODE(x4, i + 4);
+        ANS_DECODE(x5, i + 5);
+        ANS_DECODE(x6, i + 6);
+        ANS_DECODE(x7, i + 7);
+        /* Where each state's word starts: the words go to the states that
+         * need one, in state order; the offsets are sums of the needs, not
+         * a chain of pointer updates through every step. */
+        const uint32_t n0 = x0 < ANS_L, n1 = x1 < ANS_L, n2 = x2 < ANS_L, n3 = x3 < ANS_L,
+                       n4 = x4 < ANS_L, n5 = x5 < ANS_L, n6 = x6 < ANS_L, n7 = x7 < ANS_L;
+        const uint32_t a1 = n0, a2 = n0 + n1, a3 = a2 + n2, a4 = a2 + (n2 + n3);
+        const uint32_t a5 = a4 + n4, a6 = a4 + (n4 + n5), a7 = a6 + n6, a8 = a6 + (n6 + n7);
+        ANS_FEED(x0, n0, 0);
+        ANS_FEED(x1, n1, a1);
+        ANS_FEED(x2, n2, a2);
+        ANS_FEED(x3, n3, a3);
+        ANS_FEED(x4, n4, a4);
+        ANS_FEED(x5, n5, a5);
+        ANS_FEED(x6, n6, a6);
+        ANS_FEED(x7, n7, a7);
+        p += 2 * a8;
     }
     x[0] = x0, x[1] = x1, x[2] = x2, x[3] = x3, x[4] = x4, x[5] = x5, x[6] = x6, x[7] = x7;
     for (; i < n; i++) {
