@@ -3,8 +3,8 @@
  * lesson, and the lesson's table reused for a later chunk of the same kind
  * of text (no training: nothing learned again) but not for a chunk of other
  * text (trained there), every chunk decoding to its input; a chunk encoded
- * with the lesson it taught is the same bytes; other kinds and chunks too
- * small for FSST teach nothing.
+ * with the lesson it taught is the same bytes; other kinds, chunks too
+ * small for FSST and tables that hardly compress their chunk teach nothing.
  */
 #include "encoding/lesson.h"
 #include "test_enc_util.h"
@@ -23,6 +23,15 @@ static size_t hexes(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     (void)cap;
     size_t len = 10 + rng_next(s) % 60;
     for (size_t j = 0; j < len; j++) b[j] = (uint8_t)"0123456789ABCDEF#%"[rng_next(s) % 18];
+    return len;
+}
+
+/* Random bytes, which no symbol table compresses. */
+static size_t noise(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    size_t len = 10 + rng_next(s) % 60;
+    for (size_t j = 0; j < len; j++) b[j] = (uint8_t)rng_next(s);
     return len;
 }
 
@@ -110,6 +119,16 @@ static void test_nothing_to_teach(void **state) {
     assert_int_equal(l.nsym, 0);
     decodes(&env, &few.v, &e);
     qv_encoded_release(env.r, &e);
+    /* A table that hardly compresses its own chunk (random bytes) is not
+     * taught: kept against its own poor ratio, it would stand in for the
+     * table of any later chunk. */
+    struct col rnd = col_strings(QV_KIND_BINARY, 60000, noise, 6);
+    l.nsym = 99;
+    e = taught(&env, &rnd.v, NULL, &l);
+    assert_int_equal(l.nsym, 0);
+    decodes(&env, &rnd.v, &e);
+    qv_encoded_release(env.r, &e);
+    col_free(&rnd);
     /* An empty lesson is no lesson: the chunk is encoded as without one. */
     struct col a = col_strings(QV_KIND_BINARY, 3000, words, 5);
     struct qv_error err = {0};

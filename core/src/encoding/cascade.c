@@ -645,6 +645,12 @@ static double fsst_bound(double min_codes, int64_t n, int64_t sn, int64_t sym_ro
 #define LESSON_SLACK 1.03
 #define LESSON_MEASURE (64 << 10)
 #define LESSON_SCALE 8
+/* A table that shrinks its own chunk's sample to no less than this is not
+ * taught: measured against its own poor ratio, it would be kept for any
+ * later chunk it does as badly on, however well a table of that chunk's
+ * own would do (random bytes in row group 0 sent every later row group of
+ * English-like text to zstd, 3.3% larger, in a hostile test). */
+#define LESSON_TEACH_MAX 0.8
 static int fsst_table(struct qv__enc *e, const uint64_t *off, const uint8_t *data, int64_t n,
                       struct qv__fsst_table **out, double *ratio) {
     const int root = data == e->root_data && n == e->root_n;
@@ -665,7 +671,7 @@ static int fsst_table(struct qv__enc *e, const uint64_t *off, const uint8_t *dat
     int rc = qv__fsst_train(e, off, data, n, teach ? LESSON_SCALE : 1, out);
     if (rc) return rc;
     *ratio = qv__fsst_sample_ratio(*out, off, data, n, measure);
-    if (teach) qv__fsst_to_lesson(*out, *ratio, e->lesson_learn);
+    if (teach && *ratio < LESSON_TEACH_MAX) qv__fsst_to_lesson(*out, *ratio, e->lesson_learn);
     return 0;
 }
 
