@@ -277,9 +277,17 @@ int qv__fsst_train(struct qv__enc *e, const uint64_t *off, const uint8_t *data, 
     uint32_t *c1 = qv__stack_push(&e->stack, (size_t)NC * 4, e->err);
     uint16_t *c2 = c1 ? qv__stack_push(&e->stack, (size_t)NC * NC * 2, e->err) : NULL;
     uint64_t *seen = c2 ? qv__stack_push(&e->stack, (size_t)NW * 8, e->err) : NULL;
+    /* A round adds at most one candidate per symbol it counts (a pair
+     * with the one before) plus the 512 symbols and bytes, and counts at
+     * most a symbol per sampled byte: the set is sized for that (never
+     * dropping a candidate it would have kept at its largest, 2^16), not
+     * at its largest for every chunk (3.5 MiB of scratch charged to the
+     * writer for a few KiB of strings). */
+    uint64_t sampled = 0;
+    for (int64_t i = 0; i < n; i += step) sampled += off[i + 1] - off[i];
     struct cand_set cs = {0};
-    cs.cap = 1 << 16;
-    const int64_t max_slots = 1 << 17;
+    cs.cap = sampled + NC < (1 << 16) ? (int64_t)sampled + NC : 1 << 16;
+    const int64_t max_slots = (int64_t)qv_next_pow2_64((uint64_t)cs.cap * 2);
     cs.v = seen ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *cs.v, e->err) : NULL;
     cs.slot = cs.v ? qv__stack_push(&e->stack, (size_t)max_slots * 4, e->err) : NULL;
     uint64_t *keys = cs.slot ? qv__stack_push(&e->stack, (size_t)cs.cap * sizeof *keys, e->err) : NULL;
