@@ -414,7 +414,7 @@ int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
  * frame of reference + the residuals laid out at `width` bits: bit-packed
  * at their own width or the next whole byte width, or sequential bytes of
  * 8 or 16 bits (a plain child), whichever the sample compressed best.
- * est_bytes < 0: not proposed (too few values, compact mode, zstd not
+ * est_bytes < 0: not proposed (too few values, zstd not
  * allowed). */
 enum {
     QV__ENTROPY_PACKED = 1, /* bit-packed (at `width`: exact or whole bytes) */

@@ -159,7 +159,7 @@ static void choose_ans(struct qv__entropy_choice *c, uint64_t ref, double est) {
 }
 
 int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s) {
-    if (n < ENTROPY_MIN_VALUES || e->compact || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
+    if (n < ENTROPY_MIN_VALUES || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
     return fb >= 1 && fb <= 32;
