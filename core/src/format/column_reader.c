@@ -736,6 +736,39 @@ static void set_off(void *o, int w, int64_t i, int64_t v) {
 static int read_node(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
                      int64_t n, struct ArrowArray *out, struct qv_error *err);
 
+/* A list take's (start, end) offset pairs of n rows, per offset width: the
+ * child elements they cover (-1 when a pair is corrupt), and the child's
+ * rows with the output's offsets. One function per width, the sums in
+ * registers: written through get_off inside the reader, the total lived on
+ * the stack and its chain of stores was 13% of a filtered scan of nested
+ * lists (nested's Q6). */
+#define QV__LIST_PAIRS(W, T)                                                                   \
+    static int64_t pairs_total##W(const void *pairs, int64_t n, int64_t child_len) {           \
+        const T *p = pairs;                                                                    \
+        int64_t total = 0;                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const int64_t a = p[2 * i], b = p[2 * i + 1];                                      \
+            if (a < 0 || b < a || b > child_len) return -1;                                    \
+            total += b - a;                                                                    \
+        }                                                                                      \
+        return total;                                                                          \
+    }                                                                                          \
+    static void pairs_rows##W(const void *pairs, int64_t n, void *offs, int64_t *crow) {       \
+        const T *p = pairs;                                                                    \
+        T *o = offs;                                                                           \
+        int64_t pos = 0;                                                                       \
+        o[0] = 0;                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                      \
+            const int64_t a = p[2 * i], len = p[2 * i + 1] - a;                                \
+            for (int64_t j = 0; j < len; j++) crow[pos + j] = a + j;                           \
+            pos += len;                                                                        \
+            o[i + 1] = (T)pos;                                                                 \
+        }                                                                                      \
+    }
+QV__LIST_PAIRS(32, int32_t)
+QV__LIST_PAIRS(64, int64_t)
+#undef QV__LIST_PAIRS
+
 /* Lists and maps: offsets by range, or for rows: the offsets at r and r + 1
  * of every row, then the child's rows are the union of those ranges. */
 static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, const int64_t *rows,
@@ -778,25 +811,17 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
         if (rc) where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
     }
     int64_t total = 0;
-    for (int64_t i = 0; !rc && i < n; i++) {
-        int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
-        if (a < 0 || b < a || b > child_len)
-            rc = corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets are corrupt");
-        else total += b - a;
-    }
+    if (!rc && (total = w == 4 ? pairs_total32(pairs, n, child_len)
+                               : pairs_total64(pairs, n, child_len)) < 0)
+        rc = corrupt(cr, k, QV_SEGMENT_OFFSETS, err, "list offsets are corrupt");
     if (!rc) {
         crow_size = (size_t)(total ? total : 1) * 8;
         crow = qv_alloc(cr->r, crow_size, err);
         if (!crow) rc = ENOMEM;
     }
     if (!rc) {
-        int64_t pos = 0;
-        set_off(offs, w, 0, 0);
-        for (int64_t i = 0; i < n; i++) {
-            int64_t a = get_off(pairs, w, 2 * i), b = get_off(pairs, w, 2 * i + 1);
-            for (int64_t j = a; j < b; j++) crow[pos++] = j;
-            set_off(offs, w, i + 1, pos);
-        }
+        if (w == 4) pairs_rows32(pairs, n, offs, crow);
+        else pairs_rows64(pairs, n, offs, crow);
         rc = read_node(cr, child, 0, crow, total, out->children[0], err);
     }
     if (crow) qv_free(cr->r, crow, crow_size);
