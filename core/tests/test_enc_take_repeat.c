@@ -136,6 +136,25 @@ static void exercise_words(struct enc_env *env, const struct qv_encoded *enc,
         take_check(d, four, 4, ref, w, out);
         assert_true(qv_reservation_used(env->r) <= many + 16384);
     }
+    /* A take over 24 frames (flights' 100 rows fall ~33 to a chunk, in
+     * ~23 frames): repeated, it finds them all kept, where 16 slots kept 16
+     * and decompressed the rest again on every take. */
+    if (nframes >= 24 && (uint64_t)fv * w * 24 <= KEEP_BYTES - 65536) {
+        int64_t spread[24];
+        for (int64_t f = 0; f < 24; f++) spread[f] = f * fv + (f * 131) % fv;
+        struct qv_decoder *d3;
+        assert_int_equal(qv_decoder_open(enc->data, enc->size, kind, 0, n, env->r, &d3, &err), 0);
+        uint64_t before = qv_reservation_used(env->r);
+        take_check(d3, spread, 24, ref, w, out);
+        uint64_t once = qv_reservation_used(env->r);
+        take_check(d3, spread, 24, ref, w, out);
+        uint64_t twice = qv_reservation_used(env->r);
+        take_check(d3, spread, 24, ref, w, out);
+        assert_true(twice >= once + (uint64_t)20 * fv * w);
+        assert_true(qv_reservation_used(env->r) <= twice + 16384);
+        assert_true(once <= before + (uint64_t)fv * w + 65536);
+        qv_decoder_close(d3);
+    }
     /* However many frames were visited, the cache holds at most its
      * budget and one frame more (plus each frame's parsed nodes). */
     uint64_t frame_bytes = (uint64_t)fv * w + 4096;

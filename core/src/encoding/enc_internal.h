@@ -723,7 +723,7 @@ int qv__dec_cached_u64(struct qv__dec *d, struct qv__node *nd, int increasing, u
  * first time. Ids are >= 0. Each user passes its own n (at most
  * QV__SEEN_MAX), the same on every call: a constant, so the inlined
  * check is a fixed run of compares without a branch. */
-#define QV__SEEN_MAX 32
+#define QV__SEEN_MAX 64
 struct qv__seen {
     int64_t id[QV__SEEN_MAX];
     int at;
