@@ -100,6 +100,17 @@ static void test_taught_and_reused(void **state) {
     env_close(&env);
 }
 
+/* Encoding v with a lesson to learn leaves it empty (whatever it held);
+ * with check_decode, the chunk also decodes to v. */
+static void teaches_nothing(struct enc_env *env, const struct qv_values *v, int check_decode) {
+    static struct qv__lesson l;
+    l.nsym = 99;
+    struct qv_encoded e = taught(env, v, NULL, &l);
+    assert_int_equal(l.nsym, 0);
+    if (check_decode) decodes(env, v, &e);
+    qv_encoded_release(env->r, &e);
+}
+
 static void test_nothing_to_teach(void **state) {
     (void)state;
     struct enc_env env;
@@ -108,26 +119,15 @@ static void test_nothing_to_teach(void **state) {
     /* Integers. */
     struct col ints = col_words(QV_KIND_INT64, 5000);
     for (int64_t i = 0; i < 5000; i++) ((int64_t *)ints.values)[i] = i * 7 % 1000;
-    l.nsym = 99;
-    struct qv_encoded e = taught(&env, &ints.v, NULL, &l);
-    assert_int_equal(l.nsym, 0);
-    qv_encoded_release(env.r, &e);
+    teaches_nothing(&env, &ints.v, 0);
     /* Strings too few bytes for FSST to be tried. */
     struct col few = col_strings(QV_KIND_BINARY, 20, words, 4);
-    l.nsym = 99;
-    e = taught(&env, &few.v, NULL, &l);
-    assert_int_equal(l.nsym, 0);
-    decodes(&env, &few.v, &e);
-    qv_encoded_release(env.r, &e);
+    teaches_nothing(&env, &few.v, 1);
     /* A table that hardly compresses its own chunk (random bytes) is not
      * taught: kept against its own poor ratio, it would stand in for the
      * table of any later chunk. */
     struct col rnd = col_strings(QV_KIND_BINARY, 60000, noise, 6);
-    l.nsym = 99;
-    e = taught(&env, &rnd.v, NULL, &l);
-    assert_int_equal(l.nsym, 0);
-    decodes(&env, &rnd.v, &e);
-    qv_encoded_release(env.r, &e);
+    teaches_nothing(&env, &rnd.v, 1);
     col_free(&rnd);
     /* An empty lesson is no lesson: the chunk is encoded as without one. */
     struct col a = col_strings(QV_KIND_BINARY, 3000, words, 5);
@@ -135,7 +135,7 @@ static void test_nothing_to_teach(void **state) {
     struct qv_encoded plain;
     assert_int_equal(qv_encode(&a.v, NULL, env.r, &plain, &err), 0);
     memset(&l, 0, sizeof l);
-    e = taught(&env, &a.v, &l, NULL);
+    struct qv_encoded e = taught(&env, &a.v, &l, NULL);
     assert_int_equal(e.size, plain.size);
     assert_memory_equal(e.data, plain.data, plain.size);
     qv_encoded_release(env.r, &e);
