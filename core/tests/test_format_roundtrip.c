@@ -114,7 +114,7 @@ static void test_ranges_and_takes(void **state) {
     struct schema_env *e = *state;
     char path[512];
     tu_path(path, sizeof path, "take.qvr");
-    struct rb_options o = {.null_prob = 0.25, .max_list = 5, .max_string = 30};
+    struct rb_options o = {.null_prob = 0.25, .max_list = 20, .max_string = 30};
     struct ArrowArray full;
     assert_int_equal(rb_batch(e->schema, 6000, 9, &o, e->r, &full), 0);
     write_batches(e, path, &full, 1, 0, 0);
