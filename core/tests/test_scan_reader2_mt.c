@@ -1,7 +1,7 @@
 /* Second column readers (twins, scan.c): a projected column decoded by two
  * tasks at once (batches N and N + 1), each on a reader of its own, in
- * narrow projections (fewer projected columns than threads, no filter), and
- * in no other scan. Checked here: the output equals the synchronous scan's, value for value, over many row
+ * narrow projections (fewer projected columns than threads) and filtered
+ * ones like them with two or more workers, and in no other scan. Checked here: the output equals the synchronous scan's, value for value, over many row
  * groups with batch sizes that do not divide them, for 1, 2 and 4 workers
  * and prefetch 1 to 3; a twin is really used (a read of the first reader is
  * held on a gate meanwhile); a corrupt segment the twin loads fails its
@@ -9,8 +9,10 @@
  * back to the first reader (the scan goes on with one reader); allocation
  * failures at every step end in the output or a clean ENOMEM; cancel and
  * release at any point; a caller's read_at source; takes through the file
- * layer (whose readers are lent) make no twin; scans that are not narrow
- * (wider projections, a filter) hold no second reader at all. Runs under ThreadSanitizer
+ * layer (whose readers are lent) make no twin; filtered scans of few
+ * columns with two or more workers have twins and equal the synchronous
+ * scan; scans that are not narrow (wider projections, a filter with one
+ * worker or prefetch 1) hold no second reader at all. Runs under ThreadSanitizer
  * (label "concurrency"); every test is under the deadline set in setup. */
 #include <errno.h>
 #include <setjmp.h>
@@ -259,6 +261,54 @@ static void test_equals_sync_every_mix(void **state) {
                 }
             free(ref.p);
         }
+}
+
+/* Filtered scans equal the synchronous scan for every mix of workers,
+ * prefetch and batch size; those with two or more workers, prefetch 2 or
+ * more and fewer projected columns than threads have twins (filter
+ * columns among the projected ones too: their values come from the
+ * filter, the others' from either reader). */
+static void test_filtered_equals_sync(void **state) {
+    (void)state;
+    static const char *filters[] = {"v >= 0", "id < 20000 AND d > 0.5", "id < 5000 OR v < 10"};
+    int threads[] = {1, 2, 4};
+    int64_t batch_rows[] = {1100, 3000};
+    int32_t twinned = 0;
+    for (int pj = 0; pj < NPROJ; pj++)
+        for (int fl = 0; fl < 3; fl++)
+            for (int br = 0; br < 2; br++) {
+                struct qv_scan_options o = {.columns = projs[pj].cols, .n_columns = projs[pj].n,
+                                            .batch_rows = batch_rows[br], .filter = filters[fl]};
+                struct buf ref = {0};
+                reference(rd, o, &ref);
+                for (int t = 0; t < 3; t++)
+                    for (int p = 1; p <= 3; p++) {
+                        o.threads = threads[t];
+                        o.prefetch = p;
+                        struct ArrowArrayStream st;
+                        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
+                        struct buf got = {0};
+                        int64_t nb;
+                        assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
+                        char what[160];
+                        snprintf(what, sizeof what,
+                                 "projection %d, filter %s, batch_rows %lld, threads %d, prefetch %d",
+                                 pj, filters[fl], (long long)batch_rows[br], threads[t], p);
+                        assert_same(&got, &ref, what);
+                        int32_t opened, dropped;
+                        assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+                        assert_true(opened <= o.n_columns);
+                        assert_int_equal(dropped, 0);
+                        int twins = threads[t] >= 2 && p >= 2 && o.n_columns < threads[t] + 1;
+                        assert_int_equal(qv__scan_testing_has_twins(&st), twins);
+                        twinned += opened;
+                        st.release(&st);
+                        pool_is_clean();
+                        free(got.p);
+                    }
+                free(ref.p);
+            }
+    assert_true(twinned > 0); /* some twin really decoded a batch */
 }
 
 /* ---- a source whose reads of one byte range wait on a gate ---- */
@@ -704,8 +754,10 @@ static void test_borrowed_readers_have_no_twin(void **state) {
 /* Scans that are not narrow hold no second reader, whatever their columns
  * cost (even with the cheap-column threshold at 0, as here) and whatever
  * the prefetch: every column, a projection as wide as the threads, and a
- * narrow projection with a filter; the output equals the synchronous
- * scan's. A narrow one, for contrast, does. */
+ * narrow projection with a filter and one worker or prefetch 1 (a window
+ * of one batch); the output equals the synchronous scan's. A narrow one,
+ * for contrast, does, and so does a filtered one with two workers and
+ * prefetch 2. */
 static void test_not_narrow_has_no_twins(void **state) {
     (void)state;
     static const int32_t all[] = {0, 1, 2, 3, 4};
@@ -718,8 +770,10 @@ static void test_not_narrow_has_no_twins(void **state) {
         {{.columns = all, .n_columns = 5, .threads = 4, .prefetch = 1}, 0},
         {{.columns = p_ivs, .n_columns = 3, .threads = 2, .prefetch = 3}, 0},
         {{.columns = p_vs, .n_columns = 2, .threads = 1, .prefetch = 2}, 0},
-        {{.columns = p_s, .n_columns = 1, .threads = 2, .prefetch = 2, .filter = "v >= 0"}, 0},
+        {{.columns = p_s, .n_columns = 1, .threads = 1, .prefetch = 2, .filter = "v >= 0"}, 0},
         {{.columns = p_s, .n_columns = 1, .threads = 4, .prefetch = 1, .filter = "id < 20000"}, 0},
+        {{.columns = p_ivs, .n_columns = 3, .threads = 2, .prefetch = 2, .filter = "v >= 0"}, 0},
+        {{.columns = p_s, .n_columns = 1, .threads = 2, .prefetch = 2, .filter = "v >= 0"}, 1},
         {{.columns = p_s, .n_columns = 1, .threads = 2, .prefetch = 2}, 1},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -753,6 +807,7 @@ static void test_not_narrow_has_no_twins(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_equals_sync_every_mix),
+        cmocka_unit_test(test_filtered_equals_sync),
         cmocka_unit_test(test_twin_used_while_first_reader_waits),
         cmocka_unit_test(test_corrupt_segment_seen_by_twin),
         cmocka_unit_test(test_corrupt_every_row_group),
