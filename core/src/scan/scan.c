@@ -39,12 +39,15 @@
  * beside batch N's; never a column measured cheap (QV_SCAN_TWIN_MIN_NS)
  * (twin_wanted). A filtered scan with two or more workers, whose window
  * is two batches already, gets twins on the same condition (fewer
- * projected columns than threads); other scans have none (twins is NULL).
- * A task takes the first reader when it is free, the twin when it is not
- * (pick_reader); the twin is made the first time it is used. A twin that finds no memory
- * (its reservation, read buffer or decoding state) is closed and its task
- * goes back to the first reader, whose memory is held already: the column
- * has one reader from then on, and the scan goes on. Readers a front end
+ * projected columns than workers + 1); other scans have none (twins is
+ * NULL). A task takes the first reader when it is free, the twin when it
+ * is not (pick_reader); the twin is made the first time it is used. A twin
+ * that finds no memory (its reservation, read buffer or decoding state) is
+ * closed and its task goes back to the first reader, whose memory is held
+ * already: the column has one reader from then on, and the scan goes on.
+ * Any other task that finds no memory while twins hold some makes the scan
+ * give up all its twins and runs again (give_up_twins): a scan never fails
+ * for memory a twin holds. Readers a front end
  * lends (hooks.reader_get, a take's) have no twin. So decoding state is at
  * most two readers per projected column, each loading a row group once per
  * run of batches it takes there. Filter contexts (qv__filter_ctx) hold their
@@ -194,6 +197,7 @@ struct qv_scan {
     int narrow;      /* fewer projected columns than threads (workers + consumer), no filter */
     int extra_off;   /* a narrow scan's batch beyond prefetch found no memory: none any more */
     int32_t twins_opened, twins_dropped; /* for tests (qv__scan_twin_counts) */
+    int64_t twin_frees; /* atomic: twins whose memory went back, counted after the free */
 
     struct qv__filter *flt;
     struct qv__filter_ctx **fctx;
@@ -591,6 +595,7 @@ struct task {
     struct batch *b;
     int32_t j; /* projection task, or filter context */
     struct colstate *c; /* the reader of a projection task */
+    int64_t twin_frees; /* s->twin_frees when it was claimed */
 };
 
 /* Whether projection j's column may run on its twin (under the lock): in a
@@ -652,7 +657,7 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             s->filters_running++;
             b->filter_claimed = 1;
             b->fctx = i;
-            *t = (struct task){T_FILTER, b, i, NULL};
+            *t = (struct task){T_FILTER, b, i, NULL, 0};
             return 1;
         }
         if (b->state != B_PROJECT) continue;
@@ -669,13 +674,13 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
             w->claimed[j] = 1;
             c->busy = 1;
             b->running++;
-            *t = (struct task){T_PROJECT, b, j, c};
+            *t = (struct task){T_PROJECT, b, j, c, 0};
             return 1;
         }
         if (b->done == s->n_proj && !b->assembling) {
             if (dry) return T_ASSEMBLE;
             b->assembling = 1;
-            *t = (struct task){T_ASSEMBLE, b, 0, NULL};
+            *t = (struct task){T_ASSEMBLE, b, 0, NULL, 0};
             return 1;
         }
     }
@@ -689,6 +694,41 @@ static int claim_task(struct qv_scan *s, struct task *t, int dry, int consumer) 
  * the consumer (extra_off). */
 static int put_off_for_memory(const struct qv_scan *s, const struct batch *b, int rc) {
     return rc == ENOMEM && s->narrow && b->seq >= s->head + s->prefetch;
+}
+
+/* A twin that no task is using gives its memory back (under the lock). */
+static void close_twin(struct qv_scan *s, struct colstate *t) {
+    if (t->busy || !t->res) return;
+    qv_column_reader_close(t->cr);
+    qv_reservation_destroy(t->res);
+    t->cr = NULL;
+    t->res = NULL;
+    t->rg = -1;
+    s->twins_dropped++;
+    __atomic_fetch_add(&s->twin_frees, 1, __ATOMIC_RELEASE);
+}
+
+/* A task that found no memory while twins held some (under the lock): the
+ * scan gives up its twins (idle ones are closed now, busy ones when their
+ * task ends) and the task runs again instead of failing its batch, so a
+ * scan never fails for memory a twin holds. Held at the failure: a twin
+ * holds memory now (or is busy), or one gave it back since the task was
+ * claimed (twin_frees counts after the free, so a twin that held memory
+ * when the task failed is seen one way or the other). Each twin is freed
+ * once and none is made again, so a task runs again a bounded number of
+ * times; once no twin holds memory, ENOMEM fails the batch as before. */
+static int give_up_twins(struct qv_scan *s, const struct task *t, int rc) {
+    if (rc != ENOMEM || !s->twins) return 0;
+    int held = __atomic_load_n(&s->twin_frees, __ATOMIC_ACQUIRE) != t->twin_frees;
+    /* A busy twin is its task's, which may be making its reader: counted
+     * as holding memory without looking. */
+    for (int32_t j = 0; j < s->n_proj; j++) held |= s->twins[j].busy || s->twins[j].res != NULL;
+    if (!held) return 0;
+    for (int32_t j = 0; j < s->n_proj; j++) {
+        s->cols[s->proj[j]].no_twin = 1;
+        close_twin(s, &s->twins[j]);
+    }
+    return 1;
 }
 
 static void run_task(struct qv_scan *s, struct task *t) {
@@ -717,6 +757,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
             t->c->cr = NULL;
             t->c->res = NULL;
             t->c->rg = -1;
+            __atomic_fetch_add(&s->twin_frees, 1, __ATOMIC_RELEASE);
             twin_lost = 1;
         }
         break;
@@ -731,8 +772,11 @@ static void run_task(struct qv_scan *s, struct task *t) {
         s->fctx_busy[t->j] = 0;
         s->filters_running--;
         if (rc) {
-            fail_batch(s, b, rc, &e);
-            b->filter_claimed = 0; /* idle again: drop_failed takes it */
+            /* Idle again: drop_failed takes it, or it runs again when
+             * giving up the twins frees memory (a filter context starts
+             * every batch afresh). */
+            if (!give_up_twins(s, t, rc)) fail_batch(s, b, rc, &e);
+            b->filter_claimed = 0;
             break;
         }
         s->stats.rows_decoded += n_in;
@@ -744,7 +788,9 @@ static void run_task(struct qv_scan *s, struct task *t) {
         struct colstate *c = &s->cols[s->proj[t->j]];
         t->c->busy = 0;
         b->running--;
-        if (twin_lost || put_off_for_memory(s, b, rc)) {
+        if (t->c != c && c->no_twin) close_twin(s, t->c); /* given up while it ran */
+        int put_off = !twin_lost && put_off_for_memory(s, b, rc);
+        if (twin_lost || put_off || give_up_twins(s, t, rc)) {
             /* Not a failure: the task is open again, for the first reader;
              * or, when the batch is the one a narrow scan starts beyond
              * prefetch and there was no memory for it, for when it is
@@ -753,7 +799,7 @@ static void run_task(struct qv_scan *s, struct task *t) {
             if (twin_lost) {
                 c->no_twin = 1;
                 s->twins_dropped++;
-            } else {
+            } else if (put_off) {
                 s->extra_off = 1;
             }
             b->w->claimed[t->j] = 0;
@@ -769,12 +815,14 @@ static void run_task(struct qv_scan *s, struct task *t) {
         /* qv__batch_assemble moved the columns in (or released them). */
         memset(b->w->parr, 0, (size_t)(s->n_proj ? s->n_proj : 1) * sizeof *b->w->parr);
         b->assembling = 0;
-        if (put_off_for_memory(s, b, rc)) {
+        int put_off = put_off_for_memory(s, b, rc);
+        if (put_off || give_up_twins(s, t, rc)) {
             /* As for a projection task above: the batch beyond prefetch
-             * is not failed for memory. Its columns are gone (the failed
-             * assembly released them): its projection tasks run again
-             * when it is within prefetch of the consumer. */
-            s->extra_off = 1;
+             * is not failed for memory, nor one that ran out while twins
+             * held memory. Its columns are gone (the failed assembly
+             * released them): its projection tasks run again, when it is
+             * within prefetch of the consumer. */
+            if (put_off) s->extra_off = 1;
             b->done = 0;
             b->first_open = 0;
             memset(b->w->claimed, 0, (size_t)(s->n_proj ? s->n_proj : 1));
@@ -845,6 +893,7 @@ static void wake_consumer(struct qv_scan *s) {
 static int work_once(struct qv_scan *s, int consumer) {
     struct task t;
     if (claim_task(s, &t, 0, consumer)) {
+        t.twin_frees = __atomic_load_n(&s->twin_frees, __ATOMIC_ACQUIRE);
         wake_worker(s);
         run_task(s, &t);
         skip_empty(s); /* empty batches never reach the consumer: free their slots */
