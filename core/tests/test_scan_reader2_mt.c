@@ -217,6 +217,31 @@ static const struct {
 } projs[] = {{p_s, 1}, {p_id, 1}, {p_vs, 2}, {p_tags, 1}, {p_ivs, 3}, {p_dtags, 2}};
 #define NPROJ ((int)(sizeof projs / sizeof projs[0]))
 
+/* Scans rd with o to the end and asserts: the output is ref's; at most one
+ * twin per column was opened and none dropped; the scan has twins exactly
+ * when `twins` says (and opened none without them). Returns the twins
+ * opened; *ss gets the scan's stats. */
+static int32_t scan_mix(const struct qv_scan_options *o, const struct buf *ref, const char *what,
+                        int twins, struct qv_scan_stats *ss) {
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_scan_open(rd, o, fx.res, &st, NULL), 0);
+    struct buf got = {0};
+    int64_t nb;
+    assert_int_equal(drain(&st, o->columns, o->n_columns, &got, &nb), 0);
+    assert_same(&got, ref, what);
+    assert_int_equal(qv_scan_get_stats(&st, ss), 0);
+    int32_t opened, dropped;
+    assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
+    assert_true(opened <= o->n_columns); /* at most one twin per column */
+    assert_int_equal(dropped, 0);
+    assert_int_equal(qv__scan_testing_has_twins(&st), twins);
+    if (!twins) assert_int_equal(opened, 0);
+    st.release(&st);
+    pool_is_clean();
+    free(got.p);
+    return opened;
+}
+
 /* Narrow projections (and some that are not, with 1 worker) equal the
  * synchronous scan for every mix of workers, prefetch and batch size. */
 static void test_equals_sync_every_mix(void **state) {
@@ -233,31 +258,15 @@ static void test_equals_sync_every_mix(void **state) {
                 for (int p = 1; p <= 3; p++) {
                     o.threads = threads[t];
                     o.prefetch = p;
-                    struct ArrowArrayStream st;
-                    assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-                    struct buf got = {0};
-                    int64_t nb;
-                    assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
                     char what[96];
                     snprintf(what, sizeof what, "projection %d, batch_rows %lld, threads %d, prefetch %d",
                              pj, (long long)batch_rows[br], threads[t], p);
-                    assert_same(&got, &ref, what);
-                    struct qv_scan_stats ss;
-                    assert_int_equal(qv_scan_get_stats(&st, &ss), 0);
-                    assert_true(ss.max_queued <= p);
-                    assert_int_equal(ss.rows_output, ROWS);
-                    int32_t opened, dropped;
-                    assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
-                    assert_true(opened <= o.n_columns); /* at most one twin per column */
-                    assert_int_equal(dropped, 0);
                     /* Narrow: fewer columns than workers + the consumer
                      * (the file is the library's: the consumer reads). */
-                    int narrow = o.n_columns < threads[t] + 1;
-                    assert_int_equal(qv__scan_testing_has_twins(&st), narrow);
-                    if (!narrow) assert_int_equal(opened, 0);
-                    st.release(&st);
-                    pool_is_clean();
-                    free(got.p);
+                    struct qv_scan_stats ss;
+                    scan_mix(&o, &ref, what, o.n_columns < threads[t] + 1, &ss);
+                    assert_true(ss.max_queued <= p);
+                    assert_int_equal(ss.rows_output, ROWS);
                 }
             free(ref.p);
         }
@@ -285,26 +294,13 @@ static void test_filtered_equals_sync(void **state) {
                     for (int p = 1; p <= 3; p++) {
                         o.threads = threads[t];
                         o.prefetch = p;
-                        struct ArrowArrayStream st;
-                        assert_int_equal(qv_scan_open(rd, &o, fx.res, &st, NULL), 0);
-                        struct buf got = {0};
-                        int64_t nb;
-                        assert_int_equal(drain(&st, o.columns, o.n_columns, &got, &nb), 0);
                         char what[160];
                         snprintf(what, sizeof what,
                                  "projection %d, filter %s, batch_rows %lld, threads %d, prefetch %d",
                                  pj, filters[fl], (long long)batch_rows[br], threads[t], p);
-                        assert_same(&got, &ref, what);
-                        int32_t opened, dropped;
-                        assert_int_equal(qv__scan_twin_counts(&st, &opened, &dropped), 0);
-                        assert_true(opened <= o.n_columns);
-                        assert_int_equal(dropped, 0);
                         int twins = threads[t] >= 2 && p >= 2 && o.n_columns < threads[t] + 1;
-                        assert_int_equal(qv__scan_testing_has_twins(&st), twins);
-                        twinned += opened;
-                        st.release(&st);
-                        pool_is_clean();
-                        free(got.p);
+                        struct qv_scan_stats ss;
+                        twinned += scan_mix(&o, &ref, what, twins, &ss);
                     }
                 free(ref.p);
             }

@@ -1389,8 +1389,8 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
      * at prefetch 1 or with one worker, so that batch N + 1's columns run
      * on their twins beside batch N's. Not with a filter: each batch being
      * built would hold a filter context of its own. */
-    s->narrow = s->nthreads >= 1 && !s->filter && n_twin > 0 &&
-                s->n_proj < s->nthreads + s->consumer_reads && QV_SCAN_TWINS;
+    const int few = QV_SCAN_TWINS && n_twin > 0 && s->n_proj < s->nthreads + s->consumer_reads;
+    s->narrow = s->nthreads >= 1 && !s->filter && few;
     s->cap = s->nthreads ? s->prefetch + (s->nthreads >= 2 ? QV_SCAN_EXTRA : 0) : 1;
     if (s->narrow && s->cap < 2) s->cap = 2;
     s->window = (s->nthreads >= 2 || s->narrow) && s->cap >= 2 ? 2 : 1;
@@ -1400,8 +1400,7 @@ int qv__scan_open_hooked(const struct qv_reader *reader, const struct qv_scan_op
      * is decoded beside batch N's instead of after it (nested's Q6, two
      * workers: 17.4 -> 13.0 ms; its list<string> column was decoded one
      * batch at a time). It needs no more filter contexts or batches. */
-    int twins = s->narrow || (s->filter && s->nthreads >= 2 && s->window == 2 && n_twin > 0 &&
-                              s->n_proj < s->nthreads + s->consumer_reads && QV_SCAN_TWINS);
+    int twins = s->narrow || (s->filter && s->nthreads >= 2 && s->window == 2 && few);
     if (twins) { /* window is 2: cap >= 2 and a worker */
         s->twins = qv_calloc(r, (size_t)s->n_proj * sizeof *s->twins, err);
         if (!s->twins) {
