@@ -313,13 +313,18 @@ struct gated {
     qv_mutex mu;
     qv_cond cv;
     uint64_t lo, hi; /* reads overlapping [lo, hi) wait while the gate is closed */
-    int open, blocked, gave_up;
+    uint64_t lo2, hi2; /* reads overlapping [lo2, hi2) are counted in `later` */
+    int open, blocked, gave_up, later;
     const uint8_t *bytes;
 };
 
 static int gated_read(void *ctx, uint64_t off, void *buf, size_t len, struct qv_error *err) {
     struct gated *g = ctx;
     qv_mutex_lock(&g->mu);
+    if (off < g->hi2 && off + len > g->lo2) {
+        g->later++;
+        qv_cond_broadcast(&g->cv);
+    }
     if (off < g->hi && off + len > g->lo) {
         g->blocked++;
         qv_cond_broadcast(&g->cv);
@@ -455,6 +460,65 @@ static void test_twin_used_while_first_reader_waits(void **state) {
         gated_run_end(&x);
     }
     free(ref.p);
+}
+
+/* Narrow scans give twins to columns measured cheap too (the threshold,
+ * QV_SCAN_TWIN_MIN_NS, applies to filtered scans only): with every column
+ * measured cheap, while one reader of s waits at the gate inside row group
+ * 2, the other reads row group 3. Without a twin for a cheap column, row
+ * group 3 would wait for the gated reader and this fails after 60 s. */
+static void test_cheap_column_twin_in_narrow_scan(void **state) {
+    (void)state;
+    const int64_t saved = __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&qv__scan_twin_min_ns, INT64_MAX, __ATOMIC_RELAXED);
+    struct qv_scan_options o = {.columns = p_s, .n_columns = 1, .batch_rows = rg_rows(),
+                                .threads = 2, .prefetch = 3};
+    struct buf ref = {0};
+    reference(rd, o, &ref);
+    assert_true(qv_reader_num_row_groups(rd) > 4);
+    /* The gate and the count start once the reader is open (its first
+     * read may span the data). */
+    struct gated g;
+    gated_init(&g, fx.bytes, 2, 2);
+    const uint64_t lo = g.lo, hi = g.hi;
+    g.lo = g.hi = 0;
+    struct qv_source src = {.ctx = &g, .name = "gated.qvr", .size = fx.size, .read_at = gated_read};
+    struct qv_reader *r;
+    assert_int_equal(qv_reader_open_source(&src, NULL, fx.res, &r, NULL), 0);
+    struct qv_segment_info si;
+    assert_int_equal(qv_reader_segment_info(rd, 3, qv_reader_column_node(rd, 2), 0, &si, NULL), 0);
+    qv_mutex_lock(&g.mu);
+    g.lo = lo;
+    g.hi = hi;
+    g.lo2 = si.offset;
+    g.hi2 = si.offset + si.length;
+    qv_mutex_unlock(&g.mu);
+    struct ArrowArrayStream st;
+    assert_int_equal(qv_scan_open(r, &o, fx.res, &st, NULL), 0);
+    struct consumer c = {.st = &st, .cols = p_s, .n = 1};
+    qv_thread th;
+    assert_int_equal(qv_thread_create(&th, consume, &c), 0);
+    int blocked = 0, later = 0;
+    for (int i = 0; i < 6000 && !(blocked && later); i++) {
+        qv_mutex_lock(&g.mu);
+        blocked = g.blocked;
+        later = g.later;
+        qv_mutex_unlock(&g.mu);
+        if (!(blocked && later)) nap_us(10000);
+    }
+    gated_open(&g);
+    qv_thread_join(th);
+    assert_true(blocked);
+    if (!later) fail_msg("row group 3 was not read while row group 2's read waited");
+    assert_int_equal(c.rc, 0);
+    assert_same(&c.out, &ref, "cheap column, gated");
+    st.release(&st);
+    qv_reader_close(r);
+    gated_destroy(&g);
+    pool_is_clean();
+    free(c.out.p);
+    free(ref.p);
+    __atomic_store_n(&qv__scan_twin_min_ns, saved, __ATOMIC_RELAXED);
 }
 
 /* A corrupt segment of s in row group 1, loaded by the twin (the first
@@ -876,6 +940,7 @@ int main(void) {
         cmocka_unit_test(test_equals_sync_every_mix),
         cmocka_unit_test(test_filtered_equals_sync),
         cmocka_unit_test(test_twin_used_while_first_reader_waits),
+        cmocka_unit_test(test_cheap_column_twin_in_narrow_scan),
         cmocka_unit_test(test_corrupt_segment_seen_by_twin),
         cmocka_unit_test(test_corrupt_every_row_group),
         cmocka_unit_test(test_twin_refused_falls_back),

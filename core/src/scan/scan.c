@@ -36,11 +36,11 @@
  * scan's critical path, so each projected column there also gets a second
  * reader, its twin (twins[j], with a read buffer and decoders of its own,
  * kept on its own row group), and batch N + 1's task of the column runs
- * beside batch N's; never a column measured cheap (QV_SCAN_TWIN_MIN_NS)
- * (twin_wanted). A filtered scan with two or more workers, whose window
- * is two batches already, gets twins on the same condition (fewer
- * projected columns than workers + 1); other scans have none (twins is
- * NULL). A task takes the first reader when it is free, the twin when it
+ * beside batch N's, however cheap the column (twin_wanted). A filtered
+ * scan with two or more workers, whose window is two batches already, gets
+ * twins on the same condition (fewer projected columns than workers + 1),
+ * except for columns measured cheap (QV_SCAN_TWIN_MIN_NS); other scans have
+ * none (twins is NULL). A task takes the first reader when it is free, the twin when it
  * is not (pick_reader); the twin is made the first time it is used. A twin
  * that finds no memory (its reservation, read buffer or decoding state) is
  * closed and its task goes back to the first reader, whose memory is held
@@ -95,11 +95,17 @@
 #define QV_SCAN_TWINS 1
 #endif
 
-/* A column whose smoothed task time is below this gets no twin: handing
- * its next batch to another thread (a wake-up, tens of microseconds on a
- * loaded machine) and loading its row group a second time would cost more
- * than running the tasks one after another (l_partkey of lineitem: ~50 us
- * a 64k-row batch; l_comment: ~2.5 ms). */
+/* In a filtered scan, a column whose smoothed task time is below this gets
+ * no twin: handing its next batch to another thread (a wake-up, tens of
+ * microseconds on a loaded machine) and loading its row group a second
+ * time would cost more than running the tasks one after another
+ * (l_partkey of lineitem: ~50 us a 64k-row batch; l_comment: ~2.5 ms).
+ * Narrow scans give every column its twin: there the consumer and a worker
+ * then decode alternate batches of a cheap column, and a single int64
+ * column read into a table with two workers took about half the time it
+ * took without (lineitem's l_partkey 11 -> 6 ms, nested's id 4.1 -> 2.2
+ * ms, Python, docs/scan.md), where the threshold had made two workers
+ * slower than one. */
 #ifndef QV_SCAN_TWIN_MIN_NS
 #define QV_SCAN_TWIN_MIN_NS 250000
 #endif
@@ -600,11 +606,12 @@ struct task {
 
 /* Whether projection j's column may run on its twin (under the lock): in a
  * scan with twins (narrow, or filtered like one), unless the column has none (lent,
- * or given up for memory) or its tasks are measured cheap
- * (QV_SCAN_TWIN_MIN_NS). */
+ * or given up for memory) or, in a filtered scan, its tasks are measured
+ * cheap (QV_SCAN_TWIN_MIN_NS). */
 static int twin_wanted(const struct qv_scan *s, int32_t j) {
     const struct colstate *c = &s->cols[s->proj[j]];
     if (!s->twins || c->no_twin) return 0;
+    if (!s->flt) return 1;
     return !(c->cost_ns && c->cost_ns < __atomic_load_n(&qv__scan_twin_min_ns, __ATOMIC_RELAXED));
 }
 

@@ -24,9 +24,10 @@ int64_t qv__scan_testing_reused_rows(const struct ArrowArrayStream *scan);
  * it with __atomic_store_n while no scan runs; it counts down. */
 extern int qv__scan_twin_open_fail;
 
-/* Columns whose smoothed task time is below this many nanoseconds get no
- * twin (QV_SCAN_TWIN_MIN_NS in scan.c); tests set 0 so that their small
- * columns have twins too. Set it with __atomic_store_n. */
+/* Columns of a filtered scan whose smoothed task time is below this many
+ * nanoseconds get no twin (QV_SCAN_TWIN_MIN_NS in scan.c; narrow scans
+ * ignore it); tests set 0 so that their small columns have twins too, or
+ * INT64_MAX to make every column cheap. Set it with __atomic_store_n. */
 extern int64_t qv__scan_twin_min_ns;
 
 /* How many twins a scan (a stream of qv_scan_open) has made so far, and
