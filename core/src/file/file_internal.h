@@ -84,8 +84,19 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
  * which the scan too runs a take on the caller's thread (QV_SCAN_SMALL_ROWS);
  * larger takes keep the scan's workers. */
 #define QV__TAKE_GATHER_ROWS 4096
+/* With `threads` (qv_scan_options.threads: QV_SCAN_SYNC, 0 = cores, or a
+ * count) allowing two or more, a gather of at least this many values (rows
+ * x columns) starts one helper thread, and the caller and the helper take
+ * the columns between them: a cold 100-row take decompresses a frame or
+ * more per row and column (flights: ~1,300 frames, ~6 ms), while starting
+ * and joining a thread costs some 15-30 us. Smaller gathers, or one
+ * column, run on the caller alone. */
+#define QV__TAKE_GATHER_HELP 1024
+/* Helper threads gathers have started, process-wide (for tests). */
+extern int64_t qv__take_gather_helpers;
 int qv__take_gather(struct qv_file *file, const int64_t *rows, int64_t n, const int32_t *cols,
-                    int32_t n_cols, int validate, struct ArrowArray *out, struct qv_error *err);
+                    int32_t n_cols, int validate, int threads, struct ArrowArray *out,
+                    struct qv_error *err);
 
 /* Reordering of a take (take.c): the rows asked for, by position in the
  * sorted distinct rows the scan reads. */

@@ -27,6 +27,7 @@ struct qv__reorder {
      * distinct rows, sorted, and the columns; `identity` when they are the
      * rows asked for, in order (the gathered batch is the output). */
     int gather, identity, validate;
+    int threads; /* qv_scan_options.threads, for the gather's helper */
     struct qv_file *file; /* the stream holds a reference */
     int64_t *uniq, n_uniq;
     int32_t *cols, n_cols;
@@ -88,7 +89,7 @@ static int gather(struct qv__reorder *ro, struct ArrowArrayStream *scan, struct 
     if (!ro->identity || ro->n > ro->batch_rows) rc = get_schema(ro, scan, pool, err);
     struct ArrowArray b;
     if (!rc) rc = qv__take_gather(ro->file, ro->uniq, ro->n_uniq, ro->cols, ro->n_cols,
-                                  ro->validate, &b, err);
+                                  ro->validate, ro->threads, &b, err);
     if (!rc) rc = hold(ro, &b, 0, err);
     if (!rc) ro->drained = 1;
     return rc;
@@ -313,6 +314,7 @@ int qv_file_take(struct qv_file *file, const int64_t *rows, int64_t n,
         ro->n_uniq = k;
         ro->identity = increasing;
         ro->validate = so->validate;
+        ro->threads = so->threads;
         ro->file = file;
         uniq = NULL;
         fo.scan.take = &none;

@@ -5,7 +5,10 @@
  * rows sorted, in any order with duplicates, at row-group boundaries, in
  * one row group; output batches cut small; with and without the take
  * cache, mapped; repeated (warm) takes; a corrupt block; every allocation
- * failing in turn. */
+ * failing in turn. Each on the caller's thread alone (QV_SCAN_SYNC) and
+ * with two threads, where a cold take of enough values starts a helper
+ * that takes columns beside the caller (checked: helpers were started);
+ * so this runs under ThreadSanitizer too ("_mt"). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +20,7 @@
 #include <cmocka.h>
 
 #include "quiver/quiver.h"
+#include "file/file_internal.h"
 #include "format/format_testing.h"
 #include "format/reader_internal.h"
 #include "memory/memory_testing.h"
@@ -81,10 +85,12 @@ static void write_file(struct env *e, const char *path, int64_t rg_rows, int com
 
 /* Takes rows[0..n) of the flat columns and compares each output row with
  * the written batch's. Returns rows handed out. */
+static int threads = QV_SCAN_SYNC; /* of every take below */
+
 static int64_t check_take(struct env *e, struct qv_file *f, const int64_t *rows, int64_t n,
                           int64_t batch_rows) {
     struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT,
-                                     .scan = {.batch_rows = batch_rows,
+                                     .scan = {.batch_rows = batch_rows, .threads = threads,
                                               .validate = QV_SCAN_VALIDATE_FULL}};
     struct ArrowArrayStream st;
     struct qv_error err = {0};
@@ -173,8 +179,7 @@ static void check_file(struct env *e, const char *path, int64_t rg_rows,
     qv_file_close(f);
 }
 
-static void test_default_files(void **state) {
-    struct env *e = *state;
+static void default_files(struct env *e) {
     char path[512];
     tu_path(path, sizeof path, "take_gather.qvr");
     static const int64_t rgs[] = {700, 1024, 0};
@@ -195,6 +200,18 @@ static void test_default_files(void **state) {
     unlink(path);
 }
 
+static void test_default_files(void **state) {
+    int64_t before = __atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED);
+    threads = QV_SCAN_SYNC;
+    default_files(*state);
+    assert_int_equal(__atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED), before);
+    threads = 2;
+    default_files(*state);
+    /* Cold takes of ~290 rows x 22 columns: helpers started. */
+    assert_true(__atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED) > before);
+    threads = QV_SCAN_SYNC;
+}
+
 /* Each encoding forced on the values segments: a column it cannot hold
  * fails the write, so those are written one column at a time below; here
  * the encodings every flat column accepts. */
@@ -207,8 +224,12 @@ static void test_forced_encodings(void **state) {
     static const int forced[] = {QV_ENC_PLAIN, QV_ENC_ZSTD, QV_ENC_RELATIVE};
     for (int i = 0; i < 3; i++) {
         write_file(e, path, 700, 0, forced[i]);
+        threads = QV_SCAN_SYNC;
+        check_file(e, path, 700, NULL);
+        threads = 2;
         check_file(e, path, 700, NULL);
     }
+    threads = QV_SCAN_SYNC;
     unlink(path);
 }
 
@@ -256,6 +277,25 @@ static void test_corrupt_block(void **state) {
     assert_non_null(msg);
     if (!strstr(msg, "checksum mismatch") || !strstr(msg, "i64")) fail_msg("%s", msg);
     st.release(&st);
+    /* Every flat column of 100 rows, 3000 among them, with a helper: the
+     * same error, naming i64 (the first failing column), whichever thread
+     * took it. Fresh files: the take is cold. */
+    for (int t = 0; t < 2; t++) {
+        struct qv_file *g;
+        assert_int_equal(qv_file_open(path, NULL, &g, &err), 0);
+        int64_t many[100];
+        for (int i = 0; i < 100; i++) many[i] = 1950 + 17 * i; /* 1950 .. 3633 */
+        many[5] = 2047; /* in the corrupt block (between 2035 and 2052) */
+        struct qv_file_scan_options wide = {.columns = FLAT, .n_columns = N_FLAT,
+                                            .scan = {.threads = t ? 2 : QV_SCAN_SYNC}};
+        assert_int_equal(qv_file_take(g, many, 100, &wide, &st, &err), 0);
+        assert_int_equal(st.get_next(&st, &b), EIO);
+        msg = st.get_last_error(&st);
+        if (!msg || !strstr(msg, "checksum mismatch") || !strstr(msg, "i64"))
+            fail_msg("%s", msg ? msg : "(none)");
+        st.release(&st);
+        qv_file_close(g);
+    }
     /* Rows outside the corrupt block still read (the failed reader was not kept). */
     static const int64_t fine[] = {5, 3000};
     assert_int_equal(qv_file_take(f, fine, 2, &o, &st, &err), 0);
@@ -271,12 +311,10 @@ static void test_corrupt_block(void **state) {
 /* Every allocation of a gathered take failing in turn (a cold take, then
  * a warm one on the same file): ENOMEM or success, nothing leaked (ASan),
  * the pool empty once the file is closed. */
-static void test_allocation_failures(void **state) {
-    struct env *e = *state;
+static void allocation_failures(struct env *e, const int64_t *rows, int64_t n_rows, int th) {
     char path[512];
     tu_path(path, sizeof path, "take_gather_alloc.qvr");
     write_file(e, path, 700, 0, QV_ENC_AUTO);
-    static const int64_t rows[] = {4000, 3, 699, 700, 3, 2500};
     /* Odd nth: allocation nth / 2 + 1 of the cold take fails; even: of the
      * warm one. Until each has gone through untouched twice. */
     int passed[2] = {0, 0}, failed = 0;
@@ -290,9 +328,10 @@ static void test_allocation_failures(void **state) {
         assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
         for (int warm = 0; warm < 2; warm++) {
             if (warm == inject) qv_pool_inject_alloc_failure(p, nth / 2 + 1);
-            struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT};
+            struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT,
+                                             .scan = {.threads = th}};
             struct ArrowArrayStream st;
-            int rc = qv_file_take(f, rows, 6, &o, &st, &err);
+            int rc = qv_file_take(f, rows, n_rows, &o, &st, &err);
             int64_t got = 0;
             while (!rc) {
                 struct ArrowArray b;
@@ -305,7 +344,7 @@ static void test_allocation_failures(void **state) {
             qv_pool_inject_alloc_failure(p, 0);
             if (rc != 0 && rc != ENOMEM)
                 fail_msg("allocation %llu: rc %d", (unsigned long long)nth, rc);
-            if (!rc) assert_int_equal(got, 6);
+            if (!rc) assert_int_equal(got, n_rows);
             if (warm == inject) {
                 if (rc) failed++;
                 else passed[inject]++;
@@ -322,12 +361,28 @@ static void test_allocation_failures(void **state) {
     unlink(path);
 }
 
+static void test_allocation_failures(void **state) {
+    static const int64_t rows[] = {4000, 3, 699, 700, 3, 2500};
+    allocation_failures(*state, rows, 6, 0);
+}
+
+/* The same with 60 rows and two threads: the cold take starts a helper,
+ * and an allocation of either thread fails. */
+static void test_allocation_failures_helped(void **state) {
+    int64_t rows[60];
+    for (int i = 0; i < 60; i++) rows[i] = (int64_t)i * 83 % ROWS;
+    int64_t before = __atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED);
+    allocation_failures(*state, rows, 60, 2);
+    assert_true(__atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED) > before);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_default_files),
         cmocka_unit_test(test_forced_encodings),
         cmocka_unit_test(test_corrupt_block),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_allocation_failures_helped),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
