@@ -5,7 +5,8 @@
  * rows sorted, in any order with duplicates, at row-group boundaries, in
  * one row group; output batches cut small; with and without the take
  * cache, mapped; repeated (warm) takes; a corrupt block; every allocation
- * failing in turn. Each on the caller's thread alone (QV_SCAN_SYNC) and
+ * failing in turn; pool limits under which a take with a helper must fit
+ * wherever it fits alone. Each on the caller's thread alone (QV_SCAN_SYNC) and
  * with two threads, where a cold take of enough values starts a helper
  * that takes columns beside the caller (checked: helpers were started);
  * so this runs under ThreadSanitizer too ("_mt"). */
@@ -304,6 +305,10 @@ static void test_corrupt_block(void **state) {
     assert_int_equal(b.length, 2);
     b.release(&b);
     st.release(&st);
+    /* A bad thread count is the take's error, naming it. */
+    struct qv_file_scan_options bad = {.columns = cols, .n_columns = 1, .scan = {.threads = -5}};
+    assert_int_equal(qv_file_take(f, fine, 2, &bad, &st, &err), EINVAL);
+    if (!strstr(err.message, "take: threads -5")) fail_msg("%s", err.message);
     qv_file_close(f);
     unlink(path);
 }
@@ -328,8 +333,11 @@ static void allocation_failures(struct env *e, const int64_t *rows, int64_t n_ro
         assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
         for (int warm = 0; warm < 2; warm++) {
             if (warm == inject) qv_pool_inject_alloc_failure(p, nth / 2 + 1);
-            struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT,
-                                             .scan = {.threads = th}};
+            /* Validated fully: a failed row group's nulls counted twice
+             * on its retry showed as a corrupt file (EIO). */
+            struct qv_file_scan_options o = {
+                .columns = FLAT, .n_columns = N_FLAT,
+                .scan = {.threads = th, .validate = QV_SCAN_VALIDATE_FULL}};
             struct ArrowArrayStream st;
             int rc = qv_file_take(f, rows, n_rows, &o, &st, &err);
             int64_t got = 0;
@@ -366,14 +374,76 @@ static void test_allocation_failures(void **state) {
     allocation_failures(*state, rows, 6, 0);
 }
 
-/* The same with 60 rows and two threads: the cold take starts a helper,
- * and an allocation of either thread fails. */
+/* The same with 60 rows in every row group: on the caller alone (a
+ * reader's reservation failing while the cache holds free readers had
+ * crashed the take), then with two threads (the cold take starts a
+ * helper, and an allocation of either thread fails). */
 static void test_allocation_failures_helped(void **state) {
     int64_t rows[60];
     for (int i = 0; i < 60; i++) rows[i] = (int64_t)i * 83 % ROWS;
+    allocation_failures(*state, rows, 60, QV_SCAN_SYNC);
     int64_t before = __atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED);
     allocation_failures(*state, rows, 60, 2);
     assert_true(__atomic_load_n(&qv__take_gather_helpers, __ATOMIC_RELAXED) > before);
+}
+
+/* Under a pool limit, a take with two threads succeeds wherever the same
+ * take on the caller alone does: a column the helper's readers left no
+ * memory for runs again on the caller (it had failed with ENOMEM at limits
+ * where the caller alone fits). Each limit on fresh files: a cold take,
+ * then the same rows again. */
+static void test_limit_helped_fits_as_alone(void **state) {
+    struct env *e = *state;
+    char path[512];
+    tu_path(path, sizeof path, "take_gather_limit.qvr");
+    write_file(e, path, 700, 0, QV_ENC_AUTO);
+    int64_t rows[200];
+    for (int i = 0; i < 200; i++) rows[i] = (int64_t)i * 24 + 3;
+    int fits = 0, short_of = 0;
+    for (uint64_t limit = 64 << 10; limit <= (uint64_t)6 << 20; limit += 96 << 10) {
+        int ok[2];
+        for (int t = 0; t < 2; t++) {
+            struct qv_pool *p;
+            struct qv_pool_options po = {.limit = limit};
+            assert_int_equal(qv_pool_create(&po, &p, NULL), 0);
+            struct qv_file_options fo = {.pool = p};
+            struct qv_file *f = NULL;
+            struct qv_error err = {0};
+            int rc = qv_file_open(path, &fo, &f, &err);
+            /* A cold take, then the same rows again (the cache full). */
+            for (int again = 0; !rc && again < 2; again++) {
+                struct qv_file_scan_options o = {
+                    .columns = FLAT, .n_columns = N_FLAT,
+                    .scan = {.threads = t ? 2 : QV_SCAN_SYNC, .validate = QV_SCAN_VALIDATE_FULL}};
+                struct ArrowArrayStream st;
+                rc = qv_file_take(f, rows, 200, &o, &st, &err);
+                int64_t got = 0;
+                while (!rc) {
+                    struct ArrowArray b;
+                    rc = st.get_next(&st, &b);
+                    if (rc || !b.release) break;
+                    got += b.length;
+                    b.release(&b);
+                }
+                if (st.release) st.release(&st);
+                if (!rc) assert_int_equal(got, 200);
+            }
+            if (f) qv_file_close(f);
+            if (rc != 0 && rc != ENOMEM) fail_msg("limit %llu: rc %d", (unsigned long long)limit, rc);
+            ok[t] = rc == 0;
+            struct qv_pool_stats ps;
+            qv_pool_get_stats(p, &ps);
+            assert_int_equal(ps.reserved, 0);
+            qv_pool_destroy(p);
+        }
+        if (ok[0] && !ok[1])
+            fail_msg("limit %llu: the take fits alone but not with a helper",
+                     (unsigned long long)limit);
+        fits += ok[0];
+        short_of += !ok[0];
+    }
+    assert_true(fits > 0 && short_of > 0); /* the sweep crosses the edge */
+    unlink(path);
 }
 
 int main(void) {
@@ -383,6 +453,7 @@ int main(void) {
         cmocka_unit_test(test_corrupt_block),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_allocation_failures_helped),
+        cmocka_unit_test(test_limit_helped_fits_as_alone),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -227,6 +227,12 @@ int qv_file_take(struct qv_file *file, const int64_t *rows, int64_t n,
                           fname);
     else if (n < 0 || (n > 0 && !rows))
         rc = qv_error_set(err, EINVAL, "file '%.300s': take: %lld rows", fname, (long long)n);
+    else if (so->threads < QV_SCAN_SYNC || so->batch_rows < 0 || so->prefetch < 0)
+        rc = qv_error_set(err, EINVAL,
+                          "file '%.300s': take: threads %d, batch_rows %lld, prefetch %d: threads "
+                          "must be QV_SCAN_SYNC (-1), 0 (the cores) or a count, the others not "
+                          "negative",
+                          fname, so->threads, (long long)so->batch_rows, (int)so->prefetch);
     int64_t nrows = qv_reader_num_rows(file->rd);
     for (int64_t i = 0; !rc && i < n; i++)
         if (rows[i] < 0 || rows[i] >= nrows)

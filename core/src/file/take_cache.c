@@ -171,12 +171,14 @@ int qv__take_cache_get(struct qv__take_cache *c, int64_t rg, int32_t column,
     }
     if (have_free) {
         /* The pool is full, perhaps of what the cache keeps: give the
-         * free readers back and try once more. */
+         * free readers back and try once more (making the reservation
+         * too when that was what failed). */
         qv_column_reader_close(ne->cr);
         ne->cr = NULL;
         qv__take_cache_trim(c);
         qv_error_clear(err);
-        rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
+        rc = ne->res ? 0 : qv_reservation_create(c->pool, &ro, &ne->res, err);
+        if (!rc) rc = qv_column_reader_open_nodes(c->rd, rg, column, NULL, ne->res, &ne->cr, err);
     }
     if (rc) {
         entry_close(ne);

@@ -142,10 +142,11 @@ struct gather_job {
     int64_t n;
     const int32_t *cols;
     int32_t n_cols;
+    const int32_t *order;   /* the columns (indexes into cols) in the order taken */
     struct qv__flat_out *o;
-    int *rc;                /* per column; 0 for one not run */
+    int *rc;                /* per column; -1 for one not run */
     struct qv_error *errs;  /* per column */
-    int32_t next;           /* atomic: the next column to take */
+    int32_t next;           /* atomic: the next position in order to take */
     int failed;             /* atomic: a column failed, take no more */
 };
 
@@ -184,8 +185,9 @@ static int take_column(struct qv_file *file, const int64_t *rows, int64_t n, int
 static void run_columns(struct gather_job *g, int64_t *local) {
     for (;;) {
         if (__atomic_load_n(&g->failed, __ATOMIC_ACQUIRE)) return;
-        int32_t j = __atomic_fetch_add(&g->next, 1, __ATOMIC_ACQ_REL);
-        if (j >= g->n_cols) return;
+        int32_t k = __atomic_fetch_add(&g->next, 1, __ATOMIC_ACQ_REL);
+        if (k >= g->n_cols) return;
+        const int32_t j = g->order[k];
         qv_error_clear(&g->errs[j]);
         g->rc[j] = take_column(g->file, g->rows, g->n, g->cols[j], &g->o[j], local, &g->errs[j]);
         if (g->rc[j]) __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
@@ -215,6 +217,44 @@ static int cold(struct qv_file *file, const int64_t *rows, int64_t n, int32_t n_
     return (uint64_t)readers * 2 < (uint64_t)touched * (uint64_t)n_cols;
 }
 
+/* The order a helped gather takes its columns in: most encoded bytes in
+ * the row groups the rows touch first (the decode a cold take pays grows
+ * with them), so the last columns taken are small and neither thread
+ * waits long for the other at the end. Ties keep column order. */
+struct by_bytes {
+    uint64_t bytes;
+    int32_t j;
+};
+
+static int cmp_by_bytes(const void *a, const void *b) {
+    const struct by_bytes *x = a, *y = b;
+    if (x->bytes != y->bytes) return x->bytes < y->bytes ? 1 : -1;
+    return (x->j > y->j) - (x->j < y->j);
+}
+
+static int order_by_bytes(const struct qv_reader *rd, const int64_t *rows, int64_t n,
+                          const int32_t *cols, int32_t n_cols, int32_t *order) {
+    struct by_bytes *b = malloc((size_t)n_cols * sizeof *b);
+    if (!b) return ENOMEM;
+    for (int32_t j = 0; j < n_cols; j++) {
+        const int32_t node = qv_reader_column_node(rd, cols[j]);
+        uint64_t sum = 0;
+        for (int64_t i = 0, rg = 0, end = 0; i < n; i++) {
+            if (rows[i] < end) continue;
+            while (rows[i] >= rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows) rg++;
+            end = rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows;
+            const struct qv__chunk *ch = qv__reader_chunk(rd, rg, node);
+            for (uint32_t k = 0; ch && k < ch->n_segments; k++)
+                sum += rd->f.segments[ch->first_segment + k].length;
+        }
+        b[j] = (struct by_bytes){sum, j};
+    }
+    qsort(b, (size_t)n_cols, sizeof *b, cmp_by_bytes);
+    for (int32_t k = 0; k < n_cols; k++) order[k] = b[k].j;
+    free(b);
+    return 0;
+}
+
 struct helper {
     struct gather_job *g;
     int64_t *local;
@@ -239,17 +279,20 @@ int qv__take_gather(struct qv_file *file, const int64_t *rows, int64_t n, const 
     struct qv_reservation **res = calloc(nc, sizeof *res);
     struct qv__flat_out *o = calloc(nc, sizeof *o);
     int *rcs = calloc(nc, sizeof *rcs);
+    int32_t *order = malloc(nc * sizeof *order);
     struct qv_error *errs = calloc(nc, sizeof *errs);
     /* Scratch row numbers: the caller's, then the helper's. */
     int64_t *local = malloc((size_t)(n ? n : 1) * 2 * sizeof *local);
-    int rc = arr && res && o && rcs && errs && local ? 0
-                                                     : qv_error_set(err, ENOMEM, "take: out of memory");
+    int rc = arr && res && o && rcs && order && errs && local
+                 ? 0
+                 : qv_error_set(err, ENOMEM, "take: out of memory");
     int32_t started = 0;
     for (; !rc && started < n_cols; started++)
         rc = column_start(rd, cols[started], n, pool, &res[started], &arr[started], &o[started], err);
     if (!rc) {
         struct gather_job g = {.file = file, .rows = rows, .n = n, .cols = cols,
-                               .n_cols = n_cols, .o = o, .rc = rcs, .errs = errs};
+                               .n_cols = n_cols, .order = order, .o = o, .rc = rcs,
+                               .errs = errs};
         /* A helper thread takes columns too when threads allow and the
          * take is cold and large enough to pay for it (file_internal.h);
          * if it cannot start, the caller takes every column. */
@@ -258,18 +301,38 @@ int qv__take_gather(struct qv_file *file, const int64_t *rows, int64_t n, const 
         const int workers = threads == QV_SCAN_SYNC ? 1
                             : threads > 0            ? threads
                                                      : qv_cpu_count();
-        int helped = workers >= 2 && n_cols >= 2 && n * n_cols >= QV__TAKE_GATHER_HELP &&
-                     cold(file, rows, n, n_cols) &&
-                     qv_thread_create(&th, helper_main, &h) == 0;
+        int help = workers >= 2 && n_cols >= 2 && n * n_cols >= QV__TAKE_GATHER_HELP &&
+                   cold(file, rows, n, n_cols);
+        for (int32_t j = 0; j < n_cols; j++) {
+            order[j] = j;
+            rcs[j] = -1; /* not run */
+        }
+        /* Without the memory for the order, column order (no error). */
+        if (help) (void)order_by_bytes(rd, rows, n, cols, n_cols, order);
+        int helped = help && qv_thread_create(&th, helper_main, &h) == 0;
         if (helped) __atomic_fetch_add(&qv__take_gather_helpers, 1, __ATOMIC_RELAXED);
         run_columns(&g, local);
         if (helped) qv_thread_join(th);
-        /* The first failure in column order: every column before it ran. */
-        for (int32_t j = 0; !rc && j < n_cols; j++)
+        /* The first failure in the order taken: every column before it
+         * ran. With a helper, a column that found no memory (the other
+         * thread's readers, out of the cache while in use, could not be
+         * given back for it) and those not run after it run again on the
+         * caller alone, from their first row: a take that fits on one
+         * thread does not fail for having had two. */
+        for (int32_t k = 0; !rc && k < n_cols; k++) {
+            const int32_t j = order[k];
+            if (rcs[j] == -1 || (helped && rcs[j] == ENOMEM)) {
+                o[j].pos = 0;
+                o[j].null_count = 0;
+                o[j].data_size = 0;
+                qv_error_clear(&errs[j]);
+                rcs[j] = take_column(file, rows, n, cols[j], &o[j], local, &errs[j]);
+            }
             if (rcs[j]) {
                 rc = rcs[j];
                 if (err) *err = errs[j];
             }
+        }
     }
     for (int32_t j = 0; !rc && j < n_cols; j++) {
         rc = column_finish(rd, cols[j], n, validate, res[j], &arr[j], &o[j], err);
@@ -288,6 +351,7 @@ int qv__take_gather(struct qv_file *file, const int64_t *rows, int64_t n, const 
     free(res);
     free(o);
     free(rcs);
+    free(order);
     free(errs);
     free(local);
     return rc;

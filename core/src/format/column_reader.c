@@ -1032,6 +1032,9 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
     int rc = ensure_open(cr, take_mode(cr, n), err);
     cr->take_rows = 0;
     if (rc) return rc;
+    /* A failure leaves o as it was (the caller may try the same rows
+     * again): the nulls counted before the values failed are taken back. */
+    const int64_t nulls_before = o->null_count;
     struct qv_decoder *vd = cr->nd[0].dec[QV_SEGMENT_VALIDITY];
     if (vd && !o->validity)
         return qv_error_set(err, EINVAL, "file '%s': take: no validity bitmap to write",
@@ -1048,7 +1051,10 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
     }
     struct qv_decoder *d = cr->nd[0].dec[QV_SEGMENT_VALUES];
     enum qv_value_kind kind = node->value_kind;
-    if (!d) return corrupt(cr, cr->first, QV_SEGMENT_VALUES, err, "the values segment is missing");
+    if (!d) {
+        o->null_count = nulls_before;
+        return corrupt(cr, cr->first, QV_SEGMENT_VALUES, err, "the values segment is missing");
+    }
     if (kind == QV_KIND_BINARY || kind == QV_KIND_LARGE_BINARY) {
         rc = take_flat_binary(cr, d, kind == QV_KIND_BINARY ? 4 : 8, rows, n, o, err);
     } else if (kind == QV_KIND_BOOL) {
@@ -1061,8 +1067,8 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
         uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
         struct qv_decode_out t = {.values = p};
         rc = qv_decoder_take(d, rows, n, &t, err);
-        if (rc) return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
-        qv__decimal_widen64(p, n);
+        if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
+        else qv__decimal_widen64(p, n);
     } else {
         size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
         struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
@@ -1070,6 +1076,7 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
     }
     if (!rc) o->pos += n;
+    else o->null_count = nulls_before;
     return rc;
 }
 
