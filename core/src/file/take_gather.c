@@ -150,6 +150,13 @@ struct gather_job {
     int failed;             /* atomic: a column failed, take no more */
 };
 
+/* The row group holding `row`, at or after *rg (rows come increasing):
+ * moves *rg there and returns the row group's end (its last row + 1). */
+static int64_t to_row_group(const struct qv_reader *rd, int64_t row, int64_t *rg) {
+    while (row >= rd->f.row_groups[*rg].first_row + rd->f.row_groups[*rg].rows) (*rg)++;
+    return rd->f.row_groups[*rg].first_row + rd->f.row_groups[*rg].rows;
+}
+
 /* One column's rows, row group after row group (the rows are strictly
  * increasing); `local` is scratch for n row numbers. */
 static int take_column(struct qv_file *file, const int64_t *rows, int64_t n, int32_t column,
@@ -158,8 +165,7 @@ static int take_column(struct qv_file *file, const int64_t *rows, int64_t n, int
     int rc = 0;
     int64_t rg = 0;
     for (int64_t i = 0; !rc && i < n;) {
-        while (rows[i] >= rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows) rg++;
-        int64_t first = rd->f.row_groups[rg].first_row, end = first + rd->f.row_groups[rg].rows;
+        const int64_t end = to_row_group(rd, rows[i], &rg), first = rd->f.row_groups[rg].first_row;
         int64_t m = 0;
         while (i + m < n && rows[i + m] < end) {
             local[m] = rows[i + m] - first;
@@ -207,8 +213,7 @@ static int cold(struct qv_file *file, const int64_t *rows, int64_t n, int32_t n_
     int64_t touched = 0;
     for (int64_t i = 0, rg = 0, end = 0; i < n; i++)
         if (rows[i] >= end) {
-            while (rows[i] >= rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows) rg++;
-            end = rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows;
+            end = to_row_group(rd, rows[i], &rg);
             touched++;
         }
     size_t readers = 0;
@@ -241,8 +246,7 @@ static int order_by_bytes(const struct qv_reader *rd, const int64_t *rows, int64
         uint64_t sum = 0;
         for (int64_t i = 0, rg = 0, end = 0; i < n; i++) {
             if (rows[i] < end) continue;
-            while (rows[i] >= rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows) rg++;
-            end = rd->f.row_groups[rg].first_row + rd->f.row_groups[rg].rows;
+            end = to_row_group(rd, rows[i], &rg);
             const struct qv__chunk *ch = qv__reader_chunk(rd, rg, node);
             for (uint32_t k = 0; ch && k < ch->n_segments; k++)
                 sum += rd->f.segments[ch->first_segment + k].length;
