@@ -313,6 +313,29 @@ static void test_corrupt_block(void **state) {
     unlink(path);
 }
 
+/* Takes rows[0..n) of the flat columns with `th` threads, validated
+ * fully (a failed row group's nulls counted twice on its retry showed as
+ * a corrupt file, EIO), and drains the stream; on success asserts all n
+ * rows came. Returns the take's or the stream's error. */
+static int take_all(struct qv_file *f, const int64_t *rows, int64_t n, int th,
+                    struct qv_error *err) {
+    struct qv_file_scan_options o = {.columns = FLAT, .n_columns = N_FLAT,
+                                     .scan = {.threads = th, .validate = QV_SCAN_VALIDATE_FULL}};
+    struct ArrowArrayStream st;
+    int rc = qv_file_take(f, rows, n, &o, &st, err);
+    int64_t got = 0;
+    while (!rc) {
+        struct ArrowArray b;
+        rc = st.get_next(&st, &b);
+        if (rc || !b.release) break;
+        got += b.length;
+        b.release(&b);
+    }
+    if (st.release) st.release(&st);
+    if (!rc) assert_int_equal(got, n);
+    return rc;
+}
+
 /* Every allocation of a gathered take failing in turn (a cold take, then
  * a warm one on the same file): ENOMEM or success, nothing leaked (ASan),
  * the pool empty once the file is closed. */
@@ -333,26 +356,10 @@ static void allocation_failures(struct env *e, const int64_t *rows, int64_t n_ro
         assert_int_equal(qv_file_open(path, &fo, &f, &err), 0);
         for (int warm = 0; warm < 2; warm++) {
             if (warm == inject) qv_pool_inject_alloc_failure(p, nth / 2 + 1);
-            /* Validated fully: a failed row group's nulls counted twice
-             * on its retry showed as a corrupt file (EIO). */
-            struct qv_file_scan_options o = {
-                .columns = FLAT, .n_columns = N_FLAT,
-                .scan = {.threads = th, .validate = QV_SCAN_VALIDATE_FULL}};
-            struct ArrowArrayStream st;
-            int rc = qv_file_take(f, rows, n_rows, &o, &st, &err);
-            int64_t got = 0;
-            while (!rc) {
-                struct ArrowArray b;
-                rc = st.get_next(&st, &b);
-                if (rc || !b.release) break;
-                got += b.length;
-                b.release(&b);
-            }
-            if (st.release) st.release(&st);
+            int rc = take_all(f, rows, n_rows, th, &err);
             qv_pool_inject_alloc_failure(p, 0);
             if (rc != 0 && rc != ENOMEM)
                 fail_msg("allocation %llu: rc %d", (unsigned long long)nth, rc);
-            if (!rc) assert_int_equal(got, n_rows);
             if (warm == inject) {
                 if (rc) failed++;
                 else passed[inject]++;
@@ -412,21 +419,7 @@ static void test_limit_helped_fits_as_alone(void **state) {
             int rc = qv_file_open(path, &fo, &f, &err);
             /* A cold take, then the same rows again (the cache full). */
             for (int again = 0; !rc && again < 2; again++) {
-                struct qv_file_scan_options o = {
-                    .columns = FLAT, .n_columns = N_FLAT,
-                    .scan = {.threads = t ? 2 : QV_SCAN_SYNC, .validate = QV_SCAN_VALIDATE_FULL}};
-                struct ArrowArrayStream st;
-                rc = qv_file_take(f, rows, 200, &o, &st, &err);
-                int64_t got = 0;
-                while (!rc) {
-                    struct ArrowArray b;
-                    rc = st.get_next(&st, &b);
-                    if (rc || !b.release) break;
-                    got += b.length;
-                    b.release(&b);
-                }
-                if (st.release) st.release(&st);
-                if (!rc) assert_int_equal(got, 200);
+                rc = take_all(f, rows, 200, t ? 2 : QV_SCAN_SYNC, &err);
             }
             if (f) qv_file_close(f);
             if (rc != 0 && rc != ENOMEM) fail_msg("limit %llu: rc %d", (unsigned long long)limit, rc);
