@@ -8,7 +8,11 @@
  * MODE: cold (fresh qv_file_open + take of 100 rows + close, REPEATS
  * times), warm (one open and one unmeasured take, then REPEATS takes), scan
  * (open + full scan of every column, REPEATS times), none (the cold path's
- * setup only: a baseline for whole-process counts). The rows: 100
+ * setup only: a baseline for whole-process counts), warm-flushed (warm,
+ * but 64 MiB of other memory is written before each measured take, outside
+ * the timing: a warm take as a program meets it between other work, and as
+ * bench/compare.py measures it, where a garbage collection runs before
+ * each call; what it costs then is the memory it touches). The rows: 100
  * distinct random rows of the file, sorted, from a fixed seed (the same
  * rows every run). As the Python package does, a pool of the process's own
  * (block cache on) is shared by the opens, and takes validate fully.
@@ -16,6 +20,7 @@
  * with a marker ("QV_MEASURE_BEGIN" / "QV_MEASURE_END"), so a trace can
  * count the system calls in between. Prints the faults and the wall-clock
  * time of each repeat (min, median). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +130,7 @@ static void marker(const char *m) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_take_cold FILE cold|warm|scan|none [REPEATS]\n");
+        fprintf(stderr, "usage: bench_take_cold FILE cold|warm|warm-flushed|scan|none [REPEATS]\n");
         return 2;
     }
     const char *path = argv[1], *mode = argv[2];
@@ -154,6 +159,8 @@ int main(int argc, char **argv) {
      * in, the pool's first blocks made (as in a Python process that took
      * before). */
     take(f);
+    const int flushed = !strcmp(mode, "warm-flushed");
+    if (flushed) mode = "warm";
     if (strcmp(mode, "warm")) {
         qv_file_close(f);
         f = NULL;
@@ -162,8 +169,13 @@ int main(int argc, char **argv) {
     double *t = calloc((size_t)reps, sizeof *t);
     long *flt = calloc((size_t)reps, sizeof *flt);
     double u0, s0, u1, s1;
+    const size_t junk_size = (size_t)64 << 20;
+    volatile uint8_t *junk = flushed ? malloc(junk_size) : NULL;
+    if (flushed && !junk) die("malloc", ENOMEM, &err);
     marker("QV_MEASURE_BEGIN");
     for (int i = 0; i < reps; i++) {
+        if (junk)
+            for (size_t b = 0; b < junk_size; b += 64) junk[b] = (uint8_t)(b + (size_t)i);
         long f0 = minflt(&u0, &s0);
         double t0 = now();
         if (!strcmp(mode, "cold")) measured_cold(path);
@@ -179,10 +191,11 @@ int main(int argc, char **argv) {
     long fsum = 0;
     for (int i = 0; i < reps; i++) fsum += flt[i];
     qsort(t, (size_t)reps, sizeof *t, cmp_d);
-    printf("%s: %d repeats: min %.3f ms median %.3f ms; minor faults first %ld, mean %.1f; "
+    printf("%s%s: %d repeats: min %.3f ms median %.3f ms; minor faults first %ld, mean %.1f; "
            "cpu per repeat: user %.3f ms, sys %.3f ms\n",
-           mode, reps, t[0] * 1e3, t[reps / 2] * 1e3, flt[0], (double)fsum / reps,
+           mode, flushed ? " (flushed)" : "", reps, t[0] * 1e3, t[reps / 2] * 1e3, flt[0], (double)fsum / reps,
            cpu_user / reps * 1e3, cpu_sys / reps * 1e3);
+    free((void *)junk);
     free(t);
     free(flt);
     qv_pool_destroy(pool);

@@ -18,8 +18,8 @@
 #define DEFAULT_SAMPLE_ROWS 10000
 
 /* Rows per batch handed to the writer: small next to a row group (the
- * writer copies each batch into its buffers), large enough that the
- * per-batch cost disappears. */
+ * writer holds each batch until its row group is written, then releases
+ * it), large enough that the per-batch cost disappears. */
 #define BATCH_ROWS 4096
 
 /* A record kept from the sample: its fields copied into one block. */
