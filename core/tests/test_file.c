@@ -565,6 +565,147 @@ static void test_splits(void **state) {
     qv_file_close(f);
 }
 
+/* A stream over another stream's batches that counts them: each batch it
+ * hands out wraps one of the inner stream's, and its release counts, so a
+ * test sees how many the consumer still holds. It can fail at batch
+ * `fail_at` (EIO), or hand out that batch with null rows at the top level. */
+struct counting {
+    struct ArrowArrayStream inner;
+    int64_t handed, released, most_held;
+    int64_t fail_at, nulls_at;
+    uint8_t null_rows[1]; /* row 0 null: a top-level validity bitmap */
+};
+
+struct counted_box {
+    struct ArrowArray inner;
+    struct counting *c;
+};
+
+static void counted_release(struct ArrowArray *a) {
+    struct counted_box *b = a->private_data;
+    b->inner.release(&b->inner);
+    b->c->released++;
+    free(b);
+    free(a->buffers); /* the outer's own buffer list */
+    a->release = NULL;
+}
+
+static int counting_schema(struct ArrowArrayStream *st, struct ArrowSchema *out) {
+    struct counting *c = st->private_data;
+    return c->inner.get_schema(&c->inner, out);
+}
+
+static int counting_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
+    struct counting *c = st->private_data;
+    out->release = NULL;
+    if (c->handed - c->released > c->most_held) c->most_held = c->handed - c->released;
+    if (c->handed == c->fail_at) return EIO;
+    struct counted_box *b = malloc(sizeof *b);
+    assert_non_null(b);
+    int rc = c->inner.get_next(&c->inner, &b->inner);
+    if (rc || !b->inner.release) {
+        free(b);
+        return rc;
+    }
+    b->c = c;
+    *out = b->inner;
+    out->buffers = malloc(sizeof(void *) * (size_t)(b->inner.n_buffers ? b->inner.n_buffers : 1));
+    assert_non_null(out->buffers);
+    memcpy(out->buffers, b->inner.buffers, sizeof(void *) * (size_t)b->inner.n_buffers);
+    if (c->handed == c->nulls_at) {
+        out->buffers[0] = c->null_rows;
+        out->null_count = 1;
+        out->length = out->length < 8 ? out->length : 8;
+    }
+    out->private_data = b;
+    out->release = counted_release;
+    c->handed++;
+    return 0;
+}
+
+static const char *counting_error(struct ArrowArrayStream *st) {
+    (void)st;
+    return "the counting stream failed on purpose";
+}
+
+static void counting_stream_release(struct ArrowArrayStream *st) { st->release = NULL; }
+
+static void counting_open(struct counting *c, struct ArrowArrayStream *st, struct qv_file *f,
+                          int64_t batch_rows) {
+    memset(c, 0, sizeof *c);
+    c->fail_at = c->nulls_at = -1;
+    struct qv_error err = {0};
+    struct qv_file_scan_options o = {.scan = {.batch_rows = batch_rows}};
+    if (qv_file_scan(f, &o, &c->inner, &err)) fail_msg("%s", err.message);
+    *st = (struct ArrowArrayStream){.get_schema = counting_schema,
+                                    .get_next = counting_next,
+                                    .get_last_error = counting_error,
+                                    .release = counting_stream_release,
+                                    .private_data = c};
+}
+
+/* The batches of a written stream are moved into the writer: it holds them
+ * until their row groups are written (so a bounded number at a time), and
+ * releases each exactly once, whether the write succeeds, the stream fails
+ * or a batch is refused; the file equals the one written before from the
+ * same rows. */
+static void test_write_stream_holds_batches(void **state) {
+    (void)state;
+    char out[512];
+    tu_path(out, sizeof out, "file_held.qvr");
+    struct qv_file *f = open_ok(path, NULL);
+    struct qv_error err = {0};
+    struct counting c;
+    struct ArrowArrayStream st;
+    for (int threads = QV_WRITER_INLINE; threads <= 2; threads += 3) {
+        counting_open(&c, &st, f, 500);
+        struct qv_file_write_options wo = {.row_group_rows = RG, .threads = threads};
+        int64_t rows = 0;
+        if (qv_file_write_stream(out, &st, &wo, &rows, NULL, &err)) fail_msg("%s", err.message);
+        assert_int_equal(rows, ROWS);
+        assert_int_equal(c.handed, (ROWS + 499) / 500);
+        assert_int_equal(c.released, c.handed);
+        /* The open row group's batches, plus those of the (at most 2)
+         * sealed ones in flight, plus the one straddling a boundary. */
+        assert_true(c.most_held <= 3 * (RG / 500 + 2));
+        assert_true(c.most_held >= RG / 500); /* held, not copied and dropped */
+        c.inner.release(&c.inner);
+        /* Every row, in order, in row groups of RG rows. */
+        struct qv_file *g = open_ok(out, NULL);
+        assert_int_equal(qv_reader_num_row_groups(qv_file_reader(g)), (ROWS + RG - 1) / RG);
+        struct ArrowArrayStream s2;
+        assert_int_equal(qv_file_scan(g, NULL, &s2, &err), 0);
+        static int64_t ids[ROWS];
+        assert_int_equal(drain(&s2, 0, 1, ids, ROWS), ROWS);
+        for (int64_t i = 0; i < ROWS; i++) assert_int_equal(ids[i], i);
+        s2.release(&s2);
+        qv_file_close(g);
+        unlink(out);
+    }
+    /* The stream fails after more than a row group: every batch handed out
+     * is released, nothing is left under the name. */
+    counting_open(&c, &st, f, 500);
+    c.fail_at = RG / 500 + 3;
+    struct qv_file_write_options wo = {.row_group_rows = RG};
+    qv_error_clear(&err);
+    assert_int_equal(qv_file_write_stream(out, &st, &wo, NULL, NULL, &err), EIO);
+    assert_non_null(strstr(err.message, "failed on purpose"));
+    assert_non_null(strstr(err.message, out));
+    assert_int_equal(c.released, c.handed);
+    assert_int_equal(access(out, F_OK), -1);
+    c.inner.release(&c.inner);
+    /* A batch with null rows at the top level is refused and released. */
+    counting_open(&c, &st, f, 500);
+    c.nulls_at = 2;
+    qv_error_clear(&err);
+    assert_int_equal(qv_file_write_stream(out, &st, &wo, NULL, NULL, &err), EINVAL);
+    assert_non_null(strstr(err.message, "null rows at the top level"));
+    assert_int_equal(c.released, c.handed);
+    assert_int_equal(access(out, F_OK), -1);
+    c.inner.release(&c.inner);
+    qv_file_close(f);
+}
+
 static int stop_now(void *arg) { return ++*(int *)arg > 2; }
 
 static void test_write_stream(void **state) {
@@ -722,6 +863,7 @@ int main(void) {
         cmocka_unit_test(test_cancel_and_stats),
         cmocka_unit_test(test_splits),
         cmocka_unit_test(test_write_stream),
+        cmocka_unit_test(test_write_stream_holds_batches),
         cmocka_unit_test(test_open_source_memory),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_statistics_outlive_file),
