@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,7 +147,10 @@ int main(int argc, char **argv) {
             double t = write_once(schema, batches, n, only, threads, r, out[only]);
             if (!i || t < best) best = t;
         }
-        printf("%s only: min %.2f ms over %d rounds\n", only ? "owned" : "copy", best * 1e3, rounds);
+        struct stat sb;
+        long long bytes = stat(out[only], &sb) ? -1 : (long long)sb.st_size;
+        printf("%s only: min %.2f ms over %d rounds; %lld bytes\n", only ? "owned" : "copy",
+               best * 1e3, rounds, bytes);
         unlink(out[only]);
         rmdir(dir);
         for (int i = 0; i < n; i++) batches[i].release(&batches[i]);
