@@ -573,7 +573,7 @@ struct counting {
     struct ArrowArrayStream inner;
     int64_t handed, released, most_held;
     int64_t fail_at, nulls_at;
-    uint8_t null_rows[1]; /* row 0 null: a top-level validity bitmap */
+    uint8_t null_rows[1]; /* all 0: a top-level validity bitmap of 8 null rows */
 };
 
 struct counted_box {
@@ -614,8 +614,8 @@ static int counting_next(struct ArrowArrayStream *st, struct ArrowArray *out) {
     memcpy(out->buffers, b->inner.buffers, sizeof(void *) * (size_t)b->inner.n_buffers);
     if (c->handed == c->nulls_at) {
         out->buffers[0] = c->null_rows;
-        out->null_count = 1;
         out->length = out->length < 8 ? out->length : 8;
+        out->null_count = out->length;
     }
     out->private_data = b;
     out->release = counted_release;

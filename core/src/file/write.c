@@ -80,8 +80,9 @@ int qv_file_write_stream(const char *path, struct ArrowArrayStream *st,
         /* Moved in, not copied: the writer holds the stream's buffers until
          * the row groups holding their rows are written, and releases them
          * on this thread (docs/format.md, "The writer pipeline"). Copying
-         * each batch into the writer's builder first cost 8-10% of a
-         * one-thread write (bench/write_paths.c). */
+         * each batch into the writer's builder first made a one-thread
+         * write 1.08-1.10x slower and held a copy of every row group in
+         * flight (docs/file.md; bench/bench_write_paths.c). */
         rc = qv_writer_write_owned(w, &b, err);
     }
     if (!rc) rc = qv_writer_finish(w, err);
