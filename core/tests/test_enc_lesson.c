@@ -5,8 +5,13 @@
  * text (trained there), every chunk decoding to its input; a chunk encoded
  * with the lesson it taught is the same bytes; other kinds, chunks too
  * small for FSST and tables that hardly compress their chunk teach nothing.
+ * A compression context kept across encodes (qv__zcache) gives the same
+ * bytes as an encode's own, is charged to its reservation, and after a
+ * failed allocation the next encode makes a new one.
  */
+#include "encoding/enc_internal.h"
 #include "encoding/lesson.h"
+#include "memory/memory_testing.h"
 #include "test_enc_util.h"
 
 /* Comment-like text from ten words (seeded), or, with other = 1, hex
@@ -39,7 +44,7 @@ static struct qv_encoded taught(struct enc_env *env, const struct qv_values *v,
                                 const struct qv__lesson *use, struct qv__lesson *learn) {
     struct qv_error err = {0};
     struct qv_encoded enc;
-    int rc = qv__encode_taught(v, NULL, use, learn, env->r, &enc, &err);
+    int rc = qv__encode_taught(v, NULL, use, learn, NULL, env->r, &enc, &err);
     if (rc) fail_msg("encode: %s", err.message);
     return enc;
 }
@@ -146,10 +151,92 @@ static void test_nothing_to_teach(void **state) {
     env_close(&env);
 }
 
+/* One encode of v with zc (or NULL), in compact mode or not. */
+static int encode_with(struct enc_env *env, const struct qv_values *v, int compact,
+                       struct qv__zcache *zc, struct qv_encoded *out, struct qv_error *err) {
+    struct qv_encode_options o = {.compact = compact};
+    return qv__encode_taught(v, &o, NULL, NULL, zc, env->r, out, err);
+}
+
+static void test_zcache_same_bytes(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct qv_error err = {0};
+    /* Inputs whose encodes compress with zstd (the entropy stage's trials
+     * and frames, string trials, compact mode's whole-chunk frames), in
+     * sizes that make zstd grow its workspace and then use less of it. */
+    struct col skew = col_words(QV_KIND_INT64, 40000);
+    uint64_t sd = 7;
+    for (int64_t i = 0; i < 40000; i++) {
+        uint64_t r = rng_next(&sd) % 1000;
+        ((int64_t *)skew.values)[i] = (int64_t)(r * r / 1000); /* skewed toward 0 */
+    }
+    struct col hours = col_words(QV_KIND_INT32, 5000);
+    for (int64_t i = 0; i < 5000; i++) ((int32_t *)hours.values)[i] = (int32_t)(i % 24);
+    struct col text = col_strings(QV_KIND_BINARY, 30000, words, 9);
+    struct col small = col_strings(QV_KIND_BINARY, 300, hexes, 10);
+    const struct qv_values *in[] = {&skew.v, &text.v, &hours.v, &small.v, &text.v, &skew.v};
+    struct qv__zcache *zc;
+    assert_int_equal(qv__zcache_create(env.pool, &zc, &err), 0);
+    for (int compact = 0; compact <= 1; compact++)
+        for (size_t i = 0; i < sizeof in / sizeof in[0]; i++) {
+            struct qv_encoded own, lent;
+            if (encode_with(&env, in[i], compact, NULL, &own, &err)) fail_msg("%s", err.message);
+            if (encode_with(&env, in[i], compact, zc, &lent, &err)) fail_msg("%s", err.message);
+            assert_int_equal(lent.size, own.size);
+            assert_memory_equal(lent.data, own.data, own.size);
+            decodes(&env, in[i], &lent);
+            qv_encoded_release(env.r, &own);
+            qv_encoded_release(env.r, &lent);
+        }
+    /* The kept context and its workspace are charged to the pool. */
+    const uint64_t with = qv_pool_used(env.pool);
+    qv__zcache_destroy(zc);
+    assert_true(qv_pool_used(env.pool) + 64 * 1024 < with);
+    /* An allocation failing while a lent context compresses fails that
+     * encode (ENOMEM, the zstd context named); the next encode with the
+     * same cache makes a new context and gives the same bytes. Every
+     * allocation of a compact encode (zstd frames and trials) is tried in
+     * turn. */
+    assert_int_equal(qv__zcache_create(env.pool, &zc, &err), 0);
+    struct qv_encoded want;
+    if (encode_with(&env, &hours.v, 1, NULL, &want, &err)) fail_msg("%s", err.message);
+    int failures = 0, zstd_named = 0;
+    for (uint64_t nth = 1;; nth++) {
+        qv_error_clear(&err);
+        struct qv_encoded got;
+        qv__zcache_free(zc); /* so that every try makes the context again */
+        qv_pool_inject_alloc_failure(env.pool, nth);
+        int rc = encode_with(&env, &hours.v, 1, zc, &got, &err);
+        qv_pool_inject_alloc_failure(env.pool, 0);
+        if (rc) {
+            assert_int_equal(rc, ENOMEM);
+            failures++;
+            zstd_named += strstr(err.message, "zstd: compression context") != NULL;
+            if (encode_with(&env, &hours.v, 1, zc, &got, &err)) fail_msg("%s", err.message);
+        }
+        assert_int_equal(got.size, want.size);
+        assert_memory_equal(got.data, want.data, want.size);
+        qv_encoded_release(env.r, &got);
+        if (!rc) break;
+    }
+    assert_true(failures > 0);
+    assert_true(zstd_named > 0);
+    qv_encoded_release(env.r, &want);
+    qv__zcache_destroy(zc);
+    col_free(&skew);
+    col_free(&hours);
+    col_free(&text);
+    col_free(&small);
+    env_close(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_taught_and_reused),
         cmocka_unit_test(test_nothing_to_teach),
+        cmocka_unit_test(test_zcache_same_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,12 +117,13 @@ static int run(struct qv__enc *e, const struct qv_values *in, int pt, int force,
 
 int qv_encode(const struct qv_values *in, const struct qv_encode_options *opts,
               struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err) {
-    return qv__encode_taught(in, opts, NULL, NULL, r, out, err);
+    return qv__encode_taught(in, opts, NULL, NULL, NULL, r, out, err);
 }
 
 int qv__encode_taught(const struct qv_values *in, const struct qv_encode_options *opts,
                       const struct qv__lesson *use, struct qv__lesson *learn,
-                      struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err) {
+                      struct qv__zcache *zc, struct qv_reservation *r, struct qv_encoded *out,
+                      struct qv_error *err) {
     if (learn) learn->nsym = 0;
     if (!out) return bad(err, "NULL output");
     memset(out, 0, sizeof *out);
@@ -140,6 +141,7 @@ int qv__encode_taught(const struct qv_values *in, const struct qv_encode_options
     qv__enc_init(&e, &o, r, err);
     e.lesson_use = use && use->nsym > 0 ? use : NULL;
     e.lesson_learn = learn;
+    e.zcache = zc;
     struct qv__enode *root = NULL;
     int rc = run(&e, in, pt, o.force, &root);
     return qv__enc_finish(&e, rc, root, out);

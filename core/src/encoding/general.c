@@ -45,18 +45,55 @@ void qv__zstd_ctx_free(struct qv__enc *e) {
  * level and the source size on every call, as ZSTD_compress does with its
  * own context, and the allocator does not change what zstd computes: the
  * same bytes come out. */
+void qv__zcache_free(struct qv__zcache *z) {
+    if (!z) return;
+    ZSTD_freeCCtx(z->cctx); /* through z->zmem, so before the arena goes */
+    z->cctx = NULL;
+    qv__mem_free_all(&z->mem);
+}
+
+int qv__zcache_create(struct qv_pool *pool, struct qv__zcache **out, struct qv_error *err) {
+    *out = NULL;
+    struct qv_reservation *res;
+    struct qv_reservation_options ro = {.name = "writer zstd context"};
+    int rc = qv_reservation_create(pool, &ro, &res, err);
+    if (rc) return rc;
+    struct qv__zcache *z = qv_calloc(res, sizeof *z, err);
+    if (!z) {
+        qv_reservation_destroy(res);
+        return ENOMEM;
+    }
+    z->res = res;
+    z->mem.r = res;
+    *out = z;
+    return 0;
+}
+
+void qv__zcache_destroy(struct qv__zcache *z) {
+    if (!z) return;
+    struct qv_reservation *res = z->res;
+    qv__zcache_free(z);
+    qv_free(res, z, sizeof *z);
+    qv_reservation_destroy(res);
+}
+
 int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
                       int level, size_t *clen) {
     *clen = 0;
-    e->zcmem.m = &e->mem;
-    e->zcmem.err = e->err;
-    e->zcmem.failed = 0;
-    if (!e->zcctx) e->zcctx = ZSTD_createCCtx_advanced(qv__zmem_custom(&e->zcmem));
-    size_t c = e->zcctx ? ZSTD_compressCCtx(e->zcctx, dst, cap, src, n, level) : 0;
-    if (!e->zcctx || (ZSTD_isError(c) && e->zcmem.failed)) {
+    struct qv__zcache *zc = e->zcache;
+    struct qv__zmem *zm = zc ? &zc->zmem : &e->zcmem;
+    void **ctx = zc ? &zc->cctx : &e->zcctx;
+    zm->m = zc ? &zc->mem : &e->mem;
+    zm->err = e->err;
+    zm->failed = 0;
+    if (!*ctx) *ctx = ZSTD_createCCtx_advanced(qv__zmem_custom(zm));
+    const int made = *ctx != NULL;
+    size_t c = made ? ZSTD_compressCCtx(*ctx, dst, cap, src, n, level) : 0;
+    if (zc && (!made || ZSTD_isError(c))) qv__zcache_free(zc);
+    if (!made || (ZSTD_isError(c) && zm->failed)) {
         /* The failed allocation set the reservation's message (the pool,
          * its limit and its top consumers). */
-        if (!e->zcmem.failed || !e->err || !e->err->code)
+        if (!zm->failed || !e->err || !e->err->code)
             qv_error_set(e->err, ENOMEM, "out of memory");
         return qv_error_wrap(e->err, ENOMEM, "zstd: compression context at level %d: ", level);
     }

@@ -26,11 +26,22 @@ struct qv__lesson {
     uint8_t sym[QV__LESSON_SYMS][QV__LESSON_SYM_BYTES]; /* bytes past len: 0 */
 };
 
+/* A zstd compression context an encoding thread keeps across its encodes
+ * (enc_internal.h, struct qv__zcache): made with a reservation of its own
+ * in `pool`; destroy frees the context, its workspace and the reservation.
+ * One thread at a time uses a cache. */
+struct qv__zcache;
+int qv__zcache_create(struct qv_pool *pool, struct qv__zcache **out, struct qv_error *err);
+void qv__zcache_destroy(struct qv__zcache *z);
+
 /* qv_encode, with a lesson to reuse (`use`, or NULL) and one to learn
  * (`learn`, or NULL: set to what a string root's FSST training produced,
- * nsym 0 when none ran). Binary kinds only look at them. */
+ * nsym 0 when none ran), and a compression context to compress through
+ * (`zc`, or NULL: the encode makes its own). Binary kinds only look at the
+ * lessons. The bytes out are the same with or without `zc`. */
 int qv__encode_taught(const struct qv_values *in, const struct qv_encode_options *opts,
                       const struct qv__lesson *use, struct qv__lesson *learn,
-                      struct qv_reservation *r, struct qv_encoded *out, struct qv_error *err);
+                      struct qv__zcache *zc, struct qv_reservation *r, struct qv_encoded *out,
+                      struct qv_error *err);
 
 #endif

@@ -1,6 +1,8 @@
 /*
  * zstd's allocations from an encoding arena (struct qv__mem), through zstd's
- * custom allocator: the encoder's compression context (general.c) and
+ * custom allocator: the encoder's compression context (general.c; or the
+ * one a writer's thread keeps across encodes, struct qv__zcache, blocks of
+ * the cache's own arena) and
  * zstd_dict's contexts (zstd_dict.c) are blocks of the encoder's or
  * decoder's arena, so they are charged to its reservation and freed with
  * it like every other buffer. The decompression context (general.c, one

@@ -517,6 +517,7 @@ void qv_writer_close(struct qv_writer *w) {
         for (int i = 0; i < w->n_workers; i++) {
             qv_builder_destroy(w->workers[i].joiner);
             qv_reservation_destroy(w->workers[i].jr);
+            qv__zcache_destroy(w->workers[i].zc);
         }
         qv_free(w->r, w->workers, (size_t)w->n_workers * sizeof *w->workers);
     }

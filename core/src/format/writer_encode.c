@@ -55,13 +55,13 @@ static int encode_taught(struct ctx *x, const struct qv_values *v,
         while (!w->taught[x->c]) qv_cond_wait(&w->learned, &w->mu);
         const struct qv__lesson *use = w->lessons[k];
         qv_mutex_unlock(&w->mu);
-        return qv__encode_taught(v, eo, use, NULL, r, out, err);
+        return qv__encode_taught(v, eo, use, NULL, x->wk->zc, r, out, err);
     }
     /* The only row group has no one to teach. */
-    if (x->rg->last) return qv_encode(v, eo, r, out, err);
+    if (x->rg->last) return qv__encode_taught(v, eo, NULL, NULL, x->wk->zc, r, out, err);
     struct qv__lesson *learn = qv_alloc(r, sizeof *learn, err);
     if (!learn) return ENOMEM;
-    int rc = qv__encode_taught(v, eo, NULL, learn, r, out, err);
+    int rc = qv__encode_taught(v, eo, NULL, learn, x->wk->zc, r, out, err);
     if (!rc && learn->nsym > 0) {
         qv_mutex_lock(&w->mu);
         struct qv__lesson *kept = qv_alloc(w->lr, sizeof *kept, err);
@@ -113,9 +113,16 @@ static int put_taught(struct ctx *x, const struct qv_values *v, uint8_t role, in
     struct qv__wseg *ws = &t->segs[t->n_segs];
     memset(ws, 0, sizeof *ws);
     int rc = 0;
-    if (pre) ws->enc = *pre;
-    else if (k < 0) rc = qv_encode(v, &eo, tk->r, &ws->enc, err);
-    else rc = encode_taught(x, v, &eo, k, &ws->enc, err);
+    if (pre) {
+        ws->enc = *pre;
+    } else {
+        /* The thread's compression context, made at its first encode. */
+        if (!x->wk->zc) rc = qv__zcache_create(qv_reservation_pool(w->r), &x->wk->zc, err);
+        if (!rc && k < 0)
+            rc = qv__encode_taught(v, &eo, NULL, NULL, x->wk->zc, tk->r, &ws->enc, err);
+        else if (!rc)
+            rc = encode_taught(x, v, &eo, k, &ws->enc, err);
+    }
     if (rc) {
         note_path(x, path);
         return rc;

@@ -116,6 +116,7 @@ struct qv__wworker {
     int started;
     struct qv_reservation *jr; /* the joiner's buffers */
     struct qv_builder *joiner; /* joins a column of several pieces */
+    struct qv__zcache *zc;     /* the thread's zstd context, lent to its encodes */
     char fail_path[512];       /* the field a failure happened at */
 };
 
