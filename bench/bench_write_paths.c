@@ -84,6 +84,53 @@ static int same_bytes(const char *a, const char *b) {
     return same;
 }
 
+/* --only: one path, min of the rounds, and the file's size. */
+static void one_path(const struct qv_schema *schema, struct ArrowArray *batches, int n, int owned,
+                     int threads, int rounds, struct qv_reservation *r, const char *out) {
+    double best = 0;
+    for (int i = 0; i < rounds; i++) {
+        double t = write_once(schema, batches, n, owned, threads, r, out);
+        if (!i || t < best) best = t;
+    }
+    struct stat sb;
+    long long bytes = stat(out, &sb) ? -1 : (long long)sb.st_size;
+    printf("%s only: min %.2f ms over %d rounds; %lld bytes\n", owned ? "owned" : "copy",
+           best * 1e3, rounds, bytes);
+}
+
+/* Both paths alternating: min and median of each, their ratio, and whether
+ * they wrote the same bytes (1 when not). */
+static int both_paths(const struct qv_schema *schema, struct ArrowArray *batches, int n,
+                      int threads, int rounds, struct qv_reservation *r, char out[2][64]) {
+    /* One unmeasured write per path: pages and code warm alike. */
+    write_once(schema, batches, n, 0, threads, r, out[0]);
+    write_once(schema, batches, n, 1, threads, r, out[1]);
+    double *t[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))};
+    if (!t[0] || !t[1]) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (int i = 0; i < rounds; i++)
+        for (int p = 0; p < 2; p++) {
+            /* Alternating which goes first, so neither always follows the other. */
+            int path = (i & 1) ? 1 - p : p;
+            t[path][i] = write_once(schema, batches, n, path, threads, r, out[path]);
+        }
+    const int same = same_bytes(out[0], out[1]);
+    double med[2];
+    for (int p = 0; p < 2; p++) {
+        qsort(t[p], (size_t)rounds, sizeof(double), cmp_d);
+        med[p] = t[p][rounds / 2];
+        printf("%-6s min %8.2f ms  median %8.2f ms\n", p ? "owned" : "copy", t[p][0] * 1e3,
+               med[p] * 1e3);
+    }
+    printf("copy / owned (median): %.3f; %d batches, %s, %d rounds; files %s\n", med[0] / med[1],
+           n, threads > 0 ? "encoding threads" : "inline", rounds, same ? "identical" : "DIFFER");
+    free(t[0]);
+    free(t[1]);
+    return !same;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: bench_write_paths FILE.qvr [ROUNDS] [--threads N]\n");
@@ -137,59 +184,19 @@ int main(int argc, char **argv) {
         perror("mkdtemp");
         return 1;
     }
-    char out[2][sizeof dir + 16];
+    char out[2][64];
     snprintf(out[0], sizeof out[0], "%s/copy.qvr", dir);
     snprintf(out[1], sizeof out[1], "%s/owned.qvr", dir);
     const struct qv_schema *schema = qv_reader_schema(qv_file_reader(f));
-    if (only >= 0) {
-        double best = 0;
-        for (int i = 0; i < rounds; i++) {
-            double t = write_once(schema, batches, n, only, threads, r, out[only]);
-            if (!i || t < best) best = t;
-        }
-        struct stat sb;
-        long long bytes = stat(out[only], &sb) ? -1 : (long long)sb.st_size;
-        printf("%s only: min %.2f ms over %d rounds; %lld bytes\n", only ? "owned" : "copy",
-               best * 1e3, rounds, bytes);
-        unlink(out[only]);
-        rmdir(dir);
-        for (int i = 0; i < n; i++) batches[i].release(&batches[i]);
-        free(batches);
-        qv_reservation_destroy(r);
-        qv_file_close(f);
-        qv_pool_destroy(pool);
-        return 0;
-    }
-    /* One unmeasured write per path: pages and code warm alike. */
-    write_once(schema, batches, n, 0, threads, r, out[0]);
-    write_once(schema, batches, n, 1, threads, r, out[1]);
-    double *t[2] = {calloc((size_t)rounds, sizeof(double)), calloc((size_t)rounds, sizeof(double))};
-    for (int i = 0; i < rounds; i++)
-        for (int p = 0; p < 2; p++) {
-            /* Alternating which goes first, so neither always follows the other. */
-            int path = (i & 1) ? 1 - p : p;
-            t[path][i] = write_once(schema, batches, n, path, threads, r, out[path]);
-        }
-    const int same = same_bytes(out[0], out[1]);
+    const int rc = only >= 0 ? (one_path(schema, batches, n, only, threads, rounds, r, out[only]), 0)
+                             : both_paths(schema, batches, n, threads, rounds, r, out);
     unlink(out[0]);
     unlink(out[1]);
     rmdir(dir);
-    double med[2];
-    for (int p = 0; p < 2; p++) {
-        qsort(t[p], (size_t)rounds, sizeof(double), cmp_d);
-        med[p] = t[p][rounds / 2];
-        printf("%-6s min %8.2f ms  median %8.2f ms\n", p ? "owned" : "copy", t[p][0] * 1e3,
-               med[p] * 1e3);
-    }
-    printf("copy / owned (median): %.3f; %d batches, %s, %d rounds; files %s\n", med[0] / med[1],
-           n, threads > 0 ? "encoding threads" : "inline", rounds,
-           same ? "identical" : "DIFFER");
     for (int i = 0; i < n; i++) batches[i].release(&batches[i]);
     free(batches);
-    free(t[0]);
-    free(t[1]);
     qv_reservation_destroy(r);
     qv_file_close(f);
     qv_pool_destroy(pool);
-    return same ? 0 : 1;
+    return rc;
 }

@@ -38,13 +38,6 @@ void qv__zstd_ctx_free(struct qv__enc *e) {
     e->zcctx = NULL;
 }
 
-/* The context is made from the encoder's arena at the first compression;
- * zstd allocates its workspace from there too, inside ZSTD_compressCCtx,
- * sized for the level and the input (and made again when a larger input
- * needs more). ZSTD_compressCCtx sets the context's parameters from the
- * level and the source size on every call, as ZSTD_compress does with its
- * own context, and the allocator does not change what zstd computes: the
- * same bytes come out. */
 void qv__zcache_free(struct qv__zcache *z) {
     if (!z) return;
     ZSTD_freeCCtx(z->cctx); /* through z->zmem, so before the arena goes */
@@ -77,6 +70,13 @@ void qv__zcache_destroy(struct qv__zcache *z) {
     qv_reservation_destroy(res);
 }
 
+/* The context (the encoder's own, or the lent cache's) is made from its
+ * arena at the first compression; zstd allocates its workspace from there
+ * too, inside ZSTD_compressCCtx, sized for the level and the input (and
+ * made again when a larger input needs more). ZSTD_compressCCtx sets the context's parameters from the
+ * level and the source size on every call, as ZSTD_compress does with its
+ * own context, and the allocator does not change what zstd computes: the
+ * same bytes come out. */
 int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
                       int level, size_t *clen) {
     *clen = 0;
