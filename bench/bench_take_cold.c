@@ -7,7 +7,9 @@
  *
  * MODE: cold (fresh qv_file_open + take of 100 rows + close, REPEATS
  * times), warm (one open and one unmeasured take, then REPEATS takes), scan
- * (open + full scan of every column, REPEATS times), none (the cold path's
+ * (open + full scan of every column, REPEATS times; scan-validate: the
+ * same with every batch validated in full, as the Python package's scans
+ * are by default), none (the cold path's
  * setup only: a baseline for whole-process counts), warm-flushed (warm,
  * but 64 MiB of other memory is written before each measured take, outside
  * the timing: a warm take as a program meets it between other work, and as
@@ -101,11 +103,11 @@ __attribute__((noinline)) void measured_cold(const char *path) {
     qv_file_close(f);
 }
 __attribute__((noinline)) void measured_warm(struct qv_file *f) { take(f); }
-__attribute__((noinline)) void measured_scan(const char *path) {
+__attribute__((noinline)) void measured_scan(const char *path, int validate) {
     struct qv_file *f = open_file(path);
     struct qv_error err;
     qv_error_clear(&err);
-    struct qv_file_scan_options fo = {.scan = {.threads = QV_SCAN_SYNC}};
+    struct qv_file_scan_options fo = {.scan = {.threads = QV_SCAN_SYNC, .validate = validate}};
     struct ArrowArrayStream st;
     int rc = qv_file_scan(f, &fo, &st, &err);
     if (rc) die("scan", rc, &err);
@@ -130,7 +132,7 @@ static void marker(const char *m) {
 
 int main(int argc, char **argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: bench_take_cold FILE cold|warm|warm-flushed|scan|none [REPEATS]\n");
+        fprintf(stderr, "usage: bench_take_cold FILE cold|warm|warm-flushed|scan|scan-validate|none [REPEATS]\n");
         return 2;
     }
     const char *path = argv[1], *mode = argv[2];
@@ -180,7 +182,8 @@ int main(int argc, char **argv) {
         double t0 = now();
         if (!strcmp(mode, "cold")) measured_cold(path);
         else if (!strcmp(mode, "warm")) measured_warm(f);
-        else if (!strcmp(mode, "scan")) measured_scan(path);
+        else if (!strcmp(mode, "scan")) measured_scan(path, QV_SCAN_VALIDATE_NONE);
+        else if (!strcmp(mode, "scan-validate")) measured_scan(path, QV_SCAN_VALIDATE_FULL);
         t[i] = now() - t0;
         flt[i] = minflt(&u1, &s1) - f0;
         cpu_user += u1 - u0;

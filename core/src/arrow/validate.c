@@ -80,8 +80,15 @@ static QV__ALWAYS_INLINE bool monotone_body(const void *o, bool wide, int64_t of
         const int64_t *p = (const int64_t *)o + off;
         for (int64_t i = 1; i <= n; i++) bad |= (uint64_t)(p[i] < p[i - 1]) | (uint64_t)(p[i] > hi);
     } else {
+        /* 32-bit lanes throughout (hi is one of these offsets, so it fits):
+         * a 64-bit accumulator made the compiler widen every comparison,
+         * and the loop ran 2.5x slower (0.40 against 0.16 ns an offset,
+         * AVX2, in cache); it was 8% of a nested scan's CPU from Python. */
         const int32_t *p = (const int32_t *)o + off;
-        for (int64_t i = 1; i <= n; i++) bad |= (uint64_t)(p[i] < p[i - 1]) | (uint64_t)(p[i] > hi);
+        const int32_t h = (int32_t)hi;
+        uint32_t bad32 = 0;
+        for (int64_t i = 1; i <= n; i++) bad32 |= (uint32_t)(p[i] < p[i - 1]) | (uint32_t)(p[i] > h);
+        bad = bad32;
     }
     return !bad;
 }
