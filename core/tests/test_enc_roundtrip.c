@@ -513,10 +513,13 @@ static void test_bad_arguments(void **state) {
 }
 
 /* String dictionaries decoded as fixed-size entries (all of one length 1..8,
- * one 8-byte copy per value) or summed from the length table (a length 9,
- * an empty entry or one longer entry mixed in), in int32 and int64 offsets:
- * dictionaries of 1, 2, 33 and 300 entries (the last entry frequent: its
- * 8-byte copy reads past the dictionary's bytes), decoded into an output
+ * one 8-byte copy per value), from 16-byte slots (entries of at most 16
+ * bytes, not all of one length, at most 4,096 of them) or with 32-byte
+ * copies (a length of 17 mixed in, or 4,097 entries), in int32 and int64
+ * offsets: dictionaries of 1, 2, 33, 300, 4,096 and 4,097 entries (the
+ * last entry frequent: its 8-byte copy reads past the dictionary's bytes),
+ * entries of lengths 1 to 9, 15 and 16 (with an empty entry or one a byte
+ * longer mixed in, or not), decoded into an output
  * whose free room is every size from exactly the values' bytes to 48 more
  * (the decode's reserve threshold is 40) in a block of whole alignment
  * units, and offsets buffers of exactly n + 1 slots (ASan sees a byte
@@ -527,15 +530,16 @@ static void test_dict_fixed_entries(void **state) {
     env_open(&env);
     struct qv_error err;
     uint64_t s = 9;
-    const int64_t n = 1500;
-    const int dsizes[] = {1, 2, 33, 300};
-    static uint8_t bytes[1500 * 10];
-    static int32_t in_off[1501];
-    static int64_t rows[1500];
-    for (int L = 1; L <= 9; L++)
-        for (int z = 0; z < 4; z++)
+    enum { n = 5000 };
+    const int dsizes[] = {1, 2, 33, 300, 4096, 4097};
+    const int lens[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 16};
+    static uint8_t bytes[n * 17];
+    static int32_t in_off[n + 1];
+    static int64_t rows[n];
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int z = 0; z < 6; z++)
             for (int shape = 0; shape < 3; shape++) { /* all L; one empty; one of L + 1 */
-                const int ds = dsizes[z];
+                const int L = lens[li], ds = dsizes[z];
                 if (shape && ds < 2) continue;
                 int64_t pos = 0;
                 for (int64_t i = 0; i < n; i++) {

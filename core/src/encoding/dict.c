@@ -457,6 +457,10 @@ struct dict_cache {
     int short16; /* binary: every entry <= 32 bytes, data has 32 bytes of slack */
     int fixed;   /* binary: every entry has this many bytes (1..8), entry k at k * fixed; 0: not so */
     uint64_t *lens; /* binary: each entry's length */
+    /* binary, when every entry has at most 16 bytes and there are at most
+     * SLOTS_MAX of them (not fixed): entry k's bytes at slots + 16 k
+     * (zero-padded), its length at len8[k]; NULL: not so */
+    uint8_t *slots, *len8;
     int64_t d;
     int64_t lazy;        /* entries decoded one by one before loading */
     void *vals;          /* word / fixed: d * width bytes */
@@ -492,6 +496,26 @@ static int use_lazy(const struct qv__dec *d, const struct qv__node *nd, struct d
     if ((uint64_t)want * 16 > (uint64_t)c->d || c->lazy + n > c->d / 4) return 0;
     c->lazy += n;
     return 1;
+}
+
+/* Short entries in slots of 16 bytes: emit_bin then copies an entry with
+ * one 16-byte load and store from an address the code alone gives, and its
+ * length from a byte table, instead of two offsets loaded first (20% less
+ * time per value in a loop of its own, 3-7 byte entries, 7 and 4,000 of
+ * them). At most SLOTS_MAX entries, so the table (16 bytes an entry, a few
+ * times the entries' own bytes) stays small. */
+#define SLOTS_MAX 4096
+static int make_slots(struct qv__dec *d, struct dict_cache *c, struct qv_error *err) {
+    uint8_t *t = qv__mem_buf(&d->mem, (size_t)c->d * 17, err);
+    if (!t) return ENOMEM;
+    memset(t, 0, (size_t)c->d * 16);
+    for (int64_t i = 0; i < c->d; i++) {
+        memcpy(t + i * 16, c->data + c->off[i], c->lens[i]);
+        t[c->d * 16 + i] = (uint8_t)c->lens[i];
+    }
+    c->slots = t;
+    c->len8 = t + c->d * 16;
+    return 0;
 }
 
 static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
@@ -540,6 +564,11 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct dict_cache **out,
             c->lens[i] = len;
         }
         c->fixed = same ? (int)first : 0;
+        if (!c->fixed && c->d > 0 && c->d <= SLOTS_MAX) {
+            int fits = 1;
+            for (int64_t i = 0; i < c->d; i++) fits &= c->lens[i] <= 16;
+            if (fits && (rc = make_slots(d, c, err))) return rc;
+        }
     } else {
         c->vals = qv__mem_buf(&d->mem, (size_t)(c->d ? c->d : 1) * nd->width, err);
         if (!c->vals) return ENOMEM;
@@ -853,6 +882,8 @@ static int emit_bin(const struct dict_cache *c, const uint32_t *codes, int64_t m
     uint64_t total = 0;
     if (c->fixed) {
         total = (uint64_t)m * (uint64_t)c->fixed;
+    } else if (c->len8) {
+        for (int64_t i = 0; i < m; i++) total += c->len8[codes[i]];
     } else {
         for (int64_t i = 0; i < m; i++) total += lens[codes[i]];
     }
@@ -884,6 +915,27 @@ static int emit_bin(const struct dict_cache *c, const uint32_t *codes, int64_t m
             for (int64_t i = 0; i < m; i++) w[i] = (int32_t)(at + (size_t)(i + 1) * len);
         }
         at += (size_t)m * len;
+    } else if (c->slots) {
+        const uint8_t *slots = c->slots, *len8 = c->len8;
+        if (o->off64) {
+            int64_t *w = (int64_t *)o->offsets + o->i + 1;
+            for (int64_t i = 0; i < m; i++) {
+                const uint32_t k = codes[i];
+                memcpy(dst, slots + (size_t)k * 16, 16);
+                dst += len8[k];
+                at += len8[k];
+                w[i] = (int64_t)at;
+            }
+        } else {
+            int32_t *w = (int32_t *)o->offsets + o->i + 1;
+            for (int64_t i = 0; i < m; i++) {
+                const uint32_t k = codes[i];
+                memcpy(dst, slots + (size_t)k * 16, 16);
+                dst += len8[k];
+                at += len8[k];
+                w[i] = (int32_t)at;
+            }
+        }
     } else if (c->short16) {
         /* Every entry fits 32 bytes and is stored with 32 readable
          * bytes: one fixed-size copy per value, no length branch. */
