@@ -917,24 +917,13 @@ static int emit_bin(const struct dict_cache *c, const uint32_t *codes, int64_t m
         at += (size_t)m * len;
     } else if (c->slots) {
         const uint8_t *slots = c->slots, *len8 = c->len8;
-        if (o->off64) {
-            int64_t *w = (int64_t *)o->offsets + o->i + 1;
-            for (int64_t i = 0; i < m; i++) {
-                const uint32_t k = codes[i];
-                memcpy(dst, slots + (size_t)k * 16, 16);
-                dst += len8[k];
-                at += len8[k];
-                w[i] = (int64_t)at;
-            }
-        } else {
-            int32_t *w = (int32_t *)o->offsets + o->i + 1;
-            for (int64_t i = 0; i < m; i++) {
-                const uint32_t k = codes[i];
-                memcpy(dst, slots + (size_t)k * 16, 16);
-                dst += len8[k];
-                at += len8[k];
-                w[i] = (int32_t)at;
-            }
+        for (int64_t i = 0; i < m; i++) {
+            const uint32_t k = codes[i];
+            memcpy(dst, slots + (size_t)k * 16, 16);
+            dst += len8[k];
+            at += len8[k];
+            if (o->off64) ((int64_t *)o->offsets)[o->i + 1 + i] = (int64_t)at;
+            else ((int32_t *)o->offsets)[o->i + 1 + i] = (int32_t)at;
         }
     } else if (c->short16) {
         /* Every entry fits 32 bytes and is stored with 32 readable
