@@ -202,16 +202,15 @@ struct qv__enc {
     int zstd_level;
     /* One zstd compression context for every plain zstd compression of
      * this encode (the cascade's trial compressions and the frames of zstd
-     * nodes), created at the first and freed by qv__enc_finish, unless the
-     * caller lent one that lives across encodes (zcache, below): a context
+     * nodes): the caller's (zcache, lent across encodes), else own_zc,
+     * made at the first compression and freed by qv__enc_finish. A context
      * per call allocated and set up its tables again each time, which cost
      * more than compressing a 4-vector frame or a trial sample did. zstd's
-     * output does not depend on what the context compressed before. The
-     * context and its workspace (570 KiB at level 1, 1.25 MiB at level 3
-     * with zstd 1.5.4, less while only small inputs came) are blocks of `mem`, through zcmem. */
-    void *zcctx;
-    struct qv__zmem zcmem;
-    /* The caller's context, used instead of zcctx when set. */
+     * output does not depend on what the context compressed before. own_zc's
+     * context and workspace (570 KiB at level 1, 1.25 MiB at level 3 with
+     * zstd 1.5.4, less while only small inputs came) are blocks of its arena,
+     * on the encode's reservation; it has no reservation of its own. */
+    struct qv__zcache own_zc;
     struct qv__zcache *zcache;
     /* The caller's qv_encode_options.extremes, and the input it is about:
      * set only by a dictionary over exactly these strings (root_data,
@@ -520,8 +519,8 @@ int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64
                      struct qv__enode **out);
 
 /* zstd helpers. qv__zstd_compress compresses n bytes of src into dst
- * (cap >= qv__zstd_bound(n)) through the encoder's context (e->zcctx, made
- * at the first call) and sets *clen. Every zstd compression of an encode,
+ * (cap >= qv__zstd_bound(n)) through the encoder's context (e->zcache, or
+ * e->own_zc made at the first call) and sets *clen. Every zstd compression of an encode,
  * the cascade's trial compressions included, goes through it, and its
  * errors fail the encode: the context and zstd's workspace are allocated
  * from the encoder's arena, so under a memory limit they can fail, and a
@@ -534,8 +533,6 @@ int qv__zdict_encode(struct qv__enc *e, const struct qv__zdict *zd, const uint64
 size_t qv__zstd_bound(size_t n);
 int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
                       int level, size_t *clen);
-/* Frees the encoder's zstd context (qv__enc_finish). */
-void qv__zstd_ctx_free(struct qv__enc *e);
 /* The ans codec (ans.c): an order-0 rANS block of n bytes. qv__ans_compress
  * writes at most qv__ans_bound(n) bytes (cap must be that) and returns
  * them (0 only for a smaller cap); qv__ans_decompress decodes a block of

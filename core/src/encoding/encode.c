@@ -151,6 +151,7 @@ void qv__enc_init(struct qv__enc *e, const struct qv_encode_options *o, struct q
                   struct qv_error *err) {
     memset(e, 0, sizeof *e);
     e->mem.r = r;
+    e->own_zc.mem.r = r;
     e->stack.r = r;
     e->r = r;
     e->err = err;
@@ -171,7 +172,7 @@ int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
     struct qv_error *err = e->err;
     /* The zstd context first: its workspace (up to 1.25 MiB) is not
      * charged while the output is. */
-    qv__zstd_ctx_free(e);
+    qv__zcache_free(&e->own_zc);
     if (!rc) {
         out->data = qv_alloc(e->r, (size_t)root->size, err);
         if (!out->data) {

@@ -33,11 +33,6 @@
 
 size_t qv__zstd_bound(size_t n) { return ZSTD_compressBound(n); }
 
-void qv__zstd_ctx_free(struct qv__enc *e) {
-    ZSTD_freeCCtx(e->zcctx);
-    e->zcctx = NULL;
-}
-
 void qv__zcache_free(struct qv__zcache *z) {
     if (!z) return;
     ZSTD_freeCCtx(z->cctx); /* through z->zmem, so before the arena goes */
@@ -80,20 +75,19 @@ void qv__zcache_destroy(struct qv__zcache *z) {
 int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src, size_t n,
                       int level, size_t *clen) {
     *clen = 0;
-    struct qv__zcache *zc = e->zcache;
-    struct qv__zmem *zm = zc ? &zc->zmem : &e->zcmem;
-    void **ctx = zc ? &zc->cctx : &e->zcctx;
-    zm->m = zc ? &zc->mem : &e->mem;
-    zm->err = e->err;
-    zm->failed = 0;
-    if (!*ctx) *ctx = ZSTD_createCCtx_advanced(qv__zmem_custom(zm));
-    const int made = *ctx != NULL;
-    size_t c = made ? ZSTD_compressCCtx(*ctx, dst, cap, src, n, level) : 0;
-    if (zc && (!made || ZSTD_isError(c))) qv__zcache_free(zc);
-    if (!made || (ZSTD_isError(c) && zm->failed)) {
+    struct qv__zcache *zc = e->zcache ? e->zcache : &e->own_zc;
+    zc->zmem.m = &zc->mem;
+    zc->zmem.err = e->err;
+    zc->zmem.failed = 0;
+    if (!zc->cctx) zc->cctx = ZSTD_createCCtx_advanced(qv__zmem_custom(&zc->zmem));
+    const int made = zc->cctx != NULL;
+    size_t c = made ? ZSTD_compressCCtx(zc->cctx, dst, cap, src, n, level) : 0;
+    const int failed = zc->zmem.failed;
+    if (!made || ZSTD_isError(c)) qv__zcache_free(zc);
+    if (!made || (ZSTD_isError(c) && failed)) {
         /* The failed allocation set the reservation's message (the pool,
          * its limit and its top consumers). */
-        if (!zm->failed || !e->err || !e->err->code)
+        if (!failed || !e->err || !e->err->code)
             qv_error_set(e->err, ENOMEM, "out of memory");
         return qv_error_wrap(e->err, ENOMEM, "zstd: compression context at level %d: ", level);
     }
