@@ -270,9 +270,14 @@ static void test_dict_first(void **state) {
         size_t size;
         int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
         size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST);
-        print_message("  dict first, case %zu: %zu bytes (FSST forced %zu), %s\n", k, size, fsst, d);
-        /* Skewed codes: zstd may beat the dictionary; FSST never wins. */
+        size_t dict = forced_size(&env, &c.v, QV_ENC_DICT);
+        print_message("  dict first, case %zu: %zu bytes (FSST forced %zu, dict %zu), %s\n", k, size,
+                      fsst, dict, d);
+        /* Skewed codes: zstd may beat the dictionary; so may it on a chunk
+         * under 64 KiB, where its size is exact (cascade.c, small_text),
+         * and then it is smaller. FSST never wins. */
         if (k == 0) assert_true(root == QV_ENC_DICT || root == QV_ENC_ZSTD);
+        else if (root == QV_ENC_ZSTD) assert_true(c.v.count < 131072 && size < dict);
         else assert_int_equal(root, QV_ENC_DICT);
         assert_true(size <= fsst);
         col_free(&c);
@@ -284,6 +289,45 @@ static void test_dict_first(void **state) {
     size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST), dict = forced_size(&env, &c.v, QV_ENC_DICT);
     print_message("  misled sample: %zu bytes (FSST %zu, dict %zu), %s\n", size, fsst, dict, d);
     assert_true(size <= fsst && size <= dict);
+    col_free(&c);
+    env_close(&env);
+}
+
+/* ---- Small chunks ----
+ * A root string chunk under 64 KiB is not given to FSST (its training costs
+ * more than the rest of the write, and zstd's frame, sized exactly, came
+ * out smaller on real data): what the cascade keeps is never larger than
+ * FSST or plain forced. Its root is FSST only for the text of a 20-word
+ * vocabulary (case 0), which zstd compresses below SMALL_FSST, so FSST is
+ * trained too and wins. Where zstd is not allowed, FSST is trained as
+ * before. */
+static void test_small_text(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    struct {
+        str_gen g;
+        int64_t n;
+    } cases[] = {{g_text, 1500}, {g_uuid, 3000}, {g_code, 2000}, {g_mode, 3000}, {g_text, 60}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        struct col c = col_strings(QV_KIND_BINARY, cases[k].n, cases[k].g, 40 + k);
+        char d[1024];
+        size_t size;
+        int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
+        size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST);
+        size_t plain = forced_size(&env, &c.v, QV_ENC_PLAIN);
+        print_message("  small case %zu: %zu bytes (FSST forced %zu, plain %zu), %s\n", k, size,
+                      fsst, plain, d);
+        assert_true(k == 0 ? root == QV_ENC_FSST : root != QV_ENC_FSST);
+        assert_true(size <= fsst && size <= plain);
+        col_free(&c);
+    }
+    struct col c = col_strings(QV_KIND_BINARY, 3000, g_uuid, 41);
+    struct qv_encode_options o;
+    memset(&o, 0, sizeof o);
+    o.allowed = ~(QV_ENC_BIT(QV_ENC_ZSTD) | QV_ENC_BIT(QV_ENC_ZSTD_DICT) | QV_ENC_BIT(QV_ENC_LZ4));
+    char d[1024];
+    assert_int_equal(pick(&env, &c.v, &o, d, sizeof d, NULL), QV_ENC_FSST);
     col_free(&c);
     env_close(&env);
 }
@@ -507,7 +551,8 @@ int main(void) {
         cmocka_unit_test(test_integers), cmocka_unit_test(test_never_worse_than_plain),
         cmocka_unit_test(test_floats),   cmocka_unit_test(test_bools),
         cmocka_unit_test(test_strings),  cmocka_unit_test(test_compact), cmocka_unit_test(test_small_strings),
-        cmocka_unit_test(test_dict_first), cmocka_unit_test(test_fsst_floor), cmocka_unit_test(test_distinct_estimate),
+        cmocka_unit_test(test_dict_first),
+        cmocka_unit_test(test_small_text), cmocka_unit_test(test_fsst_floor), cmocka_unit_test(test_distinct_estimate),
         cmocka_unit_test(test_distinct_estimator), cmocka_unit_test(test_dict_values_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -712,6 +712,34 @@ static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offse
     return rc == QV__DECLINED ? 0 : rc;
 }
 
+/* ---- Small chunks: zstd instead of FSST ----
+ * A root chunk of fewer than ZSTD_SAMPLE_MIN string bytes (a small table's
+ * column, or a row group of a few thousand rows) is compressed whole for
+ * zstd's estimate, so that estimate is exact. On such chunks zstd's frame
+ * was smaller than FSST's codes, offsets and table in every case measured
+ * (notes of issue 15: the strings of the comparison's real tables, of
+ * lineitem, nested and flights cut into 300 to 8,000 rows, and nine
+ * synthetic shapes: zstd/FSST 0.44 to 0.99), while FSST's training (five
+ * rounds over the sample) cost more than the rest of the column's write
+ * (vega airports: 42% of the table's write). So FSST is not trained there,
+ * and zstd competes without ZSTD_MARGIN: the margin trades size for decode
+ * speed, and decoding at most 64 KiB costs ~0.1 ms (zstd ~600 MB/s against
+ * FSST's ~1 GB/s on these chunks). Dictionaries, plain and constant still
+ * compete as everywhere. Only where zstd may be used (else FSST is trained
+ * as before) and not when an encoding is forced.
+ * The exception: text of a small vocabulary, which FSST holds as whole
+ * words of one code each (test_enc_cascade's 20-word text, 1,500 rows:
+ * FSST 9,968 bytes, zstd 11,232). That text is highly compressible, so
+ * where zstd's frame is under SMALL_FSST of the strings' bytes FSST is
+ * trained too and the smaller wins. Measured real chunks sat at 0.35 to
+ * 0.81 (nested's names 0.35, where zstd was 0.55 of FSST); a date column
+ * at 0.30 trains for nothing (zstd 0.75 of FSST). */
+#define SMALL_FSST 0.3
+static int small_text(const struct qv__enc *e, int depth, uint64_t total) {
+    return depth == 0 && total >= ZSTD_SMALL_MIN && total < ZSTD_SAMPLE_MIN &&
+           qv__allowed(e, QV_ENC_ZSTD);
+}
+
 #define ZDICT_SAMPLE_MIN (64 << 10)
 
 /* zstd_dict's candidate: trains the dictionary (kept in *zd for the build)
@@ -754,6 +782,8 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     struct qv__fsst_table *fsst = NULL;
     struct qv__zdict *zd = NULL;
     int rc = 0, equal = n > 0 && bin_all_equal(off, data, n), fsst_deferred = 0;
+    const int small = force == QV_ENC_AUTO && n > 0 && !equal && small_text(e, depth, total);
+    struct qv__enode *zleaf = NULL;
     double dict_distinct = INFINITY, fsst_scored_floor = 0, dict_codes_est = 0, dict_d = 0;
     struct bin_ctx bc = {off, data, n, depth};
     struct qv__src src = {.pt = QV__PT_BIN, .n = n, .depth = depth, .off = off, .data = data};
@@ -788,10 +818,20 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
               dict_est * qv__cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
             fsst_deferred = 1;
         if (e->compact) fsst_scored_floor = 0;
+        if (small) {
+            /* Built rather than estimated: its size is then exact, and
+             * the node is kept if it wins (a small chunk's estimate
+             * compressed the whole chunk anyway). */
+            rc = build(e, QV_ENC_ZSTD, &src, 0, &zleaf);
+            if (rc && rc != QV__DECLINED) return rc;
+            rc = 0;
+            if (zleaf) add(&c, e, QV_ENC_ZSTD, (double)zleaf->size);
+        }
         if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
-            !fsst_deferred && qv__allowed(e, QV_ENC_FSST)) {
+            !fsst_deferred && (!small || (zleaf && (double)zleaf->size < SMALL_FSST * total)) &&
+            qv__allowed(e, QV_ENC_FSST)) {
             double ratio;
-            if ((rc = fsst_table(e, off, data, n, &fsst, &ratio))) return rc;
+            if ((rc = fsst_table(e, off, data, n, &fsst, &ratio))) goto done;
             src.fsst = fsst;
             add(&c, e, QV_ENC_FSST, (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(fsst) + 64);
             /* A dictionary's values are strings the cascade encodes in
@@ -817,11 +857,11 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             }
             src.zdict = zd;
         }
-        if (n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
+        if (!small && n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
             /* General-purpose compression only where it wins by a wide
              * margin: text with long repeats beats FSST's 8-byte symbols. */
             double ratio;
-            if ((rc = zstd_sample_ratio(e, data, total, &ratio))) return rc;
+            if ((rc = zstd_sample_ratio(e, data, total, &ratio))) goto done;
             add(&c, e, QV_ENC_ZSTD, ((double)total * ratio + offsets_est + 64) * ZSTD_MARGIN);
         }
     } else {
@@ -831,15 +871,23 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
     for (;;) {
         int enc = next_best(&c);
         if (enc < 0) enc = QV_ENC_PLAIN;
+        if (enc == QV_ENC_ZSTD && zleaf) {
+            *out = zleaf;
+            zleaf = NULL;
+            rc = 0;
+            break;
+        }
         rc = build(e, enc, &src, force != QV_ENC_AUTO, out);
         if (rc == QV__DECLINED && enc != QV_ENC_PLAIN) continue;
         break;
     }
     if (!rc && force == QV_ENC_AUTO) rc = second_opinion(e, &c, &src, NULL, out);
+done:
+    if (zleaf) qv__enode_drop(e, zleaf);
     if (fsst) qv__mem_free(&e->mem, fsst);
     qv__zdict_free(e, zd);
     if (rc) return rc;
-    if (fsst_deferred && n > 0 && total >= 2048 && qv__allowed(e, QV_ENC_FSST) &&
+    if (fsst_deferred && !small && n > 0 && total >= 2048 && qv__allowed(e, QV_ENC_FSST) &&
         (rc = dict_first_check(e, &src, offsets_est, fsst_scored_floor, out)))
         return rc;
     if (force == QV_ENC_AUTO && (rc = keep_smaller(e, out, (uint64_t)plain + 64, bin_plain, &bc)))
