@@ -464,10 +464,15 @@ _Static_assert(BIN_SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sam
  * sample): qv__distinct_sample's counts, over the first half too, and
  * incidence over the vectors when the sample holds fewer than `total`.
  * With sym_rows, also the sampled rows holding one of the 255 most
- * frequent sampled strings of 1 to 16 bytes (fsst_bound). */
+ * frequent sampled strings of 1 to 16 bytes (fsst_bound), and in
+ * code_cnt (256 counts) how often each distinct sampled string occurred,
+ * in no order, when the sample holds at most 256 (a dictionary's codes of
+ * at most 8 bits: the histogram the entropy stage codes them by); *skew =
+ * 0 when it holds more. */
+#define SHORT_STR (UINT32_C(1) << 31) /* cnt: the slot's string has 1 to 16 bytes */
 static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
                                int64_t n, int64_t total, struct qv__distinct_sample *out,
-                               int64_t *sym_rows) {
+                               int64_t *sym_rows, uint64_t *code_cnt, int *skew) {
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < BIN_SAMPLE_VECTORS ? nvec : BIN_SAMPLE_VECTORS;
     int64_t sn = 0;
@@ -478,6 +483,7 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
     const int incidence = sn < total;
     *out = (struct qv__distinct_sample){.sn = sn, .m = incidence ? take : 0};
     if (sym_rows) *sym_rows = 0;
+    if (skew) *skew = 0;
     if (!sn) return 0;
     const int64_t tsize = (int64_t)qv_next_pow2_64((uint64_t)sn * 2);
     struct qv__mark mk = qv__stack_mark(&e->stack);
@@ -486,7 +492,8 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
      * (qv__inc_note); not kept when every vector is sampled (the count is
      * exact). */
     uint16_t *inc = keys ? qv__stack_push(&e->stack, (size_t)tsize * 2, e->err) : NULL;
-    /* Per slot, the rows of its string when that is 1 to 16 bytes long. */
+    /* Per slot, the rows of its string, and SHORT_STR when that is 1 to
+     * 16 bytes long. */
     uint32_t *cnt = inc && sym_rows ? qv__stack_push(&e->stack, (size_t)tsize * 4, e->err) : NULL;
     if (!inc || (sym_rows && !cnt)) {
         qv__stack_release(&e->stack, mk);
@@ -517,7 +524,7 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
                 distinct++;
             }
             if (inc) qv__inc_note(inc, j, k);
-            if (cnt && off[i + 1] - off[i] - 1 < 16) cnt[j]++;
+            if (cnt) cnt[j] = (cnt[j] + 1) | (off[i + 1] - off[i] - 1 < 16 ? SHORT_STR : 0);
         }
     }
     out->d = distinct;
@@ -531,7 +538,17 @@ static int bin_sample_distinct(struct qv__enc *e, const uint64_t *off, const uin
             rc = ENOMEM;
         } else {
             memset(hist, 0, (size_t)(sn + 1) * 4);
-            for (int64_t j = 0; j < tsize; j++) hist[cnt[j]]++;
+            const int codes = code_cnt && distinct <= 256;
+            int64_t d = 0;
+            for (int64_t j = 0; j < tsize; j++) {
+                const uint32_t c = cnt[j] & ~SHORT_STR;
+                if (cnt[j] & SHORT_STR) hist[c]++;
+                if (c && codes) code_cnt[d++] = c;
+            }
+            if (codes) {
+                memset(code_cnt + d, 0, (size_t)(256 - d) * sizeof *code_cnt);
+                *skew = 1;
+            }
             int64_t left = 255, rows = 0;
             for (int64_t c = sn; c > 0 && left > 0; c--) {
                 int64_t k = hist[c] < left ? hist[c] : left;
@@ -793,7 +810,10 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (n > 0 && depth < e->max_depth && !equal) {
             struct qv__distinct_sample ds;
             int64_t sym_rows;
-            if ((rc = bin_sample_distinct(e, off, data, n, n, &ds, &sym_rows))) return rc;
+            uint64_t code_cnt[256];
+            int skew;
+            if ((rc = bin_sample_distinct(e, off, data, n, n, &ds, &sym_rows, code_cnt, &skew)))
+                return rc;
             fsst_scored_floor = fsst_bound((double)fsst_codes, n, ds.sn, sym_rows);
             double d = qv__distinct_estimate(n, &ds);
             /* The estimate extrapolates the sample's growth and so runs
@@ -804,6 +824,12 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             if (d * 2 <= n) {
                 double avg = (double)total / n;
                 dict_codes_est = packed(n, qv__bits((uint64_t)d - 1));
+                /* Skewed codes of at most 8 bits go to the entropy stage
+                 * (the codes' own cascade): without it, zstd over the
+                 * strings won at 1.9 times the dictionary's size
+                 * (test_enc_cascade's skewed codes, 230 distinct). */
+                if (skew && qv__allowed(e, QV_ENC_ANS))
+                    dict_codes_est = fmin(dict_codes_est, qv__entropy_ans_bytes(code_cnt, ds.sn, n));
                 dict_d = d;
                 add(&c, e, QV_ENC_DICT, dict_codes_est + d * (avg + 2) + 64);
             }
@@ -950,7 +976,7 @@ int qv__cascade_fixed(struct qv__enc *e, const uint8_t *v, int64_t n, uint32_t w
             }
             for (int64_t i = 0; i < sn; i++) memcpy(tmp + (size_t)i * width, base + (size_t)(i * step) * width, width);
             struct qv__distinct_sample ds;
-            rc = bin_sample_distinct(e, off, tmp, sn, n, &ds, NULL);
+            rc = bin_sample_distinct(e, off, tmp, sn, n, &ds, NULL, NULL, NULL);
             qv__stack_release(&e->stack, mk);
             if (rc) return rc;
             /* The strided sample stands for the whole column. */

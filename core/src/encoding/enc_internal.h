@@ -458,6 +458,9 @@ int qv__entropy_forced(void);
  * would go on to read the sample's distinct count (the caller then takes
  * a sample: QV__SAMPLE_DISTINCT is enough). */
 int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s);
+/* Bytes the stage's ans frames would take for n values of at most 8 bits
+ * whose sample of `sampled` values has these 256 counts (no trial). */
+double qv__entropy_ans_bytes(const uint64_t *cnt, int64_t sampled, int64_t n);
 /* Chooses the layout from trial compressions of a sample; c->est_bytes
  * < 0 when the stage is not proposed. 0, or the trials' error (ENOMEM for
  * their scratch or zstd's context: see qv__zstd_compress). */

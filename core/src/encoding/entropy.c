@@ -165,6 +165,13 @@ int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__ist
     return fb >= 1 && fb <= 32;
 }
 
+double qv__entropy_ans_bytes(const uint64_t *cnt, int64_t sampled, int64_t n) {
+    double table;
+    const double payload = qv__ans_estimate(cnt, &table);
+    const int64_t frames = (n + ENTROPY_FRAME_ANS - 1) / ENTROPY_FRAME_ANS;
+    return payload * (double)n / (double)sampled + (double)frames * (table + 48) + 64;
+}
+
 int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, double to_beat, struct qv__entropy_choice *c) {
     memset(c, 0, sizeof *c);
@@ -210,10 +217,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
             for (int64_t i = vs; i < ve; i++) cnt[(uint8_t)((v[i] - ref) & mask)]++;
             an += ve - vs;
         }
-        double table;
-        const double payload = qv__ans_estimate(cnt, &table);
-        const int64_t frames = (n + ENTROPY_FRAME_ANS - 1) / ENTROPY_FRAME_ANS;
-        ans_est = payload * (double)n / (double)an + (double)frames * (table + 48) + 64;
+        ans_est = qv__entropy_ans_bytes(cnt, an, n);
         /* As a bound for zstd's layouts: in zstd's units. */
         const double as_zstd = ans_est * qv__cost_factor(QV_ENC_ANS) / qv__cost_factor(QV_ENC_ZSTD);
         to_beat = to_beat < as_zstd ? to_beat : as_zstd;
