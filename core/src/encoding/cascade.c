@@ -265,7 +265,19 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
                 add(&c, e, QV_ENC_RLE,
                     (double)s.runs * (qv__bits((uint64_t)s.max_run) + 1 + vb) / 8 + 64);
             double d = qv__istats_distinct(&s, n);
-            if (d * 2 <= n) {
+            /* Not when the sample holds every value of [umin, umax] (the
+             * values are then their own codes, less umin, which frame of
+             * reference takes off) below the root, where the values are
+             * mostly a dictionary's codes, already in the order that
+             * pays, or anywhere for two values, which any order codes
+             * alike: another dictionary adds its entries and a level and
+             * nothing else. sm-randhie's 0/1 columns were
+             * dict(dict(dict(zstd))), three levels of the cascade for a
+             * node zstd alone codes. At the root, a dictionary of more
+             * values may still pay by its frequency order (dict.c). */
+            const int dense = (uint64_t)s.sample_distinct - 1 == s.umax - s.umin &&
+                              (depth > 0 || s.umax - s.umin == 1);
+            if (d * 2 <= n && !dense) {
                 unsigned cb = qv__bits((uint64_t)d - 1);
                 double codes = fmin(packed(n, cb),
                                     (double)s.runs * (cb + qv__bits((uint64_t)s.max_run) + 1) / 8);
