@@ -751,11 +751,13 @@ static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offse
  * synthetic shapes: zstd/FSST 0.44 to 0.99), while FSST's training (five
  * rounds over the sample) cost more than the rest of the column's write
  * (vega airports: 42% of the table's write). So FSST is not trained there,
- * and zstd competes without ZSTD_MARGIN: the margin trades size for decode
- * speed, and decoding at most 64 KiB costs ~0.1 ms (zstd ~600 MB/s against
- * FSST's ~1 GB/s on these chunks). Dictionaries, plain and constant still
- * compete as everywhere. Only where zstd may be used (else FSST is trained
- * as before) and not when an encoding is forced.
+ * and, unless the dictionary comes first (dict_first, FSST's floor), zstd
+ * is built and competes at its exact size without ZSTD_MARGIN: the margin
+ * trades size for decode speed, and decoding at most 64 KiB costs ~0.1 ms
+ * (zstd ~600 MB/s against FSST's ~1 GB/s on these chunks). Dictionaries,
+ * plain and constant still compete as everywhere. Only where zstd may be
+ * used (else FSST is trained as before) and not when an encoding is
+ * forced.
  * The exception: text of a small vocabulary, which FSST holds as whole
  * words of one code each (test_enc_cascade's 20-word text, 1,500 rows:
  * FSST 9,968 bytes, zstd 11,232). That text is highly compressible, so
@@ -856,17 +858,25 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
               dict_est * qv__cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
             fsst_deferred = 1;
         if (e->compact) fsst_scored_floor = 0;
-        if (small) {
+        /* FSST would be trained here, were the chunk not small. */
+        const int fsst_wanted = dict_est > (double)fsst_floor && !fsst_deferred;
+        if (small && fsst_wanted) {
             /* Built rather than estimated: its size is then exact, and
              * the node is kept if it wins (a small chunk's estimate
-             * compressed the whole chunk anyway). */
+             * compressed the whole chunk anyway). Where the dictionary
+             * comes first or beats FSST's floor, zstd is estimated and
+             * margined as in larger chunks: building it (its offsets' cascade, their entropy
+             * trials) and building it again as the winner of the
+             * margin-free estimate cost a column of a few distinct
+             * strings a quarter of its write (seattle-weather's weather,
+             * 5 values: 0.22 -> 0.28 ms), for the same bytes. */
             rc = build(e, QV_ENC_ZSTD, &src, 0, &zleaf);
             if (rc && rc != QV__DECLINED) return rc;
             rc = 0;
             if (zleaf) add(&c, e, QV_ENC_ZSTD, (double)zleaf->size);
         }
-        if (n > 0 && !equal && total >= 2048 && dict_est > (double)fsst_floor &&
-            !fsst_deferred && (!small || (zleaf && (double)zleaf->size < SMALL_FSST * total)) &&
+        if (n > 0 && !equal && total >= 2048 && fsst_wanted &&
+            (!small || (zleaf && (double)zleaf->size < SMALL_FSST * total)) &&
             qv__allowed(e, QV_ENC_FSST)) {
             double ratio;
             if ((rc = fsst_table(e, off, data, n, &fsst, &ratio))) goto done;
@@ -888,14 +898,14 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
          * about 3.5 times slower and a 100-row take costs about 10 times
          * more, which the default mode does not trade for size. Not where
          * the dictionary-first rule holds either (few distinct strings). */
-        if (n > 0 && !equal && e->compact && !fsst_deferred && dict_est > (double)fsst_floor) {
+        if (n > 0 && !equal && e->compact && fsst_wanted) {
             if ((rc = zdict_candidate(e, &c, off, data, n, offsets_est, &zd))) {
                 if (fsst) qv__mem_free(&e->mem, fsst);
                 return rc;
             }
             src.zdict = zd;
         }
-        if (!small && n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
+        if (!zleaf && n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
             /* General-purpose compression only where it wins by a wide
              * margin: text with long repeats beats FSST's 8-byte symbols. */
             double ratio;
