@@ -839,10 +839,11 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
                 double avg = (double)total / n;
                 dict_codes_est = packed(n, qv__bits((uint64_t)d - 1));
                 /* Skewed codes of at most 8 bits go to the entropy stage
-                 * (the codes' own cascade): without it, zstd over the
+                 * (the codes' own cascade, where it may run: it goes by
+                 * zstd's id and codes with ans): without it, zstd over the
                  * strings won at 1.9 times the dictionary's size
                  * (test_enc_cascade's skewed codes, 230 distinct). */
-                if (skew && qv__allowed(e, QV_ENC_ANS))
+                if (skew && qv__allowed(e, QV_ENC_ZSTD) && qv__allowed(e, QV_ENC_ANS))
                     dict_codes_est = fmin(dict_codes_est, qv__entropy_ans_bytes(code_cnt, ds.sn, n));
                 dict_d = d;
                 add(&c, e, QV_ENC_DICT, dict_codes_est + d * (avg + 2) + 64);
@@ -865,11 +866,11 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
              * the node is kept if it wins (a small chunk's estimate
              * compressed the whole chunk anyway). Where the dictionary
              * comes first or beats FSST's floor, zstd is estimated and
-             * margined as in larger chunks: building it (its offsets' cascade, their entropy
-             * trials) and building it again as the winner of the
-             * margin-free estimate cost a column of a few distinct
-             * strings a quarter of its write (seattle-weather's weather,
-             * 5 values: 0.22 -> 0.28 ms), for the same bytes. */
+             * margined as in larger chunks: building it (its offsets'
+             * cascade, their entropy trials) cost a column of a few
+             * distinct strings a quarter of its write, for the same
+             * bytes (seattle-weather's weather, 5 values: 0.22 -> 0.27
+             * ms). */
             rc = build(e, QV_ENC_ZSTD, &src, 0, &zleaf);
             if (rc && rc != QV__DECLINED) return rc;
             rc = 0;
@@ -899,10 +900,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
          * more, which the default mode does not trade for size. Not where
          * the dictionary-first rule holds either (few distinct strings). */
         if (n > 0 && !equal && e->compact && fsst_wanted) {
-            if ((rc = zdict_candidate(e, &c, off, data, n, offsets_est, &zd))) {
-                if (fsst) qv__mem_free(&e->mem, fsst);
-                return rc;
-            }
+            if ((rc = zdict_candidate(e, &c, off, data, n, offsets_est, &zd))) goto done;
             src.zdict = zd;
         }
         if (!zleaf && n > 0 && !equal && total >= ZSTD_SMALL_MIN && qv__allowed(e, QV_ENC_ZSTD)) {
