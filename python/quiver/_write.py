@@ -87,29 +87,37 @@ class _Failure:
     exc = None
 
 
-def _capturing(reader, box, path):
-    """`reader` through a generator that remembers the exception its source
-    raises (a user's generator, KeyboardInterrupt included). The native
-    writer only sees the Arrow stream's errno and message; write() then
-    re-raises the original exception object instead. Each batch is checked
-    against the stream's schema (_check_batch)."""
+def _captured_batches(reader, box, path):
+    """The batches of `reader`, remembering in box.exc any exception raised
+    while this generator runs: its source's (a user's generator), a batch
+    that fails _check_batch, or a KeyboardInterrupt, which Ctrl-C raises at
+    whatever line the main thread is on, `yield` included (the whole body is
+    covered: with only the read inside the try, a Ctrl-C landing on the
+    yield reached write() as an InvalidArgumentError carrying the traceback
+    as text). GeneratorExit, the generator being closed, is not a failure."""
     schema = reader.schema
-
-    def batches():
-        n = 0
+    n = 0
+    try:
         while True:
             try:
                 b = reader.read_next_batch()
-                _check_batch(b, schema, n, path)
             except StopIteration:
                 return
-            except BaseException as e:
-                box.exc = e
-                raise
+            _check_batch(b, schema, n, path)
             n += 1
             yield b
+    except GeneratorExit:
+        raise
+    except BaseException as e:
+        box.exc = e
+        raise
 
-    return pa.RecordBatchReader.from_batches(reader.schema, batches())
+
+def _capturing(reader, box, path):
+    """`reader` through _captured_batches. The native writer only sees the
+    Arrow stream's errno and message; write() then re-raises the original
+    exception object instead."""
+    return pa.RecordBatchReader.from_batches(reader.schema, _captured_batches(reader, box, path))
 
 
 def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,

@@ -279,3 +279,30 @@ def test_ctrl_c_in_a_generator_feeding_write(tmp_path):
     finally:
         timer.join()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_on_the_capturing_yield_is_remembered():
+    """The race the test above can hit: Ctrl-C lands while the writer's
+    capturing generator is at its own `yield`, not inside the user's source.
+    The exception must still be remembered (write() re-raises it as itself);
+    a plain close of the generator is no failure."""
+    from quiver._write import _Failure, _captured_batches
+    schema = pa.schema({"a": pa.int64()})
+    batch = pa.record_batch({"a": pa.array(np.arange(3))})
+
+    def reader():
+        return pa.RecordBatchReader.from_batches(schema, iter([batch, batch]))
+
+    box = _Failure()
+    g = _captured_batches(reader(), box, "x.qvr")
+    assert next(g).equals(batch)
+    interrupt = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        g.throw(interrupt)
+    assert box.exc is interrupt
+
+    box = _Failure()
+    g = _captured_batches(reader(), box, "x.qvr")
+    next(g)
+    g.close()
+    assert box.exc is None
