@@ -253,6 +253,22 @@ static size_t forced_size(struct enc_env *env, const struct qv_values *v, int en
     return size;
 }
 
+/* The cascade's choice for v (root, bytes, tree) beside two encodings
+ * forced, printed as case k of `what`. */
+struct versus {
+    int root;
+    size_t size, a, b;
+    char d[1024];
+};
+static void pick_versus(struct enc_env *env, const struct qv_values *v, const char *what, size_t k,
+                        int enc_a, int enc_b, struct versus *out) {
+    out->root = pick(env, v, NULL, out->d, sizeof out->d, &out->size);
+    out->a = forced_size(env, v, enc_a);
+    out->b = forced_size(env, v, enc_b);
+    print_message("  %s, case %zu: %zu bytes (%s forced %zu, %s %zu), %s\n", what, k, out->size,
+                  qv_encoding_name(enc_a), out->a, qv_encoding_name(enc_b), out->b, out->d);
+}
+
 static void test_dict_first(void **state) {
     (void)state;
     struct enc_env env;
@@ -266,21 +282,16 @@ static void test_dict_first(void **state) {
     } cases[] = {{g_code, 131072}, {g_code, 1000}, {g_category, 1000}, {g_category, 131072}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct col c = col_strings(QV_KIND_BINARY, cases[k].n, cases[k].g, 5 + k);
-        char d[1024];
-        size_t size;
-        int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
-        size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST);
-        size_t dict = forced_size(&env, &c.v, QV_ENC_DICT);
-        print_message("  dict first, case %zu: %zu bytes (FSST forced %zu, dict %zu), %s\n", k, size,
-                      fsst, dict, d);
+        struct versus r;
+        pick_versus(&env, &c.v, "dict first", k, QV_ENC_FSST, QV_ENC_DICT, &r);
         /* The dictionary, or zstd where it is smaller: on a chunk under
          * 64 KiB, where zstd's size is exact (cascade.c, small_text).
          * Skewed codes (case 0) are sized as the entropy stage codes them:
          * estimated at 8 bits a code, zstd over the strings won at 1.9
          * times the dictionary's size. FSST never wins. */
-        if (root == QV_ENC_ZSTD) assert_true(c.v.count < 131072);
-        else assert_int_equal(root, QV_ENC_DICT);
-        assert_true(size <= fsst && size <= dict);
+        if (r.root == QV_ENC_ZSTD) assert_true(c.v.count < 131072);
+        else assert_int_equal(r.root, QV_ENC_DICT);
+        assert_true(r.size <= r.a && r.size <= r.b);
         col_free(&c);
     }
     struct col c = col_strings(QV_KIND_BINARY, 131072, g_misled, 9);
@@ -347,15 +358,10 @@ static void test_small_text(void **state) {
     } cases[] = {{g_text, 1500}, {g_uuid, 3000}, {g_code, 2000}, {g_mode, 3000}, {g_text, 60}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         struct col c = col_strings(QV_KIND_BINARY, cases[k].n, cases[k].g, 40 + k);
-        char d[1024];
-        size_t size;
-        int root = pick(&env, &c.v, NULL, d, sizeof d, &size);
-        size_t fsst = forced_size(&env, &c.v, QV_ENC_FSST);
-        size_t plain = forced_size(&env, &c.v, QV_ENC_PLAIN);
-        print_message("  small case %zu: %zu bytes (FSST forced %zu, plain %zu), %s\n", k, size,
-                      fsst, plain, d);
-        assert_true(k == 0 ? root == QV_ENC_FSST : root != QV_ENC_FSST);
-        assert_true(size <= fsst && size <= plain);
+        struct versus r;
+        pick_versus(&env, &c.v, "small", k, QV_ENC_FSST, QV_ENC_PLAIN, &r);
+        assert_true(k == 0 ? r.root == QV_ENC_FSST : r.root != QV_ENC_FSST);
+        assert_true(r.size <= r.a && r.size <= r.b);
         col_free(&c);
     }
     struct col c = col_strings(QV_KIND_BINARY, 3000, g_uuid, 41);
