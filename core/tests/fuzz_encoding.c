@@ -46,7 +46,7 @@ static const enum qv_value_kind kinds[] = {
  * sequential (format 4.0: zstd frames of for over narrower plain
  * residuals) or, when bit 6 is set too, ans frames over sequential bytes
  * (format 5.0, encoding 18; values of at most 8 bits above their
- * minimum). */
+ * minimum; blocks of both coded kinds, kind 2 from format 6.0). */
 static int skew_int(enum qv_value_kind kind) {
     return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
            kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;

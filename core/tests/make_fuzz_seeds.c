@@ -145,7 +145,7 @@ static int write_encoding_seeds(const char *dir) {
     rc |= write_enc_seed(dir, "entropy_seq_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(0);
     /* ans frames (encoding 18, format 5.0): geometric codes above 1000, as
-     * the cascade stores them (several frames of 8 vectors), the line
+     * the cascade stores them (frames of 16 vectors), the line
      * numbers with the ans layout forced, and the hour cycle under ans
      * forced at the root (one frame over the whole tree). */
     static int64_t geo[20000];
@@ -154,6 +154,15 @@ static int write_encoding_seeds(const char *dir) {
         geo[i] = 1000 + __builtin_ctzll((x >> 40) | (UINT64_C(1) << 15));
     }
     rc |= write_enc_seed(dir, "ans_geo_i64", 4, QV_KIND_INT64, geo, 20000, QV_ENC_AUTO);
+    /* Seven values drawn evenly (2.8 bits each): the first frame, 16,384
+     * bytes coded into some 5.7 KiB, is a wide block (kind 2, format 6.0),
+     * the last one's 3,616 bytes a block of kind 1. */
+    static int64_t seven[20000];
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        seven[i] = 50 + (int64_t)((x >> 33) % 7);
+    }
+    rc |= write_enc_seed(dir, "ans_wide_seven_i64", 4, QV_KIND_INT64, seven, 20000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(4);
     rc |= write_enc_seed(dir, "ans_forced_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(0);

@@ -29,6 +29,7 @@
  */
 #include <math.h>
 
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 #include "encoding/encoding_testing.h"
 #include "memory/memory_testing.h"
@@ -234,7 +235,7 @@ static void test_crafted_blocks(void **state) {
 
     /* Empty, unknown kinds, stored of the wrong size; stored of n + 1. */
     expect_refused(b, 0, 0, "empty block");
-    for (int k = 2; k < 256; k += 37) {
+    for (int k = 3; k < 256; k += 37) {
         b[0] = (uint8_t)k;
         expect_refused(b, 1, 0, "unknown block kind");
     }
@@ -425,17 +426,17 @@ static void test_encoder_worst_histograms(void **state) {
             memset(dst, 0xCC, bound);
             size_t clen = qv__ans_compress(src, n, dst, bound);
             if (clen < 1 || clen > n + 1) fail_msg("shape %d n=%zu: %zu bytes", shape, n, clen);
-            coded += dst[0] == 1;
+            coded += dst[0] != 0;
             const char *why;
             if (dec_exact(dst, clen, n, out, &why)) fail_msg("shape %d n=%zu: %s", shape, n, why);
             assert_memory_equal(out, src, n);
             /* The estimate's table size is the table written. */
-            if (dst[0] == 1) {
+            if (dst[0] != 0) {
                 uint64_t cnt[256] = {0};
                 for (size_t i = 0; i < n; i++) cnt[src[i]]++;
                 double table;
-                (void)qv__ans_estimate(cnt, &table);
-                assert_int_equal((size_t)table, states_at(dst) + 32);
+                (void)qv__ans_estimate(cnt, n, &table);
+                assert_int_equal((size_t)table, states_at(dst) + (dst[0] == 2 ? 128 : 32));
             }
             free(dst);
             free(src);
@@ -453,7 +454,8 @@ static int spec_decode(const uint8_t *b, size_t clen, uint8_t *dst, size_t n) {
         if (n) memcpy(dst, b + 1, n);
         return 0;
     }
-    if (b[0] != 1) return -1;
+    if (b[0] != 1 && b[0] != 2) return -1;
+    const int lanes = b[0] == 1 ? 8 : 32; /* kind 2: format 6.0 */
     size_t p = 1;
     if (p >= clen) return -1;
     const int nsym = b[p++] + 1;
@@ -488,9 +490,9 @@ static int spec_decode(const uint8_t *b, size_t clen, uint8_t *dst, size_t n) {
         if (c > 4096) return -1;
     }
     if (c != 4096) return -1;
-    if (clen - p < 32) return -1;
-    uint64_t x[8];
-    for (int j = 0; j < 8; j++) {
+    if (clen - p < 4 * (size_t)lanes) return -1;
+    uint64_t x[32];
+    for (int j = 0; j < lanes; j++) {
         x[j] = (uint64_t)b[p] | (uint64_t)b[p + 1] << 8 | (uint64_t)b[p + 2] << 16 |
                (uint64_t)b[p + 3] << 24;
         p += 4;
@@ -501,7 +503,7 @@ static int spec_decode(const uint8_t *b, size_t clen, uint8_t *dst, size_t n) {
     if (len % 2) return -1;
     size_t w = 0;
     for (size_t i = 0; i < n; i++) {
-        uint64_t *xs = &x[i % 8];
+        uint64_t *xs = &x[i % (size_t)lanes];
         const uint64_t slot = *xs % 4096;
         int k = 0;
         while (!(cum[k] <= slot && slot < cum[k] + f[k])) k++;
@@ -515,15 +517,17 @@ static int spec_decode(const uint8_t *b, size_t clen, uint8_t *dst, size_t n) {
         }
     }
     if (w != len) return -1;
-    for (int j = 0; j < 8; j++)
+    for (int j = 0; j < lanes; j++)
         if (x[j] != 65536) return -1;
     return 0;
 }
 
 /* qv__ans_decompress against spec_decode: the same verdict and, when both
  * decode, the same bytes; on the encoder's blocks of every shape (which
- * must decode), each with bytes changed, cut or extended, and decoded for
- * lengths around its own. */
+ * must decode), of both kinds (8 and 32 states, and as the encoder
+ * chooses), each with bytes changed, cut or extended, and decoded for
+ * lengths around its own; each decoded with the generic kernels and with
+ * the CPU's best (AVX2 where it has it), which must agree byte for byte. */
 static void test_decoder_matches_spec(void **state) {
     (void)state;
     static const size_t sizes[] = {1, 7, 8, 9, 16, 17, 100, 1000, 8191, 8192, 20000};
@@ -547,12 +551,14 @@ static void test_decoder_matches_spec(void **state) {
             } else {
                 fill_hostile(src, n, 0, &s);
             }
+            for (int lanes = 0; lanes <= 32; lanes += lanes ? 24 : 8) {
             const size_t bound = qv__ans_bound(n);
             uint8_t *blk = malloc(bound + 16), *bad = malloc(bound + 16);
-            const size_t clen = qv__ans_compress(src, n, blk, bound);
+            const size_t clen = qv__ans_compress_lanes(src, n, blk, bound, lanes);
+            assert_true(clen > 0);
             assert_int_equal(spec_decode(blk, clen, a, n), 0);
             assert_memory_equal(a, src, n);
-            const int trials = n >= 8191 ? 150 : 400;
+            const int trials = n >= 8191 ? 100 : 250;
             for (int t = 0; t < trials; t++) {
                 size_t len = clen, m = n;
                 memcpy(bad, blk, clen);
@@ -561,7 +567,7 @@ static void test_decoder_matches_spec(void **state) {
                     /* 1-3 bytes changed, mostly states and stream */
                     for (int k = 0; k <= what; k++) {
                         size_t at = (size_t)(rng_next(&s) % clen);
-                        if (blk[0] == 1 && t % 2) {
+                        if (blk[0] != 0 && t % 2) {
                             size_t sa = states_at(blk);
                             at = sa + (size_t)(rng_next(&s) % (clen - sa));
                         }
@@ -577,12 +583,20 @@ static void test_decoder_matches_spec(void **state) {
                     m = n + (size_t)(rng_next(&s) % 17) - 8;
                     if (m > 20000) m = n;
                 }
-                const char *why;
+                const char *why, *why_generic;
+                const int old_level = qv__cpu_set_level(QV__CPU_BASELINE);
+                const int generic = dec_exact(bad, len, m, b, &why_generic);
+                qv__cpu_set_level(old_level);
                 const int got = dec_exact(bad, len, m, a, &why);
+                if (generic != got || (got && strcmp(why, why_generic)))
+                    fail_msg("shape %d n=%zu lanes %d trial %d: %s %d (%s), generic %d (%s)",
+                             shape, n, lanes, t, qv__cpu_level_name(old_level), got,
+                             got ? why : "-", generic, generic ? why_generic : "-");
+                if (got == 0) assert_memory_equal(a, b, m);
                 const int want = spec_decode(bad, len, b, m);
                 if (got != want)
-                    fail_msg("shape %d n=%zu trial %d (len %zu, m %zu): decoder %d (%s), spec %d",
-                             shape, n, t, len, m, got, got ? why : "-", want);
+                    fail_msg("shape %d n=%zu lanes %d trial %d (len %zu, m %zu): decoder %d (%s), "
+                             "spec %d", shape, n, lanes, t, len, m, got, got ? why : "-", want);
                 if (got == 0) {
                     assert_memory_equal(a, b, m);
                     both_decoded++;
@@ -591,6 +605,7 @@ static void test_decoder_matches_spec(void **state) {
             }
             free(blk);
             free(bad);
+            }
             free(src);
         }
     print_message("  %d blocks compared, %d damaged or resized ones decoded by both\n", compared,
@@ -860,8 +875,15 @@ static void damage_ans_frames(struct enc_env *env, const struct qv_encoded *e,
         int64_t first, count;
         frame_bounds(&l, f, &beg, &end, &first, &count);
         assert_true(end > beg && end <= e->size);
-        /* The kind: every other kind is refused with the node named. */
-        for (int k = 2; k < 256; k += 51) {
+        /* The kind: every unknown kind is refused with the node named, and
+         * a coded block read as the other coded kind (8 states for 32 or
+         * the other way) is refused too. */
+        if (e->data[beg] == 1 || e->data[beg] == 2) {
+            memcpy(bad, e->data, e->size);
+            bad[beg] = (uint8_t)(3 - e->data[beg]);
+            assert_true(decode_damaged(env, bad, e->size, in, &l, f, node) >= 3);
+        }
+        for (int k = 3; k < 256; k += 51) {
             memcpy(bad, e->data, e->size);
             bad[beg] = (uint8_t)k;
             int fl = decode_damaged(env, bad, e->size, in, &l, f, node);
@@ -871,7 +893,7 @@ static void damage_ans_frames(struct enc_env *env, const struct qv_encoded *e,
             assert_true(decode_damaged(env, bad, e->size, in, &l, f, "unknown block kind") >= 3);
         }
         /* A coded block flipped to stored (kind 0): its length is not raw + 1. */
-        if (e->data[beg] == 1) {
+        if (e->data[beg] != 0) {
             memcpy(bad, e->data, e->size);
             bad[beg] = 0;
             assert_true(decode_damaged(env, bad, e->size, in, &l, f, "stored block of the wrong size") >= 3);
@@ -880,15 +902,17 @@ static void damage_ans_frames(struct enc_env *env, const struct qv_encoded *e,
          * (first, last, random), each to complement, 0 and 0xFF. */
         size_t pos[64];
         int np = 0;
-        const size_t sa = e->data[beg] == 1 ? beg + states_at(e->data + beg) : beg + 1;
+        const size_t sa = e->data[beg] != 0 ? beg + states_at(e->data + beg) : beg + 1;
+        const size_t states = e->data[beg] == 2 ? 128 : 32;
         for (size_t p = beg + 1; p < sa && np < 24; p++) pos[np++] = p;
-        for (size_t p = sa; p < sa + 32 && p < end && np < 40; p += 3) pos[np++] = p;
-        if (sa + 32 < end) {
-            pos[np++] = sa + 32;
-            pos[np++] = sa + 33;
+        for (size_t p = sa; p < sa + states && p < end && np < 40; p += states / 11) pos[np++] = p;
+        if (sa + states < end) {
+            pos[np++] = sa + states;
+            pos[np++] = sa + states + 1;
             pos[np++] = end - 1;
             pos[np++] = end - 2;
-            for (int r = 0; r < 10; r++) pos[np++] = sa + 32 + (size_t)(rng_next(&s) % (end - sa - 32));
+            for (int r = 0; r < 10; r++)
+                pos[np++] = sa + states + (size_t)(rng_next(&s) % (end - sa - states));
         }
         for (int pi2 = 0; pi2 < np; pi2++) {
             for (int v = 0; v < 3; v++) {
@@ -975,7 +999,7 @@ static void test_kinds_in_ans_frames_damaged(void **state) {
     env_close(&env);
 }
 
-/* 100,000 int64 values (13 frames of 8,192) and a column with one value
+/* 100,000 int64 values (7 frames of 16,384) and a column with one value
  * of 8 bits in a thousand: round trips and damaged frames. */
 static void test_large_and_nearly_constant(void **state) {
     (void)state;
@@ -985,7 +1009,7 @@ static void test_large_and_nearly_constant(void **state) {
     struct qv_encoded e = roundtrip(&env, &c.v, NULL, 8, 1);
     struct ans_loc l;
     assert_true(ans_locate(&env, &e, &l));
-    assert_int_equal(l.nframes, 13);
+    assert_int_equal(l.nframes, 7);
     ans_loc_free(&l);
     damage_ans_frames(&env, &e, &c.v, 5);
     qv_encoded_release(env.r, &e);

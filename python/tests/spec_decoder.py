@@ -1,4 +1,4 @@
-"""An independent decoder of Quiver files, written from docs/format.md (5.0) alone.
+"""An independent decoder of Quiver files, written from docs/format.md (6.0) alone.
 
 Its purpose is to check that the specification is complete enough to write a
 reader from and that Quiver's writer follows it: it was written without
@@ -753,13 +753,14 @@ def ans_decode_block(block, n, what="block"):
             raise SpecError(f"{what}: stored ans block of {len(block)} bytes for {n} bytes "
                             f"(must be {n + 1})")
         return block[1:]
-    if kind != 1:
-        raise SpecError(f"{what}: ans block kind {kind} (0 stored, 1 coded)")
+    if kind not in (1, 2):
+        raise SpecError(f"{what}: ans block kind {kind} (0 stored, 1 coded, 2 coded wide)")
+    lanes = ANS_LANES if kind == 1 else 32  # kind 2: 32 states (format 6.0)
     syms, freqs, pos = ans_read_table(block, what)
-    if pos + 4 * ANS_LANES > len(block):
+    if pos + 4 * lanes > len(block):
         raise SpecError(f"{what}: ans states run past the block's {len(block)} bytes")
-    x = list(struct.unpack_from(f"<{ANS_LANES}I", block, pos))
-    pos += 4 * ANS_LANES
+    x = list(struct.unpack_from(f"<{lanes}I", block, pos))
+    pos += 4 * lanes
     for j, v in enumerate(x):
         if v < ANS_L:
             raise SpecError(f"{what}: ans state {j} is {v}, below 2^16")
@@ -777,7 +778,7 @@ def ans_decode_block(block, n, what="block"):
     out = bytearray(n)
     w = 0
     for i in range(n):
-        j = i & 7  # i mod 8 (ANS_LANES)
+        j = i % lanes
         v = x[j]
         slot = v & 0xFFF  # x mod 4096
         out[i] = sym_of[slot]
@@ -975,9 +976,9 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3, 4, 5):
+        if major not in (1, 2, 3, 4, 5, 6):
             raise SpecError(f"{self.path}: format version {major}.{minor}; this reader reads "
-                            "versions 1.x to 5.x only")
+                            "versions 1.x to 6.x only")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")
         if d[:4] != MAGIC:

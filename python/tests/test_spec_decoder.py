@@ -331,7 +331,7 @@ def flat():
     return flat_table()
 
 
-# What the writer of format 5.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 6.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
@@ -346,7 +346,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (5, 0)
+    assert f.version == (6, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -424,7 +424,7 @@ def test_ans_frames(tmp_path):
     path = str(tmp_path / "ans.qvr")
     quiver.write(pa.table({"skewed": skewed, "zipf": zipf}), path)
     f, compared, skipped = compare_file(path)
-    assert f.version == (5, 0)
+    assert f.version == (6, 0)
     assert skipped == [] and compared == ["skewed", "zipf"]
     assert "ans" in encodings_of(f)
     assert f.column(0).to_numpy().tolist() == skewed.tolist()
@@ -443,8 +443,12 @@ def test_ans_frames(tmp_path):
             assert sd.ans_decode_block(block, raw)[:1] == bytes([4])  # a for node's id
         # Coded blocks, smaller than their frames: the text's rANS, not
         # only the stored kind, is what decoded the values above.
-        coded = [(raw, b) for raw, b in blocks if b[0] == 1]
+        coded = [(raw, b) for raw, b in blocks if b[0] in (1, 2)]
         assert coded and all(len(b) < raw for raw, b in coded)
+        # Frames of 4,096 bytes or more are wide blocks (kind 2, format
+        # 6.0), smaller ones kind 1.
+        assert all((b[0] == 2) == (raw >= 4096) for raw, b in coded)
+        assert any(b[0] == 2 for _, b in coded)
         nsyms[name] = {b[1] + 1 for _, b in coded}
     assert max(nsyms["skewed"]) < 32 and min(nsyms["zipf"]) >= 32, nsyms
 
@@ -644,11 +648,11 @@ def test_relative_without_reference_is_an_error(tmp_path, flat):
 
 # ------------------------------------------------------------ ans blocks (section 5.5.17)
 
-def ans_table(freqs):
+def ans_table(freqs, kind=1):
     """A coded block's kind, symbol count, symbols and frequencies for a
     {symbol: frequency} dict, laid out as section 5.5.17 says."""
     syms = sorted(freqs)
-    out = bytearray([1, len(syms) - 1])
+    out = bytearray([kind, len(syms) - 1])
     if len(syms) < 32:
         out += bytes(syms)
     else:
@@ -662,29 +666,31 @@ def ans_table(freqs):
     return bytes(out)
 
 
-def ans_encode(data, freqs):
+def ans_encode(data, freqs, lanes=8):
     """An encoder from 5.5.17's last paragraph: the bytes backwards from
-    eight states of 2^16, a word out of a state about to code a symbol of
-    frequency f when it is >= 2^20 f, the words in the order the decoder
-    reads them. Returns (table, states, words) of a coded block."""
+    eight (kind 1) or 32 (kind 2) states of 2^16, a word out of a state
+    about to code a symbol of frequency f when it is >= 2^20 f, the words in
+    the order the decoder reads them. Returns (table, states, words) of a
+    coded block."""
     cum, c = {}, 0
     for s in sorted(freqs):
         cum[s], c = c, c + freqs[s]
     assert c == 4096
-    x = [1 << 16] * 8
+    x = [1 << 16] * lanes
     emitted = []
     for i in reversed(range(len(data))):
         s = data[i]
-        fs, v = freqs[s], x[i % 8]
+        fs, v = freqs[s], x[i % lanes]
         if v >= fs << 20:
             emitted.append(v & 0xFFFF)
             v >>= 16
-        x[i % 8] = (v // fs) * 4096 + v % fs + cum[s]
-    return ans_table(freqs), x, emitted[::-1]
+        x[i % lanes] = (v // fs) * 4096 + v % fs + cum[s]
+    return ans_table(freqs, 1 if lanes == 8 else 2), x, emitted[::-1]
 
 
 def ans_block(table, states, words):
-    return table + struct.pack("<8I", *states) + struct.pack(f"<{len(words)}H", *words)
+    return (table + struct.pack(f"<{len(states)}I", *states)
+            + struct.pack(f"<{len(words)}H", *words))
 
 
 ANS_FREQS = {0: 2048, 7: 1024, 8: 512, 200: 511, 255: 1}
@@ -729,7 +735,7 @@ def test_ans_block_corrupt():
             sd.ans_decode_block(block, size)
 
     bad(b"", "empty ans block")
-    for kind in (2, 3, 0x80, 0xFF):
+    for kind in (3, 0x80, 0xFF):
         bad(bytes([kind]) + good[1:], f"kind {kind} ")
     bad(b"\0" + ANS_DATA[:-1], "stored ans block of 300 bytes for 300 bytes")
     bad(b"\0" + ANS_DATA + b"\0", "stored ans block of 302 bytes")
@@ -773,15 +779,44 @@ def test_ans_block_corrupt():
         "state 3 ends at 65541, not 2\\^16", size=64)
 
 
+def test_ans_wide_block():
+    # Kind 2 (format 6.0): byte i by state i mod 32, otherwise kind 1.
+    rng = np.random.default_rng(19)
+    data = bytes(rng.choice(sorted(ANS_FREQS), 5000,
+                            p=np.array([ANS_FREQS[s] for s in sorted(ANS_FREQS)]) / 4096).tolist())
+    table, states, words = ans_encode(data, ANS_FREQS, lanes=32)
+    assert table[0] == 2 and len(states) == 32
+    good = ans_block(table, states, words)
+    assert sd.ans_decode_block(good, len(data)) == data
+    # Read as kind 1 (eight states), the same bytes are not a valid block.
+    with pytest.raises(sd.SpecError):
+        sd.ans_decode_block(bytes([1]) + good[1:], len(data))
+    # The states are 32: a block cut inside them, a state below 2^16 past
+    # the eighth, a word short, a final state past the eighth.
+    with pytest.raises(sd.SpecError, match="states run past"):
+        sd.ans_decode_block(good[:len(table) + 4 * 31], len(data))
+    low = list(states)
+    low[20] = 0xFFFF
+    with pytest.raises(sd.SpecError, match="state 20 is 65535"):
+        sd.ans_decode_block(ans_block(table, low, words), len(data))
+    with pytest.raises(sd.SpecError, match="ends at byte"):
+        sd.ans_decode_block(good[:-2], len(data))
+    one = ans_table({42: 4096}, kind=2)
+    with pytest.raises(sd.SpecError, match="state 30 ends at 65541"):
+        sd.ans_decode_block(ans_block(one, [1 << 16] * 30 + [(1 << 16) + 5] + [1 << 16], []),
+                            64)
+    assert sd.ans_decode_block(ans_block(one, [1 << 16] * 32, []), 64) == b"\x2a" * 64
+
+
 def test_file_of_unknown_major_version_refused(tmp_path):
     path = str(tmp_path / "v.qvr")
     quiver.write(pa.table({"x": np.arange(10)}), path)
     with open(path, "rb") as fh:
         data = bytearray(fh.read())
-    assert struct.unpack_from("<HH", data, len(data) - 8) == (5, 0)
-    struct.pack_into("<H", data, len(data) - 8, 6)
+    assert struct.unpack_from("<HH", data, len(data) - 8) == (6, 0)
+    struct.pack_into("<H", data, len(data) - 8, 7)
     with open(path, "wb") as fh:
         fh.write(data)
-    with pytest.raises(sd.SpecError, match=r"format version 6\.0; this reader reads "
-                                           r"versions 1\.x to 5\.x only"):
+    with pytest.raises(sd.SpecError, match=r"format version 7\.0; this reader reads "
+                                           r"versions 1\.x to 6\.x only"):
         sd.open_file(path)

@@ -1,6 +1,6 @@
 /*
  * An order-0 entropy coder over bytes: range asymmetric numeral systems
- * (rANS) with 12-bit frequencies, eight interleaved 32-bit states and
+ * (rANS) with 12-bit frequencies, eight or 32 interleaved 32-bit states and
  * renormalization 16 bits at a time. It is the `ans` codec of the framed encodings
  * (general.c, docs/format.md 5.5.17): the entropy stage (entropy.c) uses it
  * for frames of 8-bit residuals whose symbols are skewed, where a value
@@ -11,14 +11,15 @@
  * within a few percent of it.
  *
  * A block codes n bytes (n known to the caller: the frame's raw size):
- *   byte 0: kind. 0 = stored: the n bytes follow. 1 = rANS:
+ *   byte 0: kind. 0 = stored: the n bytes follow. 1 = rANS with eight
+ *   states, 2 = with 32 (format 6.0; "wide", below); with L the states:
  *   u8 nsym - 1; the symbols in increasing order, as nsym bytes when nsym
  *   < 32, else as a 32-byte bitmap (bit s of byte s / 8: symbol s present);
  *   each symbol's frequency (1..4096, summing to 4096) in the symbols'
  *   order, one byte when below 128, else two (low 7 bits | 0x80, then the
- *   rest, which is not 0); eight u32 little-endian decoder states, each in
+ *   rest, which is not 0); L u32 little-endian decoder states, each in
  *   [2^16, 2^32); then the renormalization words, u16 little-endian. Byte i
- *   of the output is decoded by state i mod 8: slot = x mod 4096 names the
+ *   of the output is decoded by state i mod L: slot = x mod 4096 names the
  *   symbol s whose cumulative range [cum_s, cum_s + f_s) holds it, x
  *   becomes f_s * (x >> 12) + slot - cum_s (at least 16 f_s, as x >= 2^16),
  *   and when x < 2^16 the next word comes in (x = x << 16 | word, then at
@@ -29,21 +30,36 @@
  */
 #include <math.h>
 
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
+
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
 
 #define ANS_BITS 12
 #define ANS_M (1u << ANS_BITS)
 #define ANS_L (1u << 16)
 #define ANS_LANES 8
-#define LIST_MAX 32 /* symbols listed below this count, a bitmap from it */
+#define ANS_WIDE 32   /* states of a wide block (kind 2) */
+#define LIST_MAX 32   /* symbols listed below this count, a bitmap from it */
+/* A block is wide when it codes at least ANS_WIDE_MIN bytes into at least
+ * ANS_WIDE_MIN coded bytes: its 24 more states cost about 72 bytes (1.8% at
+ * most), and it decodes 1.6 times as fast (docs/benchmarks.md). */
+#define ANS_WIDE_MIN 4096
+
+static int lanes_for(size_t n, double coded) {
+    return n >= ANS_WIDE_MIN && coded >= ANS_WIDE_MIN ? ANS_WIDE : ANS_LANES;
+}
 
 __extension__ typedef unsigned __int128 u128;
 typedef uint32_t v4u __attribute__((vector_size(16)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
 
 size_t qv__ans_bound(size_t n) {
     /* A stored block, or the coded one it replaces while being written: at
      * most 12 bits a byte (a frequency of 1), the table and the states. */
-    return 1 + 1 + 32 + 2 * 256 + 4 * ANS_LANES + n + n / 2 + 2 * ANS_LANES + 8;
+    return 1 + 1 + 32 + 2 * 256 + 4 * ANS_WIDE + n + n / 2 + 2 * ANS_WIDE + 8;
 }
 
 /* Frequencies summing to ANS_M for counts cnt[0..256) of n > 0 bytes, each
@@ -78,7 +94,15 @@ static void quantize(const uint64_t *cnt, uint64_t n, uint32_t *f) {
     }
 }
 
-double qv__ans_estimate(const uint64_t *cnt, double *table_out) {
+/* The bits of the symbols counted in cnt at the frequencies f. */
+static double coded_bits(const uint64_t *cnt, const uint32_t *f) {
+    double bits = 0;
+    for (int s = 0; s < 256; s++)
+        if (cnt[s]) bits += (double)cnt[s] * (ANS_BITS - log2((double)f[s]));
+    return bits;
+}
+
+double qv__ans_estimate(const uint64_t *cnt, size_t frame, double *table_out) {
     uint64_t n = 0;
     int nsym = 0;
     for (int s = 0; s < 256; s++) n += cnt[s], nsym += cnt[s] != 0;
@@ -86,13 +110,11 @@ double qv__ans_estimate(const uint64_t *cnt, double *table_out) {
     if (!n) return 0;
     uint32_t f[256];
     quantize(cnt, n, f);
-    double bits = 0, table = 1 + (nsym < LIST_MAX ? nsym : 32);
-    for (int s = 0; s < 256; s++) {
-        if (!cnt[s]) continue;
-        bits += (double)cnt[s] * (ANS_BITS - log2((double)f[s]));
-        table += f[s] < 128 ? 1 : 2;
-    }
-    *table_out = 1 + table + 4 * ANS_LANES;
+    const double bits = coded_bits(cnt, f);
+    double table = 1 + (nsym < LIST_MAX ? nsym : 32);
+    for (int s = 0; s < 256; s++)
+        if (cnt[s]) table += f[s] < 128 ? 1 : 2;
+    *table_out = 1 + table + 4 * lanes_for(frame, bits / 8 * (double)frame / (double)n);
     return bits / 8;
 }
 
@@ -120,7 +142,11 @@ static uint8_t *put_table(uint8_t *p, const uint32_t *f, int nsym) {
 }
 
 size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) {
-    if (cap < qv__ans_bound(n)) return 0;
+    return qv__ans_compress_lanes(src, n, dst, cap, 0);
+}
+
+size_t qv__ans_compress_lanes(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, int lanes) {
+    if (cap < qv__ans_bound(n) || (lanes && lanes != ANS_WIDE && lanes != ANS_LANES)) return 0;
     /* Four partial counts: skewed data increments one counter over and
      * over, and each increment waited on the previous one's store (a third
      * of the coder's time with one). */
@@ -143,6 +169,7 @@ size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) 
     }
     uint32_t f[256];
     quantize(cnt, n, f);
+    if (!lanes) lanes = lanes_for(n, n >= ANS_WIDE_MIN ? coded_bits(cnt, f) / 8 : 0);
     /* Per symbol: the state limit past which a word goes out first, and
      * x / f as a multiply: with m = ceil(2^44 / f), floor(x m / 2^44) =
      * floor(x / f) for every x < 2^32 (m f exceeds 2^44 by e < f <= 2^12,
@@ -162,10 +189,10 @@ size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) 
         c += f[s];
     }
     uint8_t *p = dst;
-    *p++ = 1;
+    *p++ = lanes == ANS_WIDE ? 2 : 1;
     p = put_table(p, f, nsym);
     uint8_t *states = p;
-    p += 4 * ANS_LANES;
+    p += 4 * lanes;
     /* The renormalization words are written backwards from the end of the
      * bound, then moved to follow the states. A step always stores the
      * word below w and moves w only when it went out (a select: skewed
@@ -185,37 +212,44 @@ size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) 
         const uint32_t q_ = (uint32_t)(((u128)v_ * e_->m) >> 44);                              \
         (xv) = v_ + q_ * e_->cmpl + e_->cum;                                                   \
     } while (0)
-    uint32_t x0 = ANS_L, x1 = ANS_L, x2 = ANS_L, x3 = ANS_L, x4 = ANS_L, x5 = ANS_L,
-             x6 = ANS_L, x7 = ANS_L;
-    /* Last symbol first; symbol i goes to state i mod 8. The tail past the
-     * last whole group of eight, then the groups. */
-    size_t i = n;
-    while (i & (ANS_LANES - 1)) {
-        i--;
-        switch (i & (ANS_LANES - 1)) {
-        case 0: ANS_ENC(x0, src[i]); break;
-        case 1: ANS_ENC(x1, src[i]); break;
-        case 2: ANS_ENC(x2, src[i]); break;
-        case 3: ANS_ENC(x3, src[i]); break;
-        case 4: ANS_ENC(x4, src[i]); break;
-        case 5: ANS_ENC(x5, src[i]); break;
-        case 6: ANS_ENC(x6, src[i]); break;
-        default: ANS_ENC(x7, src[i]); break; /* not reached: the tail is under 8 */
+    uint32_t x[ANS_WIDE];
+    if (lanes == ANS_WIDE) {
+        /* Last symbol first; symbol i goes to state i mod 32. */
+        for (int j = 0; j < ANS_WIDE; j++) x[j] = ANS_L;
+        for (size_t i = n; i-- > 0;) ANS_ENC(x[i & (ANS_WIDE - 1)], src[i]);
+    } else {
+        uint32_t x0 = ANS_L, x1 = ANS_L, x2 = ANS_L, x3 = ANS_L, x4 = ANS_L, x5 = ANS_L,
+                 x6 = ANS_L, x7 = ANS_L;
+        /* Last symbol first; symbol i goes to state i mod 8. The tail past the
+         * last whole group of eight, then the groups. */
+        size_t i = n;
+        while (i & (ANS_LANES - 1)) {
+            i--;
+            switch (i & (ANS_LANES - 1)) {
+            case 0: ANS_ENC(x0, src[i]); break;
+            case 1: ANS_ENC(x1, src[i]); break;
+            case 2: ANS_ENC(x2, src[i]); break;
+            case 3: ANS_ENC(x3, src[i]); break;
+            case 4: ANS_ENC(x4, src[i]); break;
+            case 5: ANS_ENC(x5, src[i]); break;
+            case 6: ANS_ENC(x6, src[i]); break;
+            default: ANS_ENC(x7, src[i]); break; /* not reached: the tail is under 8 */
+            }
         }
-    }
-    while (i > 0) {
-        i -= ANS_LANES;
-        ANS_ENC(x7, src[i + 7]);
-        ANS_ENC(x6, src[i + 6]);
-        ANS_ENC(x5, src[i + 5]);
-        ANS_ENC(x4, src[i + 4]);
-        ANS_ENC(x3, src[i + 3]);
-        ANS_ENC(x2, src[i + 2]);
-        ANS_ENC(x1, src[i + 1]);
-        ANS_ENC(x0, src[i]);
+        while (i > 0) {
+            i -= ANS_LANES;
+            ANS_ENC(x7, src[i + 7]);
+            ANS_ENC(x6, src[i + 6]);
+            ANS_ENC(x5, src[i + 5]);
+            ANS_ENC(x4, src[i + 4]);
+            ANS_ENC(x3, src[i + 3]);
+            ANS_ENC(x2, src[i + 2]);
+            ANS_ENC(x1, src[i + 1]);
+            ANS_ENC(x0, src[i]);
+        }
+        x[0] = x0, x[1] = x1, x[2] = x2, x[3] = x3, x[4] = x4, x[5] = x5, x[6] = x6, x[7] = x7;
     }
 #undef ANS_ENC
-    const uint32_t x[ANS_LANES] = {x0, x1, x2, x3, x4, x5, x6, x7};
     const size_t stream = (size_t)(end - w);
     if ((size_t)(p - dst) + stream >= n + 1 || w < p) {
         /* No gain (or, impossibly, the stream met the header): stored. */
@@ -223,10 +257,187 @@ size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap) 
         memcpy(dst + 1, src, n);
         return n + 1;
     }
-    for (int j = 0; j < ANS_LANES; j++)
+    for (int j = 0; j < lanes; j++)
         memcpy(states + 4 * j, &x[j], 4); /* little-endian hosts only, as the format */
     memmove(p, w, stream);
     return (size_t)(p - dst) + stream;
+}
+
+/* ---- Wide blocks (kind 2): 32 states ----
+ *
+ * Byte i is decoded by state i mod 32, otherwise as a kind 1 block. Eight
+ * states step as one chain of table lookups, multiplies and word feeds, so
+ * vector instructions over them would wait on the chain's latency; 32
+ * states are four independent chains of eight, which AVX2 steps side by
+ * side (a gather for the table, a multiply, a word feed by a shuffle). One
+ * 32-bit table entry holds everything a step needs: the symbol (bits 0-7),
+ * slot - cum (bits 8-19) and the frequency (bits 20-31; below 4096, since
+ * a block of one symbol is handled apart). */
+#define WIDE_ENTRY(f, j, s) ((f) << 20 | (j) << 8 | (s))
+
+/* The fast part of a wide block: whole groups of 32 bytes while at least
+ * 64 bytes of stream are left (four groups of eight states can take at
+ * most that many), no check needed. Returns the bytes decoded; x and *pp
+ * move on. Both variants compute the same, byte for byte. */
+static QV__ALWAYS_INLINE size_t wide_fast_body(const uint32_t *tab, uint32_t *x,
+                                               const uint8_t **pp, const uint8_t *end,
+                                               uint8_t *dst, size_t n) {
+    const uint8_t *p = *pp;
+    size_t i = 0;
+    for (; i + ANS_WIDE <= n && end - p >= 64; i += ANS_WIDE) {
+        /* Four groups of eight states, each as a kind 1 block's eight:
+         * the bytes out, then the words fed without a branch at offsets
+         * summed from the states' needs. */
+        for (int g = 0; g < ANS_WIDE; g += 8) {
+            uint32_t need[8], at = 0;
+            for (int j = 0; j < 8; j++) {
+                uint32_t xv = x[g + j];
+                const uint32_t e = tab[xv & (ANS_M - 1)];
+                dst[i + (size_t)(g + j)] = (uint8_t)e;
+                xv = (e >> 20) * (xv >> ANS_BITS) + (e >> 8 & (ANS_M - 1));
+                need[j] = xv < ANS_L;
+                x[g + j] = xv;
+            }
+            for (int j = 0; j < 8; j++) {
+                uint16_t word;
+                memcpy(&word, p + 2 * at, 2); /* little-endian hosts, as the format */
+                x[g + j] = x[g + j] << (need[j] << 4) | ((uint32_t)word & (0u - need[j]));
+                at += need[j];
+            }
+            p += 2 * at;
+        }
+    }
+    *pp = p;
+    return i;
+}
+
+static size_t wide_fast_generic(const uint32_t *tab, uint32_t *x, const uint8_t **pp,
+                                const uint8_t *end, uint8_t *dst, size_t n) {
+    return wide_fast_body(tab, x, pp, end, dst, n);
+}
+
+#if QV__X86_DISPATCH
+/* For each mask of the lanes that take a word, the index of the word
+ * each such lane takes: how many lanes below it take one. */
+#define FEED_I(m, j) ((uint8_t)__builtin_popcount((unsigned)(m) & ((1u << (j)) - 1)))
+#define FEED_ROW(m)                                                                            \
+    {FEED_I(m, 0), FEED_I(m, 1), FEED_I(m, 2), FEED_I(m, 3),                                   \
+     FEED_I(m, 4), FEED_I(m, 5), FEED_I(m, 6), FEED_I(m, 7)}
+#define FEED_4(m) FEED_ROW(m), FEED_ROW((m) + 1), FEED_ROW((m) + 2), FEED_ROW((m) + 3)
+#define FEED_16(m) FEED_4(m), FEED_4((m) + 4), FEED_4((m) + 8), FEED_4((m) + 12)
+#define FEED_64(m) FEED_16(m), FEED_16((m) + 16), FEED_16((m) + 32), FEED_16((m) + 48)
+static const uint8_t feed_index[256][8] = {FEED_64(0), FEED_64(64), FEED_64(128), FEED_64(192)};
+
+/* One step of eight states: the entries, the new states, the feed. */
+#define WIDE_STEP8(X, E)                                                                       \
+    do {                                                                                       \
+        E = _mm256_i32gather_epi32((const int *)tab, _mm256_and_si256(X, slot_mask), 4);       \
+        X = _mm256_add_epi32(                                                                  \
+            _mm256_mullo_epi32(_mm256_srli_epi32(E, 20), _mm256_srli_epi32(X, ANS_BITS)),     \
+            _mm256_and_si256(_mm256_srli_epi32(E, 8), slot_mask));                             \
+        const __m256i need_ = _mm256_cmpeq_epi32(_mm256_srli_epi32(X, 16), zero);             \
+        const unsigned m_ = (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(need_));          \
+        const __m256i words_ = _mm256_permutevar8x32_epi32(                                    \
+            _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)p)),          \
+            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)feed_index[m_]))); \
+        X = _mm256_blendv_epi8(X, _mm256_or_si256(_mm256_slli_epi32(X, 16), words_), need_);   \
+        p += 2 * (unsigned)__builtin_popcount(m_);                                             \
+    } while (0)
+
+static QV__TARGET_AVX2 size_t wide_fast_avx2(const uint32_t *tab, uint32_t *x, const uint8_t **pp,
+                                             const uint8_t *end, uint8_t *dst, size_t n) {
+    const uint8_t *p = *pp;
+    const __m256i slot_mask = _mm256_set1_epi32(ANS_M - 1), zero = _mm256_setzero_si256();
+    const __m256i low8 = _mm256_set1_epi32(0xFF), order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
+    __m256i x0 = _mm256_loadu_si256((const __m256i *)(const void *)x);
+    __m256i x1 = _mm256_loadu_si256((const __m256i *)(const void *)(x + 8));
+    __m256i x2 = _mm256_loadu_si256((const __m256i *)(const void *)(x + 16));
+    __m256i x3 = _mm256_loadu_si256((const __m256i *)(const void *)(x + 24));
+    size_t i = 0;
+    for (; i + ANS_WIDE <= n && end - p >= 64; i += ANS_WIDE) {
+        __m256i e0, e1, e2, e3;
+        WIDE_STEP8(x0, e0);
+        WIDE_STEP8(x1, e1);
+        WIDE_STEP8(x2, e2);
+        WIDE_STEP8(x3, e3);
+        /* The symbols (low bytes) of the 32 entries, in order. */
+        const __m256i a = _mm256_packus_epi32(_mm256_and_si256(e0, low8), _mm256_and_si256(e1, low8));
+        const __m256i b = _mm256_packus_epi32(_mm256_and_si256(e2, low8), _mm256_and_si256(e3, low8));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + i),
+                            _mm256_permutevar8x32_epi32(_mm256_packus_epi16(a, b), order));
+    }
+    _mm256_storeu_si256((__m256i *)(void *)x, x0);
+    _mm256_storeu_si256((__m256i *)(void *)(x + 8), x1);
+    _mm256_storeu_si256((__m256i *)(void *)(x + 16), x2);
+    _mm256_storeu_si256((__m256i *)(void *)(x + 24), x3);
+    *pp = p;
+    return i;
+}
+#undef WIDE_STEP8
+#endif
+
+static int decode_wide(const uint8_t *p, const uint8_t *end, const uint8_t *syms,
+                       const uint32_t *fr, int nsym, uint8_t *dst, size_t n, const char **why) {
+    if (end - p < 4 * ANS_WIDE) return (*why = "truncated states", -1);
+    uint32_t x[ANS_WIDE];
+    for (int j = 0; j < ANS_WIDE; j++) {
+        memcpy(&x[j], p + 4 * j, 4);
+        if (x[j] < ANS_L) return (*why = "state out of range", -1);
+    }
+    p += 4 * ANS_WIDE;
+    if ((size_t)(end - p) & 1) return (*why = "odd stream length", -1);
+    size_t i = 0;
+    if (nsym == 1) {
+        /* A frequency of 4096: every step leaves its state as it was and
+         * takes no word. */
+        memset(dst, syms[0], n);
+    } else {
+        /* Eight entries a store, the last one running past the symbol's
+         * slots into the next symbol's (which it then fills) or into the
+         * slack: no loop for the remainders of a skewed table's many
+         * small frequencies (with it the fill was a third of a frame's
+         * decode). */
+        uint32_t tab[ANS_M + 8];
+        uint32_t c = 0;
+        for (int k = 0; k < nsym; k++) {
+            const uint32_t v = fr[k], s = syms[k];
+            v8u e = {WIDE_ENTRY(v, 0u, s), WIDE_ENTRY(v, 1u, s), WIDE_ENTRY(v, 2u, s),
+                     WIDE_ENTRY(v, 3u, s), WIDE_ENTRY(v, 4u, s), WIDE_ENTRY(v, 5u, s),
+                     WIDE_ENTRY(v, 6u, s), WIDE_ENTRY(v, 7u, s)};
+            for (uint32_t j = 0; j < v; j += 8, e += 8u << 8) memcpy(tab + c + j, &e, sizeof e);
+            c += v;
+        }
+        i = QV__DISPATCH2(wide_fast, tab, x, &p, end, dst, n);
+        /* The last stream bytes (under 64) followed by zeros, for the fast
+         * loop to go on with: it stops once it has read past them, which
+         * is then a stream that ends early, as the checked steps below
+         * would have found. */
+        uint8_t pad[4 * 64];
+        const size_t rest = (size_t)(end - p);
+        if (i + ANS_WIDE <= n && rest < 64) {
+            memset(pad, 0, sizeof pad);
+            memcpy(pad, p, rest);
+            const uint8_t *q = pad;
+            i += QV__DISPATCH2(wide_fast, tab, x, &q, pad + rest + 64, dst + i, n - i);
+            if (q > pad + rest) return (*why = "stream ends early", -1);
+            p += q - pad;
+        }
+        for (; i < n; i++) {
+            uint32_t *xs = &x[i & (ANS_WIDE - 1)];
+            const uint32_t e = tab[*xs & (ANS_M - 1)];
+            dst[i] = (uint8_t)e;
+            *xs = (e >> 20) * (*xs >> ANS_BITS) + (e >> 8 & (ANS_M - 1));
+            if (*xs < ANS_L) {
+                if (end - p < 2) return (*why = "stream ends early", -1);
+                *xs = *xs << 16 | (uint32_t)p[0] | (uint32_t)p[1] << 8;
+                p += 2;
+            }
+        }
+    }
+    if (p != end) return (*why = "bytes left after the last symbol", -1);
+    for (int j = 0; j < ANS_WIDE; j++)
+        if (x[j] != ANS_L) return (*why = "final state is not the initial one", -1);
+    return 0;
 }
 
 int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
@@ -238,7 +449,8 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
         memcpy(dst, src + 1, n);
         return 0;
     }
-    if (src[0] != 1) return (*why = "unknown block kind", -1);
+    if (src[0] != 1 && src[0] != 2) return (*why = "unknown block kind", -1);
+    const int wide = src[0] == 2;
     const uint8_t *p = src + 1, *const end = src + clen;
     if (p >= end) return (*why = "truncated table", -1);
     const int nsym = *p++ + 1;
@@ -260,8 +472,7 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
     }
     /* slot -> frequency << 16 | (slot - cumulative start), and its symbol:
      * the step needs no unpacking beyond a shift and a mask. */
-    uint32_t tab[ANS_M];
-    uint8_t sym[ANS_M];
+    uint32_t fr[256];
     uint32_t c = 0;
     for (int k = 0; k < nsym; k++) {
         if (p >= end) return (*why = "truncated table", -1);
@@ -272,6 +483,16 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
             v = (v & 127) | (uint32_t)*p++ << 7;
         }
         if (v == 0 || v > ANS_M - c) return (*why = "frequencies do not sum to 4096", -1);
+        fr[k] = v;
+        c += v;
+    }
+    if (c != ANS_M) return (*why = "frequencies do not sum to 4096", -1);
+    if (wide) return decode_wide(p, end, syms, fr, nsym, dst, n, why);
+    uint32_t tab[ANS_M];
+    uint8_t sym[ANS_M];
+    c = 0;
+    for (int k = 0; k < nsym; k++) {
+        const uint32_t v = fr[k];
         /* Four entries a store (the fill was a tenth of a frame's decode). */
         v4u e = {v << 16, v << 16 | 1, v << 16 | 2, v << 16 | 3};
         uint32_t j = 0;
@@ -280,7 +501,6 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
         memset(sym + c, syms[k], v);
         c += v;
     }
-    if (c != ANS_M) return (*why = "frequencies do not sum to 4096", -1);
     if (end - p < 4 * ANS_LANES) return (*why = "truncated states", -1);
     uint32_t x[ANS_LANES];
     for (int j = 0; j < ANS_LANES; j++) {

@@ -541,11 +541,15 @@ int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src,
  * them (0 only for a smaller cap); qv__ans_decompress decodes a block of
  * clen bytes into exactly n, 0 or -1 with *why naming what is corrupt.
  * qv__ans_estimate: the coded bytes a block of bytes with these 256 counts
- * would take, and in *table the bytes of its kind, table and states. */
+ * would take, and in *table the bytes of the kind, table and states of a
+ * block of `frame` such bytes. */
 size_t qv__ans_bound(size_t n);
 size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap);
+/* With the states chosen: 8 (kind 1), 32 (kind 2) or 0: as qv__ans_compress
+ * chooses (kind 2 for at least 4,096 bytes coded into at least 4,096). */
+size_t qv__ans_compress_lanes(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, int lanes);
 int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n, const char **why);
-double qv__ans_estimate(const uint64_t *cnt, double *table);
+double qv__ans_estimate(const uint64_t *cnt, size_t frame, double *table);
 
 /* ---- Bit-packing kernels ----
  * A vector of 1024 values at width w <= 32 is packed in 32 lanes of 32-bit
