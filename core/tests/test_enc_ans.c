@@ -190,8 +190,8 @@ static void test_hostile_blocks(void **state) {
 /* Both coded kinds round-trip for lengths around the kernels' steps (32
  * bytes a step, 64 stream bytes kept for the checked tail), with the
  * generic kernels and the CPU's best, which must give the same bytes; the
- * encoder's own choice is wide (kind 2) exactly for 4,096 bytes or more
- * coded into 4,096 or more. Kind 1 is what 5.x files hold. */
+ * encoder's own choice is wide (kind 2) for 8,192 bytes or more coded into
+ * 2,048 or more. Kind 1 is what 5.x files hold. */
 static void test_kinds(void **state) {
     (void)state;
     static const size_t sizes[] = {0, 1, 31, 32, 33, 63, 64, 65, 95, 96, 97, 1000, 4095, 4096,
@@ -210,13 +210,12 @@ static void test_kinds(void **state) {
                 assert_true(clen >= 1 && clen <= n + 1);
                 if (blk[0] != 0) assert_int_equal(blk[0], lanes == 8 ? 1 : lanes == 32 ? 2 : blk[0]);
                 if (lanes == 0 && blk[0] != 0) {
-                    /* The choice: never wide below 4096 bytes; for 7
-                     * values (2.8 bits each) wide from 16384 bytes (5.7 KiB
-                     * coded), not at 8192 (2.9 KiB); one value in a
-                     * thousand never (a few hundred bytes coded). */
-                    if (n < 4096 || shape == 1 || (shape == 6 && n <= 8192))
-                        assert_int_equal(blk[0], 1);
-                    if (shape == 6 && n >= 16384) assert_int_equal(blk[0], 2);
+                    /* The choice: never wide below 8192 bytes; for 7
+                     * values (2.8 bits each) wide from 8192 bytes (2.9 KiB
+                     * coded); one value in a thousand never (a few
+                     * hundred bytes coded). */
+                    if (n < 8192 || shape == 1) assert_int_equal(blk[0], 1);
+                    if (shape == 6 && n >= 8192) assert_int_equal(blk[0], 2);
                     wide += blk[0] == 2;
                     narrow += blk[0] == 1;
                 }

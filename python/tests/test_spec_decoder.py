@@ -446,9 +446,10 @@ def test_ans_frames(tmp_path):
         # only the stored kind, is what decoded the values above.
         coded = [(raw, b) for raw, b in blocks if b[0] in (1, 2)]
         assert coded and all(len(b) < raw for raw, b in coded)
-        # Frames of 4,096 bytes or more are wide blocks (kind 2, format
-        # 6.0), smaller ones kind 1.
-        assert all((b[0] == 2) == (raw >= 4096) for raw, b in coded)
+        # Frames of 8,192 bytes or more coding into some 2 KiB or more are
+        # wide blocks (kind 2, format 6.0), the others kind 1.
+        assert all(raw >= 8192 and len(b) > 1800 for raw, b in coded if b[0] == 2)
+        assert all(raw < 8192 or len(b) < 2400 for raw, b in coded if b[0] == 1)
         assert any(b[0] == 2 for _, b in coded)
         nsyms[name] = {b[1] + 1 for _, b in coded}
     assert max(nsyms["skewed"]) < 32 and min(nsyms["zipf"]) >= 32, nsyms

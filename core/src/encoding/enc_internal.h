@@ -546,7 +546,7 @@ int qv__zstd_compress(struct qv__enc *e, void *dst, size_t cap, const void *src,
 size_t qv__ans_bound(size_t n);
 size_t qv__ans_compress(const uint8_t *src, size_t n, uint8_t *dst, size_t cap);
 /* With the states chosen: 8 (kind 1), 32 (kind 2) or 0: as qv__ans_compress
- * chooses (kind 2 for at least 4,096 bytes coded into at least 4,096). */
+ * chooses (kind 2 for at least 8,192 bytes coded into at least 2,048). */
 size_t qv__ans_compress_lanes(const uint8_t *src, size_t n, uint8_t *dst, size_t cap, int lanes);
 int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n, const char **why);
 double qv__ans_estimate(const uint64_t *cnt, size_t frame, double *table);
