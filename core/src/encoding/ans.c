@@ -267,6 +267,29 @@ size_t qv__ans_compress_lanes(const uint8_t *src, size_t n, uint8_t *dst, size_t
     return (size_t)(p - dst) + stream;
 }
 
+/* The block's `lanes` states into x, each at least 2^16, and an even
+ * stream after them: the stream's start, or NULL with *why. */
+static const uint8_t *read_states(const uint8_t *p, const uint8_t *end, uint32_t *x, int lanes,
+                                  const char **why) {
+    if (end - p < 4 * lanes) return (*why = "truncated states", NULL);
+    for (int j = 0; j < lanes; j++) {
+        memcpy(&x[j], p + 4 * j, 4); /* little-endian hosts only, as the format */
+        if (x[j] < ANS_L) return (*why = "state out of range", NULL);
+    }
+    p += 4 * lanes;
+    if ((size_t)(end - p) & 1) return (*why = "odd stream length", NULL);
+    return p;
+}
+
+/* After the last byte: the stream used up and every state 2^16 again. */
+static int check_end(const uint8_t *p, const uint8_t *end, const uint32_t *x, int lanes,
+                     const char **why) {
+    if (p != end) return (*why = "bytes left after the last symbol", -1);
+    for (int j = 0; j < lanes; j++)
+        if (x[j] != ANS_L) return (*why = "final state is not the initial one", -1);
+    return 0;
+}
+
 /* ---- Wide blocks (kind 2): 32 states ----
  *
  * Byte i is decoded by state i mod 32, otherwise as a kind 1 block. Eight
@@ -382,14 +405,8 @@ static QV__TARGET_AVX2 size_t wide_fast_avx2(const uint32_t *tab, uint32_t *x, c
 
 static int decode_wide(const uint8_t *p, const uint8_t *end, const uint8_t *syms,
                        const uint32_t *fr, int nsym, uint8_t *dst, size_t n, const char **why) {
-    if (end - p < 4 * ANS_WIDE) return (*why = "truncated states", -1);
     uint32_t x[ANS_WIDE];
-    for (int j = 0; j < ANS_WIDE; j++) {
-        memcpy(&x[j], p + 4 * j, 4);
-        if (x[j] < ANS_L) return (*why = "state out of range", -1);
-    }
-    p += 4 * ANS_WIDE;
-    if ((size_t)(end - p) & 1) return (*why = "odd stream length", -1);
+    if (!(p = read_states(p, end, x, ANS_WIDE, why))) return -1;
     size_t i = 0;
     if (nsym == 1) {
         /* A frequency of 4096: every step leaves its state as it was and
@@ -438,10 +455,7 @@ static int decode_wide(const uint8_t *p, const uint8_t *end, const uint8_t *syms
             }
         }
     }
-    if (p != end) return (*why = "bytes left after the last symbol", -1);
-    for (int j = 0; j < ANS_WIDE; j++)
-        if (x[j] != ANS_L) return (*why = "final state is not the initial one", -1);
-    return 0;
+    return check_end(p, end, x, ANS_WIDE, why);
 }
 
 int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
@@ -505,14 +519,8 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
         memset(sym + c, syms[k], v);
         c += v;
     }
-    if (end - p < 4 * ANS_LANES) return (*why = "truncated states", -1);
     uint32_t x[ANS_LANES];
-    for (int j = 0; j < ANS_LANES; j++) {
-        memcpy(&x[j], p + 4 * j, 4);
-        if (x[j] < ANS_L) return (*why = "state out of range", -1);
-    }
-    p += 4 * ANS_LANES;
-    if ((size_t)(end - p) & 1) return (*why = "odd stream length", -1);
+    if (!(p = read_states(p, end, x, ANS_LANES, why))) return -1;
     /* One step of a state: its byte out (ANS_DECODE), then a word in when
      * it fell below 2^16: ANS_STEP branches on that, ANS_FEED takes the
      * word without a branch at an offset the needs of the states before it
@@ -598,8 +606,5 @@ int qv__ans_decompress(const uint8_t *src, size_t clen, uint8_t *dst, size_t n,
 #undef ANS_FEED
 #undef ANS_STEP
 #undef ANS_DECODE
-    if (p != end) return (*why = "bytes left after the last symbol", -1);
-    for (int j = 0; j < ANS_LANES; j++)
-        if (x[j] != ANS_L) return (*why = "final state is not the initial one", -1);
-    return 0;
+    return check_end(p, end, x, ANS_LANES, why);
 }
