@@ -172,10 +172,12 @@ int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__ist
 double qv__entropy_ans_bytes(const uint64_t *cnt, int64_t sampled, int64_t n) {
     /* Whole frames and the last one's rest: their blocks' states differ
      * (the wide blocks of large frames). */
-    double table, rest_table = 0;
-    const double payload = qv__ans_estimate(cnt, ENTROPY_FRAME_ANS, &table);
     const int64_t whole = n / ENTROPY_FRAME_ANS, rest = n % ENTROPY_FRAME_ANS;
-    if (rest) (void)qv__ans_estimate(cnt, (size_t)rest, &rest_table);
+    double table = 0, rest_table = 0;
+    /* One estimate for a chunk of one frame (a small table's column). */
+    const double payload =
+        qv__ans_estimate(cnt, whole ? ENTROPY_FRAME_ANS : (size_t)rest, whole ? &table : &rest_table);
+    if (whole && rest) (void)qv__ans_estimate(cnt, (size_t)rest, &rest_table);
     return payload * (double)n / (double)sampled + (double)whole * (table + 48) +
            (rest ? rest_table + 48 : 0) + 64;
 }
