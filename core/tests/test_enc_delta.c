@@ -139,6 +139,46 @@ static void test_delta_wrapping(void **state) {
     env_close(&env);
 }
 
+/* Sequences (one constant delta): the fused path that writes base + j
+ * steps. Every width, steps that count up, down and wrap around the type
+ * (a uint8 step of 3 over 5000 values wraps 58 times), lengths that end
+ * inside a vector or exactly on one; the deltas must be the constant node,
+ * and every range cut and take (the roundtrip's probes) must give the
+ * values. */
+static void test_delta_sequence(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    static const int64_t lens[] = {1, 2, 1024, 1025, 5000, 8192};
+    static const uint64_t steps[] = {1, 3, (uint64_t)-1, (uint64_t)-7, 0x9e3779b97f4a7c15ull};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        unsigned w = kind_width(kinds[k], 0);
+        for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+            for (size_t si = 0; si < sizeof steps / sizeof steps[0]; si++) {
+                const int64_t n = lens[li];
+                struct col c = col_words(kinds[k], n);
+                uint64_t x = 0x0123456789abcdefull * (k + 1);
+                for (int64_t i = 0; i < n; i++, x += steps[si]) put(c.values, w, i, x);
+                struct qv_encode_options o = {0};
+                o.force = QV_ENC_DELTA;
+                struct qv_encoded e = roundtrip(&env, &c.v, &o, 24, li * 11 + si);
+                char tree[512];
+                struct qv_error err = {0};
+                assert_int_equal(qv_enc_describe(e.data, e.size, env.r, tree, sizeof tree, &err), 0);
+                if (n > 2 && !strstr(tree, "deltas=constant"))
+                    fail_msg("%s n=%lld step %llx: deltas not constant: %s",
+                             qv_value_kind_name(kinds[k]), (long long)n,
+                             (unsigned long long)steps[si], tree);
+                for (int64_t a = 0; a < n; a += 37) check_range(&env, &e, &c.v, a, n - a < 70 ? n - a : 70);
+                check_range(&env, &e, &c.v, n - 1, 1);
+                qv_encoded_release(env.r, &e);
+                col_free(&c);
+            }
+        }
+    }
+    env_close(&env);
+}
+
 /* Every range cut at the edges that matter (vector starts and ends, the
  * 8- and 16-value blocks of the kernels, the partial tail), into buffers
  * of exactly the range's size. */
@@ -259,7 +299,8 @@ static void test_corrupt(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_delta_every_width), cmocka_unit_test(test_delta_monotone),
-        cmocka_unit_test(test_delta_wrapping),    cmocka_unit_test(test_delta_cut_ranges),
+        cmocka_unit_test(test_delta_wrapping),
+        cmocka_unit_test(test_delta_sequence),    cmocka_unit_test(test_delta_cut_ranges),
         cmocka_unit_test(test_dict_sizes),        cmocka_unit_test(test_corrupt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
