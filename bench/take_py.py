@@ -11,7 +11,7 @@ import sys, time, statistics, numpy as np, quiver
 path = sys.argv[1]; reps = int(sys.argv[2]) if len(sys.argv) > 2 else 30
 thr_list = [None if t == "default" else int(t) for t in (sys.argv[3:] or ["1", "default"])]
 with quiver.open(path) as f:
-    n = len(f)
+    n, ncols = len(f), len(f.schema)
 idx = np.sort(np.random.default_rng(42).choice(n, 100, replace=False)).astype(np.int64)
 def stats(ts):
     return f"min {min(ts)*1e3:7.3f} med {statistics.median(ts)*1e3:7.3f} ms"
@@ -24,7 +24,7 @@ for thr in thr_list:
         t = f.take(idx, threads=thr)
         t2 = time.perf_counter()
         opn.append(t1 - t0); cold.append(t2 - t0)
-        assert t.num_rows == 100 and t.num_columns == 16
+        assert t.num_rows == 100 and t.num_columns == ncols
         f.close()
     with quiver.open(path) as f:
         f.take(idx, threads=thr)
