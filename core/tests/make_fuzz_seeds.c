@@ -167,6 +167,11 @@ static int write_encoding_seeds(const char *dir) {
     rc |= write_enc_seed(dir, "ans_forced_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(0);
     rc |= write_enc_seed(dir, "ans_root_hours_i32", 3, QV_KIND_INT32, i32, 3000, QV_ENC_ANS);
+    /* A sequence (ids counting down by 7): delta whose deltas are one
+     * constant, which decodes as base + j steps. */
+    static int64_t seq[5000];
+    for (int i = 0; i < 5000; i++) seq[i] = 1000000 - 7 * (int64_t)i;
+    rc |= write_enc_seed(dir, "delta_sequence_i64", 4, QV_KIND_INT64, seq, 5000, QV_ENC_DELTA);
     return rc | write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
            write_enc_seed(dir, "entropy_hours_i32", 3, QV_KIND_INT32, i32, 20000, QV_ENC_AUTO) |
            write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_DICT);
