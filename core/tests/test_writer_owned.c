@@ -123,6 +123,21 @@ static void test_identical_straddling_and_slices(void **state) {
     check_identical(ops, 9, 1000, QV_WRITER_INLINE, (rows + 999) / 1000, rows);
 }
 
+static void test_identical_one_batch_cut_into_row_groups(void **state) {
+    (void)state;
+    /* A batch longer than a row group: its row groups are slices of it,
+     * whose flat columns are encoded from its buffers where they are
+     * (put_slice): at row 0, at rows a bitmap byte starts on (a slice of
+     * the batch from row 8), and at rows none does (a slice from row 3),
+     * where columns with a validity bitmap, and booleans, are joined. */
+    const struct op ops[] = {{OP_OWNED, 3000, 0, 0, 31},
+                             {OP_OWNED, 2600, 8, 2592, 32},
+                             {OP_OWNED, 2100, 3, 2003, 33}};
+    int64_t rows = 3000 + 2592 + 2003;
+    check_identical(ops, 3, 1000, QV_WRITER_INLINE, (rows + 999) / 1000, rows);
+    check_identical(ops, 3, 1000, 2, (rows + 999) / 1000, rows);
+}
+
 static void test_many_small_batches_one_row_group(void **state) {
     (void)state;
     struct owned_env e;
@@ -467,6 +482,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identical_one_batch_per_row_group),
         cmocka_unit_test(test_identical_straddling_and_slices),
+        cmocka_unit_test(test_identical_one_batch_cut_into_row_groups),
         cmocka_unit_test(test_many_small_batches_one_row_group),
         cmocka_unit_test(test_straddling_batch_released_after_both),
         cmocka_unit_test(test_refused_batch_released_writer_usable),
