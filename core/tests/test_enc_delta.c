@@ -141,7 +141,7 @@ static void test_delta_wrapping(void **state) {
 
 /* Sequences (one constant delta): the fused path that writes base + j
  * steps. Every width, steps that count up, down and wrap around the type
- * (a uint8 step of 3 over 5000 values wraps 58 times), lengths that end
+ * (an int8 step of 3 over 5000 values wraps 58 times), lengths that end
  * inside a vector or exactly on one; the deltas must be the constant node,
  * and every range cut and take (the roundtrip's probes) must give the
  * values. */
