@@ -381,9 +381,10 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     if (n < 0) return qv_error_set(err, EINVAL, "qv_decoder_take: negative count");
     if (!out->values && (n > 0 || dc->pt == QV__PT_BIN))
         return qv_error_set(err, EINVAL, "qv_decoder_take: NULL output values");
-    /* One branch-free pass (it vectorizes: a filter's take of a few
-     * thousand rows a batch spent half of this function here); the row to
-     * name is looked for only when one is wrong. */
+    /* One branch-free pass (a filter's take of a few thousand rows a
+     * batch spent half of this function in the branchy loop; the baseline
+     * build does not vectorize this one either, it has no 64-bit compare);
+     * the row to name is looked for only when one is wrong. */
     uint64_t bad = n && (uint64_t)rows[0] >= (uint64_t)dc->count;
     for (int64_t i = 1; i < n; i++)
         bad |= ((uint64_t)rows[i] >= (uint64_t)dc->count) | (rows[i] < rows[i - 1]);
