@@ -46,13 +46,16 @@ static const enum qv_value_kind kinds[] = {
  * sequential (format 4.0: zstd frames of for over narrower plain
  * residuals) or, when bit 6 is set too, ans frames over sequential bytes
  * (format 5.0, encoding 18; values of at most 8 bits above their
- * minimum; blocks of both coded kinds, kind 2 from format 6.0). */
+ * minimum; blocks of both coded kinds, kind 2 from format 6.0). An
+ * eighth force bucket (format 7.0, encoding 19: tokens and extra bits). */
 static int skew_int(enum qv_value_kind kind) {
     return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
            kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
 }
 static int skew_force(enum qv_value_kind kind, uint8_t sel) {
-    return skew_int(kind) && (sel & 0x30) == 0x10 ? QV_ENC_PATCHED : QV_ENC_AUTO;
+    if (!skew_int(kind)) return QV_ENC_AUTO;
+    if ((sel & 0x30) == 0x10) return QV_ENC_PATCHED;
+    return (sel & 0x70) == 0x70 ? QV_ENC_BUCKET : QV_ENC_AUTO;
 }
 static int skew_layout(enum qv_value_kind kind, uint8_t sel) {
     return skew_int(kind) && (sel & 0x30) == 0x20 ? (sel & 0x40 ? 4 : 3) : 0;

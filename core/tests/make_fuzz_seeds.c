@@ -172,6 +172,15 @@ static int write_encoding_seeds(const char *dir) {
     static int64_t seq[5000];
     for (int i = 0; i < 5000; i++) seq[i] = 1000000 - 7 * (int64_t)i;
     rc |= write_enc_seed(dir, "delta_sequence_i64", 4, QV_KIND_INT64, seq, 5000, QV_ENC_DELTA);
+    /* Codes of a geometric bit length (bucket's tokens skewed, extra bits
+     * of 0 to 19), forced to bucket (format 7.0). */
+    static int32_t codes[6000];
+    for (int i = 0; i < 6000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        const unsigned len = (unsigned)__builtin_ctzll(x | (UINT64_C(1) << 20));
+        codes[i] = (int32_t)((x >> 40) & ((UINT64_C(1) << len) - 1));
+    }
+    rc |= write_enc_seed(dir, "bucket_codes_i32", 3, QV_KIND_INT32, codes, 6000, QV_ENC_BUCKET);
     return rc | write_enc_seed(dir, "patched_i64", 4, QV_KIND_INT64, i64, 3000, QV_ENC_PATCHED) |
            write_enc_seed(dir, "entropy_hours_i32", 3, QV_KIND_INT32, i32, 20000, QV_ENC_AUTO) |
            write_enc_seed(dir, "dict_skewed_u16", 2, QV_KIND_UINT16, u16, 30000, QV_ENC_DICT);

@@ -51,7 +51,8 @@ static int make_samples(struct sample *out, int64_t n) {
     uint64_t s = 77;
     static const int int_encs[] = {QV_ENC_PLAIN, QV_ENC_BITPACK, QV_ENC_FOR,  QV_ENC_DELTA,
                                    QV_ENC_ZIGZAG, QV_ENC_DICT,   QV_ENC_RLE,  QV_ENC_SPARSE,
-                                   QV_ENC_ZSTD,  QV_ENC_LZ4,     QV_ENC_AUTO, QV_ENC_CONSTANT};
+                                   QV_ENC_ZSTD,  QV_ENC_LZ4,     QV_ENC_AUTO, QV_ENC_CONSTANT,
+                                   QV_ENC_BUCKET};
     for (size_t i = 0; i < sizeof int_encs / sizeof int_encs[0]; i++) {
         struct col c = col_words(i % 2 ? QV_KIND_INT32 : QV_KIND_INT64, n);
         for (int64_t j = 0; j < n; j++) {

@@ -63,7 +63,8 @@ static void test_ints(void **state) {
                                                QV_KIND_INT32, QV_KIND_UINT32, QV_KIND_INT64, QV_KIND_UINT64};
     static const int encs[] = {QV_ENC_AUTO,   QV_ENC_PLAIN, QV_ENC_CONSTANT, QV_ENC_BITPACK,
                                QV_ENC_FOR,    QV_ENC_DELTA, QV_ENC_ZIGZAG,   QV_ENC_DICT,
-                               QV_ENC_RLE,    QV_ENC_SPARSE, QV_ENC_ZSTD,    QV_ENC_LZ4};
+                               QV_ENC_RLE,    QV_ENC_SPARSE, QV_ENC_ZSTD,    QV_ENC_LZ4,
+                               QV_ENC_BUCKET};
     for (size_t ki = 0; ki < sizeof kinds / sizeof kinds[0]; ki++) {
         unsigned w = kind_width(kinds[ki], 0);
         for (int si = 0; si < NSIZES; si++) {

@@ -14,9 +14,11 @@
 #include "quiver/base.h"
 #include "test_enc_util.h"
 
-/* Every encoding but the entropy stage (zstd) and patched: the cascade as
- * it was before them. Dictionaries are frequency-ordered either way. */
-static const uint32_t OLD_MASK = ~(QV_ENC_BIT(QV_ENC_ZSTD) | QV_ENC_BIT(QV_ENC_PATCHED));
+/* Every encoding but the entropy stage (zstd), patched and bucket: the
+ * cascade as it was before them. Dictionaries are frequency-ordered either
+ * way. */
+static const uint32_t OLD_MASK =
+    ~(QV_ENC_BIT(QV_ENC_ZSTD) | QV_ENC_BIT(QV_ENC_PATCHED) | QV_ENC_BIT(QV_ENC_BUCKET));
 
 /* Chosen (all encodings) must be at most `frac` of the old cascade's size. */
 static void expect_smaller(struct enc_env *env, const struct qv_values *v, double frac,
@@ -85,7 +87,9 @@ static void test_zipf(void **state) {
     size_t now = encoded_size(&env, &c.v, 0, 10, 17, tree, sizeof tree);
     double bits = 8.0 * (double)now / (double)n;
     print_message("zipf: %.2f bits/value: %s\n", bits, tree);
-    if (bits > 9.0) fail_msg("zipf ints: %.2f bits per value (fixed width needs 10)", bits);
+    /* 8.05 with the entropy stage's zstd frames over the codes packed at
+     * 10 bits; bucket's tokens in ans frames (format 7.0) take 7.07. */
+    if (bits > 7.5) fail_msg("zipf ints: %.2f bits per value (fixed width needs 10)", bits);
     expect_smaller(&env, &c.v, 0.9, "zipf");
     free(cdf);
     col_free(&c);

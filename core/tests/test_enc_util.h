@@ -264,7 +264,8 @@ static inline void corrupt_trials(struct enc_env *env, const struct qv_encoded *
         rcs[k++] = qv_decoder_take(d, rows, take_rows, &o, &err);
         rcs[k++] = qv_decoder_decode_range(d, 0, n, &o, &err);
         for (int i = 0; i < k; i++) {
-            if (rcs[i] != 0 && rcs[i] != EIO) fail_msg("trial %d: decode %d gave %d", t, i, rcs[i]);
+            if (rcs[i] != 0 && rcs[i] != EIO)
+                fail_msg("trial %d: decode %d gave %d (%s)", t, i, rcs[i], err.message);
             failed += rcs[i] != 0;
         }
         qv_decoder_close(d);

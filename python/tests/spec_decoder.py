@@ -1,4 +1,4 @@
-"""An independent decoder of Quiver files, written from docs/format.md (6.0) alone.
+"""An independent decoder of Quiver files, written from docs/format.md (7.0) alone.
 
 Its purpose is to check that the specification is complete enough to write a
 reader from and that Quiver's writer follows it: it was written without
@@ -61,7 +61,7 @@ KIND_TYPE = {1: T_BOOL, 2: T_U8, 3: T_U8, 4: T_U16, 5: T_U16, 6: T_U32, 7: T_U32
 ENCODING_NAMES = {1: "plain", 2: "constant", 3: "bitpack", 4: "for", 5: "delta",
                   6: "zigzag", 7: "dict", 8: "rle", 9: "sparse", 10: "alp", 11: "alp_rd",
                   12: "fsst", 13: "zstd", 14: "lz4", 15: "patched", 16: "zstd_dict",
-                  17: "relative", 18: "ans"}
+                  17: "relative", 18: "ans", 19: "bucket"}
 
 MAX_DEPTH = 16
 
@@ -256,6 +256,8 @@ def check_shape(n):
         ok = integer and (0, 0, 3)
     elif e == 16:
         ok = t == T_BINARY and (0, 3, 1)
+    elif e == 19:
+        ok = integer and (1, 1, 2)
     else:
         ok = None
     if not ok:
@@ -895,10 +897,51 @@ def dec_relative(n, ctx):
     return (reference + diffs).astype(diffs.dtype)
 
 
+def dec_bucket(n, ctx):
+    """Section 5.5.18: a token per value (child 0) and the extra bits its
+    token leaves open, vector by vector from the starts (child 1)."""
+    width = WORD_WIDTH[n.type]
+    bits_total, m = 8 * width, n.params[0]
+    ntok = (1 << (m + 1)) + (bits_total - m - 1) * (1 << m) if 0 <= m <= 3 else 0
+    if not 0 <= m <= 3 or m + 1 > bits_total or ntok > 256:
+        raise SpecError(f"bucket node at byte {n.offset}: m = {m} for {bits_total}-bit values")
+    nvec = ceil_div(n.count, 1024)
+    tok = decode(expect_child(n, 0, T_U8, n.count), ctx).astype(np.int64)
+    starts = [int(x) for x in decode(expect_child(n, 1, T_U64, nvec + 1), ctx)]
+    buf = n.bufs[0]
+    if starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:])) or \
+            starts[-1] > 8 * len(buf):
+        raise SpecError(f"bucket node at byte {n.offset}: starts {starts[:4]}... over a "
+                        f"{len(buf)}-byte buffer")
+    if n.count and int(tok.max()) >= ntok:
+        raise SpecError(f"bucket node at byte {n.offset}: token {int(tok.max())} of {ntok}")
+    direct = 1 << (m + 1)
+    big = tok >= direct
+    j = np.where(big, tok - direct, 0)
+    e = np.where(big, (j >> m) + 1, 0)
+    high = np.where(big, ((1 << m) + (j & ((1 << m) - 1))), tok).astype(np.uint64)
+    stream = np.unpackbits(np.frombuffer(buf, np.uint8), bitorder="little").astype(np.uint64)
+    out = np.zeros(n.count, np.uint64)
+    for k in range(nvec):
+        lo, hi = 1024 * k, min(n.count, 1024 * k + 1024)
+        ek = e[lo:hi]
+        if int(ek.sum()) != starts[k + 1] - starts[k]:
+            raise SpecError(f"bucket node at byte {n.offset}: vector {k}'s tokens take "
+                            f"{int(ek.sum())} bits, its starts {starts[k + 1] - starts[k]}")
+        at = starts[k] + np.concatenate([[0], np.cumsum(ek)[:-1]]).astype(np.int64)
+        extra = np.zeros(hi - lo, np.uint64)
+        for q in range(int(ek.max()) if hi > lo else 0):
+            has = ek > q
+            extra[has] |= stream[at[has] + q] << np.uint64(q)
+        out[lo:hi] = (high[lo:hi] << ek.astype(np.uint64)) | extra
+    return out.astype(UDTYPE[width])
+
+
 DECODERS = {1: dec_plain, 2: dec_constant, 3: dec_bitpack, 4: dec_for, 5: dec_delta,
             6: dec_zigzag, 7: dec_dict, 8: dec_rle, 9: dec_sparse, 10: dec_alp,
             11: dec_alp_rd, 12: dec_fsst, 13: dec_general, 14: dec_general,
-            15: dec_patched, 16: dec_zstd_dict, 17: dec_relative, 18: dec_general}
+            15: dec_patched, 16: dec_zstd_dict, 17: dec_relative, 18: dec_general,
+            19: dec_bucket}
 
 
 def decode_segment(data, kind, fixed_width, count, ctx=None):
@@ -976,9 +1019,9 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3, 4, 5, 6):
+        if major not in (1, 2, 3, 4, 5, 6, 7):
             raise SpecError(f"{self.path}: format version {major}.{minor}; this reader reads "
-                            "versions 1.x to 6.x only")
+                            "versions 1.x to 7.x only")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")
         if d[:4] != MAGIC:

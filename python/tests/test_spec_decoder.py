@@ -206,7 +206,7 @@ def test_zigzag_built_by_hand():
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
 def test_fixture(path):
     f, compared, skipped = compare_file(path)
-    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0))
+    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0))
     assert f.verify_checksums() > 0 or sd.xxhash is None
     assert compared
     if "all_types" in path or "compact" in path:
@@ -222,7 +222,8 @@ def test_fixtures_present():
         "v2_0_all_types.qvr", "v2_0_compact.qvr", "v2_0_long_strings.qvr",
         "v3_0_all_types.qvr", "v3_0_compact.qvr", "v3_0_long_strings.qvr",
         "v4_0_all_types.qvr", "v4_0_compact.qvr", "v4_0_long_strings.qvr",
-        "v5_0_all_types.qvr", "v5_0_compact.qvr", "v5_0_long_strings.qvr"}
+        "v5_0_all_types.qvr", "v5_0_compact.qvr", "v5_0_long_strings.qvr",
+        "v6_0_all_types.qvr", "v6_0_compact.qvr", "v6_0_long_strings.qvr"}
 
 
 # ------------------------------------------------------------ files of today's writer
@@ -316,6 +317,10 @@ def flat_table(seed=15, n=N):
         # in ans frames (5.5.17, 5.7) outside compact mode. Drawn last, so
         # the columns above keep their values.
         "skewed": pa.array(skewed_small(rng, n)),
+        # Codes of a 600-value dictionary drawn by Zipf(1.1), scattered
+        # over a wide range: the codes are bucket nodes (5.5.18, 5.7),
+        # tokens in ans frames and extra bits.
+        "zipf_wide": pa.array(zipf_wide(rng, n, 600), mask=nulls(0.05)),
     })
 
 
@@ -327,16 +332,22 @@ def skewed_small(rng, n):
     return SKEW[rng.integers(0, len(SKEW), n)]
 
 
+def zipf_wide(rng, n, d=2000):
+    w = 1.0 / np.arange(1, d + 1) ** 1.1
+    ranks = rng.choice(d, n, p=w / w.sum())
+    return (ranks * 7919 % 100003).astype(np.int64) * 1000 - 5000
+
+
 @pytest.fixture(scope="module")
 def flat():
     return flat_table()
 
 
-# What the writer of format 6.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 7.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
-                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans"}
+                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans", "bucket"}
 EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
                     "relative"}
 
@@ -347,7 +358,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (6, 0)
+    assert f.version == (7, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -425,7 +436,7 @@ def test_ans_frames(tmp_path):
     path = str(tmp_path / "ans.qvr")
     quiver.write(pa.table({"skewed": skewed, "zipf": zipf}), path)
     f, compared, skipped = compare_file(path)
-    assert f.version == (6, 0)
+    assert f.version == (7, 0)
     assert skipped == [] and compared == ["skewed", "zipf"]
     assert "ans" in encodings_of(f)
     assert f.column(0).to_numpy().tolist() == skewed.tolist()
@@ -810,15 +821,83 @@ def test_ans_wide_block():
     assert sd.ans_decode_block(ans_block(one, [1 << 16] * 32, []), 64) == b"\x2a" * 64
 
 
+def bucket_nodes(node):
+    """The bucket nodes of a tree, frames' trees included."""
+    found = [node] if node.enc == 19 else []
+    for c in node.children:
+        found += bucket_nodes(c)
+    if node.enc in sd.FRAMED:
+        entries, frames = sd.frame_entries(node)
+        for r in sd.frame_roots(node, entries, frames):
+            found += bucket_nodes(r)
+    return found
+
+
+@pytest.mark.parametrize("d", [300, 1000, 2500])
+def test_bucket_nodes(tmp_path, d):
+    # Zipf(1.1) codes of dictionaries of 300 to 2,500 values (codes of 9 to
+    # 12 bits; a dictionary is in frequency order up to an eighth of its
+    # row group's values), with nulls: the codes are bucket nodes whose
+    # tokens are ans frames; the spec decoder's values are the ones written, and each
+    # node's m and extra bits are what section 5.5.18 allows.
+    rng = np.random.default_rng(d)
+    vals = zipf_wide(rng, 50000, d)
+    mask = rng.random(50000) < 0.03
+    path = str(tmp_path / "bucket.qvr")
+    quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=25000)
+    f, compared, skipped = compare_file(path)
+    assert f.version == (7, 0) and compared == ["c"] and skipped == []
+    got = f.column(0).to_pylist()
+    assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
+    node = f.columns[0].node
+    for g in range(len(f.row_groups)):
+        seg = f.row_groups[g].chunks[node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        found = bucket_nodes(root)
+        assert found, f.encoding_tree(g, node)
+        for b in found:
+            assert 0 <= b.params[0] <= 3
+            assert b.children[0].enc == 18, f.encoding_tree(g, node)  # tokens: ans frames
+            assert len(b.bufs[0]) > 0
+
+
+def test_bucket_node_corrupt():
+    # A hand-made bucket node (section 5.5.18): the spec's example decodes;
+    # a token past the last, starts that disagree with the tokens, and an m
+    # out of range are refused.
+    def node(m, tok, starts, bits, typ=sd.T_U32):
+        n = sd.Node.__new__(sd.Node)
+        n.enc, n.type, n.width, n.count = 19, typ, 0, len(tok)
+        n.params, n.bufs, n.offset, n.depth, n.data = [m], [bytes(bits)], 0, 0, None
+        t = sd.Node.__new__(sd.Node)
+        t.enc, t.type, t.width, t.count, t.params, t.children = 1, sd.T_U8, 0, len(tok), [], []
+        t.bufs, t.offset, t.depth, t.data = [bytes(tok)], 0, 1, None
+        st = sd.Node.__new__(sd.Node)
+        st.enc, st.type, st.width, st.count, st.params, st.children = 1, sd.T_U64, 0, len(starts), [], []
+        st.bufs, st.offset, st.depth, st.data = [struct.pack(f"<{len(starts)}Q", *starts)], 0, 1, None
+        n.children = [t, st]
+        return n
+
+    tok = [0, 1, 2, 3, 4, 4, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7]
+    bits = [0x4a, 0x4e, 0x0e]  # the spec's bytes: 20 extra bits, least significant first
+    assert sd.decode(node(1, tok, [0, 20], bits), sd.DecodeContext()).tolist() == list(range(16))
+    with pytest.raises(sd.SpecError, match="token 16 of 16"):  # u8, m = 1: 4 + 6 x 2 tokens
+        sd.decode(node(1, tok[:-1] + [16], [0, 20], bits, sd.T_U8), sd.DecodeContext())
+    with pytest.raises(sd.SpecError, match="tokens take 20 bits, its starts 19"):
+        sd.decode(node(1, tok, [0, 19], bits), sd.DecodeContext())
+    with pytest.raises(sd.SpecError, match="m = 3 for 64-bit"):
+        sd.decode(node(3, tok, [0, 20], bits, sd.T_U64), sd.DecodeContext())
+
+
 def test_file_of_unknown_major_version_refused(tmp_path):
     path = str(tmp_path / "v.qvr")
     quiver.write(pa.table({"x": np.arange(10)}), path)
     with open(path, "rb") as fh:
         data = bytearray(fh.read())
-    assert struct.unpack_from("<HH", data, len(data) - 8) == (6, 0)
-    struct.pack_into("<H", data, len(data) - 8, 7)
+    assert struct.unpack_from("<HH", data, len(data) - 8) == (7, 0)
+    struct.pack_into("<H", data, len(data) - 8, 8)
     with open(path, "wb") as fh:
         fh.write(data)
-    with pytest.raises(sd.SpecError, match=r"format version 7\.0; this reader reads "
-                                           r"versions 1\.x to 6\.x only"):
+    with pytest.raises(sd.SpecError, match=r"format version 8\.0; this reader reads "
+                                           r"versions 1\.x to 7\.x only"):
         sd.open_file(path)

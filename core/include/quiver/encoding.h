@@ -94,6 +94,10 @@ enum qv_encoding {
     /* Frames (as zstd's) of an order-0 rANS coder over bytes (docs/format.md
      * 5.5.17): the entropy stage's choice for skewed 8-bit residuals. */
     QV_ENC_ANS = 18,
+    /* Integers as a one-byte magnitude token (a child, usually in ans
+     * frames) and the low bits it leaves open (docs/format.md 5.5.18,
+     * format 7.0): skewed values of more than 8 bits. */
+    QV_ENC_BUCKET = 19,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

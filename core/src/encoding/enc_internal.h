@@ -431,6 +431,17 @@ int qv__patched_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__patched_choice *c);
 int qv__patched_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                        const struct qv__patched_choice *c, int forced, struct qv__enode **out);
+/* Bucket (bucket.c): tokens of magnitude plus extra bits, for values of
+ * more than 8 bits. The choice: the mantissa bits m whose sampled tokens
+ * and extra bits are estimated smallest, est_bytes < 0 when there are no
+ * values. */
+struct qv__bucket_choice {
+    unsigned m;
+    double est_bytes;
+};
+void qv__bucket_choose(const uint64_t *v, int64_t n, int pt, struct qv__bucket_choice *c);
+int qv__bucket_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
+                      unsigned m, struct qv__enode **out);
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
  * frame of reference + the residuals laid out at `width` bits: bit-packed
  * at their own width or the next whole byte width, or sequential bytes of
@@ -461,6 +472,10 @@ int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__ist
 /* Bytes the stage's ans frames would take for n values of at most 8 bits
  * whose sample of `sampled` values has these 256 counts (no trial). */
 double qv__entropy_ans_bytes(const uint64_t *cnt, int64_t sampled, int64_t n);
+/* The stage's ans frames over values whose range (s: their statistics)
+ * is at most 8 bits, without a choice (bucket's tokens). */
+int qv__entropy_ans_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                           const struct qv__istats *s, struct qv__enode **out);
 /* Chooses the layout from trial compressions of a sample; c->est_bytes
  * < 0 when the stage is not proposed. 0, or the trials' error (ENOMEM for
  * their scratch or zstd's context: see qv__zstd_compress). */
@@ -890,6 +905,7 @@ struct qv__src {
     const struct qv__alprd_choice *alprd;
     struct qv__fsst_table *fsst;
     const struct qv__patched_choice *patched;
+    const struct qv__bucket_choice *bucket;
     struct qv__zdict *zdict; /* zstd_dict: the dictionary trained while estimating */
 };
 
@@ -953,6 +969,7 @@ extern const struct qv__encoding qv__enc_patched;
 extern const struct qv__encoding qv__enc_zstd_dict;
 extern const struct qv__encoding qv__enc_relative;
 extern const struct qv__encoding qv__enc_ans;
+extern const struct qv__encoding qv__enc_bucket;
 
 /* qv_encode's set-up of one call from its options (encode.c), and its
  * end: on rc == 0 serializes `root` into *out (from e->r); in every case

@@ -20,4 +20,10 @@
  * against encodes running at the time of the call. */
 void qv_encode_force_entropy_layout(int layout);
 
+/* Forces bucket's mantissa bits m (0..3, docs/format.md 5.5.18) for every
+ * bucket node built in the process from now on, where the node's width
+ * allows that m (elsewhere the sample's choice stands); -1 restores the
+ * sample's choice. Not thread-safe against encodes running at the time. */
+void qv_encode_force_bucket_m(int m);
+
 #endif /* QV_ENCODING_TESTING_H */

@@ -162,6 +162,13 @@ static void choose_ans(struct qv__entropy_choice *c, uint64_t ref, double est) {
     c->est_bytes = est;
 }
 
+int qv__entropy_ans_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                           const struct qv__istats *s, struct qv__enode **out) {
+    struct qv__entropy_choice c;
+    choose_ans(&c, s->umin, 0);
+    return qv__entropy_encode(e, v, n, pt, s, &c, 0, out);
+}
+
 int qv__entropy_samples(const struct qv__enc *e, int64_t n, const struct qv__istats *s) {
     if (n < ENTROPY_MIN_VALUES || !qv__allowed(e, QV_ENC_ZSTD)) return 0;
     uint64_t ref;

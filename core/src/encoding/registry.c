@@ -18,6 +18,7 @@ static const struct qv__encoding *const table[] = {
     [QV_ENC_ZSTD_DICT] = &qv__enc_zstd_dict,
     [QV_ENC_RELATIVE] = &qv__enc_relative,
     [QV_ENC_ANS] = &qv__enc_ans,
+    [QV_ENC_BUCKET] = &qv__enc_bucket,
 };
 
 #define SLOTS (sizeof table / sizeof table[0])
