@@ -8,8 +8,6 @@
  * buffer or disagree with the tokens, m out of range) that must fail with
  * EIO and a message, never read outside the buffer.
  */
-#include <math.h>
-
 #include "test_enc_util.h"
 
 #include "base/cpu_internal.h"
@@ -157,25 +155,14 @@ static void test_chosen(void **state) {
     struct enc_env env;
     env_open(&env);
     const int64_t n = 100000, d = 2000;
-    double *cdf = malloc((size_t)d * sizeof *cdf), sum = 0;
-    for (int64_t r = 0; r < d; r++) cdf[r] = (sum += pow((double)(r + 1), -1.1));
+    double *cdf = malloc((size_t)d * sizeof *cdf);
+    const double sum = zipf_cdf(cdf, d, 1.1);
     for (int uniform = 0; uniform < 2; uniform++) {
         struct col c = col_words(QV_KIND_INT64, n);
         uint64_t s = 9;
         for (int64_t i = 0; i < n; i++) {
-            int64_t r;
-            if (uniform) {
-                r = (int64_t)(rng_next(&s) % (uint64_t)d);
-            } else {
-                double u = (double)(rng_next(&s) >> 11) / 9007199254740992.0 * sum;
-                int64_t lo = 0, hi = d - 1;
-                while (lo < hi) {
-                    int64_t mid = (lo + hi) / 2;
-                    if (cdf[mid] < u) lo = mid + 1;
-                    else hi = mid;
-                }
-                r = lo;
-            }
+            const int64_t r =
+                uniform ? (int64_t)(rng_next(&s) % (uint64_t)d) : zipf_draw(cdf, d, sum, &s);
             ((int64_t *)c.values)[i] = (int64_t)((uint64_t)(r * 7919) % 100003) * 1000 - 5000;
         }
         char tree[1024];

@@ -68,18 +68,12 @@ static void test_zipf(void **state) {
     struct enc_env env;
     env_open(&env);
     const int64_t n = 200000, d = 1000;
-    double *cdf = malloc((size_t)d * sizeof *cdf), sum = 0;
-    for (int64_t r = 0; r < d; r++) cdf[r] = (sum += 1.0 / pow((double)(r + 1), 1.1));
+    double *cdf = malloc((size_t)d * sizeof *cdf);
+    const double sum = zipf_cdf(cdf, d, 1.1);
     struct col c = col_words(QV_KIND_INT64, n);
     uint64_t s = 5;
     for (int64_t i = 0; i < n; i++) {
-        double u = (double)(rng_next(&s) >> 11) / 9007199254740992.0 * sum;
-        int64_t lo = 0, hi = d - 1;
-        while (lo < hi) {
-            int64_t mid = (lo + hi) / 2;
-            if (cdf[mid] < u) lo = mid + 1;
-            else hi = mid;
-        }
+        const int64_t lo = zipf_draw(cdf, d, sum, &s);
         /* Value of rank lo: scattered so its order says nothing of rank. */
         ((int64_t *)c.values)[i] = (int64_t)((uint64_t)(lo * 7919) % 100003) * 1000 + 17;
     }

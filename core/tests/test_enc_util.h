@@ -7,6 +7,7 @@
 #define QV_TEST_ENC_UTIL_H
 
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +287,24 @@ static inline void col_free(struct col *c) {
     free(c->values);
     free(c->data);
     memset(c, 0, sizeof *c);
+}
+
+/* Zipf draws: cdf[r] (d entries) gets the cumulative weights (r + 1)^-s;
+ * returns their sum. zipf_draw then gives a rank in [0, d). */
+static inline double zipf_cdf(double *cdf, int64_t d, double s) {
+    double sum = 0;
+    for (int64_t r = 0; r < d; r++) cdf[r] = (sum += pow((double)(r + 1), -s));
+    return sum;
+}
+static inline int64_t zipf_draw(const double *cdf, int64_t d, double sum, uint64_t *rng) {
+    const double u = (double)(rng_next(rng) >> 11) / 9007199254740992.0 * sum;
+    int64_t lo = 0, hi = d - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (cdf[mid] < u) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
 }
 
 static inline struct col col_words(enum qv_value_kind k, int64_t n) {

@@ -237,8 +237,9 @@ static const int int_encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN,  QV_ENC_BITPACK, QV_EN
                                QV_ENC_DELTA, QV_ENC_ZIGZAG, QV_ENC_DICT,   QV_ENC_RLE,
                                QV_ENC_SPARSE, QV_ENC_CONSTANT, QV_ENC_ZSTD, QV_ENC_LZ4,
                                /* issue 15: patched; relative stores every integer
-                                * column against an earlier one of its kind */
-                               QV_ENC_PATCHED, QV_ENC_RELATIVE};
+                                * column against an earlier one of its kind;
+                                * bucket (format 7.0) */
+                               QV_ENC_PATCHED, QV_ENC_RELATIVE, QV_ENC_BUCKET};
 #define N_INT_ENCS ((int)(sizeof int_encs / sizeof *int_encs))
 
 /* ---- integers at the limits of their kinds ---- */
@@ -465,7 +466,7 @@ static void test_numeric_limits(void **state) {
     };
     static const int encs[] = {QV_ENC_AUTO, QV_ENC_PLAIN, QV_ENC_FOR, QV_ENC_DELTA, QV_ENC_ZIGZAG,
                                QV_ENC_DICT, QV_ENC_RLE, QV_ENC_BITPACK, QV_ENC_ZSTD,
-                               QV_ENC_PATCHED, QV_ENC_RELATIVE};
+                               QV_ENC_PATCHED, QV_ENC_RELATIVE, QV_ENC_BUCKET};
     for (size_t e = 0; e < sizeof encs / sizeof *encs; e++) {
         struct tfile T;
         if (!tfile_open(E, &T, num_cols, sizeof num_cols / sizeof *num_cols, 3000, 1100, encs[e],
