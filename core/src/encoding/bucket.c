@@ -12,8 +12,8 @@
  *   - otherwise, with k the bit length of x and e = k - 1 - m, the token
  *     2^(m+1) + (k - m - 2) * 2^m + (the m bits below x's top bit), and
  *     x's low e bits as extra bits.
- * The tokens (one byte each) are a child, coded by the cascade or as ans
- * frames, whichever is smaller; the extra bits are one buffer, least
+ * The tokens (one byte each) are a child, as ans frames unless those
+ * come out no smaller than bit-packing; the extra bits are one buffer, least
  * significant bit first,
  * each vector's starting at a bit offset held by the second child (so a
  * range or a take starts at its vector). A value then costs the entropy of
@@ -96,27 +96,27 @@ void qv__bucket_choose(const uint64_t *v, int64_t n, int pt, struct qv__bucket_c
     }
 }
 
-/* The tokens: the cascade's node, or the entropy stage's ans frames when
- * they come out smaller. The estimate counted on ans, and bucket's decode
- * cost includes theirs, so the tokens go by size alone here (the cascade
+/* The tokens: the entropy stage's ans frames, which the estimate counted
+ * on and bucket's decode cost includes, or the cascade's node when ans
+ * frames come out no smaller than the tokens bit-packed (the cascade
  * would weigh ans's decode cost a second time: Zipf codes' tokens, 4.6
- * bits of entropy in 5, stayed bit-packed). */
+ * bits of entropy in 5, stayed bit-packed; and its trial compressions were
+ * most of bucket's write time). */
 static int tokens(struct qv__enc *e, const uint64_t *tok, int64_t n, int depth,
                   struct qv__enode **out) {
-    int rc = qv__cascade_int(e, tok, n, QV__PT_U8, depth + 1, QV_ENC_AUTO, out);
-    if (rc || (*out)->enc == QV_ENC_ANS || n < QV__VEC || !qv__allowed(e, QV_ENC_ANS)) return rc;
     struct qv__istats s;
     qv__istats_compute(tok, n, 8, &s);
-    if (s.umin == s.umax) return 0;
-    struct qv__enode *alt;
-    if ((rc = qv__entropy_ans_encode(e, tok, n, QV__PT_U8, &s, &alt))) return rc;
-    if (alt->size < (*out)->size) {
-        qv__enode_drop(e, *out);
-        *out = alt;
-    } else {
+    if (n >= QV__VEC && s.umin != s.umax && qv__allowed(e, QV_ENC_ANS)) {
+        struct qv__enode *alt;
+        int rc = qv__entropy_ans_encode(e, tok, n, QV__PT_U8, &s, &alt);
+        if (rc) return rc;
+        if (alt->size < qv__bitpack_bytes(n, qv__bits(s.umax - s.umin)) + 64) {
+            *out = alt;
+            return 0;
+        }
         qv__enode_drop(e, alt);
     }
-    return 0;
+    return qv__cascade_int(e, tok, n, QV__PT_U8, depth + 1, QV_ENC_AUTO, out);
 }
 
 int qv__bucket_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
@@ -464,7 +464,7 @@ static int bucket_build(struct qv__enc *e, const struct qv__src *s, struct qv__e
 const struct qv__encoding qv__enc_bucket = {
     .id = QV_ENC_BUCKET,
     .name = "bucket",
-    .decode_cost = 12,
+    .decode_cost = 20,
     .dec_word = bucket_dec_word,
     .validate = bucket_validate,
     .build = bucket_build,
