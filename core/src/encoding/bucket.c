@@ -21,6 +21,7 @@
  * decreasing distribution, which is what frequency-ordered codes are.
  */
 #include "base/cpu_internal.h"
+#include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 #include "encoding/encoding_testing.h"
 
@@ -70,21 +71,53 @@ void qv__bucket_choose(const uint64_t *v, int64_t n, int pt, struct qv__bucket_c
     const int64_t take = nvec < BUCKET_SAMPLE_VECTORS ? nvec : BUCKET_SAMPLE_VECTORS;
     if (n <= 0) return;
     const uint64_t mask = qv__mask(bits);
+    /* One pass over the sample: counts by bit length k and the 3 bits
+     * below the top bit (left-aligned when there are fewer), which give
+     * every m's token and extra bits (values below 2^(m+1) <= 16 are
+     * tokens of their own, and have k <= 4: the 3 bits hold them). */
+    uint32_t h[65][8];
+    memset(h, 0, sizeof h);
+    int64_t sn = 0;
+    for (int64_t k = 0; k < take; k++) {
+        const int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+        const int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
+        for (int64_t i = vs; i < ve; i++) {
+            const uint64_t x = v[i] & mask;
+            const unsigned len = x ? 64 - (unsigned)__builtin_clzll(x) : 0;
+            const unsigned t3 = len >= 4 ? (unsigned)(x >> (len - 4)) & 7
+                                         : (unsigned)(x << (4 - len)) & 7;
+            h[len][t3]++;
+        }
+        sn += ve - vs;
+    }
     for (unsigned m = 0; m <= BUCKET_M_MAX; m++) {
         if (!m_valid(bits, m)) continue;
-        uint64_t cnt[256] = {0};
-        uint64_t extra = 0;
-        int64_t sn = 0;
+        uint64_t cnt[256] = {0}, extra = 0;
+        for (unsigned len = 0; len <= bits; len++)
+            for (unsigned t3 = 0; t3 < 8; t3++) {
+                const uint64_t f = h[len][t3];
+                if (!f) continue;
+                if (len <= m + 1) {
+                    cnt[len ? (1u << (len - 1)) | (t3 >> (4 - len)) : 0] += f;
+                } else {
+                    cnt[(2u << m) + ((len - m - 2) << m) + (t3 >> (3 - m))] += f;
+                    extra += f * (len - 1 - m);
+                }
+            }
+#ifdef QV_DEBUG
+        /* The counts give the tokens and extra bits token_of() does. */
+        uint64_t want[256] = {0}, want_extra = 0;
         for (int64_t k = 0; k < take; k++) {
             const int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
             const int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
             for (int64_t i = vs; i < ve; i++) {
                 unsigned eb;
-                cnt[token_of(v[i] & mask, m, &eb)]++;
-                extra += eb;
+                want[token_of(v[i] & mask, m, &eb)]++;
+                want_extra += eb;
             }
-            sn += ve - vs;
         }
+        QV_DCHECK(!memcmp(want, cnt, sizeof cnt) && want_extra == extra);
+#endif
         /* The tokens in the entropy stage's ans frames, the extra bits,
          * and the vectors' starts (delta-coded: a few bytes each). */
         const double est = qv__entropy_ans_bytes(cnt, sn, n) +
