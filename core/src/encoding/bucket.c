@@ -409,14 +409,16 @@ static int bucket_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start
         const int64_t k = at >> QV__VEC_SHIFT, vs = k << QV__VEC_SHIFT;
         const int64_t ve = vs + QV__VEC < nd->count ? vs + QV__VEC : nd->count;
         const int64_t hi = start + n < ve ? start + n : ve;
-        if ((rc = qv__dec_word(d, nd->child[0], vs, hi - vs, tok, err))) break;
-        /* The offsets and the tokens' range before any bit is read: a
-         * vector never reads past its own bits. */
+        /* The whole vector's tokens, offsets and range before any bit is
+         * read, whatever part of it is asked for: a vector never reads
+         * past its own bits, and a take finds a vector whose tokens
+         * disagree with its starts as a full decode does. */
+        if ((rc = qv__dec_word(d, nd->child[0], vs, ve - vs, tok, err))) break;
         const uint64_t p = c->starts[k], end = c->starts[k + 1];
         const unsigned sh = (unsigned)(p & 7);
         const int64_t lo = at - vs, m = hi - vs;
         unsigned tmax;
-        const uint64_t after = offsets(c, tok, m, sh, rel, &tmax);
+        const uint64_t after = offsets(c, tok, ve - vs, sh, rel, &tmax);
         if (after == UINT64_MAX) {
             int64_t i = 0;
             while (tok[i] < c->ntok) i++;
@@ -426,7 +428,7 @@ static int bucket_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start
             break;
         }
         const uint64_t used = after - sh;
-        if (p + used > end || (hi == ve && p + used != end)) {
+        if (p + used != end) {
             rc = qv__corrupt(err, nd, "vector %lld's tokens take %llu extra bits, its starts %llu",
                              (long long)k, (unsigned long long)used,
                              (unsigned long long)(end - p));
