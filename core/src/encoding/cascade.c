@@ -157,7 +157,7 @@ static int build_int(struct qv__enc *e, int enc, struct qv__src *src,
  * four 16 KiB samples of strings that repeat at a longer distance): when
  * the built node is larger than the next candidate's estimate by more than
  * a tenth, the next candidate is built too and the one of the better score
- * kept (bytes weighed by decode cost, as the estimates were: by bytes
+ * kept (bytes weighed by decode cost, as the estimates are: by bytes
  * alone, flights' departure times' codes took bucket, 12% smaller than
  * bit-packing and 15 times slower to decode, where the estimates had
  * chosen bit-packing). One retry only, so a bad estimate costs at most one
@@ -169,6 +169,13 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
     for (int i = 0; i < c->n; i++)
         if (c->v[i].enc != QV_ENC_PLAIN && (bi < 0 || c->v[i].score < c->v[bi].score)) bi = i;
     if (bi < 0 || (double)(*nd)->size <= c->v[bi].est * 1.1 + 64) return 0;
+    /* Bucket's estimate is the sample's histogram, not a trial, and comes
+     * out within a few percent: it is not built when even that could not
+     * win (the write built it for nothing wherever it was the runner-up,
+     * about 1% of flights' write). */
+    if (c->v[bi].enc == QV_ENC_BUCKET &&
+        c->v[bi].score >= (double)(*nd)->size * qv__cost_factor((*nd)->enc))
+        return 0;
     struct qv__enode *alt;
     int rc = ec ? build_int(e, c->v[bi].enc, src, ec, &alt) : build(e, c->v[bi].enc, src, 0, &alt);
     if (rc == QV__DECLINED) return 0;
