@@ -142,12 +142,14 @@ static int tokens(struct qv__enc *e, const uint64_t *tok, int64_t n, int depth,
     if (n >= QV__VEC && s.umin != s.umax && qv__allowed(e, QV_ENC_ANS)) {
         struct qv__enode *alt;
         int rc = qv__entropy_ans_encode(e, tok, n, QV__PT_U8, &s, &alt);
-        if (rc) return rc;
-        if (alt->size < qv__bitpack_bytes(n, qv__bits(s.umax - s.umin)) + 64) {
-            *out = alt;
-            return 0;
+        if (rc && rc != QV__DECLINED) return rc; /* declined: the frames came out no smaller */
+        if (!rc) {
+            if (alt->size < qv__bitpack_bytes(n, qv__bits(s.umax - s.umin)) + 64) {
+                *out = alt;
+                return 0;
+            }
+            qv__enode_drop(e, alt);
         }
-        qv__enode_drop(e, alt);
     }
     return qv__cascade_int(e, tok, n, QV__PT_U8, depth + 1, QV_ENC_AUTO, out);
 }
