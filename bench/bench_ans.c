@@ -22,12 +22,7 @@
 #define PASSES 7
 
 static uint64_t rs = 11;
-static double unit(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (double)(rs >> 11) * (1.0 / 9007199254740992.0);
-}
+static double unit(void) { return qv_bench_unit(&rs); }
 
 /* Shapes: dictionary codes of 256 words drawn by Zipf(1.5) (as nested's
  * tags), of 230 values by 1/rank, geometric codes, 7 uniform values, and

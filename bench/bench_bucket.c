@@ -22,12 +22,7 @@
 #define CHUNKS 8
 
 static uint64_t rs = 7;
-static double unit(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return (double)(rs >> 11) * (1.0 / 9007199254740992.0);
-}
+static double unit(void) { return qv_bench_unit(&rs); }
 
 static void die(const char *what, const struct qv_error *err) {
     fprintf(stderr, "bench_bucket: %s: %s\n", what, err ? err->message : "");

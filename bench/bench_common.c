@@ -137,6 +137,17 @@ int qv_bench_close(struct qv_bench *b) {
     return rc;
 }
 
+uint64_t qv_bench_xorshift(uint64_t *s) {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+double qv_bench_unit(uint64_t *s) {
+    return (double)(qv_bench_xorshift(s) >> 11) * (1.0 / 9007199254740992.0);
+}
+
 double qv_bench_now_s(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -31,6 +31,10 @@ int qv_bench_close(struct qv_bench *b);
 double qv_bench_min(const double *v, int n);
 double qv_bench_median(const double *v, int n);
 double qv_bench_now_s(void);
+/* xorshift64 (13, 7, 17) on *s (not 0): the next word, and a double in
+ * [0, 1) from its top 53 bits. The benchmarks' data generators. */
+uint64_t qv_bench_xorshift(uint64_t *s);
+double qv_bench_unit(uint64_t *s);
 /* Peak resident set size of this process (VmHWM) in bytes, 0 if unknown. */
 uint64_t qv_bench_peak_rss(void);
 /* Runs this benchmark binary again (args[0] is its name; /proc/self/exe is

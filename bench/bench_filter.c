@@ -23,12 +23,7 @@
 
 static struct qv_reservation *res;
 static uint64_t rs = 7;
-static uint64_t rnd(void) {
-    rs ^= rs << 13;
-    rs ^= rs >> 7;
-    rs ^= rs << 17;
-    return rs;
-}
+static uint64_t rnd(void) { return qv_bench_xorshift(&rs); }
 static int64_t urand(int64_t lo, int64_t hi) { return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1)); }
 
 static void die(const char *what, const struct qv_error *err) {

@@ -45,6 +45,12 @@ static int m_valid(unsigned bits, int64_t m) {
            ntokens(bits, (unsigned)m) <= 256;
 }
 
+/* The extra bits of token t (0 for the tokens that are their own value):
+ * the encoder's second pass and the decoder's table both go by it. */
+static inline unsigned token_ebits(unsigned t, unsigned m) {
+    return t < (2u << m) ? 0 : ((t - (2u << m)) >> m) + 1;
+}
+
 static inline unsigned token_of(uint64_t x, unsigned m, unsigned *ebits) {
     if (x < (UINT64_C(2) << m)) {
         *ebits = 0;
@@ -183,10 +189,9 @@ int qv__bucket_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, i
         unsigned have = 0;
         size_t at = 0;
         for (int64_t i = 0; i < n; i++) {
-            const uint64_t x = v[i] & mask;
-            unsigned eb;
-            (void)token_of(x, m, &eb);
+            const unsigned eb = token_ebits((unsigned)tok[i], m);
             if (!eb) continue;
+            const uint64_t x = v[i] & mask;
             const uint64_t low = x & qv__mask(eb);
             acc |= low << have;
             if (have + eb >= 64) {
@@ -271,7 +276,7 @@ static int load(struct qv__dec *d, struct qv__node *nd, struct bucket_cache **ou
             c->high[t] = t;
             continue;
         }
-        const unsigned j = t - (2u << m), e = (j >> m) + 1;
+        const unsigned j = t - (2u << m), e = token_ebits(t, m);
         c->high[t] = ((uint64_t)((1u << m) | (j & ((1u << m) - 1)))) << e;
         c->ebits[t] = (uint8_t)e;
         c->low[t] = qv__mask(e);
