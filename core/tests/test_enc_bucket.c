@@ -285,11 +285,44 @@ static void test_flips(void **state) {
     env_close(&env);
 }
 
+/* Bad arguments: bucket forced on kinds it cannot hold (floats, strings,
+ * booleans) is refused with EINVAL naming it, and the budget is back where
+ * it was. */
+static size_t gen_word(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
+    (void)i;
+    (void)cap;
+    const size_t len = 1 + rng_next(s) % 8;
+    memset(b, 'a' + (int)(rng_next(s) % 26), len);
+    return len;
+}
+
+static void test_kinds_refused(void **state) {
+    (void)state;
+    struct enc_env env;
+    env_open(&env);
+    const uint64_t before = qv_reservation_used(env.r);
+    struct col cs[3] = {col_words(QV_KIND_FLOAT32, 3000), col_words(QV_KIND_FLOAT64, 3000),
+                        col_strings(QV_KIND_BINARY, 3000, gen_word, 5)};
+    uint8_t bits[400] = {0};
+    struct qv_values b = {.kind = QV_KIND_BOOL, .count = 3000, .values = bits};
+    for (int i = 0; i < 4; i++) {
+        struct qv_encode_options o = {0};
+        o.force = QV_ENC_BUCKET;
+        struct qv_encoded e;
+        struct qv_error err = {0};
+        assert_int_equal(qv_encode(i < 3 ? &cs[i].v : &b, &o, env.r, &e, &err), EINVAL);
+        if (!strstr(err.message, "bucket")) fail_msg("kind %d: %s", i, err.message);
+        assert_int_equal(qv_reservation_used(env.r), before);
+    }
+    for (int i = 0; i < 3; i++) col_free(&cs[i]);
+    env_close(&env);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_forced_roundtrip), cmocka_unit_test(test_spec_example),
         cmocka_unit_test(test_chosen),           cmocka_unit_test(test_corrupt_nodes),
-        cmocka_unit_test(test_flips),
+        cmocka_unit_test(test_flips),            cmocka_unit_test(test_kinds_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
