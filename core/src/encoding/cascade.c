@@ -25,6 +25,9 @@ static int is_frames(int enc) {
 struct cand {
     int enc;
     double est, score;
+    /* The estimate is counted from the sample's histogram, not a trial or
+     * a bound, and comes out within a few percent (bucket's). */
+    int counted;
 };
 
 struct cands {
@@ -32,12 +35,12 @@ struct cands {
     int n;
 };
 
-static void add(struct cands *c, const struct qv__enc *e, int enc, double est) {
-    if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return;
-    c->v[c->n].enc = enc;
-    c->v[c->n].est = est;
-    c->v[c->n].score = est * qv__cost_factor(enc);
-    c->n++;
+/* Adds a candidate; returns it, or NULL when it is not allowed. */
+static struct cand *add(struct cands *c, const struct qv__enc *e, int enc, double est) {
+    if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return NULL;
+    struct cand *k = &c->v[c->n++];
+    *k = (struct cand){.enc = enc, .est = est, .score = est * qv__cost_factor(enc)};
+    return k;
 }
 
 /* Picks the best remaining candidate (and removes it); -1 when none. */
@@ -169,11 +172,10 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
     for (int i = 0; i < c->n; i++)
         if (c->v[i].enc != QV_ENC_PLAIN && (bi < 0 || c->v[i].score < c->v[bi].score)) bi = i;
     if (bi < 0 || (double)(*nd)->size <= c->v[bi].est * 1.1 + 64) return 0;
-    /* Bucket's estimate is the sample's histogram, not a trial, and comes
-     * out within a few percent: it is not built when even that could not
-     * win (the write built it for nothing wherever it was the runner-up,
-     * about 1% of flights' write). */
-    if (c->v[bi].enc == QV_ENC_BUCKET &&
+    /* A counted estimate is not far off: such a candidate is not built when
+     * even its estimate could not win (the write built bucket for nothing
+     * wherever it was the runner-up, about 1% of flights' write). */
+    if (c->v[bi].counted &&
         c->v[bi].score >= (double)(*nd)->size * qv__cost_factor((*nd)->enc))
         return 0;
     struct qv__enode *alt;
@@ -253,7 +255,8 @@ static void add_bucket(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     qv__bucket_choose(v, n, pt, bc);
     if (bc->est_bytes < 0) return;
     src->bucket = bc;
-    add(c, e, QV_ENC_BUCKET, bc->est_bytes);
+    struct cand *k = add(c, e, QV_ENC_BUCKET, bc->est_bytes);
+    if (k) k->counted = 1;
 }
 
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
