@@ -73,8 +73,11 @@ static void test_sizes_shapes_layouts(void **state) {
                              (long long)n, shape, tree);
                 if (!layout) zstd_chosen += has_zstd;
                 /* Columns of 4 vectors or more (ranked on a quarter of the
-                 * sample) whose values zstd shrinks well: the stage wins. */
-                if (!layout && !has_zstd && n >= 4095 && n != 4096 && n != 8192 &&
+                 * sample) whose values zstd shrinks well: the stage wins;
+                 * shape 5 (i % 700) may go to delta's chain instead, steps
+                 * of 1 patched at each wrap, which is smaller still. */
+                const int chained = shape == 5 && strncmp(tree, "delta(", 6) == 0;
+                if (!layout && !has_zstd && !chained && n >= 4095 && n != 4096 && n != 8192 &&
                     (shape == 0 || shape == 5))
                     fail_msg("n=%lld shape %d: the entropy stage was not chosen: %s",
                              (long long)n, shape, tree);

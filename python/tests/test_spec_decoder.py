@@ -190,9 +190,9 @@ def test_example_alp():
 
 
 def test_zigzag_built_by_hand():
-    # zigzag (6) is never chosen by the writer (section 5.7), so no file
-    # holds one: a node built from section 5.5.6 and 5.2 alone,
-    # zigzag(plain u32 0, 1, 2, 3, 4), must decode to 0, -1, 1, -2, 2.
+    # A zigzag (6) node built from sections 5.5.6 and 5.2 alone (the
+    # writer's own are checked through flat_table's "walk"):
+    # zigzag(plain u32 0, 1, 2, 3, 4) must decode to 0, -1, 1, -2, 2.
     child = bytes.fromhex("01030500011400" "00") + np.arange(5, dtype="<u4").tobytes() + bytes(4)
     seg = bytes.fromhex("06030500000120" "00") + child
     assert len(seg) == 40
@@ -321,7 +321,27 @@ def flat_table(seed=15, n=N):
         # over a wide range: the codes are bucket nodes (5.5.18, 5.7),
         # tokens in ans frames and extra bits.
         "zipf_wide": pa.array(zipf_wide(rng, n, 600), mask=nulls(0.05)),
+        # A walk of small steps either way with a rare far jump: delta's
+        # chain (section 5.7), its deltas patched.
+        "walk": pa.array(random_walk(rng, n)),
+        # Delays: mostly a few units either side of zero, a long tail and
+        # 3% far ones. Compact mode zig-zags them into bucket (5.7).
+        "delay": pa.array(delays(rng, n)),
     })
+
+
+def delays(rng, n):
+    v = np.round(rng.exponential(12, n)).astype(np.int64) - 6
+    far = rng.random(n) < 0.03
+    v[far] = rng.integers(100, 1500, int(far.sum()))
+    return v
+
+
+def random_walk(rng, n):
+    steps = rng.integers(-3, 4, n)
+    far = rng.random(n) < 0.004
+    steps[far] = rng.integers(-10 ** 6, 10 ** 6, int(far.sum()))
+    return np.cumsum(steps) + 10 ** 7
 
 
 # Weights of 1..5 for skewed_small: 2, 3, 4, 6 and 5 in 20.
@@ -349,7 +369,7 @@ def flat():
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
                     "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans", "bucket"}
 EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
-                    "relative"}
+                    "relative", "zigzag", "bucket"}
 
 
 @pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])

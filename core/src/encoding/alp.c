@@ -327,6 +327,58 @@ static inline int enc_any(const void *v, int64_t i, int pt, int e, int f, uint64
     return 0;
 }
 
+/* Whole vectors of the sample the chain estimate takes. */
+#define CHAIN_VECTORS 4
+
+int qv__alp_chain(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                  const struct qv__alp_choice *c, double *est, double *score) {
+    *est = -1;
+    *score = 0;
+    const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
+    const int64_t take = nvec < CHAIN_VECTORS ? nvec : CHAIN_VECTORS;
+    if (n < QV__VEC || !(c->est_bytes < INFINITY)) return 0;
+    struct qv__mark mk = qv__stack_mark(&e->stack);
+    uint64_t *dig = qv__stack_push(&e->stack, (size_t)take * QV__VEC * 8, e->err);
+    if (!dig) {
+        qv__stack_release(&e->stack, mk);
+        return ENOMEM;
+    }
+    /* The digits of whole vectors, an exception's slot holding the last
+     * digits before it (the encoder gives it the chunk's first digits,
+     * which a sample cannot know; in a run of close values either is one
+     * outlier at most). */
+    int64_t sn = 0;
+    uint64_t last = 0;
+    int have = 0;
+    for (int64_t k = 0; k < take; k++) {
+        const int64_t vs = (take == nvec ? k : k * nvec / take) << QV__VEC_SHIFT;
+        const int64_t ve = vs + QV__VEC < n ? vs + QV__VEC : n;
+        for (int64_t i = vs; i < ve; i++, sn++) {
+            if (!enc_any(v, i, pt, c->e, c->f, &dig[sn])) {
+                last = dig[sn];
+                have = 1;
+            } else {
+                dig[sn] = last;
+            }
+        }
+    }
+    /* The digits child as it is (frame of reference, patched) and as a
+     * delta chain, whichever scores better. */
+    const int upt = pt == QV__PT_F64 ? QV__PT_U64 : QV__PT_U32;
+    struct qv__xform_choice xc = {.est_bytes = -1}, xd = {.est_bytes = -1};
+    int rc = have ? qv__xform_estimate(e, dig, sn, upt, QV__XFORM_NONE, depth, &xc) : 0;
+    if (!rc && have) rc = qv__xform_estimate(e, dig, sn, upt, QV__XFORM_DELTA, depth + 1, &xd);
+    qv__stack_release(&e->stack, mk);
+    if (rc || xc.est_bytes < 0) return rc;
+    if (xd.est_bytes >= 0 && xd.score < xc.score) xc = xd;
+    /* The exceptions as alp_score counts them: the value and a position. */
+    const unsigned vbits = pt == QV__PT_F64 ? 64 : 32;
+    const double exc = (double)c->est_exceptions * (vbits + 32) / 8;
+    *est = xc.est_bytes * ((double)n / (double)sn) + exc + 64;
+    *score = *est * qv__cost_weight(e, qv__enc_alp.decode_cost + xc.cost);
+    return 0;
+}
+
 int qv__alp_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
                    const struct qv__alp_choice *c, struct qv__enode **out) {
     const unsigned w = qv__pt_width(pt);

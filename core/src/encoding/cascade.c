@@ -26,8 +26,11 @@ struct cand {
     int enc;
     double est, score;
     /* The estimate is counted from the sample's histogram, not a trial or
-     * a bound, and comes out within a few percent (bucket's). */
+     * a bound, and comes out within a few percent (bucket's, and the
+     * transforms' chains). */
     int counted;
+    /* The estimate is a transform's chain (xform.c; ALP's digits). */
+    int chain;
 };
 
 struct cands {
@@ -39,7 +42,7 @@ struct cands {
 static struct cand *add(struct cands *c, const struct qv__enc *e, int enc, double est) {
     if (!qv__allowed(e, enc) || !(est >= 0) || c->n == QV_ENC_COUNT) return NULL;
     struct cand *k = &c->v[c->n++];
-    *k = (struct cand){.enc = enc, .est = est, .score = est * qv__cost_factor(enc)};
+    *k = (struct cand){.enc = enc, .est = est, .score = est * qv__cost_factor(e, enc)};
     return k;
 }
 
@@ -106,7 +109,7 @@ static int wrap_forced(struct qv__enc *e, int enc, struct qv__enode **nd) {
  * score adds both costs: a 1% smaller lz4 frame must not beat a root
  * that already compresses (zstd_dict, fsst) and keeps random access. */
 static int try_general(struct qv__enc *e, struct qv__enode **nd) {
-    const double inner = qv__cost_factor((*nd)->enc) - 1.0;
+    const double inner = qv__cost_factor(e, (*nd)->enc) - 1.0;
     double best = (double)(*nd)->size * (1.0 + inner);
     struct qv__enode *chosen = NULL;
     for (int enc = (int)qv__encoding_slots() - 1; enc > 0; enc--) {
@@ -115,7 +118,7 @@ static int try_general(struct qv__enc *e, struct qv__enode **nd) {
         int rc = qv__general_wrap(e, enc, *nd, 0, &w);
         if (rc == QV__DECLINED) continue;
         if (rc) return rc;
-        double s = (double)w->size * (qv__cost_factor(enc) + inner);
+        double s = (double)w->size * (qv__cost_factor(e, enc) + inner);
         if (s < best) {
             if (chosen) qv__enode_drop(e, chosen);
             chosen = w;
@@ -176,20 +179,35 @@ static int second_opinion(struct qv__enc *e, struct cands *c, struct qv__src *sr
      * even its estimate could not win (the write built bucket for nothing
      * wherever it was the runner-up, about 1% of flights' write). */
     if (c->v[bi].counted &&
-        c->v[bi].score >= (double)(*nd)->size * qv__cost_factor((*nd)->enc))
+        c->v[bi].score >= (double)(*nd)->size * qv__cost_factor(e, (*nd)->enc))
         return 0;
     struct qv__enode *alt;
     int rc = ec ? build_int(e, c->v[bi].enc, src, ec, &alt) : build(e, c->v[bi].enc, src, 0, &alt);
     if (rc == QV__DECLINED) return 0;
     if (rc) return rc;
-    if ((double)alt->size * qv__cost_factor(alt->enc) <
-        (double)(*nd)->size * qv__cost_factor((*nd)->enc)) {
+    if ((double)alt->size * qv__cost_factor(e, alt->enc) <
+        (double)(*nd)->size * qv__cost_factor(e, (*nd)->enc)) {
         qv__enode_drop(e, *nd);
         *nd = alt;
     } else {
         qv__enode_drop(e, alt);
     }
     return 0;
+}
+
+/* A transform's chain against run-end: where the values run (run-end is
+ * proposed), the chain must estimate under half of run-end's score.
+ * Run-end's estimate packs run lengths and values at fixed widths, which
+ * its children beat by far on sorted keys (l_orderkey: 41 KB estimated,
+ * 12 KB built, where delta's chain built 16 KB), and it decodes at
+ * several values a cycle where a chain's entropy stage costs a
+ * nanosecond or more a value. */
+static void chains_give_way(struct cands *c) {
+    double rle = INFINITY;
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].enc == QV_ENC_RLE) rle = c->v[i].score;
+    for (int i = 0; i < c->n; i++)
+        if (c->v[i].chain && c->v[i].score * 2 > rle) c->v[i].score = INFINITY;
 }
 
 /* The entropy stage (entropy.c): zstd over the packed values in small
@@ -202,7 +220,7 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return 0;
     double best = INFINITY;
     for (int i = 0; i < c->n; i++) best = fmin(best, c->v[i].score);
-    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * qv__cost_factor(QV_ENC_ZSTD)), ec);
+    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * qv__cost_factor(e, QV_ENC_ZSTD)), ec);
     /* The candidate goes by the stage's id (zstd). ans frames weigh their
      * own decode cost and no margin: their estimate is computed from the
      * sample's histogram, not measured on a trial, and comes out within a
@@ -210,7 +228,7 @@ static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, in
      * of entropy, tied with 2-bit packing and flipped with 16 bytes more of
      * states per frame). */
     const double scale = ec->codec == QV_ENC_ANS
-                             ? qv__cost_factor(QV_ENC_ANS) / qv__cost_factor(QV_ENC_ZSTD)
+                             ? qv__cost_factor(e, QV_ENC_ANS) / qv__cost_factor(e, QV_ENC_ZSTD)
                              : ENTROPY_MARGIN;
     if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * scale);
     return rc;
@@ -243,11 +261,15 @@ static int add_patched(struct qv__enc *e, struct cands *c, const uint64_t *v, in
  * packs its codes at a fixed width, while its codes' own cascade may take
  * bucket on codes in frequency order, which is where bucket pays (with
  * both proposed, flights' flight column went to bucket over the values,
- * 495 KiB against 455 KiB as dictionary codes). */
+ * 495 KiB against 455 KiB as dictionary codes). Nor below a zig-zag node
+ * outside compact mode: zig-zag comes with the transforms' chains
+ * (xform.c), which reach dates and times that are scanned and filtered,
+ * where bucket would cost 15 times packing's decode (lineitem's commit
+ * dates, deltas at 8.9 bits in bucket against 11.3 patched). */
 static void add_bucket(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, unsigned fb, struct qv__bucket_choice *bc,
                        struct qv__src *src) {
-    if (fb <= 8 || n < QV__VEC || !qv__allowed(e, QV_ENC_BUCKET) ||
+    if (fb <= 8 || n < QV__VEC || (e->under_zigzag && !e->compact) || !qv__allowed(e, QV_ENC_BUCKET) ||
         !qv__allowed(e, QV_ENC_ANS) || s->sample_distinct * 4 >= s->sample_n * 3)
         return;
     for (int i = 0; i < c->n && src->depth == 0; i++)
@@ -257,6 +279,35 @@ static void add_bucket(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     src->bucket = bc;
     struct cand *k = add(c, e, QV_ENC_BUCKET, bc->est_bytes);
     if (k) k->counted = 1;
+}
+
+/* Delta and zig-zag: `est` (< 0: none) is the transform's own estimate
+ * (delta's, packing its deltas at their range's width); with `chain` set,
+ * its child's likely cascade is estimated on a transformed sample
+ * (xform.c), and the candidate takes that chain's estimate, weighed by
+ * the chain's decode costs, when it scores better. `extra`: the node's
+ * bytes besides its child (delta's bases). */
+static int add_xform(struct qv__enc *e, struct cands *c, int enc, double est, double extra,
+                     int chain, const uint64_t *v, int64_t n, int pt, int depth) {
+    if (!qv__allowed(e, enc)) return 0;
+    struct qv__xform_choice xc = {.est_bytes = -1};
+    if (chain) {
+        int rc = qv__xform_estimate(e, v, n, pt, enc == QV_ENC_DELTA ? QV__XFORM_DELTA : QV__XFORM_ZIGZAG,
+                                    depth, &xc);
+        if (rc) return rc;
+    }
+    const double own = est >= 0 ? est * qv__cost_factor(e, enc) : INFINITY;
+    const double chained = xc.est_bytes >= 0 ? (xc.est_bytes + extra) * qv__cost_weight(e, xc.cost) : INFINITY;
+    if (chained < own) {
+        struct cand *k = add(c, e, enc, xc.est_bytes + extra);
+        if (k) {
+            k->score = chained;
+            k->counted = k->chain = 1;
+        }
+    } else if (est >= 0) {
+        add(c, e, enc, est);
+    }
+    return 0;
 }
 
 int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
@@ -298,7 +349,15 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
         if (nested) {
             const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
             unsigned db = qv__bits((uint64_t)s.dmax - (uint64_t)s.dmin);
-            add(&c, e, QV_ENC_DELTA, packed(n, db) + (double)nvec * (fb + 7) / 8 + 48);
+            const double bases = (double)nvec * (fb + 7) / 8 + 48;
+            if ((rc = add_xform(e, &c, QV_ENC_DELTA, packed(n, db) + bases, bases, db > 2, v, n, pt,
+                                depth)))
+                return rc;
+            /* Zig-zag where the values straddle zero (deltas below a
+             * delta node, mostly): its only estimate is its child's. */
+            if (s.smin < 0 && s.smax >= 0 &&
+                (rc = add_xform(e, &c, QV_ENC_ZIGZAG, -1, 16, 1, v, n, pt, depth)))
+                return rc;
             unsigned vb = fb < db + 1 ? fb : db + 1; /* run values may delta-encode */
             if (s.runs * 2 <= n)
                 add(&c, e, QV_ENC_RLE,
@@ -338,6 +397,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
             if (rc != QV__DECLINED) return rc ? rc : finish_root(e, depth, QV_ENC_AUTO, out);
         }
     }
+    chains_give_way(&c);
     struct int_ctx ic = {v, n, pt};
     for (;;) {
         int enc = next_best(&c);
@@ -395,7 +455,16 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
             if (qv__allowed(e, QV_ENC_ALP)) {
                 qv__alp_choose(v, n, pt, &alp);
                 src.alp = &alp;
-                add(&c, e, QV_ENC_ALP, alp.est_bytes);
+                struct cand *k = add(&c, e, QV_ENC_ALP, alp.est_bytes);
+                double cest = -1, cscore = 0;
+                if (k && depth + 1 < e->max_depth &&
+                    (rc = qv__alp_chain(e, v, n, pt, depth, &alp, &cest, &cscore)))
+                    goto out;
+                if (k && cest >= 0 && cscore < k->score) {
+                    k->est = cest;
+                    k->score = cscore;
+                    k->counted = k->chain = 1;
+                }
             }
             /* ALP-RD keeps at least bits - 16 bits of each value: when ALP
              * already scores below that, it cannot win, and its search
@@ -403,8 +472,8 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
              * so the choice is the same as with it searched. */
             const double rd_floor = ((double)w * 8 - 16) / 8 * (double)n + 64;
             if (qv__allowed(e, QV_ENC_ALP_RD) &&
-                !(src.alp && alp.est_bytes * qv__cost_factor(QV_ENC_ALP) <
-                                 rd_floor * qv__cost_factor(QV_ENC_ALP_RD))) {
+                !(src.alp && alp.est_bytes * qv__cost_factor(e, QV_ENC_ALP) <
+                                 rd_floor * qv__cost_factor(e, QV_ENC_ALP_RD))) {
                 qv__alprd_choose(v, n, pt, &rd);
                 src.alprd = &rd;
                 add(&c, e, QV_ENC_ALP_RD, rd.est_bytes);
@@ -425,6 +494,7 @@ int qv__cascade_float(struct qv__enc *e, const void *v, int64_t n, int pt, int d
         c.v[0].enc = force;
         c.n = 1;
     }
+    chains_give_way(&c);
     struct float_ctx fc = {v, n, pt};
     for (;;) {
         int enc = next_best(&c);
@@ -694,10 +764,10 @@ static int dict_first(double distinct) { return distinct <= DICT_FIRST_MAX; }
 /* FSST's floor (bytes, scored as FSST) for n strings whose lengths give
  * `min_codes` (the sum above) and whose sample of sn rows has sym_rows
  * rows among its 255 most frequent short strings. */
-static double fsst_bound(double min_codes, int64_t n, int64_t sn, int64_t sym_rows) {
+static double fsst_bound(const struct qv__enc *e, double min_codes, int64_t n, int64_t sn, int64_t sym_rows) {
     double covered = sn > 0 ? (double)sym_rows * (double)n / (double)sn : 0;
     double b = min_codes - covered;
-    return (b > 0 ? b : 0) * qv__cost_factor(QV_ENC_FSST);
+    return (b > 0 ? b : 0) * qv__cost_factor(e, QV_ENC_FSST);
 }
 
 /* FSST's table for strings [0, n) and its sampled ratio (*ratio).
@@ -756,14 +826,14 @@ static int dict_first_check(struct qv__enc *e, struct qv__src *src, double offse
                             double fsst_floor, struct qv__enode **out) {
     if ((*out)->enc == QV_ENC_DICT && (*out)->child[1]->count <= DICT_FIRST_MAX) return 0;
     if ((*out)->enc == QV_ENC_CONSTANT) return 0;
-    if ((double)(*out)->size * qv__cost_factor((*out)->enc) <= fsst_floor) return 0;
+    if ((double)(*out)->size * qv__cost_factor(e, (*out)->enc) <= fsst_floor) return 0;
     struct qv__fsst_table *t;
     double ratio;
     int rc = fsst_table(e, src->off, src->data, src->n, &t, &ratio);
     if (rc) return rc;
     const uint64_t total = src->off[src->n];
     double est = (double)total * ratio + offsets_est + 4 * qv__fsst_nsym(t) + 64;
-    if (est * qv__cost_factor(QV_ENC_FSST) < (double)(*out)->size * qv__cost_factor((*out)->enc)) {
+    if (est * qv__cost_factor(e, QV_ENC_FSST) < (double)(*out)->size * qv__cost_factor(e, (*out)->enc)) {
         struct qv__enode *f;
         src->fsst = t;
         rc = build(e, QV_ENC_FSST, src, 0, &f);
@@ -868,7 +938,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             int skew;
             if ((rc = bin_sample_distinct(e, off, data, n, n, &ds, &sym_rows, code_cnt, &skew)))
                 return rc;
-            fsst_scored_floor = fsst_bound((double)fsst_codes, n, ds.sn, sym_rows);
+            fsst_scored_floor = fsst_bound(e, (double)fsst_codes, n, ds.sn, sym_rows);
             double d = qv__distinct_estimate(n, &ds);
             /* The estimate extrapolates the sample's growth and so runs
              * high on skewed values (rare ones keep appearing); the
@@ -896,7 +966,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
         if (dict_est > (double)fsst_floor && dict_est < INFINITY &&
             (dict_first(dict_distinct) ||
              (!e->compact &&
-              dict_est * qv__cost_factor(QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
+              dict_est * qv__cost_factor(e, QV_ENC_DICT) <= FSST_BOUND_SLACK * fsst_scored_floor)))
             fsst_deferred = 1;
         if (e->compact) fsst_scored_floor = 0;
         /* FSST would be trained here, were the chunk not small. */
@@ -931,7 +1001,7 @@ int qv__cascade_bin(struct qv__enc *e, const uint64_t *off, const uint8_t *data,
             for (int i = 0; i < c.n; i++)
                 if (c.v[i].enc == QV_ENC_DICT && ratio < 1) {
                     c.v[i].est = dict_codes_est + dict_d * ((double)total / n * ratio + 2) + 64;
-                    c.v[i].score = c.v[i].est * qv__cost_factor(QV_ENC_DICT);
+                    c.v[i].score = c.v[i].est * qv__cost_factor(e, QV_ENC_DICT);
                 }
         }
         /* zstd_dict only in compact mode: it is about a fifth smaller than

@@ -4,8 +4,8 @@
  * (wrapping at the type's width). A range decode starts at the first
  * vector it touches, never earlier, so random access costs at most one
  * vector of prefix sum. The delta slot at a vector start is unused; the
- * encoder fills it with the smallest delta so it does not widen the
- * bit-packing of the deltas.
+ * encoder fills it with a value inside the deltas' range, so it does not
+ * widen their bit-packing (qv__delta_fill).
  */
 #include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
@@ -27,7 +27,7 @@ int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, in
         qv__mem_free(&e->mem, bases);
         return ENOMEM;
     }
-    int64_t dmin = INT64_MAX;
+    int64_t dmin = INT64_MAX, dmax = INT64_MIN;
     for (int64_t k = 0; k < nvec; k++) {
         int64_t vs = k << QV__VEC_SHIFT, ve = vs + QV__VEC < n ? vs + QV__VEC : n;
         bases[k] = v[vs];
@@ -36,9 +36,10 @@ int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, in
             deltas[i] = dd;
             int64_t s = qv__sext(dd, bits);
             if (s < dmin) dmin = s;
+            if (s > dmax) dmax = s;
         }
     }
-    uint64_t fill = dmin == INT64_MAX ? 0 : (uint64_t)dmin & mask;
+    const uint64_t fill = qv__delta_fill(dmin, dmax, bits);
     for (int64_t k = 0; k < nvec; k++) deltas[k << QV__VEC_SHIFT] = fill;
     int rc = qv__cascade_int(e, bases, nvec, pt, depth + 1, QV_ENC_AUTO, &nd->child[0]);
     if (!rc) rc = qv__cascade_int(e, deltas, n, pt, depth + 1, QV_ENC_AUTO, &nd->child[1]);

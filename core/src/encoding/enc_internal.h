@@ -200,6 +200,9 @@ struct qv__enc {
     int max_depth;
     int compact;
     int zstd_level;
+    /* Zig-zag nodes above the node being encoded (zigzag.c): below one,
+     * the default mode does not propose bucket (cascade.c, add_bucket). */
+    int under_zigzag;
     /* One zstd compression context for every plain zstd compression of
      * this encode (the cascade's trial compressions and the frames of zstd
      * nodes): the caller's (zcache, lent across encodes), else own_zc,
@@ -405,6 +408,14 @@ struct qv__alp_choice {
     int64_t est_exceptions;
 };
 void qv__alp_choose(const void *v, int64_t n, int pt, struct qv__alp_choice *c);
+/* ALP at `depth` with c's exponents, its digits child estimated as it is
+ * and as a delta chain (qv__xform_estimate) on whole sampled vectors: *est its
+ * bytes, *score weighed by the decode costs of ALP and the chain; *est < 0
+ * when there is none. alp_choose's estimate packs the digits at the width
+ * of their range: flights' departure times, sorted within each day, step
+ * by a few minutes. Returns 0 or ENOMEM. */
+int qv__alp_chain(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
+                  const struct qv__alp_choice *c, double *est, double *score);
 int qv__alp_encode(struct qv__enc *e, const void *v, int64_t n, int pt, int depth,
                    const struct qv__alp_choice *c, struct qv__enode **out);
 struct qv__alprd_choice {
@@ -442,6 +453,29 @@ struct qv__bucket_choice {
 void qv__bucket_choose(const uint64_t *v, int64_t n, int pt, struct qv__bucket_choice *c);
 int qv__bucket_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                       unsigned m, struct qv__enode **out);
+/* Transforms' estimates (xform.c): delta's or zig-zag's node at `depth`
+ * over v (QV__XFORM_NONE: a node at depth whose child takes v as it is),
+ * scored with its child's likely cascade on a transformed sample
+ * (frame of reference, patched, or for delta a zig-zag child with either
+ * or bucket below it). est_bytes < 0: no estimate (fewer than a vector of
+ * values); else the best chain's bytes for all n values, its score (bytes
+ * weighed by the decode costs of the whole chain) and that cost. Returns
+ * 0 or ENOMEM (the sample's scratch). */
+enum { QV__XFORM_NONE = 0, QV__XFORM_DELTA = 1, QV__XFORM_ZIGZAG = 2 };
+struct qv__xform_choice {
+    double est_bytes, score;
+    int cost;
+};
+int qv__xform_estimate(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int kind,
+                       int depth, struct qv__xform_choice *c);
+/* What delta puts in each vector's first delta slot, which decoders never
+ * read: 0 when the deltas [dmin, dmax] straddle it (inside their range,
+ * and zig-zag's smallest code), else dmin (frame of reference's own
+ * reference). dmin == INT64_MAX: no deltas. */
+static inline uint64_t qv__delta_fill(int64_t dmin, int64_t dmax, unsigned bits) {
+    if (dmin == INT64_MAX) return 0;
+    return dmin < 0 && dmax >= 0 ? 0 : (uint64_t)dmin & qv__mask(bits);
+}
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
  * frame of reference + the residuals laid out at `width` bits: bit-packed
  * at their own width or the next whole byte width, or sequential bytes of
@@ -983,10 +1017,19 @@ int qv__enc_finish(struct qv__enc *e, int rc, const struct qv__enode *root,
 /* The record of a wire id, or NULL for 0 (auto), reserved and unknown ids:
  * bounds-checked, so any byte from a file may be passed. */
 const struct qv__encoding *qv__encoding_of(unsigned id);
-/* Score factor of an encoding: its record's decode cost, in percent of
- * size a candidate must save to win. Only ids with a record get here. */
-static inline double qv__cost_factor(int enc) {
-    return 1.0 + 0.01 * qv__encoding_of((unsigned)enc)->decode_cost;
+/* Score factor of a decode cost: the percent of size a candidate of that
+ * cost must save to win; in compact mode a tenth of it, so size comes
+ * first and the cost only breaks near ties (at full weight, compact
+ * lineitem's ship dates stayed packed at 12 bits a value where a delta
+ * chain with bucket makes 10). */
+#define QV__COMPACT_COST_SHARE 0.1
+static inline double qv__cost_weight(const struct qv__enc *e, double cost) {
+    return 1.0 + 0.01 * cost * (e->compact ? QV__COMPACT_COST_SHARE : 1.0);
+}
+/* The score factor of an encoding's record's decode cost. Only ids with a
+ * record get here. */
+static inline double qv__cost_factor(const struct qv__enc *e, int enc) {
+    return qv__cost_weight(e, qv__encoding_of((unsigned)enc)->decode_cost);
 }
 /* Number of id slots (one past the largest id). */
 unsigned qv__encoding_slots(void);

@@ -236,7 +236,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         }
         ans_est = qv__entropy_ans_bytes(cnt, an, n);
         /* As a bound for zstd's layouts: in zstd's units. */
-        const double as_zstd = ans_est * qv__cost_factor(QV_ENC_ANS) / qv__cost_factor(QV_ENC_ZSTD);
+        const double as_zstd = ans_est * qv__cost_factor(e, QV_ENC_ANS) / qv__cost_factor(e, QV_ENC_ZSTD);
         to_beat = to_beat < as_zstd ? to_beat : as_zstd;
     }
     if (forced == QV__ENTROPY_ANS) {
@@ -313,7 +313,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
     double zstd_est = best >= 0 && raw_exact ? est_from(n, fb, best, sn, &c->frame_values) : -1;
     if (ans_est >= 0 &&
-        (zstd_est < 0 || ans_est * qv__cost_factor(QV_ENC_ANS) <= zstd_est * qv__cost_factor(QV_ENC_ZSTD))) {
+        (zstd_est < 0 || ans_est * qv__cost_factor(e, QV_ENC_ANS) <= zstd_est * qv__cost_factor(e, QV_ENC_ZSTD))) {
         choose_ans(c, ref, ans_est);
         return 0;
     }

@@ -14,7 +14,9 @@ int qv__zigzag_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, i
     uint64_t *z = nd ? qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err) : NULL;
     if (!z) return ENOMEM;
     for (int64_t i = 0; i < n; i++) z[i] = qv_zigzag_encode64(qv__sext(v[i], bits)) & mask;
+    e->under_zigzag++;
     int rc = qv__cascade_int(e, z, n, pt, depth + 1, QV_ENC_AUTO, &nd->child[0]);
+    e->under_zigzag--;
     qv__mem_free(&e->mem, z);
     if (rc) return rc;
     nd->nchildren = 1;
