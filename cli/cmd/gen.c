@@ -88,7 +88,7 @@ static const struct cli_option options[] = {
               "scale factor: 1,500,000 x SF orders, ~6M x SF rows (default 1)"),
     CLI_VALUE(struct gen_args, row_group_rows, "row-group-rows", "N",
               "rows per row group (default 131072)"),
-    CLI_FLAG(struct gen_args, compact, "compact", "also try zstd / lz4 and keep them where smaller"),
+    CLI_FLAG(struct gen_args, compact, "compact", "smallest files: size first, slower writes of text"),
 };
 
 static const struct cli_command_spec spec = {

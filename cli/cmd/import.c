@@ -63,7 +63,7 @@ static const struct cli_option options[] = {
     CLI_VALUE(struct import_args, sample_rows, "sample-rows", "N",
               "rows read to infer types (default 10000; the whole file is still checked)"),
     CLI_FLAG(struct import_args, compact, "compact",
-             "also try zstd / lz4 and keep them where smaller"),
+             "smallest files: size first, slower writes of text"),
 };
 
 static const struct cli_command_spec spec = {

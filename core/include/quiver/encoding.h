@@ -149,11 +149,14 @@ struct qv_encode_options {
     /* Mask of QV_ENC_BIT(e) the cascade may use; 0 = every encoding. PLAIN
      * is always allowed (it is the last resort). */
     uint32_t allowed;
-    /* Nonzero: also try zstd and lz4 over the chosen tree (one frame) and
-     * keep the smallest. Without it the general-purpose codecs are used
-     * only when forced, or for binary values where zstd, estimated on a
-     * sample, beats every lightweight encoding by 20% beyond its decode
-     * cost (free text); those are framed per 16384 values. */
+    /* Nonzero: size first. Decode costs weigh a tenth in the cascade's
+     * scores, text may take zstd_dict (frames at level 15 sharing a
+     * trained dictionary), bucket may sit below zig-zag, and zstd and lz4
+     * are tried over the chosen tree (one frame), the smallest kept.
+     * Without it the general-purpose codecs are used only when forced, or
+     * for binary values where zstd, estimated on a sample, beats every
+     * lightweight encoding by 20% beyond its decode cost (free text);
+     * those are framed per 16384 values. */
     int compact;
     /* Nesting bound of the cascade; 0 = QV_ENC_DEFAULT_DEPTH. */
     int max_depth;

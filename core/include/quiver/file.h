@@ -168,7 +168,7 @@ struct qv_file_write_options {
     uint64_t memory_limit;          /* of that pool; 0 = unlimited */
     int64_t row_group_rows;         /* 0 = the writer's default */
     uint64_t row_group_bytes;       /* flush a row group at this many bytes; 0 = default */
-    int compact;                    /* let zstd / lz4 win where smaller (qv_writer_options) */
+    int compact;                    /* smallest files, slower writes of text (qv_writer_options) */
     const struct qv_kv *metadata;   /* key-value metadata, copied */
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */

@@ -212,7 +212,11 @@ struct qv_writer_options {
      * 1024 (the encodings' vector size) compress best. */
     int64_t row_group_rows;
     uint64_t row_group_bytes;  /* flush earlier when this much is buffered; 0 = 256 MiB */
-    int compact;               /* let zstd / lz4 win where they are smaller */
+    /* Smallest files: decode costs weigh a tenth, zstd / lz4 win where
+     * they are smaller, and text may take zstd frames at level 15 sharing
+     * a trained dictionary (docs/format.md 5.7), which writes text at
+     * about 5 MB/s a thread (lineitem SF1: 17 s against 1.5). */
+    int compact;
     uint32_t allowed_encodings;/* mask of QV_ENC_BIT(e); 0 = all */
     const struct qv_kv *metadata; /* file key-value metadata (copied) */
     int64_t n_metadata;

@@ -20,8 +20,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     default) is the native writer's default.</li>
  * <li>{@code batchRows}: rows gathered into one Arrow batch before it is
  *     handed to the native writer (default {@value #DEFAULT_BATCH_ROWS}).</li>
- * <li>{@code compact}: {@code true} lets zstd / lz4 win where they are
- *     smaller (default false).</li>
+ * <li>{@code compact}: {@code true} writes the smallest files, text
+ *     more slowly (zstd level 15 frames; docs/format.md 5.7; default
+ *     false).</li>
  * <li>{@code maxInFlight}: row groups each file's background encoder may
  *     hold; {@code 0} (the default) is the native default, {@code -1}
  *     encodes on the task thread.</li>
