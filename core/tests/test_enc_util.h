@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "memory/memory_testing.h" /* allocation failures injected */
 #include "quiver/encoding.h"
 
 struct enc_env {
@@ -186,6 +187,29 @@ static inline struct qv_encoded roundtrip(struct enc_env *env, const struct qv_v
     }
     qv_decoder_close(d);
     return enc;
+}
+
+/* Every allocation of encoding `in` with `o` fails in turn: each encode
+ * returns ENOMEM and leaves no chunk and nothing charged (the reservation
+ * must be empty on entry). `what` names the case in a failure. */
+static inline void encode_alloc_failures(struct enc_env *env, const struct qv_values *in,
+                                         const struct qv_encode_options *o, const char *what) {
+    struct qv_error err;
+    struct qv_encoded e;
+    const uint64_t before = qv_pool_alloc_count(env->pool);
+    assert_int_equal(qv_encode(in, o, env->r, &e, &err), 0);
+    const uint64_t allocs = qv_pool_alloc_count(env->pool) - before;
+    qv_encoded_release(env->r, &e);
+    for (uint64_t nth = 1; nth <= allocs; nth++) {
+        qv_pool_inject_alloc_failure(env->pool, nth);
+        int rc = qv_encode(in, o, env->r, &e, &err);
+        qv_pool_inject_alloc_failure(env->pool, 0);
+        if (rc != ENOMEM)
+            fail_msg("%s: allocation %llu of %llu gave %d", what, (unsigned long long)nth,
+                     (unsigned long long)allocs, rc);
+        assert_null(e.data);
+        assert_int_equal(qv_reservation_used(env->r), 0);
+    }
 }
 
 /* Root encoding id of an encoded chunk. */

@@ -15,7 +15,6 @@
  * with EIO or decode, never anything else.
  */
 #include "test_enc_util.h"
-#include "memory/memory_testing.h"
 
 enum shape {
     DAYS,   /* 500..2359 sorted within days of 900 values */
@@ -159,22 +158,7 @@ static void test_alloc_failures(void **state) {
         struct col c = make(cases[ci].sh, cases[ci].k, 5000, 3);
         struct qv_encode_options o = {0};
         o.compact = cases[ci].compact;
-        struct qv_error err;
-        struct qv_encoded e;
-        uint64_t before = qv_pool_alloc_count(env.pool);
-        assert_int_equal(qv_encode(&c.v, &o, env.r, &e, &err), 0);
-        const uint64_t allocs = qv_pool_alloc_count(env.pool) - before;
-        qv_encoded_release(env.r, &e);
-        for (uint64_t nth = 1; nth <= allocs; nth++) {
-            qv_pool_inject_alloc_failure(env.pool, nth);
-            int rc = qv_encode(&c.v, &o, env.r, &e, &err);
-            qv_pool_inject_alloc_failure(env.pool, 0);
-            if (rc != ENOMEM)
-                fail_msg("%s case %zu: allocation %llu of %llu gave %d", shape_name[cases[ci].sh], ci,
-                         (unsigned long long)nth, (unsigned long long)allocs, rc);
-            assert_null(e.data);
-            assert_int_equal(qv_reservation_used(env.r), 0);
-        }
+        encode_alloc_failures(&env, &c.v, &o, shape_name[cases[ci].sh]);
         col_free(&c);
     }
     env_close(&env);

@@ -372,22 +372,7 @@ static void test_alloc_failures(void **state) {
     for (int forced = 0; forced < 2; forced++) {
         struct qv_encode_options o = {0};
         o.force = forced ? QV_ENC_ZSTD_DICT : QV_ENC_AUTO;
-        struct qv_error err;
-        struct qv_encoded e;
-        uint64_t before = qv_pool_alloc_count(env.pool);
-        assert_int_equal(qv_encode(&c.v, &o, env.r, &e, &err), 0);
-        uint64_t allocs = qv_pool_alloc_count(env.pool) - before;
-        qv_encoded_release(env.r, &e);
-        for (uint64_t nth = 1; nth <= allocs; nth++) {
-            qv_pool_inject_alloc_failure(env.pool, nth);
-            int rc = qv_encode(&c.v, &o, env.r, &e, &err);
-            qv_pool_inject_alloc_failure(env.pool, 0);
-            if (rc != ENOMEM)
-                fail_msg("encode (forced %d): allocation %llu of %llu gave %d", forced,
-                         (unsigned long long)nth, (unsigned long long)allocs, rc);
-            assert_null(e.data);
-            assert_int_equal(qv_reservation_used(env.r), 0);
-        }
+        encode_alloc_failures(&env, &c.v, &o, forced ? "encode (forced)" : "encode (chosen)");
     }
     struct qv_encoded e = encode_forced(&env, &c.v, QV_ENC_ZSTD_DICT);
     uint64_t base = qv_reservation_used(env.r);
