@@ -127,17 +127,22 @@ int qv__xform_estimate(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
      * and, below a zig-zag child, + 2: they nest (patched, bucket) only
      * above the depth bound. */
     const uint64_t *own = kind == QV__XFORM_ZIGZAG ? zz : smp;
-    struct qv__istats s;
-    /* Whether the values' bulk is narrow around zero (judged on their
-     * zig-zag codes), which is when patched can pay below a transform:
-     * over delta's wrapped deltas, patched finds that bulk by its low
-     * percentile references, which frame of reference's cannot. */
+    /* The statistics of the zig-zag codes (sz, computed once) and of the
+     * values the node hands its child (s: the same for zig-zag). Whether
+     * the values' bulk is narrow around zero (judged on their zig-zag
+     * codes) is when patched can pay below a transform: over delta's
+     * wrapped deltas, patched finds that bulk by its low percentile
+     * references, which frame of reference's cannot. */
+    struct qv__istats s, sz;
     int znarrow = 0;
     if (kind != QV__XFORM_NONE) {
-        qv__istats_compute(zz, sn, bits, &s);
-        znarrow = narrow_bulk(zz, sn, &s);
+        qv__istats_compute(zz, sn, bits, &sz);
+        znarrow = narrow_bulk(zz, sn, &sz);
     }
-    qv__istats_compute(own, sn, bits, &s);
+    if (kind == QV__XFORM_ZIGZAG)
+        s = sz;
+    else
+        qv__istats_compute(own, sn, bits, &s);
     consider(e, c, for_bytes(&s, n), tcost + 1);
     int rc = 0;
     struct qv__patched_choice pc;
@@ -162,10 +167,9 @@ int qv__xform_estimate(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
         goto out;
     }
     if (!qv__allowed(e, QV_ENC_ZIGZAG) || depth + 1 >= e->max_depth) goto out;
-    qv__istats_compute(zz, sn, bits, &s);
-    consider(e, c, for_bytes(&s, n), tcost + zcost + 1);
+    consider(e, c, for_bytes(&sz, n), tcost + zcost + 1);
     if (depth + 2 < e->max_depth && qv__allowed(e, QV_ENC_PATCHED) && znarrow) {
-        if ((rc = qv__patched_choose(e, zz, sn, pt, &s, &pc))) goto out;
+        if ((rc = qv__patched_choose(e, zz, sn, pt, &sz, &pc))) goto out;
         if (patched_pays(&pc, sn))
             consider(e, c, pc.est_bytes * scale, tcost + zcost + pcost);
     }
