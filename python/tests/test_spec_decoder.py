@@ -206,7 +206,7 @@ def test_zigzag_built_by_hand():
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
 def test_fixture(path):
     f, compared, skipped = compare_file(path)
-    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0))
+    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0))
     assert f.verify_checksums() > 0 or sd.xxhash is None
     assert compared
     if "all_types" in path or "compact" in path:
@@ -223,7 +223,8 @@ def test_fixtures_present():
         "v3_0_all_types.qvr", "v3_0_compact.qvr", "v3_0_long_strings.qvr",
         "v4_0_all_types.qvr", "v4_0_compact.qvr", "v4_0_long_strings.qvr",
         "v5_0_all_types.qvr", "v5_0_compact.qvr", "v5_0_long_strings.qvr",
-        "v6_0_all_types.qvr", "v6_0_compact.qvr", "v6_0_long_strings.qvr"}
+        "v6_0_all_types.qvr", "v6_0_compact.qvr", "v6_0_long_strings.qvr",
+        "v7_0_all_types.qvr", "v7_0_compact.qvr", "v7_0_long_strings.qvr"}
 
 
 # ------------------------------------------------------------ files of today's writer
