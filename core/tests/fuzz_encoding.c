@@ -47,7 +47,12 @@ static const enum qv_value_kind kinds[] = {
  * residuals) or, when bit 6 is set too, ans frames over sequential bytes
  * (format 5.0, encoding 18; values of at most 8 bits above their
  * minimum; blocks of both coded kinds, kind 2 from format 6.0). An
- * eighth force bucket (format 7.0, encoding 19: tokens and extra bits). */
+ * eighth force bucket (format 7.0, encoding 19: tokens and extra bits).
+ * Where bit 7 is set too, sequential bits (format 8.0: zstd frames over
+ * seqpack residuals) take the place of sequential bytes, and seqpack
+ * (encoding 20) is forced at the root of the inputs that would otherwise
+ * be left to the cascade (selector bits 4-7 = 1011); both with the values
+ * narrowed to 1 or 4 bits (narrow_values), which seqpack needs. */
 static int skew_int(enum qv_value_kind kind) {
     return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
            kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
@@ -55,10 +60,20 @@ static int skew_int(enum qv_value_kind kind) {
 static int skew_force(enum qv_value_kind kind, uint8_t sel) {
     if (!skew_int(kind)) return QV_ENC_AUTO;
     if ((sel & 0x30) == 0x10) return QV_ENC_PATCHED;
+    if ((sel & 0xF0) == 0xB0) return QV_ENC_SEQPACK;
     return (sel & 0x70) == 0x70 ? QV_ENC_BUCKET : QV_ENC_AUTO;
 }
 static int skew_layout(enum qv_value_kind kind, uint8_t sel) {
-    return skew_int(kind) && (sel & 0x30) == 0x20 ? (sel & 0x40 ? 4 : 3) : 0;
+    return skew_int(kind) && (sel & 0x30) == 0x20 ? (sel & 0x40 ? 4 : sel & 0x80 ? 5 : 3) : 0;
+}
+/* Values of kind (n of them, w bytes each, little-endian) narrowed to the
+ * low bit (sel bit 3) or the low 4 bits of their first byte. */
+static void narrow_values(uint8_t *v, int64_t n, unsigned w, uint8_t sel) {
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t b = (uint8_t)(v[(size_t)i * w] & (sel & 8 ? 1 : 15));
+        memset(v + (size_t)i * w, 0, w);
+        v[(size_t)i * w] = b;
+    }
 }
 
 static int visit(void *ctx, const struct qv_enc_node_info *info) {
@@ -238,10 +253,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         struct qv_error err;
         struct qv_encode_options eo;
         memset(&eo, 0, sizeof eo);
-        eo.force = skew_force(kind, blen > 8 ? body[blen - 1] : 0);
+        const uint8_t sel = blen > 8 ? body[blen - 1] : 0;
+        eo.force = skew_force(kind, sel);
+        const int layout = skew_layout(kind, sel);
+        if (eo.force == QV_ENC_SEQPACK || layout == 5)
+            narrow_values(copy, n, (unsigned)out_bytes(kind, 1), sel);
         /* Integers: every other such input stored as relative differences. */
         int rel = is_int_kind(kind) && (body[0] & 1);
-        qv_encode_force_entropy_layout(skew_layout(kind, blen > 8 ? body[blen - 1] : 0));
+        qv_encode_force_entropy_layout(layout);
         int erc = rel ? qv__relative_encode(&v, body[1], NULL, res, &e, &err)
                       : qv_encode(&v, &eo, res, &e, &err);
         qv_encode_force_entropy_layout(0);

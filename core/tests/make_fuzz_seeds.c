@@ -167,6 +167,18 @@ static int write_encoding_seeds(const char *dir) {
     rc |= write_enc_seed(dir, "ans_forced_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_AUTO);
     qv_encode_force_entropy_layout(0);
     rc |= write_enc_seed(dir, "ans_root_hours_i32", 3, QV_KIND_INT32, i32, 3000, QV_ENC_ANS);
+    /* Flags that hold along orders of 1 to 14 lines (format 8.0): zstd
+     * frames of sequential bits (seqpack residuals of 1 bit), chosen; and
+     * line numbers forced to seqpack at the root (4 bits). */
+    static int64_t flags[20000];
+    for (int i = 0; i < 20000;) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        const int len = 1 + (int)((x >> 33) % 14);
+        const int64_t f = (int64_t)(x >> 63);
+        for (int j = 0; j < len && i < 20000; j++) flags[i++] = f;
+    }
+    rc |= write_enc_seed(dir, "seqbits_flags_i64", 4, QV_KIND_INT64, flags, 20000, QV_ENC_AUTO);
+    rc |= write_enc_seed(dir, "seqpack_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_SEQPACK);
     /* A sequence (ids counting down by 7): delta whose deltas are one
      * constant, which decodes as base + j steps. */
     static int64_t seq[5000];

@@ -62,6 +62,16 @@ static int make_samples(struct sample *out, int64_t n) {
         }
         out[k++] = (struct sample){c, int_encs[i]};
     }
+    /* Values of 1 and 4 bits forced to seqpack (format 8.0). */
+    for (int i = 0; i < 2; i++) {
+        struct col c = col_words(i ? QV_KIND_UINT16 : QV_KIND_INT64, n);
+        for (int64_t j = 0; j < n; j++) {
+            const uint64_t x = (uint64_t)(j / 7 + (int64_t)(rng_next(&s) % 3)) % (i ? 16 : 2);
+            if (i) ((uint16_t *)c.values)[j] = (uint16_t)x;
+            else ((int64_t *)c.values)[j] = (int64_t)x;
+        }
+        out[k++] = (struct sample){c, QV_ENC_SEQPACK};
+    }
     static const int f_encs[] = {QV_ENC_ALP, QV_ENC_ALP_RD, QV_ENC_DICT, QV_ENC_AUTO};
     for (size_t i = 0; i < 4; i++) {
         struct col c = col_words(i % 2 ? QV_KIND_FLOAT32 : QV_KIND_FLOAT64, n);

@@ -349,8 +349,9 @@ static void test_layouts_forced(void **state) {
 }
 
 /* l_linenumber's shape: 1..k per order, k from 1 to 7. The sample chooses
- * the sequential layout by itself, and it is smaller than bit-packing in
- * the same frames (bit-packed layouts forced). */
+ * a sequential layout by itself (from format 8.0 sequential bits, seqpack
+ * residuals of 4 bits), and it is smaller than bit-packing in the same
+ * frames (bit-packed layouts forced) and than sequential bytes (forced). */
 static void test_seq_chosen(void **state) {
     (void)state;
     struct enc_env env;
@@ -365,14 +366,20 @@ static void test_seq_chosen(void **state) {
     struct qv_encoded e = roundtrip(&env, &c.v, NULL, 20, 5);
     char tree[512];
     qv_enc_describe(e.data, e.size, env.r, tree, sizeof tree, NULL);
-    if (!has_seq_frames(&env, &e, "u8")) fail_msg("line numbers: %s", tree);
-    size_t packed = (size_t)-1;
-    for (int layout = 1; layout <= 2; layout++) {
+    if (!strstr(tree, "seqpack(w=4)")) fail_msg("line numbers: %s", tree);
+    size_t packed = (size_t)-1, seq8 = 0;
+    for (int layout = 1; layout <= 3; layout++) {
         qv_encode_force_entropy_layout(layout);
         struct qv_encoded p = roundtrip(&env, &c.v, NULL, 4, 6);
-        if (p.size < packed) packed = p.size;
+        if (layout == 3) {
+            assert_true(has_seq_frames(&env, &p, "u8"));
+            seq8 = p.size;
+        } else if (p.size < packed) {
+            packed = p.size;
+        }
         qv_encoded_release(env.r, &p);
     }
+    if (e.size >= seq8) fail_msg("sequential bits %zu bytes, sequential bytes %zu", e.size, seq8);
     qv_encode_force_entropy_layout(0);
     print_message("line numbers: %zu bytes (%.2f bits/value), bit-packed frames %zu: %s\n", e.size,
                   8.0 * (double)e.size / (double)n, packed, tree);

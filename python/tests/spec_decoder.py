@@ -61,7 +61,7 @@ KIND_TYPE = {1: T_BOOL, 2: T_U8, 3: T_U8, 4: T_U16, 5: T_U16, 6: T_U32, 7: T_U32
 ENCODING_NAMES = {1: "plain", 2: "constant", 3: "bitpack", 4: "for", 5: "delta",
                   6: "zigzag", 7: "dict", 8: "rle", 9: "sparse", 10: "alp", 11: "alp_rd",
                   12: "fsst", 13: "zstd", 14: "lz4", 15: "patched", 16: "zstd_dict",
-                  17: "relative", 18: "ans", 19: "bucket"}
+                  17: "relative", 18: "ans", 19: "bucket", 20: "seqpack"}
 
 MAX_DEPTH = 16
 
@@ -258,6 +258,8 @@ def check_shape(n):
         ok = t == T_BINARY and (0, 3, 1)
     elif e == 19:
         ok = integer and (1, 1, 2)
+    elif e == 20:
+        ok = integer and (1, 1, 0)
     else:
         ok = None
     if not ok:
@@ -937,11 +939,28 @@ def dec_bucket(n, ctx):
     return out.astype(UDTYPE[width])
 
 
+def dec_seqpack(n, ctx):
+    """Section 5.5.19: values of w bits one after the other, from the low
+    bits of each byte."""
+    w = n.params[0]
+    if w not in (1, 2, 4):
+        raise SpecError(f"seqpack node at byte {n.offset}: w = {w}")
+    buf = n.bufs[0]
+    if len(buf) != ceil_div(n.count * w, 8):
+        raise SpecError(f"seqpack node at byte {n.offset}: buffer {len(buf)} bytes, "
+                        f"expected {ceil_div(n.count * w, 8)}")
+    per = 8 // w
+    b = np.frombuffer(buf, np.uint8).astype(np.uint64)
+    i = np.arange(n.count, dtype=np.int64)
+    v = (b[i // per] >> ((i % per) * w).astype(np.uint64)) & np.uint64((1 << w) - 1)
+    return v.astype(UDTYPE[WORD_WIDTH[n.type]])
+
+
 DECODERS = {1: dec_plain, 2: dec_constant, 3: dec_bitpack, 4: dec_for, 5: dec_delta,
             6: dec_zigzag, 7: dec_dict, 8: dec_rle, 9: dec_sparse, 10: dec_alp,
             11: dec_alp_rd, 12: dec_fsst, 13: dec_general, 14: dec_general,
             15: dec_patched, 16: dec_zstd_dict, 17: dec_relative, 18: dec_general,
-            19: dec_bucket}
+            19: dec_bucket, 20: dec_seqpack}
 
 
 def decode_segment(data, kind, fixed_width, count, ctx=None):
@@ -1019,9 +1038,9 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3, 4, 5, 6, 7):
+        if major not in (1, 2, 3, 4, 5, 6, 7, 8):
             raise SpecError(f"{self.path}: format version {major}.{minor}; this reader reads "
-                            "versions 1.x to 7.x only")
+                            "versions 1.x to 8.x only")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")
         if d[:4] != MAGIC:

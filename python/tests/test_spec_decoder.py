@@ -206,7 +206,7 @@ def test_zigzag_built_by_hand():
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
 def test_fixture(path):
     f, compared, skipped = compare_file(path)
-    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0))
+    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0))
     assert f.verify_checksums() > 0 or sd.xxhash is None
     assert compared
     if "all_types" in path or "compact" in path:
@@ -328,7 +328,20 @@ def flat_table(seed=15, n=N):
         # Delays: mostly a few units either side of zero, a long tail and
         # 3% far ones. Compact mode zig-zags them into bucket (5.7).
         "delay": pa.array(delays(rng, n)),
+        # A flag that mostly holds along the lines of an order (lineitem's
+        # l_linestatus): sequential bits in zstd frames, seqpack (5.5.19).
+        "status": pa.array(order_flags(rng, n, 2, 14)),
     })
+
+
+def order_flags(rng, n, k, longest=7):
+    """Values 0..k-1, one per order of 1 to `longest` lines, a tenth of
+    lines changed."""
+    sizes = rng.integers(1, longest + 1, n)
+    v = np.repeat(rng.integers(0, k, n), sizes)[:n]
+    flip = rng.random(n) < 0.1
+    v[flip] = rng.integers(0, k, int(flip.sum()))
+    return v.astype(np.int8)
 
 
 def delays(rng, n):
@@ -364,11 +377,12 @@ def flat():
     return flat_table()
 
 
-# What the writer of format 7.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 8.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
-                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans", "bucket"}
+                    "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans", "bucket",
+                    "seqpack"}
 EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
                     "relative", "zigzag", "bucket"}
 
@@ -379,7 +393,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (7, 0)
+    assert f.version == (8, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -405,13 +419,15 @@ def narrow_frame_residuals(node):
 
 
 def test_sequential_entropy_frames(tmp_path):
-    # Line numbers 1..k per order (k = 1..7), with and without nulls: the
-    # entropy stage stores them in zstd frames of for over plain u8
-    # residuals under u32 nodes (5.5.4, 5.7), which the spec decoder reads.
+    # Line numbers 1..k per order (k = 1..7), times 3 (up to 21: 5 bits, so
+    # not sequential bits, which test_seqpack_nodes_written covers), with
+    # and without nulls: the entropy stage stores them in zstd frames of
+    # for over plain u8 residuals under u32 nodes (5.5.4, 5.7), which the
+    # spec decoder reads.
     rng = np.random.default_rng(15)
 
     def lines():
-        return np.concatenate([np.arange(1, k + 1) for k in rng.integers(1, 8, 12000)])[:40000]
+        return np.concatenate([np.arange(1, k + 1) * 3 for k in rng.integers(1, 8, 12000)])[:40000]
 
     # Two draws, so that the writer does not store one relative to the other.
     ln, ln2 = lines().astype(np.int32), lines().astype(np.int32)
@@ -445,19 +461,21 @@ def ans_blocks(f, node):
 
 
 def test_ans_frames(tmp_path):
-    # Skewed small integers (5 values) and a Zipf column capped at 250 (over
-    # 100 distinct values): the entropy stage stores both in ans frames of
+    # Skewed small integers (5 values, 5 apart: 5 bits, where 4 would go to
+    # sequential bits, seqpack in zstd frames) and a Zipf column capped at
+    # 250 (over 100 distinct values): the entropy stage stores both in ans
+    # frames of
     # for over u8 residuals (5.5.17, 5.7); the spec decoder decodes them to
     # the values written, with the coded blocks' symbols listed (fewer than
     # 32) and in a bitmap (32 or more).
     rng = np.random.default_rng(33)
-    skewed = skewed_small(rng, N)
+    skewed = skewed_small(rng, N) * 5
     zipf = np.minimum(rng.zipf(1.6, N), 250).astype(np.int64)
     assert len(np.unique(zipf)) > 100
     path = str(tmp_path / "ans.qvr")
     quiver.write(pa.table({"skewed": skewed, "zipf": zipf}), path)
     f, compared, skipped = compare_file(path)
-    assert f.version == (7, 0)
+    assert f.version == (8, 0)
     assert skipped == [] and compared == ["skewed", "zipf"]
     assert "ans" in encodings_of(f)
     assert f.column(0).to_numpy().tolist() == skewed.tolist()
@@ -867,7 +885,7 @@ def test_bucket_nodes(tmp_path, d):
     path = str(tmp_path / "bucket.qvr")
     quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=25000)
     f, compared, skipped = compare_file(path)
-    assert f.version == (7, 0) and compared == ["c"] and skipped == []
+    assert f.version == (8, 0) and compared == ["c"] and skipped == []
     got = f.column(0).to_pylist()
     assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
     node = f.columns[0].node
@@ -910,15 +928,74 @@ def test_bucket_node_corrupt():
         sd.decode(node(3, tok, [0, 20], bits, sd.T_U64), sd.DecodeContext())
 
 
+def nodes_of(node, enc):
+    """The nodes of encoding `enc` in a tree, frames' trees included."""
+    found = [node] if node.enc == enc else []
+    for c in node.children:
+        found += nodes_of(c, enc)
+    if node.enc in sd.FRAMED:
+        entries, frames = sd.frame_entries(node)
+        for r in sd.frame_roots(node, entries, frames):
+            found += nodes_of(r, enc)
+    return found
+
+
+def test_seqpack_node():
+    # Hand-made seqpack nodes (section 5.5.19): the spec's three examples
+    # decode, at u8 and zero-extended to u64; a width other than 1, 2 or 4
+    # and a buffer of the wrong length are refused.
+    def node(w, buf, count, typ=sd.T_U8):
+        n = sd.Node.__new__(sd.Node)
+        n.enc, n.type, n.width, n.count, n.children = 20, typ, 0, count, []
+        n.params, n.bufs, n.offset, n.depth, n.data = [w], [bytes(buf)], 0, 0, None
+        return n
+
+    ctx = sd.DecodeContext()
+    assert sd.decode(node(1, [0x8d, 0x01], 9), ctx).tolist() == [1, 0, 1, 1, 0, 0, 0, 1, 1]
+    assert sd.decode(node(2, [0x63, 0x02], 5), ctx).tolist() == [3, 0, 2, 1, 2]
+    assert sd.decode(node(4, [0xc5, 0x00], 3), ctx).tolist() == [5, 12, 0]
+    assert sd.decode(node(4, [0xc5, 0x00], 3, sd.T_U64), ctx).tolist() == [5, 12, 0]
+    assert sd.decode(node(1, [], 0), ctx).tolist() == []
+    with pytest.raises(sd.SpecError, match="w = 3"):
+        sd.decode(node(3, [0, 0], 5), ctx)
+    with pytest.raises(sd.SpecError, match="buffer 1 bytes, expected 2"):
+        sd.decode(node(1, [0x8d], 9), ctx)
+
+
+@pytest.mark.parametrize("k,w,longest", [(2, 1, 14), (3, 2, 7), (7, 4, 7)])
+def test_seqpack_nodes_written(tmp_path, k, w, longest):
+    # Flags or small codes that hold along the lines of an order (k values,
+    # k - 1 needing w bits; orders of up to 14 lines for the flag, which
+    # bit-packing holds in a bit), with nulls, in row groups of 20,000 and a
+    # shorter last one: the writer lays them out as seqpack residuals of w
+    # bits in zstd frames, and the spec decoder reads back what was written.
+    rng = np.random.default_rng(k)
+    vals = order_flags(rng, 50000, k, longest).astype(np.int32)
+    mask = rng.random(50000) < 0.02
+    path = str(tmp_path / "seq.qvr")
+    quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=20000)
+    f, compared, skipped = compare_file(path)
+    assert f.version == (8, 0) and compared == ["c"] and skipped == []
+    got = f.column(0).to_pylist()
+    assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
+    node = f.columns[0].node
+    for g in range(len(f.row_groups)):
+        seg = f.row_groups[g].chunks[node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        found = nodes_of(root, 20)
+        assert found, f.encoding_tree(g, node)
+        assert all(s.params[0] == w for s in found), f.encoding_tree(g, node)
+
+
 def test_file_of_unknown_major_version_refused(tmp_path):
     path = str(tmp_path / "v.qvr")
     quiver.write(pa.table({"x": np.arange(10)}), path)
     with open(path, "rb") as fh:
         data = bytearray(fh.read())
-    assert struct.unpack_from("<HH", data, len(data) - 8) == (7, 0)
-    struct.pack_into("<H", data, len(data) - 8, 8)
+    assert struct.unpack_from("<HH", data, len(data) - 8) == (8, 0)
+    struct.pack_into("<H", data, len(data) - 8, 9)
     with open(path, "wb") as fh:
         fh.write(data)
-    with pytest.raises(sd.SpecError, match=r"format version 8\.0; this reader reads "
-                                           r"versions 1\.x to 7\.x only"):
+    with pytest.raises(sd.SpecError, match=r"format version 9\.0; this reader reads "
+                                           r"versions 1\.x to 8\.x only"):
         sd.open_file(path)

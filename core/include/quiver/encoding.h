@@ -98,6 +98,10 @@ enum qv_encoding {
      * frames) and the low bits it leaves open (docs/format.md 5.5.18,
      * format 7.0): skewed values of more than 8 bits. */
     QV_ENC_BUCKET = 19,
+    /* Integers of 1, 2 or 4 bits packed value after value (docs/format.md
+     * 5.5.19, format 8.0): the entropy stage's layout for narrow residuals
+     * inside zstd frames, where neighbouring values share a byte. */
+    QV_ENC_SEQPACK = 20,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

@@ -236,25 +236,23 @@ static void chains_give_way(const struct qv__enc *e, struct cands *c) {
 }
 
 /* The entropy stage (entropy.c): zstd over the packed values in small
- * frames, proposed when its sample beats the others by ENTROPY_MARGIN
- * beyond zstd's decode cost (its estimate comes from up to three trial
- * compressions of 8 vectors, which is noisy on small differences). */
-#define ENTROPY_MARGIN 1.1
+ * frames, proposed when its sample beats the others by QV__ENTROPY_MARGIN
+ * beyond zstd's decode cost. */
 static int add_entropy(struct qv__enc *e, struct cands *c, const uint64_t *v, int64_t n, int pt,
                        const struct qv__istats *s, struct qv__entropy_choice *ec) {
     if (!qv__allowed(e, QV_ENC_ZSTD) || s->umin == s->umax) return 0;
     double best = INFINITY;
     for (int i = 0; i < c->n; i++) best = fmin(best, c->v[i].score);
-    int rc = qv__entropy_choose(e, v, n, pt, s, best / (ENTROPY_MARGIN * qv__cost_factor(e, QV_ENC_ZSTD)), ec);
-    /* The candidate goes by the stage's id (zstd). ans frames weigh their
-     * own decode cost and no margin: their estimate is computed from the
-     * sample's histogram, not measured on a trial, and comes out within a
-     * few percent (with the margin, flights' origin, 3 airports at 1.6 bits
-     * of entropy, tied with 2-bit packing and flipped with 16 bytes more of
+    int rc = qv__entropy_choose(e, v, n, pt, s, best / (QV__ENTROPY_MARGIN * qv__cost_factor(e, QV_ENC_ZSTD)), ec);
+    /* The candidate goes by the stage's id (zstd), weighed by the decode
+     * cost of what the stage chose (zstd, zstd + seqpack, ans). ans frames
+     * take no margin: their estimate is computed from the sample's
+     * histogram, not measured on a trial, and comes out within a few
+     * percent (with the margin, flights' origin, 3 airports at 1.6 bits of
+     * entropy, tied with 2-bit packing and flipped with 16 bytes more of
      * states per frame). */
-    const double scale = ec->codec == QV_ENC_ANS
-                             ? qv__cost_factor(e, QV_ENC_ANS) / qv__cost_factor(e, QV_ENC_ZSTD)
-                             : ENTROPY_MARGIN;
+    const double scale = qv__cost_weight(e, ec->cost) / qv__cost_factor(e, QV_ENC_ZSTD) *
+                         (ec->codec == QV_ENC_ANS ? 1.0 : QV__ENTROPY_MARGIN);
     if (!rc && ec->est_bytes >= 0) add(c, e, QV_ENC_ZSTD, ec->est_bytes * scale);
     return rc;
 }

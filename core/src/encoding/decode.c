@@ -158,6 +158,10 @@ int qv__dec_touch(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
         unsigned w = (unsigned)nd->params[0];
         lo = (uint64_t)(start >> QV__VEC_SHIFT) * 128 * w;
         hi = ((uint64_t)((start + n - 1) >> QV__VEC_SHIFT) + 1) * 128 * w;
+    } else if (nd->enc == QV_ENC_SEQPACK) {
+        unsigned w = (unsigned)nd->params[0];
+        lo = (uint64_t)start * w / 8;
+        hi = ((uint64_t)(start + n) * w + 7) / 8;
     } else if (nd->pt == QV__PT_BOOL) {
         lo = (uint64_t)start / 8;
         hi = ((uint64_t)(start + n) + 7) / 8;

@@ -478,8 +478,10 @@ static inline uint64_t qv__delta_fill(int64_t dmin, int64_t dmax, unsigned bits)
 }
 /* The entropy stage (entropy.c): zstd in frames of 4 or 16 vectors over a
  * frame of reference + the residuals laid out at `width` bits: bit-packed
- * at their own width or the next whole byte width, or sequential bytes of
- * 8 or 16 bits (a plain child), whichever the sample compressed best.
+ * at their own width or the next whole byte width, sequential bytes of
+ * 8 or 16 bits (a plain child), or for residuals of at most 4 bits
+ * sequential 1, 2 or 4-bit values (a seqpack child), whichever the sample
+ * compressed best.
  * est_bytes < 0: not proposed (too few values, zstd not
  * allowed). */
 enum {
@@ -487,13 +489,19 @@ enum {
     QV__ENTROPY_BYTES = 2,  /* only as a forced layout: bit-packed at whole bytes */
     QV__ENTROPY_SEQ = 3,    /* sequential plain residuals of 8 or 16 bits */
     QV__ENTROPY_ANS = 4,    /* only as a forced layout: sequential bytes in ans frames */
+    QV__ENTROPY_SEQBITS = 5, /* sequential residuals of 1, 2 or 4 bits (seqpack, format 8.0) */
 };
+/* The factor by which the entropy stage's zstd frames must beat the other
+ * candidates beyond their decode cost: their estimate comes from trial
+ * compressions of 8 vectors, which is noisy on small differences. */
+#define QV__ENTROPY_MARGIN 1.1
 struct qv__entropy_choice {
     uint64_t ref;
     unsigned width;
-    int layout;           /* QV__ENTROPY_PACKED or QV__ENTROPY_SEQ */
-    int64_t frame_values; /* 4 vectors, 16 for repetitive data; ans: 8 */
+    int layout;           /* QV__ENTROPY_PACKED, _SEQ or _SEQBITS */
+    int64_t frame_values; /* 4 vectors, 16 for repetitive data or SEQBITS; ans: 16 */
     int codec;            /* the frames' codec: QV_ENC_ZSTD or QV_ENC_ANS */
+    int cost;             /* decode cost: the codec's, plus seqpack's for SEQBITS */
     double est_bytes;
 };
 /* The layout forced by qv_encode_force_entropy_layout (encoding_testing.h),
@@ -609,6 +617,12 @@ double qv__ans_estimate(const uint64_t *cnt, size_t frame, double *table);
  * last, partial vector of a run stores only the words its rows reach:
  * ceil(ceil(rem / lanes) * w / lane_bits) words per lane. */
 uint64_t qv__bitpack_bytes(int64_t n, unsigned w);
+/* Sequential packing (seqpack.c): n values of w = 1, 2 or 4 bits, value
+ * after value from the low bits of each byte, in ceil(n w / 8) bytes. */
+uint64_t qv__seqpack_bytes(int64_t n, unsigned w);
+void qv__seqpack_put(const uint64_t *v, int64_t n, unsigned w, uint8_t *out);
+int qv__seqpack_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, unsigned w,
+                       struct qv__enode **out);
 /* Bytes of the vector holding values [0, rem) (rem <= 1024). */
 uint64_t qv__bitpack_vec_bytes(int64_t rem, unsigned w);
 /* Packs values (each < 2^w) of one vector; rem <= 1024 values; writes
@@ -756,7 +770,7 @@ struct qv__dec {
      * borrowed, NULL until qv_decoder_set_reference. */
     struct qv_decoder *ref;
 };
-/* Verifies the bytes of plain's and bitpack's buffer that decoding values
+/* Verifies the bytes of plain's, bitpack's and seqpack's buffer that decoding values
  * [start, start + n) reads, before they are read. Called by the dispatch and
  * by encodings that decode a child without it (for -> bitpack). Plain
  * binary, fsst and zstd/lz4 verify their lazy buffer in their decoders. */
@@ -765,7 +779,8 @@ int qv__dec_touch(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t
 static inline int qv__dec_check(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                                 struct qv_error *err) {
     return d->vfn && !nd->inner &&
-                   ((nd->enc == QV_ENC_PLAIN && nd->pt != QV__PT_BIN) || nd->enc == QV_ENC_BITPACK)
+                   ((nd->enc == QV_ENC_PLAIN && nd->pt != QV__PT_BIN) || nd->enc == QV_ENC_BITPACK ||
+                    nd->enc == QV_ENC_SEQPACK)
                ? qv__dec_touch(d, nd, start, n, err)
                : 0;
 }
@@ -1004,6 +1019,7 @@ extern const struct qv__encoding qv__enc_zstd_dict;
 extern const struct qv__encoding qv__enc_relative;
 extern const struct qv__encoding qv__enc_ans;
 extern const struct qv__encoding qv__enc_bucket;
+extern const struct qv__encoding qv__enc_seqpack;
 
 /* qv_encode's set-up of one call from its options (encode.c), and its
  * end: on rc == 0 serializes `root` into *out (from e->r); in every case

@@ -11,8 +11,9 @@
  * bit-packed at whole bytes (8, 16 or 32 bits), 3 sequential plain
  * residuals of 8 or 16 bits (for(residuals=plain) at a narrower type,
  * format 4.0), 4 ans frames over sequential residuals of 8 bits (format
- * 5.0; only where the range is at most 8 bits and ans is allowed); 0
- * restores the sample's choice. While a layout is forced,
+ * 5.0; only where the range is at most 8 bits and ans is allowed), 5
+ * sequential bits, seqpack residuals of 1, 2 or 4 bits (format 8.0; only
+ * where the range is at most 4 bits); 0 restores the sample's choice. While a layout is forced,
  * the cascade builds the entropy stage, without comparing it with the
  * other candidates, for every integer node it can hold: at least 1,024
  * values, a frame-of-reference range of 1 to 32 bits (1 to 16 for the

@@ -19,7 +19,13 @@
  *    value after value. The lane layout interleaves 32 lanes, so zstd sees
  *    the histogram but not the order; sequential bytes also give it the
  *    sequence (l_linenumber cycling 1..7 per order, times of day rising
- *    through a day, codes repeating with the rows that carry them).
+ *    through a day, codes repeating with the rows that carry them);
+ *  - sequential bits (format 8.0), for residuals of at most 4 bits: `for`
+ *    over seqpack residuals of 1, 2 or 4 bits, so a byte holds 8, 4 or 2
+ *    neighbouring values: the order, without a byte a value (lineitem's
+ *    l_linestatus and l_returnflag repeat along an order's lines: 24% and
+ *    14% smaller than at one byte a value in ans frames or bit-packed, in
+ *    a Python trial of the layout).
  */
 #include "encoding/enc_internal.h"
 #include "encoding/encoding_testing.h"
@@ -54,6 +60,12 @@
 static int seq_level(const struct qv__enc *e) {
     return e->zstd_level > ENTROPY_SEQ_LEVEL ? e->zstd_level : ENTROPY_SEQ_LEVEL;
 }
+/* Sequential bits take frames of 16 vectors: 2, 4 or 8 KiB of packed
+ * bytes (what a take decompresses for a row: no more than a 4-vector
+ * frame of 16-bit residuals), where 4 vectors would leave zstd 512 bytes
+ * at 1 bit (in that trial, 16,384-value frames were 8-11% smaller than
+ * 4,096-value ones on l_linestatus, l_returnflag and l_linenumber). */
+#define ENTROPY_FRAME_SEQBITS (16 * QV__VEC)
 /* Values per ans frame: 16 vectors, so each frame's table (a few bytes a
  * symbol) and states (128 bytes in a wide block) weigh little against its
  * coded values, and a take decodes at most 16 KiB of bytes for a row. With
@@ -79,6 +91,8 @@ static int seq_level(const struct qv__enc *e) {
 #define BEAT_SLACK 1.2
 
 static unsigned byte_width(unsigned w) { return w <= 8 ? 8 : w <= 16 ? 16 : w <= 32 ? 32 : 64; }
+/* Sequential bits' width for residuals of w <= 4 bits. */
+static unsigned seqbits_width(unsigned w) { return w <= 1 ? 1 : w <= 2 ? 2 : 4; }
 
 /* The test knob (encoding_testing.h): a forced layout, 0 for none. */
 static int forced_layout;
@@ -93,6 +107,17 @@ int qv__entropy_forced(void) { return __atomic_load_n(&forced_layout, __ATOMIC_R
  * returns bytes. */
 static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mask, int layout,
                         unsigned w, uint8_t *out, uint64_t *res, uint32_t *tmp) {
+    if (layout == QV__ENTROPY_SEQBITS) {
+        /* Vector by vector: a whole vector is whole bytes at any w. */
+        uint64_t at = 0;
+        for (int64_t i = 0; i < m; i += QV__VEC) {
+            int64_t rem = m - i < QV__VEC ? m - i : QV__VEC;
+            for (int64_t j = 0; j < rem; j++) res[j] = (v[i + j] - ref) & mask;
+            qv__seqpack_put(res, rem, w, out + at);
+            at += qv__seqpack_bytes(rem, w);
+        }
+        return at;
+    }
     if (layout == QV__ENTROPY_SEQ) {
         if (w == 8)
             for (int64_t j = 0; j < m; j++) out[j] = (uint8_t)(v[j] - ref);
@@ -139,15 +164,22 @@ static int trial_compress(const struct trial_ctx *t, int layout, unsigned w, int
         *sn += m;
     }
     return qv__zstd_compress(t->e, t->dst, t->bound, t->packed, (size_t)at,
-                             layout == QV__ENTROPY_SEQ ? seq_level(t->e) : t->e->zstd_level, clen);
+                             layout == QV__ENTROPY_SEQ || layout == QV__ENTROPY_SEQBITS
+                                 ? seq_level(t->e)
+                                 : t->e->zstd_level,
+                             clen);
 }
 
 /* The stage's estimate for n values of fb bits whose sn sampled values
- * compressed to clen bytes; *frame_values the frame size it implies. Per
- * frame: the table entry, zstd's frame header and the subtree's headers. */
-static double est_from(int64_t n, unsigned fb, double clen, int64_t sn, int64_t *frame_values) {
+ * compressed to clen bytes in `layout`; *frame_values the frame size it
+ * implies. Per frame: the table entry, zstd's frame header and the
+ * subtree's headers. */
+static double est_from(int64_t n, unsigned fb, int layout, double clen, int64_t sn,
+                       int64_t *frame_values) {
     const double ratio = clen / (double)qv__bitpack_bytes(sn, fb);
-    *frame_values = ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE : ENTROPY_FRAME;
+    *frame_values = layout == QV__ENTROPY_SEQBITS            ? ENTROPY_FRAME_SEQBITS
+                    : ratio < ENTROPY_REPETITIVE_RATIO ? ENTROPY_FRAME_REPETITIVE
+                                                       : ENTROPY_FRAME;
     const int64_t frames = (n + *frame_values - 1) / *frame_values;
     return (double)qv__bitpack_bytes(n, fb) * ratio + (double)frames * 48 + 64;
 }
@@ -158,6 +190,7 @@ static void choose_ans(struct qv__entropy_choice *c, uint64_t ref, double est) {
     c->width = 8;
     c->layout = QV__ENTROPY_SEQ;
     c->codec = QV_ENC_ANS;
+    c->cost = qv__enc_ans.decode_cost;
     c->frame_values = ENTROPY_FRAME_ANS;
     c->est_bytes = est;
 }
@@ -203,6 +236,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     if (!forced && s->sample_distinct * 4 >= s->sample_n * 3) return 0;
     const unsigned bw = byte_width(fb);
     if (forced == QV__ENTROPY_SEQ && bw > 16) return 0;
+    if (forced == QV__ENTROPY_SEQBITS && fb > 4) return 0;
     const uint64_t mask = qv__mask(s->bits);
     const int64_t nvec = (n + QV__VEC - 1) >> QV__VEC_SHIFT;
     const int64_t take = nvec < ENTROPY_SAMPLE_VECTORS ? nvec : ENTROPY_SAMPLE_VECTORS;
@@ -245,19 +279,23 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         return 0;
     }
     /* The layouts to try: bit-packed at the exact width, then at the byte
-     * width, then sequential bytes. Whole words (above 16 bits) only pay on
-     * data zstd compresses anyway at its own width. */
-    int lay[3];
-    unsigned lw[3];
+     * width, then sequential bytes, then (at most 4 bits) sequential bits.
+     * Whole words (above 16 bits) only pay on data zstd compresses anyway
+     * at its own width. */
+    int lay[4];
+    unsigned lw[4];
     int nlay = 0;
-    for (int trial = 0; trial < 3; trial++) {
-        const int layout = trial == 2 ? QV__ENTROPY_SEQ : QV__ENTROPY_PACKED;
-        const unsigned w = trial ? bw : fb;
-        if (trial && bw > 16) break;
+    for (int trial = 0; trial < 4; trial++) {
+        static const int layouts[4] = {QV__ENTROPY_PACKED, QV__ENTROPY_PACKED, QV__ENTROPY_SEQ,
+                                       QV__ENTROPY_SEQBITS};
+        const int layout = layouts[trial];
+        const unsigned w = trial == 3 ? seqbits_width(fb) : trial ? bw : fb;
+        if (trial && trial < 3 && bw > 16) continue;
         if (trial == 1 && bw == fb) continue;
-        if (forced && forced != (trial == 0 ? QV__ENTROPY_PACKED
+        if (trial == 3 && fb > 4) continue;
+        if (forced && forced != (trial == 0   ? QV__ENTROPY_PACKED
                                  : trial == 1 ? QV__ENTROPY_BYTES
-                                              : QV__ENTROPY_SEQ)) {
+                                              : layout)) {
             /* A forced byte-width layout at a width that is already whole
              * bytes is the exact one. */
             if (!(forced == QV__ENTROPY_BYTES && trial == 0 && bw == fb)) continue;
@@ -266,7 +304,7 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
         lw[nlay++] = w;
     }
     struct trial_ctx t = {e, v, n, nvec, take, ref, mask, packed, dst, bound, res, tmp};
-    double best = -1;
+    double best = -1; /* the best layout but sequential bits */
     unsigned best_w = fb;
     int best_layout = QV__ENTROPY_PACKED;
     int64_t sn = 0;
@@ -276,10 +314,10 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
      * compressed whole for the estimate. The trials were a fifth of a
      * flights write; this takes 2.4% of its instructions off (callgrind),
      * lineitem's file is byte-identical, flights' 112 B larger. */
-    int whole[3] = {1, 1, 1};
+    int whole[4] = {1, 1, 1, 1};
     int rc = 0;
     if (nlay > 1 && take >= 4) {
-        size_t q[3];
+        size_t q[4];
         size_t low = 0;
         int64_t qn = 0;
         for (int i = 0; i < nlay && !rc; i++) {
@@ -292,16 +330,22 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
          * than BEAT_SLACK above it, and the whole trials (which would have
          * to come out that much smaller than the quarter) are skipped. */
         int64_t fv;
-        if (!rc && !forced && qn > 0 && est_from(n, fb, (double)low, qn, &fv) > to_beat * BEAT_SLACK)
-            whole[0] = whole[1] = whole[2] = 0;
+        if (!rc && !forced && qn > 0 &&
+            est_from(n, fb, QV__ENTROPY_PACKED, (double)low, qn, &fv) > to_beat * BEAT_SLACK)
+            whole[0] = whole[1] = whole[2] = whole[3] = 0;
     }
+    double seqbits = -1;
+    int64_t seqbits_n = 0;
     for (int i = 0; i < nlay && !rc; i++) {
         if (!whole[i]) continue;
         int64_t m;
         size_t clen;
         rc = trial_compress(&t, lay[i], lw[i], 1, &clen, &m);
         if (rc) break;
-        if (best < 0 || (double)clen < best) {
+        if (lay[i] == QV__ENTROPY_SEQBITS) {
+            seqbits = (double)clen;
+            seqbits_n = m;
+        } else if (best < 0 || (double)clen < best) {
             best = (double)clen;
             best_w = lw[i];
             best_layout = lay[i];
@@ -310,19 +354,48 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     }
     qv__stack_release(&e->stack, mk);
     if (rc) return rc;
-    const uint64_t raw_exact = qv__bitpack_bytes(sn, fb);
-    double zstd_est = best >= 0 && raw_exact ? est_from(n, fb, best, sn, &c->frame_values) : -1;
-    if (ans_est >= 0 &&
-        (zstd_est < 0 || ans_est * qv__cost_factor(e, QV_ENC_ANS) <= zstd_est * qv__cost_factor(e, QV_ENC_ZSTD))) {
+    int64_t fv = 0, seqbits_fv = 0;
+    const double zstd_est = best >= 0 && qv__bitpack_bytes(sn, fb)
+                                ? est_from(n, fb, best_layout, best, sn, &fv)
+                                : -1;
+    const double seqbits_est = seqbits >= 0 && qv__bitpack_bytes(seqbits_n, fb)
+                                   ? est_from(n, fb, QV__ENTROPY_SEQBITS, seqbits, seqbits_n, &seqbits_fv)
+                                   : -1;
+    /* ans against zstd's other layouts, each at its decode cost (format
+     * 7.0's choice: without the margin the cascade then puts on zstd, so
+     * zstd can win here and lose to bit-packing there where ans would
+     * not have; made consistent, lineitem's l_discount, 11 values at 3.46
+     * bits of entropy, goes to ans for 11.5% of its bytes and Q6 takes
+     * 28.4 ms against 15.3). */
+    int pick = ans_est >= 0 && (zstd_est < 0 || ans_est * qv__cost_factor(e, QV_ENC_ANS) <=
+                                                    zstd_est * qv__cost_factor(e, QV_ENC_ZSTD))
+                   ? QV_ENC_ANS
+               : zstd_est >= 0 ? QV__ENTROPY_PACKED
+                               : 0;
+    /* Sequential bits replace that choice only where they would also win
+     * in the cascade: against ans beyond zstd's margin, against zstd's
+     * other layouts at seqpack's added decode cost. */
+    const int seqbits_cost = qv__enc_zstd.decode_cost + qv__enc_seqpack.decode_cost;
+    if (seqbits_est >= 0) {
+        const double score = seqbits_est * qv__cost_weight(e, seqbits_cost);
+        if (!pick ||
+            (pick == QV_ENC_ANS && score * QV__ENTROPY_MARGIN < ans_est * qv__cost_factor(e, QV_ENC_ANS)) ||
+            (pick != QV_ENC_ANS && score < zstd_est * qv__cost_factor(e, QV_ENC_ZSTD)))
+            pick = QV__ENTROPY_SEQBITS;
+    }
+    if (pick == QV_ENC_ANS) {
         choose_ans(c, ref, ans_est);
         return 0;
     }
-    if (zstd_est < 0) return 0;
+    if (!pick) return 0;
+    const int seq = pick == QV__ENTROPY_SEQBITS;
     c->ref = ref;
-    c->width = best_w;
-    c->layout = best_layout;
+    c->width = seq ? seqbits_width(fb) : best_w;
+    c->layout = seq ? QV__ENTROPY_SEQBITS : best_layout;
     c->codec = QV_ENC_ZSTD;
-    c->est_bytes = zstd_est;
+    c->cost = seq ? seqbits_cost : qv__enc_zstd.decode_cost;
+    c->frame_values = seq ? seqbits_fv : fv;
+    c->est_bytes = seq ? seqbits_est : zstd_est;
     return 0;
 }
 
@@ -335,19 +408,22 @@ struct frame_ctx {
 };
 
 /* One frame: for(ref) over bitpack(w) or, sequential, over plain residuals
- * of w bits; the bare child when it can stand for the frame (a zero
- * reference at the node's type). */
+ * of w bits or seqpack residuals (u8) of w bits; the bare child when it can
+ * stand for the frame (a zero reference at the node's type). */
 static int build_frame(struct qv__enc *e, void *ctx, int64_t start, int64_t m,
                        struct qv__enode **out, int *owned) {
     const struct frame_ctx *f = ctx;
     *owned = 1;
-    const int cpt = f->layout == QV__ENTROPY_SEQ ? qv__pt_uint_of_width(f->w / 8) : f->pt;
+    const int cpt = f->layout == QV__ENTROPY_SEQ       ? qv__pt_uint_of_width(f->w / 8)
+                    : f->layout == QV__ENTROPY_SEQBITS ? QV__PT_U8
+                                                       : f->pt;
     uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(m ? m : 1) * 8, e->err);
     if (!res) return ENOMEM;
     for (int64_t i = 0; i < m; i++) res[i] = (f->v[start + i] - f->ref) & f->mask;
     struct qv__enode *ch = NULL, *nd = NULL;
-    int rc = f->layout == QV__ENTROPY_SEQ ? qv__plain_encode_word(e, res, m, cpt, &ch)
-                                          : qv__bitpack_encode(e, res, m, f->pt, f->w, &ch);
+    int rc = f->layout == QV__ENTROPY_SEQ       ? qv__plain_encode_word(e, res, m, cpt, &ch)
+             : f->layout == QV__ENTROPY_SEQBITS ? qv__seqpack_encode(e, res, m, cpt, f->w, &ch)
+                                                : qv__bitpack_encode(e, res, m, f->pt, f->w, &ch);
     qv__mem_free(&e->mem, res);
     if (rc) return rc;
     if (f->ref == 0 && cpt == f->pt) {
@@ -375,7 +451,7 @@ int qv__entropy_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     if (!qv__pt_is_int(pt)) return qv__enc_unsupported(e, QV_ENC_ZSTD, pt);
     /* The frames' level is the encoder's (general.c reads it per frame). */
     const int level = e->zstd_level;
-    if (c->layout == QV__ENTROPY_SEQ) e->zstd_level = seq_level(e);
+    if (c->layout == QV__ENTROPY_SEQ || c->layout == QV__ENTROPY_SEQBITS) e->zstd_level = seq_level(e);
     const int codec = c->codec == QV_ENC_ANS ? QV_ENC_ANS : QV_ENC_ZSTD;
     int rc = qv__general_encode(e, codec, pt, qv__pt_width(pt), n, c->frame_values, NULL,
                                 0, build_frame, &f, forced || qv__entropy_forced(), out);

@@ -19,6 +19,7 @@ static const struct qv__encoding *const table[] = {
     [QV_ENC_RELATIVE] = &qv__enc_relative,
     [QV_ENC_ANS] = &qv__enc_ans,
     [QV_ENC_BUCKET] = &qv__enc_bucket,
+    [QV_ENC_SEQPACK] = &qv__enc_seqpack,
 };
 
 #define SLOTS (sizeof table / sizeof table[0])
