@@ -860,16 +860,35 @@ def test_ans_wide_block():
     assert sd.ans_decode_block(ans_block(one, [1 << 16] * 32, []), 64) == b"\x2a" * 64
 
 
-def bucket_nodes(node):
-    """The bucket nodes of a tree, frames' trees included."""
-    found = [node] if node.enc == 19 else []
+def nodes_of(node, enc):
+    """The nodes of encoding `enc` in a tree, frames' trees included."""
+    found = [node] if node.enc == enc else []
     for c in node.children:
-        found += bucket_nodes(c)
+        found += nodes_of(c, enc)
     if node.enc in sd.FRAMED:
         entries, frames = sd.frame_entries(node)
         for r in sd.frame_roots(node, entries, frames):
-            found += bucket_nodes(r)
+            found += nodes_of(r, enc)
     return found
+
+
+def written_nodes(tmp_path, vals, mask, row_group_rows, enc):
+    """Writes vals (nulls where mask) as column c, checks the spec decoder
+    reads back what was written, and returns each row group's values tree
+    as (its description, its nodes of encoding `enc`)."""
+    path = str(tmp_path / "c.qvr")
+    quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=row_group_rows)
+    f, compared, skipped = compare_file(path)
+    assert f.version == (8, 0) and compared == ["c"] and skipped == []
+    got = f.column(0).to_pylist()
+    assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
+    node = f.columns[0].node
+    out = []
+    for g in range(len(f.row_groups)):
+        seg = f.row_groups[g].chunks[node].segments[2]
+        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
+        out.append((f.encoding_tree(g, node), nodes_of(root, enc)))
+    return out
 
 
 @pytest.mark.parametrize("d", [300, 1000, 2500])
@@ -882,21 +901,11 @@ def test_bucket_nodes(tmp_path, d):
     rng = np.random.default_rng(d)
     vals = zipf_wide(rng, 50000, d)
     mask = rng.random(50000) < 0.03
-    path = str(tmp_path / "bucket.qvr")
-    quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=25000)
-    f, compared, skipped = compare_file(path)
-    assert f.version == (8, 0) and compared == ["c"] and skipped == []
-    got = f.column(0).to_pylist()
-    assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
-    node = f.columns[0].node
-    for g in range(len(f.row_groups)):
-        seg = f.row_groups[g].chunks[node].segments[2]
-        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
-        found = bucket_nodes(root)
-        assert found, f.encoding_tree(g, node)
+    for tree, found in written_nodes(tmp_path, vals, mask, 25000, 19):
+        assert found, tree
         for b in found:
             assert 0 <= b.params[0] <= 3
-            assert b.children[0].enc == 18, f.encoding_tree(g, node)  # tokens: ans frames
+            assert b.children[0].enc == 18, tree  # tokens: ans frames
             assert len(b.bufs[0]) > 0
 
 
@@ -926,18 +935,6 @@ def test_bucket_node_corrupt():
         sd.decode(node(1, tok, [0, 19], bits), sd.DecodeContext())
     with pytest.raises(sd.SpecError, match="m = 3 for 64-bit"):
         sd.decode(node(3, tok, [0, 20], bits, sd.T_U64), sd.DecodeContext())
-
-
-def nodes_of(node, enc):
-    """The nodes of encoding `enc` in a tree, frames' trees included."""
-    found = [node] if node.enc == enc else []
-    for c in node.children:
-        found += nodes_of(c, enc)
-    if node.enc in sd.FRAMED:
-        entries, frames = sd.frame_entries(node)
-        for r in sd.frame_roots(node, entries, frames):
-            found += nodes_of(r, enc)
-    return found
 
 
 def test_seqpack_node():
@@ -972,19 +969,9 @@ def test_seqpack_nodes_written(tmp_path, k, w, longest):
     rng = np.random.default_rng(k)
     vals = order_flags(rng, 50000, k, longest).astype(np.int32)
     mask = rng.random(50000) < 0.02
-    path = str(tmp_path / "seq.qvr")
-    quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=20000)
-    f, compared, skipped = compare_file(path)
-    assert f.version == (8, 0) and compared == ["c"] and skipped == []
-    got = f.column(0).to_pylist()
-    assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
-    node = f.columns[0].node
-    for g in range(len(f.row_groups)):
-        seg = f.row_groups[g].chunks[node].segments[2]
-        root = sd.parse_node(f.segment_bytes(seg), 0, seg.length, 0)
-        found = nodes_of(root, 20)
-        assert found, f.encoding_tree(g, node)
-        assert all(s.params[0] == w for s in found), f.encoding_tree(g, node)
+    for tree, found in written_nodes(tmp_path, vals, mask, 20000, 20):
+        assert found, tree
+        assert all(s.params[0] == w for s in found), tree
 
 
 def test_file_of_unknown_major_version_refused(tmp_path):

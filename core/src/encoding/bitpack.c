@@ -317,13 +317,7 @@ static int bitpack_validate(const struct qv__node *nd, struct qv_error *err) {
     if (nd->params[0] < 0 || nd->params[0] > (int64_t)nd->width * 8)
         return qv__corrupt(err, nd, "bit width %lld for %s values", (long long)nd->params[0],
                            qv__pt_name(nd->pt));
-    uint64_t need = qv__bitpack_bytes(nd->count, (unsigned)nd->params[0]);
-    if (nd->buf_len[0] != need)
-        return qv__corrupt(err, nd,
-                           "packed buffer holds %llu bytes, %lld values at width %lld need %llu",
-                           (unsigned long long)nd->buf_len[0], (long long)nd->count,
-                           (long long)nd->params[0], (unsigned long long)need);
-    return 0;
+    return qv__want_packed(nd, qv__bitpack_bytes(nd->count, (unsigned)nd->params[0]), err);
 }
 
 static int bitpack_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,

@@ -1059,6 +1059,9 @@ int qv__want_shape(const struct qv__node *nd, int nparams, int nbufs, int nchild
                    struct qv_error *err);
 int qv__want_child(const struct qv__node *nd, int i, int pt, int64_t count,
                    struct qv_error *err);
+/* Buffer 0 of a packing node (bitpack, seqpack: param 0 the bit width)
+ * holds exactly `need` bytes. */
+int qv__want_packed(const struct qv__node *nd, uint64_t need, struct qv_error *err);
 /* Bytes the node's values take decoded (bool: bits rounded up to bytes). */
 uint64_t qv__node_value_bytes(const struct qv__node *nd);
 

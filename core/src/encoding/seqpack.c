@@ -133,13 +133,7 @@ static int seqpack_validate(const struct qv__node *nd, struct qv_error *err) {
     if ((rc = qv__want_shape(nd, 1, 1, 0, err))) return rc;
     if (!width_ok(nd->params[0]))
         return qv__corrupt(err, nd, "bit width %lld (1, 2 or 4 only)", (long long)nd->params[0]);
-    const uint64_t need = qv__seqpack_bytes(nd->count, (unsigned)nd->params[0]);
-    if (nd->buf_len[0] != need)
-        return qv__corrupt(err, nd,
-                           "packed buffer holds %llu bytes, %lld values at width %lld need %llu",
-                           (unsigned long long)nd->buf_len[0], (long long)nd->count,
-                           (long long)nd->params[0], (unsigned long long)need);
-    return 0;
+    return qv__want_packed(nd, qv__seqpack_bytes(nd->count, (unsigned)nd->params[0]), err);
 }
 
 /* Forced (the cascade never proposes it; the entropy stage lays frames out

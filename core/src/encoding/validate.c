@@ -33,6 +33,15 @@ int qv__want_child(const struct qv__node *nd, int i, int pt, int64_t count,
     return 0;
 }
 
+int qv__want_packed(const struct qv__node *nd, uint64_t need, struct qv_error *err) {
+    if (nd->buf_len[0] != need)
+        return qv__corrupt(err, nd,
+                           "packed buffer holds %llu bytes, %lld values at width %lld need %llu",
+                           (unsigned long long)nd->buf_len[0], (long long)nd->count,
+                           (long long)nd->params[0], (unsigned long long)need);
+    return 0;
+}
+
 uint64_t qv__node_value_bytes(const struct qv__node *nd) {
     if (nd->pt == QV__PT_BOOL) return ((uint64_t)nd->count + 7) / 8;
     return (uint64_t)nd->count * nd->width;
