@@ -420,7 +420,11 @@ static void test_fsst_floor(void **state) {
  * comparison's nested dataset): counted whole, the dictionary's values
  * made FSST look smaller, and FSST came out 1.6 times the dictionary (its
  * sorted values zstd-compressed). The estimate now counts the values at
- * FSST's sampled ratio, and the dictionary is chosen. */
+ * FSST's sampled ratio, and the dictionary is chosen. Its values' zstd
+ * frames hold plain strings whose offsets (every length 9) are a delta
+ * over one constant: the frame's plain node is cascaded at the zstd node's
+ * depth, not one deeper, where the offsets were at the maximum and
+ * bit-packed at 17 bits (the chunk 300,088 bytes, now 256,648). */
 static size_t g_user(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     (void)i;
     return (size_t)snprintf((char *)b, cap, "user%05u", (unsigned)(rng_next(s) % 20000));
@@ -438,6 +442,10 @@ static void test_dict_values_estimate(void **state) {
     print_message("  user names: %zu bytes (FSST forced %zu), %s\n", size, fsst, d);
     assert_int_equal(root, QV_ENC_DICT);
     assert_true(size < fsst);
+    if (!strstr(d, "values=zstd(") || !strstr(d, "offsets=delta(bases=plain(),deltas=constant())"))
+        fail_msg("dictionary values: %s", d);
+    /* 15-bit codes (245,760 bytes) and the values in some 11 KB. */
+    assert_true(size < 260000);
     col_free(&c);
     env_close(&env);
 }
