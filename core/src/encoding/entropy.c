@@ -107,17 +107,6 @@ int qv__entropy_forced(void) { return __atomic_load_n(&forced_layout, __ATOMIC_R
  * returns bytes. */
 static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mask, int layout,
                         unsigned w, uint8_t *out, uint64_t *res, uint32_t *tmp) {
-    if (layout == QV__ENTROPY_SEQBITS) {
-        /* Vector by vector: a whole vector is whole bytes at any w. */
-        uint64_t at = 0;
-        for (int64_t i = 0; i < m; i += QV__VEC) {
-            int64_t rem = m - i < QV__VEC ? m - i : QV__VEC;
-            for (int64_t j = 0; j < rem; j++) res[j] = (v[i + j] - ref) & mask;
-            qv__seqpack_put(res, rem, w, out + at);
-            at += qv__seqpack_bytes(rem, w);
-        }
-        return at;
-    }
     if (layout == QV__ENTROPY_SEQ) {
         if (w == 8)
             for (int64_t j = 0; j < m; j++) out[j] = (uint8_t)(v[j] - ref);
@@ -128,12 +117,19 @@ static uint64_t lay_out(const uint64_t *v, int64_t m, uint64_t ref, uint64_t mas
             }
         return (uint64_t)m * (w / 8);
     }
+    /* Bit-packed or sequential bits, vector by vector (a whole vector is
+     * whole bytes either way). */
     uint64_t at = 0;
     for (int64_t i = 0; i < m; i += QV__VEC) {
         int64_t rem = m - i < QV__VEC ? m - i : QV__VEC;
         for (int64_t j = 0; j < rem; j++) res[j] = (v[i + j] - ref) & mask;
-        qv__pack_vec(res, rem, w, out + at, tmp);
-        at += qv__bitpack_vec_bytes(rem, w);
+        if (layout == QV__ENTROPY_SEQBITS) {
+            qv__seqpack_put(res, rem, w, out + at);
+            at += qv__seqpack_bytes(rem, w);
+        } else {
+            qv__pack_vec(res, rem, w, out + at, tmp);
+            at += qv__bitpack_vec_bytes(rem, w);
+        }
     }
     return at;
 }
@@ -367,28 +363,29 @@ int qv__entropy_choose(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
      * not have; made consistent, lineitem's l_discount, 11 values at 3.46
      * bits of entropy, goes to ans for 11.5% of its bytes and Q6 takes
      * 28.4 ms against 15.3). */
-    int pick = ans_est >= 0 && (zstd_est < 0 || ans_est * qv__cost_factor(e, QV_ENC_ANS) <=
+    enum { NONE, ANS, ZSTD, SEQBITS } pick;
+    pick = ans_est >= 0 && (zstd_est < 0 || ans_est * qv__cost_factor(e, QV_ENC_ANS) <=
                                                     zstd_est * qv__cost_factor(e, QV_ENC_ZSTD))
-                   ? QV_ENC_ANS
-               : zstd_est >= 0 ? QV__ENTROPY_PACKED
-                               : 0;
+                   ? ANS
+               : zstd_est >= 0 ? ZSTD
+                               : NONE;
     /* Sequential bits replace that choice only where they would also win
      * in the cascade: against ans beyond zstd's margin, against zstd's
      * other layouts at seqpack's added decode cost. */
     const int seqbits_cost = qv__enc_zstd.decode_cost + qv__enc_seqpack.decode_cost;
     if (seqbits_est >= 0) {
         const double score = seqbits_est * qv__cost_weight(e, seqbits_cost);
-        if (!pick ||
-            (pick == QV_ENC_ANS && score * QV__ENTROPY_MARGIN < ans_est * qv__cost_factor(e, QV_ENC_ANS)) ||
-            (pick != QV_ENC_ANS && score < zstd_est * qv__cost_factor(e, QV_ENC_ZSTD)))
-            pick = QV__ENTROPY_SEQBITS;
+        if (pick == NONE ||
+            (pick == ANS && score * QV__ENTROPY_MARGIN < ans_est * qv__cost_factor(e, QV_ENC_ANS)) ||
+            (pick == ZSTD && score < zstd_est * qv__cost_factor(e, QV_ENC_ZSTD)))
+            pick = SEQBITS;
     }
-    if (pick == QV_ENC_ANS) {
+    if (pick == ANS) {
         choose_ans(c, ref, ans_est);
         return 0;
     }
-    if (!pick) return 0;
-    const int seq = pick == QV__ENTROPY_SEQBITS;
+    if (pick == NONE) return 0;
+    const int seq = pick == SEQBITS;
     c->ref = ref;
     c->width = seq ? seqbits_width(fb) : best_w;
     c->layout = seq ? QV__ENTROPY_SEQBITS : best_layout;

@@ -110,12 +110,14 @@ static int seqpack_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t star
     for (int64_t i = 0; i < n; i += QV__VEC) {
         const int64_t m = n - i < QV__VEC ? n - i : QV__VEC;
         unpack_u8(nd->buf[0], w, start + i, m, tmp);
-        for (int64_t j = 0; j < m; j++) {
-            switch (nd->width) {
-            case 2: ((uint16_t *)(void *)o)[i + j] = tmp[j]; break;
-            case 4: ((uint32_t *)(void *)o)[i + j] = tmp[j]; break;
-            default: ((uint64_t *)(void *)o)[i + j] = tmp[j]; break;
-            }
+        switch (nd->width) {
+        case 2:
+            for (int64_t j = 0; j < m; j++) ((uint16_t *)(void *)o)[i + j] = tmp[j];
+            break;
+        case 4:
+            for (int64_t j = 0; j < m; j++) ((uint32_t *)(void *)o)[i + j] = tmp[j];
+            break;
+        default: qv__widen(tmp, 1, m, (uint64_t *)(void *)o + i); break;
         }
     }
     qv__stack_release(&d->stack, mk);
