@@ -224,7 +224,8 @@ def test_fixtures_present():
         "v4_0_all_types.qvr", "v4_0_compact.qvr", "v4_0_long_strings.qvr",
         "v5_0_all_types.qvr", "v5_0_compact.qvr", "v5_0_long_strings.qvr",
         "v6_0_all_types.qvr", "v6_0_compact.qvr", "v6_0_long_strings.qvr",
-        "v7_0_all_types.qvr", "v7_0_compact.qvr", "v7_0_long_strings.qvr"}
+        "v7_0_all_types.qvr", "v7_0_compact.qvr", "v7_0_long_strings.qvr",
+        "v8_0_all_types.qvr", "v8_0_compact.qvr", "v8_0_long_strings.qvr"}
 
 
 # ------------------------------------------------------------ files of today's writer

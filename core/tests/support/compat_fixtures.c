@@ -73,6 +73,15 @@ const struct cf_spec cf_specs[] = {
     {"v7_0_long_strings.qvr", 18000, 17000, 0, 1, 1403,
      "format 7.0: id int64 + 100-700 byte strings + a short tag, every 7th text null, 2 row "
      "groups"},
+    /* The same rows as written by the format 8.0 writer (encoding 20,
+     * seqpack), the last before 9.0. */
+    {"v8_0_all_types.qvr", 2500, 1024, 0, 0, 1401,
+     "format 8.0: every type, nulls at every level, 3 row groups (1024, 1024, 452 rows)"},
+    {"v8_0_compact.qvr", 1500, 1024, 1, 0, 1402,
+     "format 8.0: every type in compact mode, 2 row groups"},
+    {"v8_0_long_strings.qvr", 18000, 17000, 0, 1, 1403,
+     "format 8.0: id int64 + 100-700 byte strings + a short tag, every 7th text null, 2 row "
+     "groups"},
 };
 const int cf_n_specs = (int)(sizeof cf_specs / sizeof cf_specs[0]);
 
