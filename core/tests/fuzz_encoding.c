@@ -52,7 +52,9 @@ static const enum qv_value_kind kinds[] = {
  * seqpack residuals) take the place of sequential bytes, and seqpack
  * (encoding 20) is forced at the root of the inputs that would otherwise
  * be left to the cascade (selector bits 4-7 = 1011); both with the values
- * narrowed to 1 or 4 bits (narrow_values), which seqpack needs. */
+ * narrowed to 1 or 4 bits (narrow_values), which seqpack needs. Radix
+ * (format 9.0, encoding 21) is forced at the root of those with selector
+ * bits 4-7 = 0011, the values narrowed to 11 or 256 values (sel bit 3). */
 static int skew_int(enum qv_value_kind kind) {
     return kind == QV_KIND_INT8 || kind == QV_KIND_UINT16 || kind == QV_KIND_INT32 ||
            kind == QV_KIND_INT64 || kind == QV_KIND_UINT64;
@@ -61,16 +63,17 @@ static int skew_force(enum qv_value_kind kind, uint8_t sel) {
     if (!skew_int(kind)) return QV_ENC_AUTO;
     if ((sel & 0x30) == 0x10) return QV_ENC_PATCHED;
     if ((sel & 0xF0) == 0xB0) return QV_ENC_SEQPACK;
+    if ((sel & 0xF0) == 0x30) return QV_ENC_RADIX;
     return (sel & 0x70) == 0x70 ? QV_ENC_BUCKET : QV_ENC_AUTO;
 }
 static int skew_layout(enum qv_value_kind kind, uint8_t sel) {
     return skew_int(kind) && (sel & 0x30) == 0x20 ? (sel & 0x40 ? 4 : sel & 0x80 ? 5 : 3) : 0;
 }
-/* Values of kind (n of them, w bytes each, little-endian) narrowed to the
- * low bit (sel bit 3) or the low 4 bits of their first byte. */
-static void narrow_values(uint8_t *v, int64_t n, unsigned w, uint8_t sel) {
+/* Values of kind (n of them, w bytes each, little-endian) narrowed to
+ * their first byte modulo m. */
+static void narrow_values(uint8_t *v, int64_t n, unsigned w, unsigned m) {
     for (int64_t i = 0; i < n; i++) {
-        const uint8_t b = (uint8_t)(v[(size_t)i * w] & (sel & 8 ? 1 : 15));
+        const uint8_t b = (uint8_t)(v[(size_t)i * w] % m);
         memset(v + (size_t)i * w, 0, w);
         v[(size_t)i * w] = b;
     }
@@ -257,7 +260,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         eo.force = skew_force(kind, sel);
         const int layout = skew_layout(kind, sel);
         if (eo.force == QV_ENC_SEQPACK || layout == 5)
-            narrow_values(copy, n, (unsigned)out_bytes(kind, 1), sel);
+            narrow_values(copy, n, (unsigned)out_bytes(kind, 1), sel & 8 ? 2 : 16);
+        if (eo.force == QV_ENC_RADIX)
+            narrow_values(copy, n, (unsigned)out_bytes(kind, 1), sel & 8 ? 11 : 256);
         /* Integers: every other such input stored as relative differences. */
         int rel = is_int_kind(kind) && (body[0] & 1);
         qv_encode_force_entropy_layout(layout);

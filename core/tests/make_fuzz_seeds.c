@@ -179,6 +179,14 @@ static int write_encoding_seeds(const char *dir) {
     }
     rc |= write_enc_seed(dir, "seqbits_flags_i64", 4, QV_KIND_INT64, flags, 20000, QV_ENC_AUTO);
     rc |= write_enc_seed(dir, "seqpack_lines_i32", 3, QV_KIND_INT32, lines, 20000, QV_ENC_SEQPACK);
+    /* Discounts of 0 to 10 (format 9.0): radix pairs of base-11 digits in
+     * 7-bit groups, chosen. */
+    static int64_t disc[20000];
+    for (int i = 0; i < 20000; i++) {
+        x = x * 6364136223846793005u + 1442695040888963407u;
+        disc[i] = (int64_t)((x >> 33) % 11);
+    }
+    rc |= write_enc_seed(dir, "radix_discounts_i64", 4, QV_KIND_INT64, disc, 20000, QV_ENC_AUTO);
     /* A sequence (ids counting down by 7): delta whose deltas are one
      * constant, which decodes as base + j steps. */
     static int64_t seq[5000];

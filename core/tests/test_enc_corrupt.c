@@ -45,7 +45,9 @@ static size_t g_low(int64_t i, uint64_t *s, uint8_t *b, size_t cap) {
     return strlen(x);
 }
 
-/* Samples: every encoding on a kind it supports. */
+/* Samples: every encoding on a kind it supports (make_samples checks the
+ * count after the fact: the caller's array must have room for them all). */
+#define MAX_SAMPLES 48
 static int make_samples(struct sample *out, int64_t n) {
     int k = 0;
     uint64_t s = 77;
@@ -71,6 +73,17 @@ static int make_samples(struct sample *out, int64_t n) {
             else ((int64_t *)c.values)[j] = (int64_t)x;
         }
         out[k++] = (struct sample){c, QV_ENC_SEQPACK};
+    }
+    /* 11 and 200 values forced to radix (format 9.0), the first from 1000
+     * (under a for node). */
+    for (int i = 0; i < 2; i++) {
+        struct col c = col_words(i ? QV_KIND_UINT16 : QV_KIND_INT64, n);
+        for (int64_t j = 0; j < n; j++) {
+            const uint64_t x = rng_next(&s) % (i ? 200 : 11);
+            if (i) ((uint16_t *)c.values)[j] = (uint16_t)x;
+            else ((int64_t *)c.values)[j] = (int64_t)x + 1000;
+        }
+        out[k++] = (struct sample){c, QV_ENC_RADIX};
     }
     static const int f_encs[] = {QV_ENC_ALP, QV_ENC_ALP_RD, QV_ENC_DICT, QV_ENC_AUTO};
     for (size_t i = 0; i < 4; i++) {
@@ -110,6 +123,7 @@ static int make_samples(struct sample *out, int64_t n) {
         c.v.values = c.values;
         out[k++] = (struct sample){c, x_encs[i]};
     }
+    assert_true(k <= MAX_SAMPLES);
     return k;
 }
 
@@ -147,7 +161,7 @@ static void test_truncate_and_flip(void **state) {
     (void)state;
     struct enc_env env;
     env_open_limited(&env);
-    struct sample smp[40];
+    struct sample smp[MAX_SAMPLES];
     int ns = make_samples(smp, 3000);
     uint64_t s = 1234;
     for (int i = 0; i < ns; i++) {
@@ -213,7 +227,7 @@ static void test_alloc_failures(void **state) {
     (void)state;
     struct enc_env env;
     env_open(&env);
-    struct sample smp[40];
+    struct sample smp[MAX_SAMPLES];
     int ns = make_samples(smp, 2100);
     for (int i = 0; i < ns; i++) {
         struct qv_encode_options o = {0};

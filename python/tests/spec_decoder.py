@@ -61,7 +61,8 @@ KIND_TYPE = {1: T_BOOL, 2: T_U8, 3: T_U8, 4: T_U16, 5: T_U16, 6: T_U32, 7: T_U32
 ENCODING_NAMES = {1: "plain", 2: "constant", 3: "bitpack", 4: "for", 5: "delta",
                   6: "zigzag", 7: "dict", 8: "rle", 9: "sparse", 10: "alp", 11: "alp_rd",
                   12: "fsst", 13: "zstd", 14: "lz4", 15: "patched", 16: "zstd_dict",
-                  17: "relative", 18: "ans", 19: "bucket", 20: "seqpack"}
+                  17: "relative", 18: "ans", 19: "bucket", 20: "seqpack",
+                  21: "radix"}
 
 MAX_DEPTH = 16
 
@@ -260,6 +261,8 @@ def check_shape(n):
         ok = integer and (1, 1, 2)
     elif e == 20:
         ok = integer and (1, 1, 0)
+    elif e == 21:
+        ok = integer and (2, 0, 1)
     else:
         ok = None
     if not ok:
@@ -956,11 +959,29 @@ def dec_seqpack(n, ctx):
     return v.astype(UDTYPE[WORD_WIDTH[n.type]])
 
 
+def dec_radix(n, ctx):
+    """Section 5.5.20: groups of k base-b digits, the first value the least
+    significant digit; groups below b^k, the last one's digits past the
+    last value 0."""
+    b, k = n.params
+    if not 3 <= b <= 256 or k < 2 or b ** k > 65536:
+        raise SpecError(f"radix node at byte {n.offset}: b = {b}, k = {k}")
+    ng = ceil_div(n.count, k)
+    g = decode(expect_child(n, 0, T_U16, ng), ctx).astype(np.int64)
+    if ng and int(g.max()) >= b ** k:
+        raise SpecError(f"radix node at byte {n.offset}: group {int(g.max())} >= {b}^{k}")
+    last = n.count - (ng - 1) * k
+    if ng and last < k and int(g[-1]) >= b ** last:
+        raise SpecError(f"radix node at byte {n.offset}: digits past the last value")
+    digits = (g[:, None] // (b ** np.arange(k, dtype=np.int64))[None, :]) % b
+    return digits.reshape(-1)[:n.count].astype(UDTYPE[WORD_WIDTH[n.type]])
+
+
 DECODERS = {1: dec_plain, 2: dec_constant, 3: dec_bitpack, 4: dec_for, 5: dec_delta,
             6: dec_zigzag, 7: dec_dict, 8: dec_rle, 9: dec_sparse, 10: dec_alp,
             11: dec_alp_rd, 12: dec_fsst, 13: dec_general, 14: dec_general,
             15: dec_patched, 16: dec_zstd_dict, 17: dec_relative, 18: dec_general,
-            19: dec_bucket, 20: dec_seqpack}
+            19: dec_bucket, 20: dec_seqpack, 21: dec_radix}
 
 
 def decode_segment(data, kind, fixed_width, count, ctx=None):
@@ -1038,9 +1059,9 @@ class QuiverFile:
                                                                          len(d) - 32)
         if magic != MAGIC:
             raise SpecError(f"{self.path}: tail magic {magic!r}")
-        if major not in (1, 2, 3, 4, 5, 6, 7, 8):
+        if major not in range(1, 10):
             raise SpecError(f"{self.path}: format version {major}.{minor}; this reader reads "
-                            "versions 1.x to 8.x only")
+                            "versions 1.x to 9.x only")
         if off < 8 or off + length + 32 != len(d) or length > 256 << 20:
             raise SpecError(f"{self.path}: footer at {off} of {length} bytes")
         if d[:4] != MAGIC:

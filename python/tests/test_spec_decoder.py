@@ -206,7 +206,7 @@ def test_zigzag_built_by_hand():
 @pytest.mark.parametrize("path", FIXTURES, ids=os.path.basename)
 def test_fixture(path):
     f, compared, skipped = compare_file(path)
-    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0))
+    assert f.version in ((1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0), (7, 0), (8, 0), (9, 0))
     assert f.verify_checksums() > 0 or sd.xxhash is None
     assert compared
     if "all_types" in path or "compact" in path:
@@ -332,6 +332,9 @@ def flat_table(seed=15, n=N):
         # A flag that mostly holds along the lines of an order (lineitem's
         # l_linestatus): sequential bits in zstd frames, seqpack (5.5.19).
         "status": pa.array(order_flags(rng, n, 2, 14)),
+        # Eleven uniform values (lineitem's l_discount): pairs of base-11
+        # digits in 7 bits, radix (5.5.20).
+        "discount": pa.array(rng.integers(0, 11, n)),
     })
 
 
@@ -378,12 +381,12 @@ def flat():
     return flat_table()
 
 
-# What the writer of format 8.0 chooses for these columns (docs/format.md 5.7).
+# What the writer of format 9.0 chooses for these columns (docs/format.md 5.7).
 # Asserted so that the comparisons above really cover every encoding: if the
 # writer's choices change, pick new data rather than dropping the check.
 EXPECTED_DEFAULT = {"plain", "constant", "bitpack", "for", "delta", "dict", "rle", "sparse",
                     "alp", "alp_rd", "fsst", "zstd", "patched", "relative", "ans", "bucket",
-                    "seqpack"}
+                    "seqpack", "radix"}
 EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patched",
                     "relative", "zigzag", "bucket"}
 
@@ -394,7 +397,7 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     path = str(tmp_path / "flat.qvr")
     quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
     f, compared, skipped = compare_file(path)
-    assert f.version == (8, 0)
+    assert f.version == (9, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
     assert skipped == [] and len(compared) == flat.num_columns
     if sd.xxhash is not None:
@@ -476,7 +479,7 @@ def test_ans_frames(tmp_path):
     path = str(tmp_path / "ans.qvr")
     quiver.write(pa.table({"skewed": skewed, "zipf": zipf}), path)
     f, compared, skipped = compare_file(path)
-    assert f.version == (8, 0)
+    assert f.version == (9, 0)
     assert skipped == [] and compared == ["skewed", "zipf"]
     assert "ans" in encodings_of(f)
     assert f.column(0).to_numpy().tolist() == skewed.tolist()
@@ -880,7 +883,7 @@ def written_nodes(tmp_path, vals, mask, row_group_rows, enc):
     path = str(tmp_path / "c.qvr")
     quiver.write(pa.table({"c": pa.array(vals, mask=mask)}), path, row_group_rows=row_group_rows)
     f, compared, skipped = compare_file(path)
-    assert f.version == (8, 0) and compared == ["c"] and skipped == []
+    assert f.version == (9, 0) and compared == ["c"] and skipped == []
     got = f.column(0).to_pylist()
     assert got == [None if m else int(v) for v, m in zip(vals.tolist(), mask.tolist())]
     node = f.columns[0].node
@@ -960,7 +963,7 @@ def test_seqpack_node():
         sd.decode(node(1, [0x8d], 9), ctx)
 
 
-@pytest.mark.parametrize("k,w,longest", [(2, 1, 14), (3, 2, 7), (7, 4, 7)])
+@pytest.mark.parametrize("k,w,longest", [(2, 1, 14), (4, 2, 14), (7, 4, 7)])
 def test_seqpack_nodes_written(tmp_path, k, w, longest):
     # Flags or small codes that hold along the lines of an order (k values,
     # k - 1 needing w bits; orders of up to 14 lines for the flag, which
@@ -975,15 +978,57 @@ def test_seqpack_nodes_written(tmp_path, k, w, longest):
         assert all(s.params[0] == w for s in found), tree
 
 
+def test_radix_node():
+    # Hand-made radix nodes (section 5.5.20) over plain u16 groups: the
+    # spec's two examples decode, at u8 and zero-extended to u64; a base or
+    # digit count out of range, a group not below b^k and a last group with
+    # digits past the last value are refused.
+    def node(b, k, groups, count, typ=sd.T_U8):
+        g = sd.Node.__new__(sd.Node)
+        g.enc, g.type, g.width, g.count, g.children = 1, sd.T_U16, 0, len(groups), []
+        g.params, g.bufs, g.offset, g.depth, g.data = [], [np.asarray(groups, "<u2").tobytes()], 0, 1, None
+        n = sd.Node.__new__(sd.Node)
+        n.enc, n.type, n.width, n.count, n.children = 21, typ, 0, count, [g]
+        n.params, n.bufs, n.offset, n.depth, n.data = [b, k], [], 0, 0, None
+        return n
+
+    ctx = sd.DecodeContext()
+    assert sd.decode(node(11, 2, [80, 10, 5], 5), ctx).tolist() == [3, 7, 10, 0, 5]
+    assert sd.decode(node(3, 5, [200, 7], 7), ctx).tolist() == [2, 0, 1, 1, 2, 1, 2]
+    assert sd.decode(node(3, 5, [200, 7], 7, sd.T_U64), ctx).tolist() == [2, 0, 1, 1, 2, 1, 2]
+    assert sd.decode(node(11, 2, [], 0), ctx).tolist() == []
+    for b, k in [(2, 2), (257, 2), (11, 1), (11, 5)]:
+        with pytest.raises(sd.SpecError, match=f"b = {b}, k = {k}"):
+            sd.decode(node(b, k, [0], 1), ctx)
+    with pytest.raises(sd.SpecError, match="group 121 >= 11"):
+        sd.decode(node(11, 2, [80, 121, 5], 6), ctx)
+    with pytest.raises(sd.SpecError, match="digits past the last value"):
+        sd.decode(node(11, 2, [80, 10, 11], 5), ctx)
+
+
+@pytest.mark.parametrize("span,b,k", [(3, 3, 5), (5, 5, 3), (11, 11, 2), (40, 40, 3)])
+def test_radix_nodes_written(tmp_path, span, b, k):
+    # Uniform values of 3 to 40 values from 1000 (a reference above the
+    # groups), with nulls, in row groups of 20,000 and a shorter last one:
+    # the writer holds them as radix nodes of base `span`, and the spec
+    # decoder reads back what was written.
+    rng = np.random.default_rng(span)
+    vals = (1000 + rng.integers(0, span, 50000)).astype(np.int64)
+    mask = rng.random(50000) < 0.02
+    for tree, found in written_nodes(tmp_path, vals, mask, 20000, 21):
+        assert found, tree
+        assert all(s.params == [b, k] for s in found), tree
+
+
 def test_file_of_unknown_major_version_refused(tmp_path):
     path = str(tmp_path / "v.qvr")
     quiver.write(pa.table({"x": np.arange(10)}), path)
     with open(path, "rb") as fh:
         data = bytearray(fh.read())
-    assert struct.unpack_from("<HH", data, len(data) - 8) == (8, 0)
-    struct.pack_into("<H", data, len(data) - 8, 9)
+    assert struct.unpack_from("<HH", data, len(data) - 8) == (9, 0)
+    struct.pack_into("<H", data, len(data) - 8, 10)
     with open(path, "wb") as fh:
         fh.write(data)
-    with pytest.raises(sd.SpecError, match=r"format version 9\.0; this reader reads "
-                                           r"versions 1\.x to 8\.x only"):
+    with pytest.raises(sd.SpecError, match=r"format version 10\.0; this reader reads "
+                                           r"versions 1\.x to 9\.x only"):
         sd.open_file(path)

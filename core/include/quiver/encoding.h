@@ -102,6 +102,11 @@ enum qv_encoding {
      * 5.5.19, format 8.0): the entropy stage's layout for narrow residuals
      * inside zstd frames, where neighbouring values share a byte. */
     QV_ENC_SEQPACK = 20,
+    /* Integers of b values (3 to 256) held k to a 16-bit group, as the
+     * group's base-b digits (docs/format.md 5.5.20, format 9.0): ranges
+     * that fill too little of a power of two for bit-packing's whole
+     * bits (11 values: 3.5 bits a value against 4). */
+    QV_ENC_RADIX = 21,
     QV_ENC_COUNT
 };
 #define QV_ENC_BIT(e) (UINT32_C(1) << (e))

@@ -304,6 +304,19 @@ static void add_bucket(struct qv__enc *e, struct cands *c, const uint64_t *v, in
     if (k) k->counted = 1;
 }
 
+/* Radix (radix.c): the frame-of-reference residuals as base-b digits, k
+ * to a group, where that is fewer bits a value than packing's fb; 8 bytes
+ * more for the `for` node above it when the reference is not 0. */
+static void add_radix(struct qv__enc *e, struct cands *c, const struct qv__istats *s, int64_t n,
+                      unsigned fb, uint64_t ref) {
+    const uint64_t range = qv__istats_for_range(s);
+    if (range < 2 || range > 255 || !qv__allowed(e, QV_ENC_RADIX)) return;
+    unsigned gw;
+    const unsigned k = qv__radix_digits((uint32_t)range + 1, &gw);
+    if (!k || gw >= fb * k) return;
+    add(c, e, QV_ENC_RADIX, packed((n + k - 1) / k, gw) + 16 + (ref ? 8 : 0));
+}
+
 /* Delta and zig-zag: `est` (< 0: none) is the transform's own estimate
  * (delta's, packing its deltas at their range's width); with `chain` set,
  * its child's likely cascade is estimated on a transformed sample
@@ -413,6 +426,7 @@ int qv__cascade_int(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int
             }
             if ((rc = add_patched(e, &c, v, n, pt, &s, fb, &pc, &src))) return rc;
             add_bucket(e, &c, v, n, pt, &s, fb, &bc, &src);
+            add_radix(e, &c, &s, n, fb, ref);
         }
         if ((rc = add_entropy(e, &c, v, n, pt, &s, &ec))) return rc;
         if (ec.est_bytes >= 0 && qv__entropy_forced()) {

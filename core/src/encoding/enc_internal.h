@@ -294,6 +294,8 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
 /* Bits of the frame-of-reference residual range (the smaller of the
  * unsigned and signed views) and the reference to use. */
 unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref);
+/* The residual range itself (largest residual) of that choice. */
+uint64_t qv__istats_for_range(const struct qv__istats *s);
 /* What a sample of whole vectors saw of the distinct values: sn values in
  * m vectors held d distinct (hd among the first hn values), q1 of them in
  * exactly one of the vectors and q2 in exactly two. */
@@ -623,6 +625,15 @@ uint64_t qv__seqpack_bytes(int64_t n, unsigned w);
 void qv__seqpack_put(const uint64_t *v, int64_t n, unsigned w, uint8_t *out);
 int qv__seqpack_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, unsigned w,
                        struct qv__enode **out);
+/* Radix (radix.c): values below b held k to a u16 group, the group's base-b
+ * digits. qv__radix_digits gives the k of fewest bits a value for b (3 to
+ * 256; 0 outside) and, in *gbits, a group's bit width; qv__radix_encode
+ * builds the node (every value below b) and cascades its groups at depth
+ * + 1. */
+#define QV__RADIX_MAX_K 10
+unsigned qv__radix_digits(uint32_t b, unsigned *gbits);
+int qv__radix_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, uint32_t b,
+                     unsigned k, int depth, struct qv__enode **out);
 /* Bytes of the vector holding values [0, rem) (rem <= 1024). */
 uint64_t qv__bitpack_vec_bytes(int64_t rem, unsigned w);
 /* Packs values (each < 2^w) of one vector; rem <= 1024 values; writes
@@ -1020,6 +1031,7 @@ extern const struct qv__encoding qv__enc_relative;
 extern const struct qv__encoding qv__enc_ans;
 extern const struct qv__encoding qv__enc_bucket;
 extern const struct qv__encoding qv__enc_seqpack;
+extern const struct qv__encoding qv__enc_radix;
 
 /* qv_encode's set-up of one call from its options (encode.c), and its
  * end: on rc == 0 serializes `root` into *out (from e->r); in every case
@@ -1179,6 +1191,16 @@ void qv__bits_extract(const uint64_t *src, int64_t nbits, int64_t off, int64_t m
  * filter_str.c). Each returns 0, ENOTSUP or an error. */
 int qv__filter_packed(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                       const uint64_t *sel, uint64_t *out, struct qv_error *err);
+/* A radix node's values [start, start + n) as bytes, whatever its type (its
+ * digits: filter_int.c compares them in their own domain). */
+int qv__radix_dec_digits(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
+                         uint8_t *out, struct qv_error *err);
+/* Its groups [g0, g0 + m) into g, checked as a decode checks them (each
+ * below b^k, the last one's digits past the last value 0). */
+int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t m, uint16_t *g,
+                     struct qv_error *err);
+int qv__filter_radix(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
+                     const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,
                            int64_t n, const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_constant(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,

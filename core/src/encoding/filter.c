@@ -444,6 +444,10 @@ int qv_decoder_filter(struct qv_decoder *dc, int64_t start, int64_t n,
                  (root->enc == QV_ENC_FOR && root->child[0]->enc == QV_ENC_BITPACK &&
                   root->child[0]->pt == root->pt))
             rc = qv__filter_packed(d, &fp, start, n, sel, out, err);
+        else if (root->enc == QV_ENC_RADIX ||
+                 (root->enc == QV_ENC_FOR && root->child[0]->enc == QV_ENC_RADIX &&
+                  root->child[0]->pt == root->pt))
+            rc = qv__filter_radix(d, &fp, start, n, sel, out, err);
         else rc = qv__filter_decoded_int(d, &fp, start, n, sel, out, err);
         break;
     }

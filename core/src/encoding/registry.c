@@ -20,6 +20,7 @@ static const struct qv__encoding *const table[] = {
     [QV_ENC_ANS] = &qv__enc_ans,
     [QV_ENC_BUCKET] = &qv__enc_bucket,
     [QV_ENC_SEQPACK] = &qv__enc_seqpack,
+    [QV_ENC_RADIX] = &qv__enc_radix,
 };
 
 #define SLOTS (sizeof table / sizeof table[0])

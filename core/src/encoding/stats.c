@@ -147,6 +147,12 @@ unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
     return qv__bits(urange);
 }
 
+uint64_t qv__istats_for_range(const struct qv__istats *s) {
+    uint64_t urange = s->umax - s->umin;
+    uint64_t srange = (uint64_t)s->smax - (uint64_t)s->smin;
+    return srange < urange ? srange : urange;
+}
+
 #define SAMPLE_VECTORS 16
 _Static_assert(SAMPLE_VECTORS <= QV__INC_MAX_VECTORS, "incidence keeps a sampled vector's index + 1");
 _Static_assert(SAMPLE_VECTORS * QV__VEC <= UINT16_MAX, "a value's count in the sample fits 16 bits");

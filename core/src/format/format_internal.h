@@ -18,9 +18,9 @@
  * 5) and byte-capped zstd/lz4 frames, 3.0 encodings 15-17, 4.0 for nodes
  * over narrower residuals (the entropy stage's sequential frames), 5.0
  * encoding 18 (ans frames), 6.0 ans blocks of 32 states (kind 2), 7.0
- * encoding 19 (bucket), 8.0 encoding 20 (seqpack); a reader reads majors
- * 1 to 8 (docs/format.md, "Compatibility"). */
-#define QV__FORMAT_MAJOR 8
+ * encoding 19 (bucket), 8.0 encoding 20 (seqpack), 9.0 encoding 21
+ * (radix); a reader reads majors 1 to 9 (docs/format.md, "Compatibility"). */
+#define QV__FORMAT_MAJOR 9
 #define QV__FORMAT_MINOR 0
 #define QV__FORMAT_MAJOR_MIN 1 /* oldest major this reader reads */
 /* Blocks of per-block checksums (section 5): 2^QV__BLOCK_SHIFT bytes of a

@@ -1,12 +1,14 @@
 /*
- * bench/run seqpack [--quick]
+ * bench/run small_ints [--quick]
  *
- * Sequential bits (seqpack in zstd frames, docs/format.md 5.5.19 and 5.7)
- * against the other homes of small integers: u64 columns of 131,072
- * values (one row group) in six shapes of at most 4 bits, each encoded with
- * the cascade's own choice, bit-packed, and with the entropy stage forced
- * to each of its layouts: ans frames over bytes, zstd over bit-packed
- * lanes, zstd over sequential bytes, zstd over sequential bits. Per
+ * The homes of small integers: u64 columns of 131,072 values (one row
+ * group). Six shapes of at most 4 bits, for sequential bits (seqpack in
+ * zstd frames, docs/format.md 5.5.19 and 5.7), each encoded with the
+ * cascade's own choice, bit-packed, radix (5.5.20) and with the entropy
+ * stage forced to each of its layouts: ans frames over bytes, zstd over
+ * bit-packed lanes, zstd over sequential bytes, zstd over sequential bits;
+ * then five uniform ranges that do not fill a power of two, for radix,
+ * each with the cascade's choice, bit-packed, radix and ans. Per
  * encoding: bits per value, full decode ns per value (open + decode +
  * close), the same through a filter `x == 1` (open + filter + close) and a
  * cold take of 100 sorted random rows (open + take) in us, min / median
@@ -29,7 +31,7 @@ static uint64_t rs = 11;
 static double unit(void) { return qv_bench_unit(&rs); }
 
 static void die(const char *what, const struct qv_error *err) {
-    fprintf(stderr, "bench_seqpack: %s: %s\n", what, err ? err->message : "");
+    fprintf(stderr, "bench_small_ints: %s: %s\n", what, err ? err->message : "");
     exit(1);
 }
 
@@ -61,30 +63,38 @@ static void shape(int sh, uint64_t *v, int64_t n) {
             v[i++] = (uint64_t)(1 + x);
             break;
         }
-        default: v[i++] = unit() < 0.97 ? 0 : 1 + (uint64_t)(unit() * 3); break; /* rare flags */
+        case 5: v[i++] = unit() < 0.97 ? 0 : 1 + (uint64_t)(unit() * 3); break; /* rare flags */
+        default: { /* uniform ranges for radix: 3, 5, 9 (l_tax), 17 (digits' pixels), 181 */
+            static const int span[] = {3, 5, 9, 17, 181};
+            v[i++] = (uint64_t)(unit() * span[sh - 6]);
+            break;
+        }
         }
     }
 }
 
 int main(int argc, char **argv) {
-    struct qv_bench *b = qv_bench_open("seqpack", argc, argv);
+    struct qv_bench *b = qv_bench_open("small_ints", argc, argv);
     const int reps = qv_bench_quick(b) ? 3 : 7;
     struct qv_pool *pool;
     struct qv_reservation *res;
     struct qv_error err = {0};
     if (qv_pool_create(NULL, &pool, &err) || qv_reservation_create(pool, NULL, &res, &err))
         die("pool", &err);
-    static const char *const shapes[] = {"uniform 0..10", "flag per order", "3 values per order",
-                                         "line numbers 1..7", "skewed 1..5", "rare flags 3%"};
-    /* {force, entropy layout} */
+    static const char *const shapes[] = {
+        "uniform 0..10",   "flag per order", "3 values per order", "line numbers 1..7",
+        "skewed 1..5",     "rare flags 3%",  "uniform 0..2",       "uniform 0..4",
+        "uniform 0..8",    "uniform 0..16",  "uniform 0..180"};
+    /* {force, entropy layout}; the radix shapes (from 6) only the first four */
     static const int encs[][2] = {{QV_ENC_BITPACK, 0},
                                   {QV_ENC_AUTO, 0},
+                                  {QV_ENC_RADIX, 0},
                                   {QV_ENC_AUTO, QV__ENTROPY_ANS},
                                   {QV_ENC_AUTO, QV__ENTROPY_PACKED},
                                   {QV_ENC_AUTO, QV__ENTROPY_SEQ},
                                   {QV_ENC_AUTO, QV__ENTROPY_SEQBITS}};
-    static const char *const enc_names[] = {"bitpack", "auto", "ans", "zstd-lanes", "zstd-seq8",
-                                            "zstd-seqbits"};
+    static const char *const enc_names[] = {"bitpack", "auto", "radix", "ans", "zstd-lanes",
+                                            "zstd-seq8", "zstd-seqbits"};
     uint64_t *v = malloc((size_t)N * CHUNKS * 8), *out = malloc((size_t)N * 8);
     if (!v || !out) die("malloc", NULL);
     printf("u64 values, %d chunks of %d; decode ns/value, filter x == 1 ns/value, cold take of "
@@ -93,7 +103,7 @@ int main(int argc, char **argv) {
            "filter ns/v", "take 100 us", "root");
     for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
         shape((int)sh, v, (int64_t)N * CHUNKS);
-        for (size_t k = 0; k < sizeof encs / sizeof encs[0]; k++) {
+        for (size_t k = 0; k < (sh < 6 ? sizeof encs / sizeof encs[0] : 4); k++) {
             struct qv_encoded e[CHUNKS];
             uint64_t bytes = 0;
             char desc[160] = "";
