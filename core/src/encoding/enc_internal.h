@@ -1195,10 +1195,11 @@ int qv__filter_packed(struct qv__dec *d, const struct qv__fpred *fp, int64_t sta
  * digits: filter_int.c compares them in their own domain). */
 int qv__radix_dec_digits(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                          uint8_t *out, struct qv_error *err);
-/* Its groups [g0, g0 + m) into g, checked as a decode checks them (each
- * below b^k, the last one's digits past the last value 0). */
+/* Its groups [g0, g0 + m) into g, the last one's digits past the last
+ * value checked to be 0, and with `check`, each group checked to be below
+ * b^k (a caller that splits them can check that as it splits). */
 int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t m, uint16_t *g,
-                     struct qv_error *err);
+                     int check, struct qv_error *err);
 int qv__filter_radix(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,

@@ -157,7 +157,7 @@ static int radix_block(void *vctx, int64_t pos, int64_t m, uint64_t *res, struct
     }
     const unsigned k = (unsigned)c->rx->params[1];
     const int64_t g0 = pos / k, ng = (pos + m - 1) / k + 1 - g0;
-    int rc = qv__radix_groups(c->d, c->rx, g0, ng, c->grp, err);
+    int rc = qv__radix_groups(c->d, c->rx, g0, ng, c->grp, 1, err);
     if (rc) return rc;
     for (int64_t w = 0; w < (m + 63) / 64; w++) res[w] = 0;
     /* Bit cursor at; the first group's digits before pos dropped, the last
