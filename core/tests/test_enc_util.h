@@ -381,4 +381,43 @@ static inline struct col col_strings(enum qv_value_kind k, int64_t n, str_gen g,
     return c;
 }
 
+/* Every op of the predicate language over n int64 values v through d (a
+ * decoder of them), literals lit_lo to lit_hi (BETWEEN lit and lit +
+ * span), each from its own unaligned start: the filter's bits must be the
+ * values' answers. Returns how many filters ran; ENOTSUP (no
+ * encoded-domain path) skips one. */
+static inline int filter_ops_match(struct qv_decoder *d, const int64_t *v, int64_t n,
+                                   int64_t lit_lo, int64_t lit_hi, int64_t span) {
+    static const int ops[] = {QV_ENC_OP_EQ, QV_ENC_OP_NE, QV_ENC_OP_LT, QV_ENC_OP_LE,
+                              QV_ENC_OP_GT, QV_ENC_OP_GE, QV_ENC_OP_BETWEEN};
+    uint64_t *out = calloc((size_t)n / 64 + 2, 8);
+    struct qv_error err = {0};
+    int ran = 0;
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
+        for (int64_t lit = lit_lo; lit <= lit_hi; lit++) {
+            const int64_t start = 3 + (lit - lit_lo) * 1001, len = n - start - 7;
+            struct qv_enc_pred p = {.op = ops[k], .lo = lit, .hi = lit + span};
+            memset(out, 0, ((size_t)n / 64 + 2) * 8);
+            int rc = qv_decoder_filter(d, start, len, &p, NULL, out, &err);
+            if (rc == ENOTSUP) continue;
+            if (rc) fail_msg("op %d lit %lld: %s", ops[k], (long long)lit, err.message);
+            ran++;
+            for (int64_t i = 0; i < len; i++) {
+                const int64_t x = v[start + i];
+                const int want = ops[k] == QV_ENC_OP_EQ   ? x == lit
+                                 : ops[k] == QV_ENC_OP_NE ? x != lit
+                                 : ops[k] == QV_ENC_OP_LT ? x < lit
+                                 : ops[k] == QV_ENC_OP_LE ? x <= lit
+                                 : ops[k] == QV_ENC_OP_GT ? x > lit
+                                 : ops[k] == QV_ENC_OP_GE ? x >= lit
+                                                          : x >= lit && x <= lit + span;
+                if ((int)(out[i >> 6] >> (i & 63) & 1) != want)
+                    fail_msg("op %d lit %lld row %lld: got %d", ops[k], (long long)lit,
+                             (long long)(start + i), !want);
+            }
+        }
+    free(out);
+    return ran;
+}
+
 #endif

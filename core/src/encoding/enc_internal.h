@@ -383,6 +383,13 @@ int qv__bitpack_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
 /* Frame of reference + bitpack; emits a bare bitpack node when ref is 0. */
 int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
                    const struct qv__istats *s, struct qv__enode **out);
+/* A for node of reference ref over v's residuals ((v - ref) over `bits`
+ * bits), built by `child` (with `arg`) as its child: bit-packed
+ * (qv__for_encode) or radix (radix.c). */
+typedef int (*qv__residuals_fn)(struct qv__enc *e, const uint64_t *res, int64_t n, int pt,
+                                const void *arg, struct qv__enode **out);
+int qv__for_over(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, unsigned bits,
+                 uint64_t ref, qv__residuals_fn child, const void *arg, struct qv__enode **out);
 int qv__delta_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,
                      struct qv__enode **out);
 int qv__zigzag_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, int depth,

@@ -7,17 +7,14 @@
  */
 #include "encoding/enc_internal.h"
 
-int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
-                   const struct qv__istats *s, struct qv__enode **out) {
-    uint64_t ref;
-    unsigned w = qv__istats_for_bits(s, &ref);
-    if (ref == 0) return qv__bitpack_encode(e, v, n, pt, w, out);
-    const uint64_t mask = qv__mask(s->bits);
+int qv__for_over(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, unsigned bits,
+                 uint64_t ref, qv__residuals_fn child, const void *arg, struct qv__enode **out) {
+    const uint64_t mask = qv__mask(bits);
     uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(n ? n : 1) * 8, e->err);
     if (!res) return ENOMEM;
     for (int64_t i = 0; i < n; i++) res[i] = (v[i] - ref) & mask;
     struct qv__enode *nd = qv__enode_new(e, QV_ENC_FOR, pt, qv__pt_width(pt), n);
-    int rc = nd ? qv__bitpack_encode(e, res, n, pt, w, &nd->child[0]) : ENOMEM;
+    int rc = nd ? child(e, res, n, pt, arg, &nd->child[0]) : ENOMEM;
     qv__mem_free(&e->mem, res);
     if (rc) return rc;
     nd->nparams = 1;
@@ -26,6 +23,19 @@ int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
     qv__enode_finish(nd);
     *out = nd;
     return 0;
+}
+
+static int packed_residuals(struct qv__enc *e, const uint64_t *res, int64_t n, int pt,
+                            const void *arg, struct qv__enode **out) {
+    return qv__bitpack_encode(e, res, n, pt, *(const unsigned *)arg, out);
+}
+
+int qv__for_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt,
+                   const struct qv__istats *s, struct qv__enode **out) {
+    uint64_t ref;
+    unsigned w = qv__istats_for_bits(s, &ref);
+    if (ref == 0) return qv__bitpack_encode(e, v, n, pt, w, out);
+    return qv__for_over(e, v, n, pt, s->bits, ref, packed_residuals, &w, out);
 }
 
 /* Adds `base` to n values of width w in place. */

@@ -296,13 +296,23 @@ static int radix_validate(const struct qv__node *nd, struct qv_error *err) {
     return qv__want_child(nd, 0, QV__PT_U16, ng, err);
 }
 
+struct radix_arg {
+    uint32_t b;
+    unsigned k;
+    int depth;
+};
+static int radix_residuals(struct qv__enc *e, const uint64_t *res, int64_t n, int pt,
+                           const void *arg, struct qv__enode **out) {
+    const struct radix_arg *a = arg;
+    return qv__radix_encode(e, res, n, pt, a->b, a->k, a->depth, out);
+}
+
 /* The reference and range of frame of reference: radix holds the
  * residuals, under a `for` node when the reference is not 0. */
 static int radix_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
     if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_RADIX, s->pt);
     uint64_t ref;
     qv__istats_for_bits(s->s, &ref);
-    const uint64_t mask = qv__mask(s->s->bits);
     const uint64_t range = s->n ? qv__istats_for_range(s->s) : 0;
     /* Forced (tests), a range of one or two values takes base 3. */
     const uint64_t base = s->forced && range < 2 ? 3 : range + 1;
@@ -315,21 +325,8 @@ static int radix_build(struct qv__enc *e, const struct qv__src *s, struct qv__en
                             (unsigned long long)range + 1);
     }
     if (ref == 0) return qv__radix_encode(e, s->u64, s->n, s->pt, b, k, s->depth, out);
-    uint64_t *res = qv__mem_alloc(&e->mem, (size_t)(s->n ? s->n : 1) * 8, e->err);
-    struct qv__enode *nd = res ? qv__enode_new(e, QV_ENC_FOR, s->pt, s->width, s->n) : NULL;
-    int rc = nd ? 0 : ENOMEM;
-    if (!rc) {
-        for (int64_t i = 0; i < s->n; i++) res[i] = (s->u64[i] - ref) & mask;
-        rc = qv__radix_encode(e, res, s->n, s->pt, b, k, s->depth + 1, &nd->child[0]);
-    }
-    if (res) qv__mem_free(&e->mem, res);
-    if (rc) return rc;
-    nd->nparams = 1;
-    nd->params[0] = (int64_t)ref;
-    nd->nchildren = 1;
-    qv__enode_finish(nd);
-    *out = nd;
-    return 0;
+    const struct radix_arg a = {b, k, s->depth + 1};
+    return qv__for_over(e, s->u64, s->n, s->pt, s->s->bits, ref, radix_residuals, &a, out);
 }
 
 const struct qv__encoding qv__enc_radix = {
