@@ -85,9 +85,6 @@ int qv__radix_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, ui
  * (m * b - 2^32 is at most b <= 2^16, so the error stays below one). */
 static inline uint32_t div_b(uint32_t x, uint32_t m) { return (uint32_t)(((uint64_t)x * m) >> 32); }
 
-/* The digits of groups g[0..ng) from digit `skip` of the first group on,
- * `cnt` of them, into o as type T: one pass, no copy in between (a pair a
- * group, the common case, in a loop of its own). */
 /* Pairs (k = 2), the common case: a loop the compiler vectorizes, built
  * for AVX2 too (its 32 x 32 -> 64-bit multiplies take four lanes, the
  * baseline build's two; bench/run small_ints, 11 values: 0.38 -> 0.34 ns
@@ -142,6 +139,9 @@ PAIRS(uint64_t)
         bad |= hi >= b;                                                                          \
     }
 
+/* The digits of groups g[0..) from digit `skip` of the first group on,
+ * `cnt` of them, into o as type T: one pass, no copy in between. Returns
+ * nonzero when a group is at or above top = b^k. */
 #define SPLIT(T)                                                                                 \
     static unsigned split_##T(const uint16_t *g, uint32_t b, unsigned k, uint32_t top,           \
                               int64_t skip, int64_t cnt, T *o) {                                 \
