@@ -190,9 +190,10 @@ static void test_chosen(void **state) {
 }
 
 /* A filter over a radix node (under a reference: 11 values, 2 digits a
- * group; 9 values, 5 digits; and at the root: 3 values, 5 digits) gives
- * what comparing the values gives, for every op and literals on and past
- * both ends, from unaligned starts. */
+ * group, and 9 values, 5 digits, both split and compared; at the root: 3
+ * values, 5 digits, the table of each group's answers) gives what
+ * comparing the values gives, for every op and literals on and past both
+ * ends, from unaligned starts. */
 static void filter_case(uint64_t span, int64_t base);
 static void test_filter(void **state) {
     (void)state;

@@ -309,7 +309,8 @@ static void add_bucket(struct qv__enc *e, struct cands *c, const uint64_t *v, in
  * more for the `for` node above it when the reference is not 0. */
 static void add_radix(struct qv__enc *e, struct cands *c, const struct qv__istats *s, int64_t n,
                       unsigned fb, uint64_t ref) {
-    const uint64_t range = qv__istats_for_range(s);
+    uint64_t r;
+    const uint64_t range = qv__istats_for_range(s, &r);
     if (range < 2 || range > 255 || !qv__allowed(e, QV_ENC_RADIX)) return;
     unsigned gw;
     const unsigned k = qv__radix_digits((uint32_t)range + 1, &gw);

@@ -294,8 +294,9 @@ int qv__istats_sample(struct qv__enc *e, const uint64_t *v, int64_t n, int what,
 /* Bits of the frame-of-reference residual range (the smaller of the
  * unsigned and signed views) and the reference to use. */
 unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref);
-/* The residual range itself (largest residual) of that choice. */
-uint64_t qv__istats_for_range(const struct qv__istats *s);
+/* The residual range itself (the largest residual) of that choice, and
+ * its reference. */
+uint64_t qv__istats_for_range(const struct qv__istats *s, uint64_t *ref);
 /* What a sample of whole vectors saw of the distinct values: sn values in
  * m vectors held d distinct (hd among the first hn values), q1 of them in
  * exactly one of the vectors and q2 in exactly two. */
@@ -639,6 +640,8 @@ int qv__seqpack_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, 
  * + 1. */
 #define QV__RADIX_MAX_K 10
 unsigned qv__radix_digits(uint32_t b, unsigned *gbits);
+/* b^k, or 0 when above 65,536 (the u16 groups' limit). */
+uint32_t qv__radix_power(uint32_t b, unsigned k);
 int qv__radix_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, uint32_t b,
                      unsigned k, int depth, struct qv__enode **out);
 /* Bytes of the vector holding values [0, rem) (rem <= 1024). */

@@ -21,8 +21,7 @@
 /* Groups decoded per step of the decoder (a stack slot of 2 KiB). */
 #define RADIX_CHUNK 1024
 
-/* b^k, or 0 when above 65,536 (the u16 groups' limit). */
-static uint32_t power(uint32_t b, unsigned k) {
+uint32_t qv__radix_power(uint32_t b, unsigned k) {
     uint32_t p = 1;
     for (unsigned i = 0; i < k; i++) {
         if ((uint64_t)p * b > 65536) return 0;
@@ -37,7 +36,7 @@ unsigned qv__radix_digits(uint32_t b, unsigned *gbits) {
     /* The fewest bits a value; among equals, the fewest digits a group (a
      * division less a group). */
     for (unsigned k = 2; k <= QV__RADIX_MAX_K; k++) {
-        uint32_t p = power(b, k);
+        uint32_t p = qv__radix_power(b, k);
         if (!p) break;
         unsigned w = qv__bits(p - 1);
         if (!best || (uint64_t)w * best < (uint64_t)bw * k) {
@@ -53,7 +52,7 @@ unsigned qv__radix_digits(uint32_t b, unsigned *gbits) {
 
 int qv__radix_encode(struct qv__enc *e, const uint64_t *v, int64_t n, int pt, uint32_t b,
                      unsigned k, int depth, struct qv__enode **out) {
-    QV_DCHECK(b >= 3 && b <= 256 && k >= 2 && power(b, k));
+    QV_DCHECK(b >= 3 && b <= 256 && k >= 2 && qv__radix_power(b, k));
     const int64_t ng = (n + k - 1) / k;
     struct qv__enode *nd = qv__enode_new(e, QV_ENC_RADIX, pt, qv__pt_width(pt), n);
     uint64_t *g = nd ? qv__mem_alloc(&e->mem, (size_t)(ng ? ng : 1) * 8, e->err) : NULL;
@@ -198,7 +197,7 @@ static int bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t
                      struct qv_error *err) {
     const uint32_t b = (uint32_t)nd->params[0];
     const unsigned k = (unsigned)nd->params[1];
-    const uint32_t top = power(b, k);
+    const uint32_t top = qv__radix_power(b, k);
     int64_t j = 0;
     while (j + 1 < m && g[j] < top) j++;
     return qv__corrupt(err, nd, "group %lld is %u, not below %u^%u = %u", (long long)(g0 + j), g[j],
@@ -209,7 +208,7 @@ int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t
                      int check, struct qv_error *err) {
     const uint32_t b = (uint32_t)nd->params[0];
     const unsigned k = (unsigned)nd->params[1];
-    const uint32_t top = power(b, k); /* validated: not 0 */
+    const uint32_t top = qv__radix_power(b, k); /* validated: not 0 */
     struct qv__node *c = nd->child[0];
     int rc = qv__dec_word(d, c, g0, m, g, err);
     if (rc || m <= 0) return rc;
@@ -220,7 +219,7 @@ int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t
     }
     /* The last group's digits past the last value are zeros. */
     const int64_t tail = nd->count - (c->count - 1) * (int64_t)k;
-    if (g0 + m == c->count && tail < (int64_t)k && g[m - 1] >= power(b, (unsigned)tail))
+    if (g0 + m == c->count && tail < (int64_t)k && g[m - 1] >= qv__radix_power(b, (unsigned)tail))
         return qv__corrupt(err, nd, "the last group, %u, holds digits past the %lld values",
                            g[m - 1], (long long)nd->count);
     return 0;
@@ -233,7 +232,7 @@ static int radix_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
     if (n <= 0) return 0;
     const uint32_t b = (uint32_t)nd->params[0];
     const unsigned k = (unsigned)nd->params[1];
-    const uint32_t top = power(b, k);
+    const uint32_t top = qv__radix_power(b, k);
     struct qv__mark mk = qv__stack_mark(&d->stack);
     uint16_t *g = qv__stack_push(&d->stack, RADIX_CHUNK * 2, err);
     if (!g) {
@@ -288,7 +287,7 @@ static int radix_validate(const struct qv__node *nd, struct qv_error *err) {
     const int64_t b = nd->params[0], k = nd->params[1];
     if (b < 3 || b > 256)
         return qv__corrupt(err, nd, "base %lld (3 to 256 only)", (long long)b);
-    if (k < 2 || k > QV__RADIX_MAX_K || !power((uint32_t)b, (unsigned)k))
+    if (k < 2 || k > QV__RADIX_MAX_K || !qv__radix_power((uint32_t)b, (unsigned)k))
         return qv__corrupt(err, nd, "%lld digits of base %lld a group (2 or more, %lld^k at "
                                     "most 65536)",
                            (long long)k, (long long)b, (long long)b);
@@ -312,8 +311,7 @@ static int radix_residuals(struct qv__enc *e, const uint64_t *res, int64_t n, in
 static int radix_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
     if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_RADIX, s->pt);
     uint64_t ref;
-    qv__istats_for_bits(s->s, &ref);
-    const uint64_t range = s->n ? qv__istats_for_range(s->s) : 0;
+    const uint64_t range = qv__istats_for_range(s->s, &ref);
     /* Forced (tests), a range of one or two values takes base 3. */
     const uint64_t base = s->forced && range < 2 ? 3 : range + 1;
     const uint32_t b = base >= 3 && base <= 256 ? (uint32_t)base : 0;

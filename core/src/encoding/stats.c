@@ -136,21 +136,19 @@ void qv__istats_compute(const uint64_t *v, int64_t n, unsigned bits, struct qv__
     QV__DISPATCH(istats_compute, v, n, bits, s);
 }
 
-unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
+uint64_t qv__istats_for_range(const struct qv__istats *s, uint64_t *ref) {
     uint64_t urange = s->umax - s->umin;
     uint64_t srange = (uint64_t)s->smax - (uint64_t)s->smin;
     if (srange < urange) {
         *ref = (uint64_t)s->smin & qv__mask(s->bits);
-        return qv__bits(srange);
+        return srange;
     }
     *ref = s->umin;
-    return qv__bits(urange);
+    return urange;
 }
 
-uint64_t qv__istats_for_range(const struct qv__istats *s) {
-    uint64_t urange = s->umax - s->umin;
-    uint64_t srange = (uint64_t)s->smax - (uint64_t)s->smin;
-    return srange < urange ? srange : urange;
+unsigned qv__istats_for_bits(const struct qv__istats *s, uint64_t *ref) {
+    return qv__bits(qv__istats_for_range(s, ref));
 }
 
 #define SAMPLE_VECTORS 16
