@@ -4,14 +4,16 @@
  * kind forced to radix over ranges of 1 to 256 values, with and without a
  * reference (full decodes, ranges from any row, takes); forced values of
  * too wide a range refused; the cascade's choice (11 uniform values take
- * it, 16 do not); a filter over it for every op; hand-made corrupt nodes
- * (bases and digit counts out of range, the groups' type or count wrong,
- * a group not below b^k, digits past the last value) refused with EIO and
- * a message; bit flips; an allocation failure at every allocation of an
- * encode.
+ * it, 16 do not); a filter over it for every op, and the filter's pairs
+ * kernel at every SIMD level against digit-by-digit answers; hand-made
+ * corrupt nodes (bases and digit counts out of range, the groups' type or
+ * count wrong, a group not below b^k, digits past the last value) refused
+ * with EIO and a message; bit flips; an allocation failure at every
+ * allocation of an encode.
  */
 #include "test_enc_util.h"
 
+#include "base/cpu_internal.h"
 #include "encoding/enc_internal.h"
 
 static const enum qv_value_kind int_kinds[] = {QV_KIND_INT8,  QV_KIND_UINT8,  QV_KIND_INT16,
@@ -189,9 +191,12 @@ static void test_chosen(void **state) {
     env_close(&env);
 }
 
-/* A filter over a radix node (under a reference: 11 values, 2 digits a
- * group, and 9 values, 5 digits, both split and compared; at the root: 3
- * values, 5 digits, the table of each group's answers) gives what
+/* A filter over a radix node gives what comparing the values gives: under
+ * a reference, 11 and 181 values (pairs split and compared in one pass,
+ * shifts 0 and 7) and 9 values, 5 digits (a table of each group's
+ * answers); at the root, 250 values (pairs, no exact 16-bit division:
+ * split into bytes, then compared) and 3 values, 5 digits (the table). For every op and
+ * literals on and past both ends, from unaligned starts.
  * comparing the values gives, for every op and literals on and past both
  * ends, from unaligned starts. */
 static void filter_case(uint64_t span, int64_t base);
@@ -200,7 +205,7 @@ static void test_filter(void **state) {
     static const struct {
         uint64_t span;
         int64_t base;
-    } t[] = {{11, 5}, {9, 5}, {3, 0}};
+    } t[] = {{11, 5}, {9, 5}, {3, 0}, {181, -90}, {250, 0}};
     for (size_t ti = 0; ti < sizeof t / sizeof t[0]; ti++) filter_case(t[ti].span, t[ti].base);
 }
 
@@ -216,11 +221,62 @@ static void filter_case(uint64_t span, int64_t base) {
     struct qv_error err = {0};
     assert_int_equal(qv_decoder_open(e.data, e.size, QV_KIND_INT64, 0, n, env.r, &d, &err), 0);
     /* Radix has an encoded-domain path: every op ran. */
-    assert_int_equal(filter_ops_match(d, c.values, n, base - 2, base + 12, 2), 7 * 15);
+    /* Literals on and past both ends of the range. */
+    const int64_t top = base + (int64_t)span - 1;
+    assert_int_equal(filter_ops_match(d, c.values, n, base - 2, base + 5, 2) +
+                         filter_ops_match(d, c.values, n, top - 5, top + 2, 2),
+                     7 * 16);
     qv_decoder_close(d);
     qv_encoded_release(env.r, &e);
     col_free(&c);
     env_close(&env);
+}
+
+/* The pairs kernel of the filter against digit-by-digit answers, at every
+ * SIMD level, for every base its 16-bit division serves (19 between 214
+ * and 254 it does not), every group count to 40 and a vector's 512;
+ * a group at or above b^2 anywhere is flagged. */
+static void test_pairs_cmp(void **state) {
+    (void)state;
+    const int level0 = qv__cpu_set_level(QV__CPU_AVX2);
+    const int top_level = qv__cpu_set_level(level0);
+    uint64_t s = 99;
+    uint16_t g[512];
+    uint64_t bits[17], want[17];
+    int refused = 0;
+    for (uint32_t b = 3; b <= 256; b++) {
+        struct qv__pairs_cmp pc;
+        const uint8_t a = (uint8_t)(rng_next(&s) % b), d = (uint8_t)(rng_next(&s) % b);
+        if (!qv__radix_pairs_cmp_init(b, a, d, &pc)) {
+            assert_true(b >= 214 && b < 256);
+            refused++;
+            continue;
+        }
+        for (int64_t ng = 0; ng <= 512; ng = ng < 40 ? ng + 1 : ng == 40 ? 512 : 513) {
+            for (int64_t i = 0; i < ng; i++)
+                g[i] = (uint16_t)(i % 7 == 0 ? b * b - 1 : i % 11 == 0 ? 0 : rng_next(&s) % (b * b));
+            memset(want, 0, sizeof want);
+            for (int64_t i = 0; i < 2 * ng; i++) {
+                const uint32_t digit = i & 1 ? g[i / 2] / b : g[i / 2] % b;
+                if ((uint8_t)(digit - a) <= d) want[i >> 6] |= UINT64_C(1) << (i & 63);
+            }
+            for (int level = QV__CPU_BASELINE; level <= top_level; level++) {
+                qv__cpu_set_level(level);
+                memset(bits, 0xa5, sizeof bits);
+                assert_int_equal(qv__radix_pairs_cmp(&pc, g, ng, bits), 0);
+                for (int64_t w = 0; w < (2 * ng + 63) / 64; w++) assert_int_equal(bits[w], want[w]);
+                if (ng && b * b <= 65535) {
+                    const int64_t at = (int64_t)(rng_next(&s) % (uint64_t)ng);
+                    const uint16_t keep = g[at];
+                    g[at] = (uint16_t)(b * b + rng_next(&s) % (65536 - b * b));
+                    assert_int_not_equal(qv__radix_pairs_cmp(&pc, g, ng, bits), 0);
+                    g[at] = keep;
+                }
+            }
+            qv__cpu_set_level(level0);
+        }
+    }
+    assert_int_equal(refused, 19); /* 214, 216, ... 254: no shift makes the division exact */
 }
 
 /* Hand-made nodes the spec calls corrupt: EIO naming the problem. */
@@ -294,7 +350,7 @@ int main(void) {
         cmocka_unit_test(test_spec_examples), cmocka_unit_test(test_digits),
         cmocka_unit_test(test_forced_roundtrip), cmocka_unit_test(test_chosen),
         cmocka_unit_test(test_filter),        cmocka_unit_test(test_corrupt_nodes),
-        cmocka_unit_test(test_alloc_failures),
+        cmocka_unit_test(test_alloc_failures), cmocka_unit_test(test_pairs_cmp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

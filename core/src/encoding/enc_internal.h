@@ -1210,6 +1210,21 @@ int qv__radix_dec_digits(struct qv__dec *d, struct qv__node *nd, int64_t start, 
  * b^k (a caller that splits them can check that as it splits). */
 int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t m, uint16_t *g,
                      int check, struct qv_error *err);
+/* The error naming the first group of g[0..m) (groups g0 on) not below b^k. */
+int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
+                        struct qv_error *err);
+/* Pairs (k = 2) split and compared in one pass: bit i of `bits` (zeroed
+ * here, ceil(2 ng / 64) words) answers ((digit i - a) mod 256) <= d for the
+ * 2 ng digits of groups g[0..ng). init fills pc for base b and returns 0
+ * when no 16-bit division by b is exact (the caller splits then compares);
+ * the kernel returns nonzero when a group is at or above b^2. */
+struct qv__pairs_cmp {
+    uint16_t m, b, top1; /* multiplier, base, b^2 - 1 */
+    uint8_t s, a, d;     /* shift; the arc */
+};
+int qv__radix_pairs_cmp_init(uint32_t b, uint8_t a, uint8_t d, struct qv__pairs_cmp *pc);
+unsigned qv__radix_pairs_cmp(const struct qv__pairs_cmp *pc, const uint16_t *g, int64_t ng,
+                             uint64_t *bits);
 int qv__filter_radix(struct qv__dec *d, const struct qv__fpred *fp, int64_t start, int64_t n,
                      const uint64_t *sel, uint64_t *out, struct qv_error *err);
 int qv__filter_decoded_int(struct qv__dec *d, const struct qv__fpred *fp, int64_t start,

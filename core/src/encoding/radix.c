@@ -18,6 +18,10 @@
 #include "base/dcheck.h"
 #include "encoding/enc_internal.h"
 
+#if QV__X86_DISPATCH
+#include <immintrin.h>
+#endif
+
 /* Groups decoded per step of the decoder (a stack slot of 2 KiB). */
 #define RADIX_CHUNK 1024
 
@@ -192,8 +196,87 @@ SPLIT(uint16_t)
 SPLIT(uint32_t)
 SPLIT(uint64_t)
 
+/* ---- Pairs compared as they are split (filter_int.c) ----
+ *
+ * A pair's two digits sit in one u16 lane as r | q << 8 (the low digit
+ * first, as in memory order), so a byte compare against the arc gives
+ * both digits' answers in digit order and one movemask writes 32 of them.
+ * The quotient comes from a 16-bit multiply-high: q = (x * m) >> 16 >> s.
+ * With m = ceil(2^(16+s) / b) = (2^(16+s) + e) / b, that is x / b exactly
+ * when x * e < 2^(16+s) for every x below b^2 (the fraction it adds stays
+ * below 1/b), which qv__radix_pairs_cmp_init checks for s = 0..8; b up to
+ * 203 has such an s (lineitem's discounts, b = 11: s = 0). Groups at or
+ * above b^2 are flagged, whatever their quotient. */
+int qv__radix_pairs_cmp_init(uint32_t b, uint8_t a, uint8_t d, struct qv__pairs_cmp *pc) {
+    if (b < 3 || b > 256) return 0;
+    for (unsigned s = 0; s <= 8; s++) {
+        const uint64_t p = UINT64_C(1) << (16 + s), m = (p + b - 1) / b, e = m * b - p;
+        if (m > 65535 || (uint64_t)(b * b - 1) * e >= p) continue;
+        pc->m = (uint16_t)m;
+        pc->s = (uint8_t)s;
+        pc->b = (uint16_t)b;
+        pc->top1 = (uint16_t)(b * b - 1);
+        pc->a = a;
+        pc->d = d;
+        return 1;
+    }
+    return 0;
+}
+
+/* Groups [p, ng) one at a time (the generic variant, and the AVX2 one's
+ * last groups), with the 32-bit division of the decoder. */
+static QV__ALWAYS_INLINE unsigned pairs_cmp_tail(const struct qv__pairs_cmp *pc,
+                                                 const uint16_t *g, int64_t p, int64_t ng,
+                                                 uint64_t *bits) {
+    const uint32_t b = pc->b, m = (uint32_t)((UINT64_C(1) << 32) / b + 1);
+    unsigned bad = 0;
+    for (; p < ng; p++) {
+        const uint32_t x = g[p], q = div_b(x, m);
+        const uint64_t t = (uint64_t)((uint8_t)(x - q * b - pc->a) <= pc->d) |
+                           (uint64_t)((uint8_t)(q - pc->a) <= pc->d) << 1;
+        bits[p >> 5] |= t << (2 * (p & 31));
+        bad |= x > pc->top1;
+    }
+    return bad;
+}
+
+static unsigned pairs_cmp_generic(const struct qv__pairs_cmp *pc, const uint16_t *g, int64_t ng,
+                                  uint64_t *bits) {
+    return pairs_cmp_tail(pc, g, 0, ng, bits);
+}
+
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 unsigned pairs_cmp_avx2(const struct qv__pairs_cmp *pc, const uint16_t *g,
+                                               int64_t ng, uint64_t *bits) {
+    const __m256i vm = _mm256_set1_epi16((short)pc->m), vb = _mm256_set1_epi16((short)pc->b);
+    const __m256i vtop = _mm256_set1_epi16((short)pc->top1);
+    const __m256i va = _mm256_set1_epi8((char)pc->a), vd = _mm256_set1_epi8((char)pc->d);
+    const __m128i vs = _mm_cvtsi32_si128(pc->s);
+    __m256i ok = _mm256_set1_epi16(-1);
+    int64_t p = 0;
+    for (; p + 16 <= ng; p += 16) {
+        const __m256i x = _mm256_loadu_si256((const __m256i *)(const void *)(g + p));
+        ok = _mm256_and_si256(ok, _mm256_cmpeq_epi16(_mm256_max_epu16(x, vtop), vtop));
+        const __m256i q = _mm256_srl_epi16(_mm256_mulhi_epu16(x, vm), vs);
+        const __m256i r = _mm256_sub_epi16(x, _mm256_mullo_epi16(q, vb));
+        const __m256i t = _mm256_sub_epi8(_mm256_or_si256(r, _mm256_slli_epi16(q, 8)), va);
+        const uint32_t m32 = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(_mm256_min_epu8(t, vd), t));
+        memcpy((uint8_t *)bits + (size_t)(p >> 4) * 4, &m32, 4); /* little-endian words */
+    }
+    unsigned bad = (uint32_t)_mm256_movemask_epi8(ok) != UINT32_C(0xffffffff);
+    return bad | pairs_cmp_tail(pc, g, p, ng, bits);
+}
+#endif
+
+unsigned qv__radix_pairs_cmp(const struct qv__pairs_cmp *pc, const uint16_t *g, int64_t ng,
+                             uint64_t *bits) {
+    memset(bits, 0, (size_t)(2 * ng + 63) / 64 * 8);
+    return QV__DISPATCH2(pairs_cmp, pc, g, ng, bits);
+}
+
 /* The error for groups [g0, g0 + m) in g, one of them not below b^k. */
-static int bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
+int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
                      struct qv_error *err) {
     const uint32_t b = (uint32_t)nd->params[0];
     const unsigned k = (unsigned)nd->params[1];
@@ -215,7 +298,7 @@ int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t
     if (check) {
         unsigned bad = 0;
         for (int64_t j = 0; j < m; j++) bad |= g[j] >= top;
-        if (bad) return bad_group(nd, g0, g, m, err);
+        if (bad) return qv__radix_bad_group(nd, g0, g, m, err);
     }
     /* The last group's digits past the last value are zeros. */
     const int64_t tail = nd->count - (c->count - 1) * (int64_t)k;
@@ -256,7 +339,7 @@ static int radix_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
         default: bad = split_uint64_t(g, b, k, top, skip, cnt, (uint64_t *)(void *)o); break;
         }
         if (bad) {
-            rc = bad_group(nd, g0, g, m, err);
+            rc = qv__radix_bad_group(nd, g0, g, m, err);
             break;
         }
         o += (size_t)cnt * ow;
