@@ -325,6 +325,39 @@ static int bitpack_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t star
     return qv__bitpack_dec(d, nd, start, n, out, 0, err);
 }
 
+/* Values at rows[0..k): per 1024-value vector, a sparse take (fewer rows
+ * than a sixteenth of their span: a cold take's one row, a selective
+ * filter's survivors) reads each value in place, checking the vector's
+ * bytes as a range decode would; a denser one unpacks the span and
+ * gathers (qv__take_span). */
+static int bitpack_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows,
+                             int64_t k, void *out, struct qv_error *err) {
+    const unsigned w = (unsigned)nd->params[0], ow = nd->width;
+    int rc = 0;
+    for (int64_t i = 0, j; i < k && !rc; i = j) {
+        const int64_t vec = rows[i] >> QV__VEC_SHIFT, vstart = vec << QV__VEC_SHIFT;
+        for (j = i + 1; j < k && (rows[j] >> QV__VEC_SHIFT) == vec; j++) {}
+        const int64_t span = rows[j - 1] + 1 - rows[i];
+        uint8_t *o = (uint8_t *)out + (size_t)i * ow;
+        if ((j - i) * 16 >= span) {
+            rc = qv__take_span(d, nd, rows + i, j - i, ow, o, err);
+            continue;
+        }
+        if ((rc = qv__dec_check(d, nd, rows[i], span, err))) break;
+        const uint8_t *vin = nd->buf[0] + (uint64_t)vec * 128 * w;
+        for (int64_t t = i; t < j; t++) {
+            const uint64_t v = qv__bitpack_get(vin, w, (unsigned)(rows[t] - vstart));
+            switch (ow) {
+            case 1: o[t - i] = (uint8_t)v; break;
+            case 2: ((uint16_t *)(void *)o)[t - i] = (uint16_t)v; break;
+            case 4: ((uint32_t *)(void *)o)[t - i] = (uint32_t)v; break;
+            default: ((uint64_t *)(void *)o)[t - i] = v; break;
+            }
+        }
+    }
+    return rc;
+}
+
 static int bitpack_build(struct qv__enc *e, const struct qv__src *s, struct qv__enode **out) {
     if (!qv__pt_is_int(s->pt)) return qv__enc_unsupported(e, QV_ENC_BITPACK, s->pt);
     return qv__bitpack_encode(e, s->u64, s->n, s->pt, qv__bits(s->s->umax), out);
@@ -335,6 +368,7 @@ const struct qv__encoding qv__enc_bitpack = {
     .name = "bitpack",
     .decode_cost = 1,
     .dec_word = bitpack_dec_word,
+    .take_word = bitpack_take_word,
     .validate = bitpack_validate,
     .build = bitpack_build,
     .params = {"w"},

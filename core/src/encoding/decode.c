@@ -379,6 +379,63 @@ static int take_bin_group(struct qv_decoder *dc, const int64_t *rows, int64_t k,
     return rc;
 }
 
+int qv__take_span(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
+                  unsigned w, void *out, struct qv_error *err) {
+    const int64_t lo = rows[0], hi = rows[k - 1] + 1;
+    uint8_t *dst = out;
+    /* Contiguous means every row once, in a run: hi - lo == k alone is
+     * also true of sorted rows where a duplicate makes up for a gap
+     * ([1, 2, 4, 5, 5, 6], as the list reader asks for the offsets of
+     * rows 1, 4, 5), which must go through the gather below. */
+    int contiguous = hi - lo == k;
+    for (int64_t t = 1; contiguous && t < k; t++) contiguous = rows[t] != rows[t - 1];
+    if (contiguous) return qv__dec_word(d, nd, lo, k, dst, err);
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    const uint8_t *src = qv__stack_push(&d->stack, (size_t)(hi - lo) * w, err);
+    if (!src) return ENOMEM;
+    int rc = qv__dec_word(d, nd, lo, hi - lo, (void *)src, err);
+    if (!rc) {
+        switch (w) {
+        case 1:
+            for (int64_t t = 0; t < k; t++) dst[t] = src[rows[t] - lo];
+            break;
+        case 2:
+            for (int64_t t = 0; t < k; t++)
+                ((uint16_t *)(void *)dst)[t] = ((const uint16_t *)(const void *)src)[rows[t] - lo];
+            break;
+        case 4:
+            for (int64_t t = 0; t < k; t++)
+                ((uint32_t *)(void *)dst)[t] = ((const uint32_t *)(const void *)src)[rows[t] - lo];
+            break;
+        case 8:
+            for (int64_t t = 0; t < k; t++)
+                ((uint64_t *)(void *)dst)[t] = ((const uint64_t *)(const void *)src)[rows[t] - lo];
+            break;
+        default:
+            for (int64_t t = 0; t < k; t++)
+                memcpy(dst + (size_t)t * w, src + (size_t)(rows[t] - lo) * w, w);
+            break;
+        }
+    }
+    qv__stack_release(&d->stack, mk);
+    return rc;
+}
+
+int qv__take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t n,
+                  unsigned w, void *out, struct qv_error *err) {
+    if (n <= 0) return 0;
+    if (nd->codec->take_word && qv__pt_is_word(nd->pt))
+        return nd->codec->take_word(d, nd, rows, n, out, err);
+    int rc = 0;
+    for (int64_t i = 0, j; i < n && !rc; i = j) {
+        /* One group: the requested rows inside one 1024-value vector. */
+        const int64_t vec = rows[i] >> QV__VEC_SHIFT;
+        for (j = i + 1; j < n && (rows[j] >> QV__VEC_SHIFT) == vec; j++) {}
+        rc = qv__take_span(d, nd, rows + i, j - i, w, (uint8_t *)out + (size_t)i * w, err);
+    }
+    return rc;
+}
+
 int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
                     struct qv_decode_out *out, struct qv_error *err) {
     if (!dc || !out || (!rows && n)) return qv_error_set(err, EINVAL, "qv_decoder_take: NULL argument");
@@ -408,8 +465,8 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     const unsigned w = dc->pt == QV__PT_FIXED ? (unsigned)dc->fixed_width : qv__pt_width(dc->pt);
     struct qv__mark mk = qv__stack_mark(&dc->d.stack);
     dc->d.want = n;
-    if (dc->d.root->codec->take_word && qv__pt_is_word(dc->pt)) {
-        rc = n ? dc->d.root->codec->take_word(&dc->d, dc->d.root, rows, n, out->values, err) : 0;
+    if (dc->pt != QV__PT_BIN && dc->pt != QV__PT_BOOL) {
+        rc = qv__take_word(&dc->d, dc->d.root, rows, n, w, out->values, err);
         qv__stack_release(&dc->d.stack, mk);
         return rc;
     }
@@ -459,44 +516,6 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
                 for (int64_t t = 0; !rc && t < k; t++)
                     qv_bit_put(out->values, out->bit_offset + i + t,
                                qv_bit_get(tmp, rows[i + t] - lo));
-            }
-        } else {
-            uint8_t *dst = (uint8_t *)out->values + (size_t)i * w;
-            if (contiguous) {
-                rc = qv__dec_word(&dc->d, dc->d.root, lo, k, dst, err);
-            } else {
-                if (!tmp && !(tmp = qv__stack_push(&dc->d.stack, (size_t)QV__VEC * w, err))) {
-                    rc = ENOMEM;
-                    break;
-                }
-                rc = qv__dec_word(&dc->d, dc->d.root, lo, hi - lo, tmp, err);
-                if (!rc) {
-                    const uint8_t *src = tmp;
-                    switch (w) {
-                    case 1:
-                        for (int64_t t = 0; t < k; t++) dst[t] = src[rows[i + t] - lo];
-                        break;
-                    case 2:
-                        for (int64_t t = 0; t < k; t++)
-                            ((uint16_t *)(void *)dst)[t] =
-                                ((const uint16_t *)(const void *)src)[rows[i + t] - lo];
-                        break;
-                    case 4:
-                        for (int64_t t = 0; t < k; t++)
-                            ((uint32_t *)(void *)dst)[t] =
-                                ((const uint32_t *)(const void *)src)[rows[i + t] - lo];
-                        break;
-                    case 8:
-                        for (int64_t t = 0; t < k; t++)
-                            ((uint64_t *)(void *)dst)[t] =
-                                ((const uint64_t *)(const void *)src)[rows[i + t] - lo];
-                        break;
-                    default:
-                        for (int64_t t = 0; t < k; t++)
-                            memcpy(dst + (size_t)t * w, src + (size_t)(rows[i + t] - lo) * w, w);
-                        break;
-                    }
-                }
             }
         }
         i = j;

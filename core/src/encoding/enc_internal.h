@@ -819,6 +819,17 @@ int qv__dec_bool(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t 
                  uint8_t *bits, int64_t bit_off, struct qv_error *err);
 int qv__dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                 struct qv__binout *o, struct qv_error *err);
+/* Takes: values at rows[0..n) (sorted non-decreasing, each below the
+ * node's count) of a word or fixed node into n consecutive slots of w
+ * bytes (the node's width). qv__take_word uses the encoding's take_word
+ * where it has one, else qv__take_span per 1024-value vector;
+ * qv__take_span decodes the span rows[0] .. rows[k - 1] (inside one
+ * vector) as one range and gathers from it, or straight into out when the
+ * rows are that span. Encodings call them for their children. */
+int qv__take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t n,
+                  unsigned w, void *out, struct qv_error *err);
+int qv__take_span(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
+                  unsigned w, void *out, struct qv_error *err);
 /* Decodes n word values of an integer child into uint64 (zero-extended). */
 int qv__dec_u64(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                 uint64_t *out, struct qv_error *err);

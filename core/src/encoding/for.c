@@ -87,12 +87,25 @@ static void widen_add(const uint8_t *in, unsigned iw, void *out, unsigned ow, in
 #undef WIDEN
 }
 
+/* The n values of width iw at the tail of out (its last n * iw bytes)
+ * widened forward to width ow > iw, adding ref, a block at a time through
+ * a local copy: block [i, i + B) is copied out before slots [i, i + B) are
+ * written, and those slots end at or before the tail's element i + B, so
+ * no unread element is overwritten. */
+static void widen_tail(void *out, unsigned ow, unsigned iw, int64_t n, uint64_t ref) {
+    const uint8_t *tail = (const uint8_t *)out + (size_t)n * (ow - iw);
+    enum { B = 256 };
+    uint64_t blk[B];
+    for (int64_t i = 0; i < n; i += B) {
+        int64_t m = n - i < B ? n - i : B;
+        memcpy(blk, tail + (size_t)i * iw, (size_t)m * iw);
+        widen_add((const uint8_t *)blk, iw, (uint8_t *)out + (size_t)i * ow, ow, m, ref);
+    }
+}
+
 /* Residuals narrower than the node (format 4.0): a plain child is widened
  * straight from its buffer (the entropy stage's sequential frames); any
- * other child is decoded into the tail of `out` and widened forward a
- * block at a time through a local copy: block [i, i + B) is copied out
- * before slots [i, i + B) are written, and those slots end at or before
- * the tail's element i + B, so no unread element is overwritten. */
+ * other child is decoded into the tail of `out` and widened (widen_tail). */
 static int narrow_dec(struct qv__dec *d, struct qv__node *nd, struct qv__node *c, int64_t start,
                       int64_t n, void *out, uint64_t ref, struct qv_error *err) {
     const unsigned ow = nd->width, iw = c->width;
@@ -104,15 +117,8 @@ static int narrow_dec(struct qv__dec *d, struct qv__node *nd, struct qv__node *c
     }
     uint8_t *tail = (uint8_t *)out + (size_t)n * (ow - iw);
     int rc = qv__dec_word(d, c, start, n, tail, err);
-    if (rc) return rc;
-    enum { B = 256 };
-    uint64_t blk[B];
-    for (int64_t i = 0; i < n; i += B) {
-        int64_t m = n - i < B ? n - i : B;
-        memcpy(blk, tail + (size_t)i * iw, (size_t)m * iw);
-        widen_add((const uint8_t *)blk, iw, (uint8_t *)out + (size_t)i * ow, ow, m, ref);
-    }
-    return 0;
+    if (!rc) widen_tail(out, ow, iw, n, ref);
+    return rc;
 }
 
 int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n, void *out,
@@ -123,6 +129,23 @@ int qv__for_dec(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n
     if (c->enc == QV_ENC_BITPACK) return qv__bitpack_dec(d, c, start, n, out, ref, err);
     int rc = qv__dec_word(d, c, start, n, out, err);
     if (!rc) add_base(out, nd->width, n, ref);
+    return rc;
+}
+
+/* Values at rows[0..n): the residuals' own take (a bit-packed child reads
+ * a sparse take's values in place), then the reference added. */
+static int for_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t n,
+                         void *out, struct qv_error *err) {
+    const uint64_t ref = (uint64_t)nd->params[0];
+    struct qv__node *c = nd->child[0];
+    const unsigned ow = nd->width, iw = c->width;
+    if (c->pt != nd->pt) {
+        int rc = qv__take_word(d, c, rows, n, iw, (uint8_t *)out + (size_t)n * (ow - iw), err);
+        if (!rc) widen_tail(out, ow, iw, n, ref);
+        return rc;
+    }
+    int rc = qv__take_word(d, c, rows, n, ow, out, err);
+    if (!rc) add_base(out, ow, n, ref);
     return rc;
 }
 
@@ -169,6 +192,7 @@ const struct qv__encoding qv__enc_for = {
     .name = "for",
     .decode_cost = 1,
     .dec_word = qv__for_dec,
+    .take_word = for_take_word,
     .validate = for_validate,
     .build = for_build,
     .params = {"ref"},

@@ -275,16 +275,31 @@ unsigned qv__radix_pairs_cmp(const struct qv__pairs_cmp *pc, const uint16_t *g, 
     return QV__DISPATCH2(pairs_cmp, pc, g, ng, bits);
 }
 
-/* The error for groups [g0, g0 + m) in g, one of them not below b^k. */
-int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
-                     struct qv_error *err) {
+/* The error for group `at`, x, not below b^k. */
+static int group_error(struct qv__node *nd, int64_t at, uint32_t x, struct qv_error *err) {
     const uint32_t b = (uint32_t)nd->params[0];
     const unsigned k = (unsigned)nd->params[1];
-    const uint32_t top = qv__radix_power(b, k);
+    return qv__corrupt(err, nd, "group %lld is %u, not below %u^%u = %u", (long long)at, x, b, k,
+                       qv__radix_power(b, k));
+}
+
+int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
+                        struct qv_error *err) {
+    const uint32_t top = qv__radix_power((uint32_t)nd->params[0], (unsigned)nd->params[1]);
     int64_t j = 0;
     while (j + 1 < m && g[j] < top) j++;
-    return qv__corrupt(err, nd, "group %lld is %u, not below %u^%u = %u", (long long)(g0 + j), g[j],
-                       b, k, top);
+    return group_error(nd, g0 + j, g[j], err);
+}
+
+/* The last group's digits past the last value are zeros. */
+static int last_group(struct qv__node *nd, uint32_t x, struct qv_error *err) {
+    const uint32_t b = (uint32_t)nd->params[0];
+    const unsigned k = (unsigned)nd->params[1];
+    const int64_t tail = nd->count - (nd->child[0]->count - 1) * (int64_t)k;
+    if (tail < (int64_t)k && x >= qv__radix_power(b, (unsigned)tail))
+        return qv__corrupt(err, nd, "the last group, %u, holds digits past the %lld values", x,
+                           (long long)nd->count);
+    return 0;
 }
 
 int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t m, uint16_t *g,
@@ -300,12 +315,7 @@ int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t
         for (int64_t j = 0; j < m; j++) bad |= g[j] >= top;
         if (bad) return qv__radix_bad_group(nd, g0, g, m, err);
     }
-    /* The last group's digits past the last value are zeros. */
-    const int64_t tail = nd->count - (c->count - 1) * (int64_t)k;
-    if (g0 + m == c->count && tail < (int64_t)k && g[m - 1] >= qv__radix_power(b, (unsigned)tail))
-        return qv__corrupt(err, nd, "the last group, %u, holds digits past the %lld values",
-                           g[m - 1], (long long)nd->count);
-    return 0;
+    return g0 + m == c->count ? last_group(nd, g[m - 1], err) : 0;
 }
 
 /* Values [start, start + n) into `out` at width ow (the node's, or 1 for
@@ -356,6 +366,73 @@ static int radix_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start,
 int qv__radix_dec_digits(struct qv__dec *d, struct qv__node *nd, int64_t start, int64_t n,
                          uint8_t *out, struct qv_error *err) {
     return radix_dec(d, nd, start, n, out, 1, err);
+}
+
+/* Values at rows[0..n): the groups holding them, each once, taken from
+ * the groups' child (a bit-packed one reads a sparse take's groups in
+ * place), RADIX_CHUNK rows at a time, then each row's digit. Digit e of x is
+ * x / b^e - b (x / b^(e+1)): two multiply-shift divisions by a table
+ * (mt[0] = 2^32 divides by 1, mt[k] = 0 gives 0), no branch on e, which
+ * a take's rows make random. */
+static int radix_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t n,
+                           void *out, struct qv_error *err) {
+    const uint32_t b = (uint32_t)nd->params[0];
+    const unsigned k = (unsigned)nd->params[1], ow = nd->width;
+    const uint32_t top = qv__radix_power(b, k);
+    struct qv__node *c = nd->child[0];
+    uint64_t mt[QV__RADIX_MAX_K + 1] = {UINT64_C(1) << 32};
+    for (unsigned t = 1, p = b; t < k; t++, p *= b) mt[t] = (UINT64_C(1) << 32) / p + 1;
+    /* A row's group, row / k, as a multiply-high: M = ceil(2^64 / k) is
+     * exact for rows below 2^64 / k, far beyond any chunk (a hardware
+     * 64-bit division a row cost more than the rest of the take). */
+    __extension__ typedef unsigned __int128 u128;
+    const uint64_t M = UINT64_MAX / k + 1;
+#define GROUP_OF(row) ((int64_t)(((u128)(uint64_t)(row) * M) >> 64))
+    struct qv__mark mk = qv__stack_mark(&d->stack);
+    int64_t *gr = qv__stack_push(&d->stack, RADIX_CHUNK * 8, err);
+    uint16_t *g = gr ? qv__stack_push(&d->stack, RADIX_CHUNK * 2, err) : NULL;
+    uint16_t *ur = g ? qv__stack_push(&d->stack, RADIX_CHUNK * 2, err) : NULL;
+    uint8_t *er = ur ? qv__stack_push(&d->stack, RADIX_CHUNK, err) : NULL;
+    int rc = er ? 0 : ENOMEM;
+    for (int64_t i = 0; i < n && !rc; i += RADIX_CHUNK) {
+        /* Rows [i, i + m): their distinct groups gr[0..ng), in order, and
+         * each row's group index ur and digit er. */
+        const int64_t m = n - i < RADIX_CHUNK ? n - i : RADIX_CHUNK;
+        int64_t ng = 0, last = -1;
+        for (int64_t t = 0; t < m; t++) {
+            const int64_t gi = GROUP_OF(rows[i + t]);
+            gr[ng] = gi;
+            ng += gi != last;
+            last = gi;
+            ur[t] = (uint16_t)(ng - 1);
+            er[t] = (uint8_t)(rows[i + t] - gi * k);
+        }
+        if ((rc = qv__take_word(d, c, gr, ng, 2, g, err))) break;
+        unsigned bad = 0;
+        for (int64_t u = 0; u < ng; u++) bad |= g[u] >= top;
+        if (bad) {
+            int64_t u = 0;
+            while (g[u] < top) u++;
+            rc = group_error(nd, gr[u], g[u], err);
+            break;
+        }
+        if (gr[ng - 1] == c->count - 1 && (rc = last_group(nd, g[ng - 1], err))) break;
+#define DIGITS(T)                                                                                \
+    for (int64_t t = 0; t < m; t++) {                                                            \
+        const uint64_t x = g[ur[t]], q = (x * mt[er[t]]) >> 32, q1 = (x * mt[er[t] + 1]) >> 32;  \
+        ((T *)out)[i + t] = (T)(q - q1 * b);                                                     \
+    }
+        switch (ow) {
+        case 1: DIGITS(uint8_t) break;
+        case 2: DIGITS(uint16_t) break;
+        case 4: DIGITS(uint32_t) break;
+        default: DIGITS(uint64_t) break;
+        }
+#undef DIGITS
+    }
+#undef GROUP_OF
+    qv__stack_release(&d->stack, mk);
+    return rc;
 }
 
 /* ---- Record ---- */
@@ -415,6 +492,7 @@ const struct qv__encoding qv__enc_radix = {
     .name = "radix",
     .decode_cost = 3,
     .dec_word = radix_dec_word,
+    .take_word = radix_take_word,
     .validate = radix_validate,
     .build = radix_build,
     .params = {"b", "k"},
