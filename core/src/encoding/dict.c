@@ -796,12 +796,32 @@ static int take_open(struct qv__dec *d, struct qv__node *nd, int64_t k, struct d
     return *lazy ? 0 : load(d, nd, c, err);
 }
 
+/* The codes of rows ri[0..g) (sorted, inside one vector) into codes[0..g):
+ * the codes' own take when the rows are fewer than a sixteenth of their
+ * span (a bit-packed or patched child reads them in place), else the
+ * span's codes decoded into `span` and picked. Only these codes are used,
+ * and only they are checked. */
+static int take_codes(struct qv__dec *d, struct qv__node *nd, const struct dict_cache *c,
+                      const int64_t *ri, int64_t g, uint32_t *span, uint32_t *codes,
+                      struct qv_error *err) {
+    const int64_t lo = ri[0], m = ri[g - 1] + 1 - lo;
+    int rc;
+    if (g * 16 < m) {
+        rc = qv__take_word(d, nd->child[0], ri, g, 4, codes, err);
+    } else {
+        rc = qv__dec_word(d, nd->child[0], lo, m, span, err);
+        for (int64_t t = 0; !rc && t < g; t++) codes[t] = span[ri[t] - lo];
+    }
+    if (rc) return rc;
+    const int64_t bad = first_bad(codes, g, (uint32_t)c->d);
+    return bad < 0 ? 0 : bad_code(err, nd, codes[bad], ri[bad], c->d);
+}
+
 /* Values at rows[0..k) (sorted, duplicates allowed): per 1024-value vector
- * holding some of them, the codes of the span from its first row to its
- * last are decoded and checked, as a range decode of that span would, and
- * only the rows asked for are looked up. The generic take decodes the
- * whole span to values and picks from them: a lookup per row of the span
- * rather than per row asked (a filter keeping a tenth of the rows). */
+ * holding some of them, the codes of just those rows (take_codes) are
+ * looked up. The generic take decodes the whole
+ * span to values and picks from them: a lookup per row of the span rather
+ * than per row asked (a filter keeping a tenth of the rows). */
 static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                           void *out, struct qv_error *err) {
     struct dict_cache *c;
@@ -809,10 +829,10 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
     int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
-    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    uint32_t *span = qv__stack_push(&d->stack, QV__VEC * 4, err);
+    uint32_t *codes = span ? qv__stack_push(&d->stack, QV__VEC * 4, err) : NULL;
     if (!codes) return ENOMEM;
     const unsigned w = nd->width;
-    const uint32_t dsize = (uint32_t)c->d;
     uint8_t *o = out;
     for (int64_t i = 0, j; i < k && !rc; i = j) {
         const int64_t vec = rows[i] >> QV__VEC_SHIFT;
@@ -826,47 +846,32 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
             rc = qv__dict_dec_word(d, nd, lo, m, dst, err);
             continue;
         }
-        if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
-        const int64_t *ri = rows + i;
         const int64_t g = j - i;
-        /* Only the codes of the rows taken are used: a sparse take (a
-         * filter's survivors) checks just those; a dense one the whole
-         * span, vectorized. */
-        int64_t bad = -1;
-        if (g * 8 < m) {
-            for (int64_t t = 0; t < g && bad < 0; t++)
-                if (codes[ri[t] - lo] >= dsize) bad = ri[t] - lo;
-        } else {
-            bad = first_bad(codes, m, dsize);
-        }
-        if (bad >= 0) {
-            rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
-            break;
-        }
+        if ((rc = take_codes(d, nd, c, rows + i, g, span, codes, err))) break;
         if (lazy) {
             for (int64_t t = 0; t < g && !rc; t++)
-                rc = qv__dec_word(d, nd->child[1], codes[ri[t] - lo], 1, dst + (size_t)t * w, err);
+                rc = qv__dec_word(d, nd->child[1], codes[t], 1, dst + (size_t)t * w, err);
             continue;
         }
         switch (w) {
         case 1:
-            for (int64_t t = 0; t < g; t++) dst[t] = ((const uint8_t *)c->vals)[codes[ri[t] - lo]];
+            for (int64_t t = 0; t < g; t++) dst[t] = ((const uint8_t *)c->vals)[codes[t]];
             break;
         case 2:
             for (int64_t t = 0; t < g; t++)
-                ((uint16_t *)(void *)dst)[t] = ((const uint16_t *)c->vals)[codes[ri[t] - lo]];
+                ((uint16_t *)(void *)dst)[t] = ((const uint16_t *)c->vals)[codes[t]];
             break;
         case 4:
             for (int64_t t = 0; t < g; t++)
-                ((uint32_t *)(void *)dst)[t] = ((const uint32_t *)c->vals)[codes[ri[t] - lo]];
+                ((uint32_t *)(void *)dst)[t] = ((const uint32_t *)c->vals)[codes[t]];
             break;
         case 8:
             for (int64_t t = 0; t < g; t++)
-                ((uint64_t *)(void *)dst)[t] = ((const uint64_t *)c->vals)[codes[ri[t] - lo]];
+                ((uint64_t *)(void *)dst)[t] = ((const uint64_t *)c->vals)[codes[t]];
             break;
         default:
             for (int64_t t = 0; t < g; t++)
-                memcpy(dst + (size_t)t * w, (const uint8_t *)c->vals + (size_t)codes[ri[t] - lo] * w, w);
+                memcpy(dst + (size_t)t * w, (const uint8_t *)c->vals + (size_t)codes[t] * w, w);
             break;
         }
     }
@@ -993,8 +998,8 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
 
 /* Binary values at rows[0..k) (sorted, duplicates allowed) appended to o.
  * As dict_take_word: per 1024-value vector holding some of them, the codes
- * of the span from its first row to its last are decoded and checked, and
- * only the entries of the rows asked for are copied. The generic take
+ * of the rows asked for (take_codes), and only their entries copied. The
+ * generic take
  * decodes every string of the span and copies the ones asked for a second
  * time: the elements of a list column's rows that passed a filter. */
 static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
@@ -1007,7 +1012,6 @@ static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *
     uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4 * 2, err);
     if (!codes) return ENOMEM;
     uint32_t *sel = codes + QV__VEC;
-    const uint32_t dsize = (uint32_t)c->d;
     for (int64_t i = 0, j; i < k && !rc; i = j) {
         const int64_t vec = rows[i] >> QV__VEC_SHIFT;
         for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
@@ -1018,16 +1022,7 @@ static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *
             rc = qv__dec_bin(d, nd, lo, m, o, err);
             continue;
         }
-        if ((rc = qv__dec_word(d, nd->child[0], lo, m, codes, err))) break;
-        for (int64_t t = 0; t < g; t++) sel[t] = codes[rows[i + t] - lo];
-        /* Sparse: just the codes taken are checked; dense: the span's,
-         * as a range decode of it would. */
-        int64_t bad = g * 8 < m ? -1 : first_bad(codes, m, dsize);
-        if (g * 8 < m && (bad = first_bad(sel, g, dsize)) >= 0) bad = rows[i + bad] - lo;
-        if (bad >= 0) {
-            rc = bad_code(err, nd, codes[bad], lo + bad, c->d);
-            break;
-        }
+        if ((rc = take_codes(d, nd, c, rows + i, g, codes, sel, err))) break;
         if (!lazy) {
             rc = emit_bin(c, sel, g, o, err);
             continue;

@@ -395,6 +395,27 @@ static int patched_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t star
     return 0;
 }
 
+/* Values at rows[0..n): the base's own take (a bit-packed base reads a
+ * sparse take's values in place), then the patches at those rows, found
+ * by searching the positions from the last one found (rows are sorted). */
+static int patched_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows,
+                             int64_t n, void *out, struct qv_error *err) {
+    const uint64_t *pos;
+    struct patched_cache *c;
+    int rc = load(d, nd, &pos, &c, err);
+    if (rc) return rc;
+    const unsigned w = nd->width;
+    if ((rc = qv__take_word(d, nd->child[0], rows, n, w, out, err))) return rc;
+    const int64_t ne = nd->child[1]->count;
+    const uint8_t *vals = c->vals;
+    for (int64_t t = 0, k = 0; t < n && k < ne; t++) {
+        if (pos[k] < (uint64_t)rows[t]) k += qv__lower_bound(pos + k, ne - k, (uint64_t)rows[t]);
+        if (k < ne && pos[k] == (uint64_t)rows[t])
+            memcpy((uint8_t *)out + (size_t)t * w, vals + (size_t)k * w, w);
+    }
+    return 0;
+}
+
 /* ---- Record ---- */
 
 /* Integer word types. No parameters or buffers; children base (same type,
@@ -441,6 +462,7 @@ const struct qv__encoding qv__enc_patched = {
     .name = "patched",
     .decode_cost = 2,
     .dec_word = patched_dec_word,
+    .take_word = patched_take_word,
     .validate = patched_validate,
     .build = patched_build,
     .children = {"base", "positions", "values"},
