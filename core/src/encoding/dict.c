@@ -731,6 +731,22 @@ static int codes_of(struct qv__dec *d, struct qv__node *nd, int64_t start, int64
     return 0;
 }
 
+/* The entries of m checked codes into o, w bytes each. */
+static void lookup(const struct dict_cache *c, const uint32_t *codes, int64_t m, unsigned w,
+                   uint8_t *o) {
+    if (QV__DISPATCH2(table_gather, o, c->vals, codes, m, w, (uint32_t)c->d)) return;
+    switch (w) {
+    case 1: gather_uint8_t(o, c->vals, codes, m); break;
+    case 2: gather_uint16_t((uint16_t *)(void *)o, c->vals, codes, m); break;
+    case 4: gather_uint32_t((uint32_t *)(void *)o, c->vals, codes, m); break;
+    case 8: gather_uint64_t((uint64_t *)(void *)o, c->vals, codes, m); break;
+    default:
+        for (int64_t i = 0; i < m; i++)
+            memcpy(o + (size_t)i * w, (const uint8_t *)c->vals + (size_t)codes[i] * w, w);
+        break;
+    }
+}
+
 static int lazy_word(struct qv__dec *d, struct qv__node *nd, struct dict_cache *c,
                      int64_t start, int64_t n, void *out, struct qv_error *err) {
     uint32_t codes[64];
@@ -764,18 +780,7 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
         if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
         int64_t bad = first_bad(codes, m, dsize);
-        if (bad < 0 && !QV__DISPATCH2(table_gather, o, c->vals, codes, m, w, dsize)) {
-            switch (w) {
-            case 1: gather_uint8_t((uint8_t *)o, c->vals, codes, m); break;
-            case 2: gather_uint16_t((uint16_t *)(void *)o, c->vals, codes, m); break;
-            case 4: gather_uint32_t((uint32_t *)(void *)o, c->vals, codes, m); break;
-            case 8: gather_uint64_t((uint64_t *)(void *)o, c->vals, codes, m); break;
-            default:
-                for (int64_t i = 0; i < m; i++)
-                    memcpy(o + (size_t)i * w, (const uint8_t *)c->vals + (size_t)codes[i] * w, w);
-                break;
-            }
-        }
+        if (bad < 0) lookup(c, codes, m, w, o);
         if (bad >= 0) {
             rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);
             break;
@@ -796,36 +801,23 @@ static int take_open(struct qv__dec *d, struct qv__node *nd, int64_t k, struct d
     return *lazy ? 0 : load(d, nd, c, err);
 }
 
-/* The codes of rows ri[0..g) (sorted, inside one vector) into codes[0..g):
- * the codes' own take when the rows are fewer than a sixteenth of their
- * span (a bit-packed or patched child reads them in place), else the
- * span's codes decoded into `span` and picked. Only these codes are used,
- * and only they are checked. Run-end codes always take the span: their
- * take, called a vector at a time, looks each row up in lazily decoded
- * ends and decompressed some frames twice (flights' cold take of 100
- * rows, bench_take_cold: 4.36-4.50 -> 4.49-4.73 ms with it, the same as
- * before without it). */
+/* The codes of rows[0..m) (sorted, m <= 1024) into codes[0..m), through
+ * the codes' own take (a bit-packed or patched child reads a sparse
+ * vector's codes in place; others decode each touched vector's span and
+ * pick), and checked: only the codes of the rows taken are. */
 static int take_codes(struct qv__dec *d, struct qv__node *nd, const struct dict_cache *c,
-                      const int64_t *ri, int64_t g, uint32_t *span, uint32_t *codes,
-                      struct qv_error *err) {
-    const int64_t lo = ri[0], m = ri[g - 1] + 1 - lo;
-    int rc;
-    if (g * 16 < m && nd->child[0]->enc != QV_ENC_RLE) {
-        rc = qv__take_word(d, nd->child[0], ri, g, 4, codes, err);
-    } else {
-        rc = qv__dec_word(d, nd->child[0], lo, m, span, err);
-        for (int64_t t = 0; !rc && t < g; t++) codes[t] = span[ri[t] - lo];
-    }
+                      const int64_t *rows, int64_t m, uint32_t *codes, struct qv_error *err) {
+    int rc = qv__take_word(d, nd->child[0], rows, m, 4, codes, err);
     if (rc) return rc;
-    const int64_t bad = first_bad(codes, g, (uint32_t)c->d);
-    return bad < 0 ? 0 : bad_code(err, nd, codes[bad], ri[bad], c->d);
+    const int64_t bad = first_bad(codes, m, (uint32_t)c->d);
+    return bad < 0 ? 0 : bad_code(err, nd, codes[bad], rows[bad], c->d);
 }
 
-/* Values at rows[0..k) (sorted, duplicates allowed): per 1024-value vector
- * holding some of them, the codes of just those rows (take_codes) are
- * looked up. The generic take decodes the whole
- * span to values and picks from them: a lookup per row of the span rather
- * than per row asked (a filter keeping a tenth of the rows). */
+/* Values at rows[0..k) (sorted, duplicates allowed), 1024 rows at a time:
+ * the codes of just those rows (take_codes), looked up. The generic take
+ * decodes the whole span of each vector to values and picks from them: a
+ * lookup per row of the span rather than per row asked (a filter keeping
+ * a tenth of the rows). */
 static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                           void *out, struct qv_error *err) {
     struct dict_cache *c;
@@ -833,51 +825,19 @@ static int dict_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t 
     int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
-    uint32_t *span = qv__stack_push(&d->stack, QV__VEC * 4, err);
-    uint32_t *codes = span ? qv__stack_push(&d->stack, QV__VEC * 4, err) : NULL;
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
     const unsigned w = nd->width;
-    uint8_t *o = out;
-    for (int64_t i = 0, j; i < k && !rc; i = j) {
-        const int64_t vec = rows[i] >> QV__VEC_SHIFT;
-        for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
-        const int64_t lo = rows[i], m = rows[j - 1] + 1 - lo;
-        uint8_t *dst = o + (size_t)i * w;
-        /* Every row of the span once: the range decode's gathers. */
-        int contiguous = m == j - i;
-        for (int64_t t = i + 1; contiguous && t < j; t++) contiguous = rows[t] != rows[t - 1];
-        if (contiguous) {
-            rc = qv__dict_dec_word(d, nd, lo, m, dst, err);
+    for (int64_t i = 0; i < k && !rc; i += QV__VEC) {
+        const int64_t m = k - i < QV__VEC ? k - i : QV__VEC;
+        uint8_t *dst = (uint8_t *)out + (size_t)i * w;
+        if ((rc = take_codes(d, nd, c, rows + i, m, codes, err))) break;
+        if (!lazy) {
+            lookup(c, codes, m, w, dst);
             continue;
         }
-        const int64_t g = j - i;
-        if ((rc = take_codes(d, nd, c, rows + i, g, span, codes, err))) break;
-        if (lazy) {
-            for (int64_t t = 0; t < g && !rc; t++)
-                rc = qv__dec_word(d, nd->child[1], codes[t], 1, dst + (size_t)t * w, err);
-            continue;
-        }
-        switch (w) {
-        case 1:
-            for (int64_t t = 0; t < g; t++) dst[t] = ((const uint8_t *)c->vals)[codes[t]];
-            break;
-        case 2:
-            for (int64_t t = 0; t < g; t++)
-                ((uint16_t *)(void *)dst)[t] = ((const uint16_t *)c->vals)[codes[t]];
-            break;
-        case 4:
-            for (int64_t t = 0; t < g; t++)
-                ((uint32_t *)(void *)dst)[t] = ((const uint32_t *)c->vals)[codes[t]];
-            break;
-        case 8:
-            for (int64_t t = 0; t < g; t++)
-                ((uint64_t *)(void *)dst)[t] = ((const uint64_t *)c->vals)[codes[t]];
-            break;
-        default:
-            for (int64_t t = 0; t < g; t++)
-                memcpy(dst + (size_t)t * w, (const uint8_t *)c->vals + (size_t)codes[t] * w, w);
-            break;
-        }
+        for (int64_t t = 0; t < m && !rc; t++)
+            rc = qv__dec_word(d, nd->child[1], codes[t], 1, dst + (size_t)t * w, err);
     }
     qv__stack_release(&d->stack, mk);
     return rc;
@@ -1001,11 +961,10 @@ int qv__dict_dec_bin(struct qv__dec *d, struct qv__node *nd, int64_t start, int6
 }
 
 /* Binary values at rows[0..k) (sorted, duplicates allowed) appended to o.
- * As dict_take_word: per 1024-value vector holding some of them, the codes
- * of the rows asked for (take_codes), and only their entries copied. The
- * generic take
- * decodes every string of the span and copies the ones asked for a second
- * time: the elements of a list column's rows that passed a filter. */
+ * As dict_take_word: the codes of the rows asked for (take_codes), and
+ * only their entries copied. The generic take decodes every string of
+ * each vector's span and copies the ones asked for a second time: the
+ * elements of a list column's rows that passed a filter. */
 static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, int64_t k,
                          struct qv__binout *o, struct qv_error *err) {
     struct dict_cache *c;
@@ -1013,29 +972,20 @@ static int dict_take_bin(struct qv__dec *d, struct qv__node *nd, const int64_t *
     int rc = take_open(d, nd, k, &c, &lazy, err);
     if (rc) return rc;
     struct qv__mark mk = qv__stack_mark(&d->stack);
-    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4 * 2, err);
+    uint32_t *codes = qv__stack_push(&d->stack, QV__VEC * 4, err);
     if (!codes) return ENOMEM;
-    uint32_t *sel = codes + QV__VEC;
-    for (int64_t i = 0, j; i < k && !rc; i = j) {
-        const int64_t vec = rows[i] >> QV__VEC_SHIFT;
-        for (j = i + 1; j < k && rows[j] >> QV__VEC_SHIFT == vec; j++) {}
-        const int64_t lo = rows[i], m = rows[j - 1] + 1 - lo, g = j - i;
-        int contiguous = m == g;
-        for (int64_t t = i + 1; contiguous && t < j; t++) contiguous = rows[t] != rows[t - 1];
-        if (contiguous) {
-            rc = qv__dec_bin(d, nd, lo, m, o, err);
-            continue;
-        }
-        if ((rc = take_codes(d, nd, c, rows + i, g, codes, sel, err))) break;
+    for (int64_t i = 0; i < k && !rc; i += QV__VEC) {
+        const int64_t m = k - i < QV__VEC ? k - i : QV__VEC;
+        if ((rc = take_codes(d, nd, c, rows + i, m, codes, err))) break;
         if (!lazy) {
-            rc = emit_bin(c, sel, g, o, err);
+            rc = emit_bin(c, codes, m, o, err);
             continue;
         }
-        for (int64_t t = 0; t < g && !rc; t++) {
+        for (int64_t t = 0; t < m && !rc; t++) {
             int64_t before = o->i;
-            rc = qv__dec_bin(d, nd->child[1], sel[t], 1, o, err);
+            rc = qv__dec_bin(d, nd->child[1], codes[t], 1, o, err);
             if (!rc && o->i != before + 1)
-                rc = qv__corrupt(err, nd->child[1], "dictionary entry %u not decoded", sel[t]);
+                rc = qv__corrupt(err, nd->child[1], "dictionary entry %u not decoded", codes[t]);
         }
     }
     qv__stack_release(&d->stack, mk);

@@ -204,9 +204,10 @@ SPLIT(uint64_t)
  * The quotient comes from a 16-bit multiply-high: q = (x * m) >> 16 >> s.
  * With m = ceil(2^(16+s) / b) = (2^(16+s) + e) / b, that is x / b exactly
  * when x * e < 2^(16+s) for every x below b^2 (the fraction it adds stays
- * below 1/b), which qv__radix_pairs_cmp_init checks for s = 0..8; b up to
- * 203 has such an s (lineitem's discounts, b = 11: s = 0). Groups at or
- * above b^2 are flagged, whatever their quotient. */
+ * below 1/b), which qv__radix_pairs_cmp_init checks for s = 0..8; every
+ * base has such an s but 19 between 214 and 254 (lineitem's discounts,
+ * b = 11: s = 0). Groups at or above b^2 are flagged, whatever their
+ * quotient. */
 int qv__radix_pairs_cmp_init(uint32_t b, uint8_t a, uint8_t d, struct qv__pairs_cmp *pc) {
     if (b < 3 || b > 256) return 0;
     for (unsigned s = 0; s <= 8; s++) {
@@ -283,12 +284,22 @@ static int group_error(struct qv__node *nd, int64_t at, uint32_t x, struct qv_er
                        qv__radix_power(b, k));
 }
 
+/* The first of g[0..m) at or above top, or -1 (one pass without a branch
+ * a group, then the search only when one is). */
+static int64_t first_bad_group(const uint16_t *g, int64_t m, uint32_t top) {
+    unsigned bad = 0;
+    for (int64_t j = 0; j < m; j++) bad |= g[j] >= top;
+    if (!bad) return -1;
+    int64_t j = 0;
+    while (g[j] < top) j++;
+    return j;
+}
+
 int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
                         struct qv_error *err) {
     const uint32_t top = qv__radix_power((uint32_t)nd->params[0], (unsigned)nd->params[1]);
-    int64_t j = 0;
-    while (j + 1 < m && g[j] < top) j++;
-    return group_error(nd, g0 + j, g[j], err);
+    const int64_t j = first_bad_group(g, m, top);
+    return group_error(nd, g0 + (j < 0 ? m - 1 : j), g[j < 0 ? m - 1 : j], err);
 }
 
 /* The last group's digits past the last value are zeros. */
@@ -310,11 +321,8 @@ int qv__radix_groups(struct qv__dec *d, struct qv__node *nd, int64_t g0, int64_t
     struct qv__node *c = nd->child[0];
     int rc = qv__dec_word(d, c, g0, m, g, err);
     if (rc || m <= 0) return rc;
-    if (check) {
-        unsigned bad = 0;
-        for (int64_t j = 0; j < m; j++) bad |= g[j] >= top;
-        if (bad) return qv__radix_bad_group(nd, g0, g, m, err);
-    }
+    const int64_t j = check ? first_bad_group(g, m, top) : -1;
+    if (j >= 0) return group_error(nd, g0 + j, g[j], err);
     return g0 + m == c->count ? last_group(nd, g[m - 1], err) : 0;
 }
 
@@ -408,11 +416,8 @@ static int radix_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t
             er[t] = (uint8_t)(rows[i + t] - gi * k);
         }
         if ((rc = qv__take_word(d, c, gr, ng, 2, g, err))) break;
-        unsigned bad = 0;
-        for (int64_t u = 0; u < ng; u++) bad |= g[u] >= top;
-        if (bad) {
-            int64_t u = 0;
-            while (g[u] < top) u++;
+        const int64_t u = first_bad_group(g, ng, top);
+        if (u >= 0) {
             rc = group_error(nd, gr[u], g[u], err);
             break;
         }
