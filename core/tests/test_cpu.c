@@ -376,8 +376,19 @@ static void test_istats(void **state) {
     for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
         qv__cpu_set_level(level);
         for (unsigned bits = 8; bits <= 64; bits *= 2) {
-            for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 331) {
-                for (int64_t i = 0; i < n; i++) v[i] = rnd() & qv__mask(bits);
+            /* Shapes: random; all below the sign bit; all at or above it
+             * (the extremes then skip the signed pass); all below but one
+             * value anywhere, the tail's last included (they must not). */
+            for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 331)
+            for (int shape = 0; shape < 4; shape++) {
+                const uint64_t sb = UINT64_C(1) << (bits - 1);
+                for (int64_t i = 0; i < n; i++) {
+                    v[i] = rnd() & qv__mask(bits);
+                    if (shape == 1 || shape == 3) v[i] &= sb - 1;
+                    if (shape == 2) v[i] |= sb;
+                }
+                if (shape == 3) v[(int64_t)(rnd() % (uint64_t)n)] |= sb;
+                if (shape == 3 && n > 1 && n % 2) v[n - 1] |= sb;
                 struct qv__istats s;
                 qv__istats_compute(v, n, bits, &s);
                 uint64_t umin = UINT64_MAX, umax = 0;

@@ -22,18 +22,41 @@ struct minmax {
     uint64_t umin, umax, fmin, fmax;
 };
 
-/* Folds v[0..n) into m. */
-static QV__ALWAYS_INLINE void minmax_from(const uint64_t *v, int64_t n, uint64_t sb,
-                                          struct minmax *m) {
-    uint64_t umin = m->umin, umax = m->umax, fmin = m->fmin, fmax = m->fmax;
+/* Flipping bit p keeps the unsigned order of values that all have the same
+ * bit p: then y's extremes are x's with sb flipped, and the loops skip y's
+ * pass. Mostly they do (codes, residuals, lengths: small and
+ * non-negative); only values on both sides of the sign bit (deltas of
+ * either sign, floats' bit patterns of either sign) take the second pass.
+ * Bit p agrees when the AND and the OR of every value have it alike. */
+static QV__ALWAYS_INLINE int sign_bit_agrees(uint64_t and_all, uint64_t or_all, uint64_t sb) {
+    return ((and_all ^ or_all) & sb) == 0;
+}
+
+/* Unsigned extremes of v[0..n) into m->umin/umax, and the AND and OR of
+ * every value. */
+static QV__ALWAYS_INLINE void umm_from(const uint64_t *v, int64_t n, struct minmax *m,
+                                       uint64_t *and_all, uint64_t *or_all) {
+    uint64_t umin = m->umin, umax = m->umax, a = *and_all, o = *or_all;
     for (int64_t i = 0; i < n; i++) {
-        uint64_t x = v[i], y = x ^ sb;
+        uint64_t x = v[i];
         umin = x < umin ? x : umin;
         umax = x > umax ? x : umax;
+        a &= x;
+        o |= x;
+    }
+    m->umin = umin, m->umax = umax, *and_all = a, *or_all = o;
+}
+
+/* Extremes of y = x ^ sb over v[0..n) into m->fmin/fmax. */
+static QV__ALWAYS_INLINE void fmm_from(const uint64_t *v, int64_t n, uint64_t sb,
+                                       struct minmax *m) {
+    uint64_t fmin = m->fmin, fmax = m->fmax;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t y = v[i] ^ sb;
         fmin = y < fmin ? y : fmin;
         fmax = y > fmax ? y : fmax;
     }
-    *m = (struct minmax){umin, umax, fmin, fmax};
+    m->fmin = fmin, m->fmax = fmax;
 }
 
 /* Stores s's value ranges from m (of n > 0 values of `bits` bits), the
@@ -62,10 +85,13 @@ static QV__ALWAYS_INLINE void istats_compute_body(const uint64_t *v, int64_t n, 
         return;
     }
     /* Signed order at the value width is unsigned order with the sign bit
-     * flipped, so one vectorizable loop of unsigned min/max gives both. */
+     * flipped. */
     const uint64_t sb = UINT64_C(1) << (bits - 1);
     struct minmax m = {v[0], v[0], v[0] ^ sb, v[0] ^ sb};
-    minmax_from(v + 1, n - 1, sb, &m);
+    uint64_t a = v[0], o = v[0];
+    umm_from(v + 1, n - 1, &m, &a, &o);
+    if (sign_bit_agrees(a, o, sb)) m.fmin = m.umin ^ sb, m.fmax = m.umax ^ sb;
+    else fmm_from(v + 1, n - 1, sb, &m);
     put_ranges(s, n, bits, &m);
 }
 
@@ -78,12 +104,59 @@ static QV__TARGET_SSE42 void istats_compute_sse42(const uint64_t *v, int64_t n, 
                                                   struct qv__istats *s) {
     istats_compute_body(v, n, bits, s);
 }
-/* AVX2 has no unsigned 64-bit compare, and the compiler leaves the loop
+/* AVX2 has no unsigned 64-bit compare, and the compiler leaves the loops
  * above scalar (about 11 instructions a value, 6% of a flights write).
- * Unsigned order of x is signed order of x ^ 2^63, so the four extremes
- * are kept as signed keys: a = x ^ 2^63 for x, b = x ^ sb ^ 2^63 for
- * y = x ^ sb; two sets of accumulators (eight values a step) hide the
- * compare-and-blend latency. The same extremes as the scalar loop. */
+ * Unsigned order of x is signed order of x ^ 2^63, so the extremes are
+ * kept as signed keys x ^ k: k = 2^63 for x, k = sb ^ 2^63 for y = x ^ sb;
+ * two sets of accumulators (eight values a step) hide the
+ * compare-and-blend latency. The AND and OR come with the first pass (the
+ * second is skipped when the sign bit agrees, as above). The result is the
+ * scalar loops', to the bit. */
+static QV__TARGET_AVX2 void keys_minmax_avx2(const uint64_t *v, int64_t n, uint64_t k,
+                                             uint64_t *lo, uint64_t *hi, uint64_t *and_all,
+                                             uint64_t *or_all) {
+    const __m256i kk = _mm256_set1_epi64x((long long)k);
+    __m256i mn[2], mx[2], an[2], on[2];
+    for (int j = 0; j < 2; j++) {
+        mn[j] = _mm256_set1_epi64x(INT64_MAX);
+        mx[j] = _mm256_set1_epi64x(INT64_MIN);
+        an[j] = _mm256_set1_epi64x(-1);
+        on[j] = _mm256_setzero_si256();
+    }
+    for (int64_t i = 0; i + 8 <= n; i += 8) {
+        for (int j = 0; j < 2; j++) {
+            __m256i x = _mm256_loadu_si256((const __m256i *)(v + i + 4 * j));
+            __m256i a = _mm256_xor_si256(x, kk);
+            mn[j] = _mm256_blendv_epi8(mn[j], a, _mm256_cmpgt_epi64(mn[j], a));
+            mx[j] = _mm256_blendv_epi8(mx[j], a, _mm256_cmpgt_epi64(a, mx[j]));
+            if (and_all) {
+                an[j] = _mm256_and_si256(an[j], x);
+                on[j] = _mm256_or_si256(on[j], x);
+            }
+        }
+    }
+    int64_t l0[4], l1[4], h0[4], h1[4];
+    uint64_t a0[4], a1[4], o0[4], o1[4];
+    _mm256_storeu_si256((__m256i *)l0, mn[0]);
+    _mm256_storeu_si256((__m256i *)l1, mn[1]);
+    _mm256_storeu_si256((__m256i *)h0, mx[0]);
+    _mm256_storeu_si256((__m256i *)h1, mx[1]);
+    _mm256_storeu_si256((__m256i *)a0, an[0]);
+    _mm256_storeu_si256((__m256i *)a1, an[1]);
+    _mm256_storeu_si256((__m256i *)o0, on[0]);
+    _mm256_storeu_si256((__m256i *)o1, on[1]);
+    int64_t l = INT64_MAX, h = INT64_MIN;
+    uint64_t a = ~UINT64_C(0), o = 0;
+    for (int j = 0; j < 4; j++) {
+        l = l0[j] < l ? l0[j] : l, l = l1[j] < l ? l1[j] : l;
+        h = h0[j] > h ? h0[j] : h, h = h1[j] > h ? h1[j] : h;
+        a &= a0[j] & a1[j];
+        o |= o0[j] | o1[j];
+    }
+    *lo = (uint64_t)l ^ k, *hi = (uint64_t)h ^ k;
+    if (and_all) *and_all = a, *or_all = o;
+}
+
 static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, unsigned bits,
                                                 struct qv__istats *s) {
     if (n < 16) {
@@ -91,43 +164,19 @@ static QV__TARGET_AVX2 void istats_compute_avx2(const uint64_t *v, int64_t n, un
         return;
     }
     const uint64_t top = UINT64_C(1) << 63, sb = UINT64_C(1) << (bits - 1);
-    const __m256i ka = _mm256_set1_epi64x((long long)top);
-    const __m256i kb = _mm256_set1_epi64x((long long)(sb ^ top));
-    __m256i amin[2], amax[2], bmin[2], bmax[2];
-    for (int j = 0; j < 2; j++) {
-        amin[j] = bmin[j] = _mm256_set1_epi64x(INT64_MAX);
-        amax[j] = bmax[j] = _mm256_set1_epi64x(INT64_MIN);
+    const int64_t body = n & ~(int64_t)7;
+    struct minmax m;
+    uint64_t a, o;
+    keys_minmax_avx2(v, body, top, &m.umin, &m.umax, &a, &o);
+    umm_from(v + body, n - body, &m, &a, &o);
+    if (sign_bit_agrees(a, o, sb)) {
+        m.fmin = m.umin ^ sb, m.fmax = m.umax ^ sb;
+    } else {
+        uint64_t lo, hi;
+        keys_minmax_avx2(v, body, sb ^ top, &lo, &hi, NULL, NULL);
+        m.fmin = lo ^ sb, m.fmax = hi ^ sb;
+        fmm_from(v + body, n - body, sb, &m);
     }
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        for (int j = 0; j < 2; j++) {
-            __m256i x = _mm256_loadu_si256((const __m256i *)(v + i + 4 * j));
-            __m256i a = _mm256_xor_si256(x, ka), b = _mm256_xor_si256(x, kb);
-            amin[j] = _mm256_blendv_epi8(amin[j], a, _mm256_cmpgt_epi64(amin[j], a));
-            amax[j] = _mm256_blendv_epi8(amax[j], a, _mm256_cmpgt_epi64(a, amax[j]));
-            bmin[j] = _mm256_blendv_epi8(bmin[j], b, _mm256_cmpgt_epi64(bmin[j], b));
-            bmax[j] = _mm256_blendv_epi8(bmax[j], b, _mm256_cmpgt_epi64(b, bmax[j]));
-        }
-    }
-    int64_t la[4], ha[4], lb[4], hb[4], an[4], ax[4], bn[4], bx[4];
-    _mm256_storeu_si256((__m256i *)la, amin[0]);
-    _mm256_storeu_si256((__m256i *)an, amin[1]);
-    _mm256_storeu_si256((__m256i *)ha, amax[0]);
-    _mm256_storeu_si256((__m256i *)ax, amax[1]);
-    _mm256_storeu_si256((__m256i *)lb, bmin[0]);
-    _mm256_storeu_si256((__m256i *)bn, bmin[1]);
-    _mm256_storeu_si256((__m256i *)hb, bmax[0]);
-    _mm256_storeu_si256((__m256i *)bx, bmax[1]);
-    int64_t sa = INT64_MAX, sA = INT64_MIN, sbn = INT64_MAX, sbx = INT64_MIN;
-    for (int k = 0; k < 4; k++) {
-        sa = la[k] < sa ? la[k] : sa, sa = an[k] < sa ? an[k] : sa;
-        sA = ha[k] > sA ? ha[k] : sA, sA = ax[k] > sA ? ax[k] : sA;
-        sbn = lb[k] < sbn ? lb[k] : sbn, sbn = bn[k] < sbn ? bn[k] : sbn;
-        sbx = hb[k] > sbx ? hb[k] : sbx, sbx = bx[k] > sbx ? bx[k] : sbx;
-    }
-    struct minmax m = {(uint64_t)sa ^ top, (uint64_t)sA ^ top, (uint64_t)sbn ^ top,
-                       (uint64_t)sbx ^ top};
-    minmax_from(v + i, n - i, sb, &m);
     put_ranges(s, n, bits, &m);
 }
 #endif
