@@ -793,12 +793,12 @@ int qv__dict_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t start, int
         /* Blocks aligned to the codes' vectors when the range is. */
         int64_t m = n - b < QV__VEC ? n - b : QV__VEC;
         if ((rc = qv__dec_word(d, nd->child[0], start + b, m, codes, err))) break;
-        int64_t bad = first_bad(codes, m, dsize);
-        if (bad < 0) lookup(c, codes, m, w, o);
+        const int64_t bad = first_bad(codes, m, dsize);
         if (bad >= 0) {
             rc = bad_code(err, nd, codes[bad], start + b + bad, c->d);
             break;
         }
+        lookup(c, codes, m, w, o);
         o += (size_t)m * w;
     }
     qv__stack_release(&d->stack, mk);

@@ -298,8 +298,8 @@ static int64_t first_bad_group(const uint16_t *g, int64_t m, uint32_t top) {
 int qv__radix_bad_group(struct qv__node *nd, int64_t g0, const uint16_t *g, int64_t m,
                         struct qv_error *err) {
     const uint32_t top = qv__radix_power((uint32_t)nd->params[0], (unsigned)nd->params[1]);
-    const int64_t j = first_bad_group(g, m, top);
-    return group_error(nd, g0 + (j < 0 ? m - 1 : j), g[j < 0 ? m - 1 : j], err);
+    const int64_t j = first_bad_group(g, m, top), at = j < 0 ? m - 1 : j;
+    return group_error(nd, g0 + at, g[at], err);
 }
 
 /* The last group's digits past the last value are zeros. */
