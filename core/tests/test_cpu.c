@@ -379,31 +379,32 @@ static void test_istats(void **state) {
             /* Shapes: random; all below the sign bit; all at or above it
              * (the extremes then skip the signed pass); all below but one
              * value anywhere, the tail's last included (they must not). */
-            for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 331)
-            for (int shape = 0; shape < 4; shape++) {
-                const uint64_t sb = UINT64_C(1) << (bits - 1);
-                for (int64_t i = 0; i < n; i++) {
-                    v[i] = rnd() & qv__mask(bits);
-                    if (shape == 1 || shape == 3) v[i] &= sb - 1;
-                    if (shape == 2) v[i] |= sb;
+            for (int64_t n = 1; n <= N; n += n < 20 ? 1 : 331) {
+                for (int shape = 0; shape < 4; shape++) {
+                    const uint64_t sb = UINT64_C(1) << (bits - 1);
+                    for (int64_t i = 0; i < n; i++) {
+                        v[i] = rnd() & qv__mask(bits);
+                        if (shape == 1 || shape == 3) v[i] &= sb - 1;
+                        if (shape == 2) v[i] |= sb;
+                    }
+                    if (shape == 3) v[(int64_t)(rnd() % (uint64_t)n)] |= sb;
+                    if (shape == 3 && n > 1 && n % 2) v[n - 1] |= sb;
+                    struct qv__istats s;
+                    qv__istats_compute(v, n, bits, &s);
+                    uint64_t umin = UINT64_MAX, umax = 0;
+                    int64_t smin = INT64_MAX, smax = INT64_MIN;
+                    for (int64_t i = 0; i < n; i++) {
+                        umin = v[i] < umin ? v[i] : umin;
+                        umax = v[i] > umax ? v[i] : umax;
+                        int64_t x = qv__sext(v[i], bits);
+                        smin = x < smin ? x : smin;
+                        smax = x > smax ? x : smax;
+                    }
+                    assert_int_equal(s.umin, umin);
+                    assert_int_equal(s.umax, umax);
+                    assert_int_equal(s.smin, smin);
+                    assert_int_equal(s.smax, smax);
                 }
-                if (shape == 3) v[(int64_t)(rnd() % (uint64_t)n)] |= sb;
-                if (shape == 3 && n > 1 && n % 2) v[n - 1] |= sb;
-                struct qv__istats s;
-                qv__istats_compute(v, n, bits, &s);
-                uint64_t umin = UINT64_MAX, umax = 0;
-                int64_t smin = INT64_MAX, smax = INT64_MIN;
-                for (int64_t i = 0; i < n; i++) {
-                    umin = v[i] < umin ? v[i] : umin;
-                    umax = v[i] > umax ? v[i] : umax;
-                    int64_t x = qv__sext(v[i], bits);
-                    smin = x < smin ? x : smin;
-                    smax = x > smax ? x : smax;
-                }
-                assert_int_equal(s.umin, umin);
-                assert_int_equal(s.umax, umax);
-                assert_int_equal(s.smin, smin);
-                assert_int_equal(s.smax, smax);
             }
         }
     }
