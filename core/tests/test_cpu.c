@@ -16,6 +16,7 @@
 
 #include "arrow/arrow_internal.h"
 #include "base/cpu_internal.h"
+#include "base/rows.h"
 #include "encoding/enc_internal.h"
 #include "quiver/arrow.h"
 #include "quiver/base.h"
@@ -128,6 +129,47 @@ static void test_bits_count(void **state) {
             int64_t want = 0;
             for (int64_t i = off; i < off + len; i++) want += qv_bit_get(bits, i);
             assert_int_equal(qv_bits_count(bits, off, len), want);
+        }
+    }
+}
+
+/* Row lists (base/rows.h): sorted lists of every length up to 40 (the
+ * vector loop's tails), then one fault put anywhere: a row below 0, one at
+ * the limit, far above it (INT64_MAX), a step back, a repeat (bad only
+ * when strict); the first fault found must be the reference's. */
+static int64_t rows_ref(const int64_t *r, int64_t n, int64_t limit, bool strict) {
+    for (int64_t i = 0; i < n; i++)
+        if (r[i] < 0 || r[i] >= limit || (i && (strict ? r[i] <= r[i - 1] : r[i] < r[i - 1])))
+            return i;
+    return -1;
+}
+
+static void test_rows_first_bad(void **state) {
+    (void)state;
+    int64_t r[40];
+    for (int level = QV__CPU_BASELINE; level <= max_level(); level++) {
+        qv__cpu_set_level(level);
+        assert_int_equal(qv__rows_first_bad(r, 0, 0, true), -1);
+        for (int64_t n = 1; n <= 40; n++) {
+            for (int rep = 0; rep < 60; rep++) {
+                for (int64_t i = 0; i < n; i++) r[i] = i * 3 + (int64_t)(rnd() % 3);
+                const int64_t limit = r[n - 1] + 1 + (int64_t)(rnd() % 2);
+                const bool strict = rep & 1;
+                assert_int_equal(qv__rows_first_bad(r, n, limit, strict), -1);
+                assert_int_equal(qv__rows_first_bad(r, n, limit, strict),
+                                 rows_ref(r, n, limit, strict));
+                const int64_t at = (int64_t)(rnd() % (uint64_t)n);
+                switch (rep % 5) {
+                case 0: r[at] = -1 - (int64_t)(rnd() % 5); break;
+                case 1: r[at] = limit; break;
+                case 2: r[at] = INT64_MAX; break;
+                case 3: r[at] = at ? r[at - 1] - 1 : -1; break;
+                default: r[at] = at ? r[at - 1] : limit + 7; break;
+                }
+                assert_int_equal(qv__rows_first_bad(r, n, limit, strict),
+                                 rows_ref(r, n, limit, strict));
+                assert_int_equal(qv__rows_first_bad(r, n, 0, strict), 0);
+            }
         }
     }
 }
@@ -604,6 +646,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_level_and_environment, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unpack_every_width, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bits_count, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_first_bad, setup, teardown),
         cmocka_unit_test_setup_teardown(test_widen_narrow, setup, teardown),
         cmocka_unit_test_setup_teardown(test_decimal_widen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validate_loops, setup, teardown),

@@ -7,6 +7,7 @@
 
 #include "base/corrupt.h"
 #include "base/dcheck.h"
+#include "base/rows.h"
 #include "encoding/dec_verify.h"
 #include "encoding/enc_internal.h"
 
@@ -442,20 +443,12 @@ int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
     if (n < 0) return qv_error_set(err, EINVAL, "qv_decoder_take: negative count");
     if (!out->values && (n > 0 || dc->pt == QV__PT_BIN))
         return qv_error_set(err, EINVAL, "qv_decoder_take: NULL output values");
-    /* One branch-free pass (a filter's take of a few thousand rows a
-     * batch spent half of this function in the branchy loop; the baseline
-     * build does not vectorize this one either, it has no 64-bit compare);
-     * the row to name is looked for only when one is wrong. */
-    uint64_t bad = n && (uint64_t)rows[0] >= (uint64_t)dc->count;
-    for (int64_t i = 1; i < n; i++)
-        bad |= ((uint64_t)rows[i] >= (uint64_t)dc->count) | (rows[i] < rows[i - 1]);
-    for (int64_t i = 0; bad && i < n; i++) {
-        if (rows[i] < 0 || rows[i] >= dc->count || (i && rows[i] < rows[i - 1]))
-            return qv_error_set(err, EINVAL,
-                                "qv_decoder_take: row %lld (index %lld) unsorted or outside the "
-                                "chunk of %lld values",
-                                (long long)rows[i], (long long)i, (long long)dc->count);
-    }
+    const int64_t bad = qv__rows_first_bad(rows, n, dc->count, false);
+    if (bad >= 0)
+        return qv_error_set(err, EINVAL,
+                            "qv_decoder_take: row %lld (index %lld) unsorted or outside the "
+                            "chunk of %lld values",
+                            (long long)rows[bad], (long long)bad, (long long)dc->count);
     struct qv__binout o;
     int rc = 0;
     if (dc->pt == QV__PT_BIN) {

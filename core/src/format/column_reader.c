@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/dcheck.h"
+#include "base/rows.h"
 #include "base/corrupt.h"
 #include "arrow/arrow_internal.h"
 #include "encoding/dec_verify.h"
@@ -903,19 +904,26 @@ int qv_column_reader_read_into(struct qv_column_reader *cr, int64_t start, int64
     return read_node(cr, cr->first, start, NULL, n, node, err);
 }
 
+/* A take's rows: inside the row group and strictly increasing. */
+static int check_take_rows(const struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                           struct qv_error *err) {
+    const int64_t i = qv__rows_first_bad(rows, n, rg_rows(cr), true);
+    if (i < 0) return 0;
+    return qv_error_set(err, EINVAL,
+                        "file '%s': take: row %lld at position %lld is out of range of row "
+                        "group %lld (%lld rows) or not strictly increasing",
+                        cr->rd->src.name, (long long)rows[i], (long long)i, (long long)cr->rg,
+                        (long long)rg_rows(cr));
+}
+
 int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
                                struct ArrowArray *node, struct qv_reservation *tree_r,
                                struct qv_error *err) {
     cr->tree_r = tree_r;
-    for (int64_t i = 0; i < n; i++)
-        if (rows[i] < 0 || rows[i] >= rg_rows(cr) || (i && rows[i] <= rows[i - 1]))
-            return qv_error_set(err, EINVAL,
-                                "file '%s': take: row %lld at position %lld is out of range of row "
-                                "group %lld (%lld rows) or not strictly increasing",
-                                cr->rd->src.name, (long long)rows[i], (long long)i,
-                                (long long)cr->rg, (long long)rg_rows(cr));
+    int rc = check_take_rows(cr, rows, n, err);
+    if (rc) return rc;
     cr->take_rows = n;
-    int rc = ensure_open(cr, take_mode(cr, n), err);
+    rc = ensure_open(cr, take_mode(cr, n), err);
     cr->take_rows = 0;
     if (rc) return rc;
     return read_node(cr, cr->first, 0, rows, n, node, err);
@@ -1020,16 +1028,11 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
         (node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64))
         return qv_error_set(err, EINVAL, "file '%s': take: column %d is not flat",
                             cr->rd->src.name, (int)node->column);
-    for (int64_t i = 0; i < n; i++)
-        if (rows[i] < 0 || rows[i] >= rg_rows(cr) || (i && rows[i] <= rows[i - 1]))
-            return qv_error_set(err, EINVAL,
-                                "file '%s': take: row %lld at position %lld is out of range of row "
-                                "group %lld (%lld rows) or not strictly increasing",
-                                cr->rd->src.name, (long long)rows[i], (long long)i,
-                                (long long)cr->rg, (long long)rg_rows(cr));
+    int rc = check_take_rows(cr, rows, n, err);
+    if (rc) return rc;
     if (n == 0) return 0;
     cr->take_rows = n;
-    int rc = ensure_open(cr, take_mode(cr, n), err);
+    rc = ensure_open(cr, take_mode(cr, n), err);
     cr->take_rows = 0;
     if (rc) return rc;
     /* A failure leaves o as it was (the caller may try the same rows
