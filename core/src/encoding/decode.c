@@ -437,18 +437,47 @@ int qv__take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows, i
     return rc;
 }
 
-int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
-                    struct qv_decode_out *out, struct qv_error *err) {
+static int take_args(const struct qv_decoder *dc, const int64_t *rows, int64_t n,
+                     const struct qv_decode_out *out, struct qv_error *err) {
     if (!dc || !out || (!rows && n)) return qv_error_set(err, EINVAL, "qv_decoder_take: NULL argument");
     if (n < 0) return qv_error_set(err, EINVAL, "qv_decoder_take: negative count");
     if (!out->values && (n > 0 || dc->pt == QV__PT_BIN))
         return qv_error_set(err, EINVAL, "qv_decoder_take: NULL output values");
+    return 0;
+}
+
+static int bad_row(const struct qv_decoder *dc, const int64_t *rows, int64_t i,
+                   struct qv_error *err) {
+    return qv_error_set(err, EINVAL,
+                        "qv_decoder_take: row %lld (index %lld) unsorted or outside the chunk of "
+                        "%lld values",
+                        (long long)rows[i], (long long)i, (long long)dc->count);
+}
+
+static int take_rows(struct qv_decoder *dc, const int64_t *rows, int64_t n,
+                     struct qv_decode_out *out, struct qv_error *err);
+
+int qv_decoder_take(struct qv_decoder *dc, const int64_t *rows, int64_t n,
+                    struct qv_decode_out *out, struct qv_error *err) {
+    int rc = take_args(dc, rows, n, out, err);
+    if (rc) return rc;
     const int64_t bad = qv__rows_first_bad(rows, n, dc->count, false);
-    if (bad >= 0)
-        return qv_error_set(err, EINVAL,
-                            "qv_decoder_take: row %lld (index %lld) unsorted or outside the "
-                            "chunk of %lld values",
-                            (long long)rows[bad], (long long)bad, (long long)dc->count);
+    if (bad >= 0) return bad_row(dc, rows, bad, err);
+    return take_rows(dc, rows, n, out, err);
+}
+
+int qv__decoder_take_sorted(struct qv_decoder *dc, const int64_t *rows, int64_t n,
+                            struct qv_decode_out *out, struct qv_error *err) {
+    int rc = take_args(dc, rows, n, out, err);
+    if (rc) return rc;
+    QV_DCHECK(qv__rows_first_bad(rows, n, INT64_MAX, false) < 0);
+    if (n && rows[0] < 0) return bad_row(dc, rows, 0, err);
+    if (n && rows[n - 1] >= dc->count) return bad_row(dc, rows, n - 1, err);
+    return take_rows(dc, rows, n, out, err);
+}
+
+static int take_rows(struct qv_decoder *dc, const int64_t *rows, int64_t n,
+                     struct qv_decode_out *out, struct qv_error *err) {
     struct qv__binout o;
     int rc = 0;
     if (dc->pt == QV__PT_BIN) {

@@ -72,6 +72,10 @@ struct qv_column_reader {
     /* Rows of the take being decoded (0: a range read), for how the
      * reference column's chunk is read (take_mode). */
     int64_t take_rows;
+    /* The row list of that take, checked (check_take_rows: in the row
+     * group, strictly increasing); NULL outside a take. Decoders handed
+     * this very list skip their own pass over it (dec_take). */
+    const int64_t *checked_rows;
 };
 
 /* Prefixes a decoder error with where it happened (a relative column's
@@ -662,6 +666,15 @@ static int32_t child_node(const struct qv_column_reader *cr, int32_t k) {
     return cr->rd->f.nodes[k].first_child;
 }
 
+/* A decoder's take: the checked list (the take's own rows, as a flat
+ * column and a struct's children get them) needs no second pass; rows
+ * made from the file's offsets (a list's child rows) get every check. */
+static int dec_take(const struct qv_column_reader *cr, struct qv_decoder *d, const int64_t *rows,
+                    int64_t n, struct qv_decode_out *o, struct qv_error *err) {
+    return rows == cr->checked_rows ? qv__decoder_take_sorted(d, rows, n, o, err)
+                                    : qv_decoder_take(d, rows, n, o, err);
+}
+
 /* Validity for n slots: from the decoder by range or by rows. */
 static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                          int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
@@ -671,7 +684,7 @@ static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArr
     uint8_t *bits = qv_owned_array_alloc_buffer(out, 0, (size_t)qv_bytes_for_bits(n), err);
     if (!bits) return err ? err->code : ENOMEM;
     struct qv_decode_out o = {.values = bits};
-    int rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+    int rc = rows ? dec_take(cr, d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
     if (rc) return where(cr, k, QV_SEGMENT_VALIDITY, rc, err);
     out->null_count = n - qv_bits_count(bits, 0, n);
     QV_DCHECK(out->null_count >= 0 && out->null_count <= n);
@@ -690,7 +703,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
         int w = kind == QV_KIND_BINARY ? 4 : 8;
         o.values = qv_owned_array_alloc_buffer(out, 1, (size_t)(n + 1) * (size_t)w, err);
         if (!o.values) return err ? err->code : ENOMEM;
-        rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+        rc = rows ? dec_take(cr, d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
         if (rc) {
             if (o.data) qv_free(cr->r, o.data, o.data_capacity);
             return where(cr, k, QV_SEGMENT_VALUES, rc, err);
@@ -718,7 +731,7 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     }
     if (!o.values) return err ? err->code : ENOMEM;
     if (n == 0) return 0;
-    rc = rows ? qv_decoder_take(d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+    rc = rows ? dec_take(cr, d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
     if (rc) return where(cr, k, QV_SEGMENT_VALUES, rc, err);
     if (node->kind == QV__NODE_DECIMAL64) {
         qv__decimal_widen64(o.values, n); /* int64 to 128-bit, in place */
@@ -821,7 +834,7 @@ static int read_list(struct qv_column_reader *cr, int32_t k, int64_t start, cons
             idx[2 * i + 1] = rows[i] + 1;
         }
         struct qv_decode_out o = {.values = pairs};
-        rc = n ? qv_decoder_take(d, idx, 2 * n, &o, err) : 0;
+        rc = n ? dec_take(cr, d, idx, 2 * n, &o, err) : 0;
         if (rc) where(cr, k, QV_SEGMENT_OFFSETS, rc, err);
     }
     int64_t total = 0;
@@ -926,7 +939,10 @@ int qv_column_reader_take_into(struct qv_column_reader *cr, const int64_t *rows,
     rc = ensure_open(cr, take_mode(cr, n), err);
     cr->take_rows = 0;
     if (rc) return rc;
-    return read_node(cr, cr->first, 0, rows, n, node, err);
+    cr->checked_rows = rows;
+    rc = read_node(cr, cr->first, 0, rows, n, node, err);
+    cr->checked_rows = NULL;
+    return rc;
 }
 
 /* How a take of n rows reads a chunk loaded lazily (format 2, pread). By
@@ -992,7 +1008,7 @@ static int take_flat_binary(struct qv_column_reader *cr, struct qv_decoder *d, i
     /* The decoder writes offset 0 over the previous row group's end: kept. */
     int64_t base = (int64_t)o->data_size;
     struct qv_decode_out t = {.values = offs};
-    int rc = qv_decoder_take(d, rows, n, &t, err);
+    int rc = dec_take(cr, d, rows, n, &t, err);
     if (rc) {
         if (t.data) qv_free(cr->r, t.data, t.data_capacity);
         return where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
@@ -1021,20 +1037,12 @@ static int take_flat_binary(struct qv_column_reader *cr, struct qv_decoder *d, i
     return 0;
 }
 
-int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
-                                struct qv__flat_out *o, struct qv_error *err) {
-    const struct qv__node *node = &cr->rd->f.nodes[cr->first];
-    if (node->subtree_end != cr->first + 1 || cr->keep ||
-        (node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64))
-        return qv_error_set(err, EINVAL, "file '%s': take: column %d is not flat",
-                            cr->rd->src.name, (int)node->column);
-    int rc = check_take_rows(cr, rows, n, err);
-    if (rc) return rc;
-    if (n == 0) return 0;
-    cr->take_rows = n;
-    rc = ensure_open(cr, take_mode(cr, n), err);
-    cr->take_rows = 0;
-    if (rc) return rc;
+/* qv__column_reader_take_flat once the rows are checked and the decoders
+ * open. */
+static int take_flat_rows(struct qv_column_reader *cr, const struct qv__node *node,
+                          const int64_t *rows, int64_t n, struct qv__flat_out *o,
+                          struct qv_error *err) {
+    int rc;
     /* A failure leaves o as it was (the caller may try the same rows
      * again): the nulls counted before the values failed are taken back. */
     const int64_t nulls_before = o->null_count;
@@ -1045,7 +1053,7 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
     if (o->validity) {
         if (vd) {
             struct qv_decode_out t = {.values = o->validity, .bit_offset = o->pos};
-            rc = qv_decoder_take(vd, rows, n, &t, err);
+            rc = dec_take(cr, vd, rows, n, &t, err);
             if (rc) return where(cr, cr->first, QV_SEGMENT_VALIDITY, rc, err);
             o->null_count += n - qv_bits_count(o->validity, o->pos, n);
         } else {
@@ -1062,24 +1070,44 @@ int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows
         rc = take_flat_binary(cr, d, kind == QV_KIND_BINARY ? 4 : 8, rows, n, o, err);
     } else if (kind == QV_KIND_BOOL) {
         struct qv_decode_out t = {.values = o->values, .bit_offset = o->pos};
-        rc = qv_decoder_take(d, rows, n, &t, err);
+        rc = dec_take(cr, d, rows, n, &t, err);
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
     } else if (node->kind == QV__NODE_DECIMAL64) {
         /* int64 values at the slots' start, widened in place to 128-bit
          * two's complement. */
         uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
         struct qv_decode_out t = {.values = p};
-        rc = qv_decoder_take(d, rows, n, &t, err);
+        rc = dec_take(cr, d, rows, n, &t, err);
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
         else qv__decimal_widen64(p, n);
     } else {
         size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
         struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
-        rc = qv_decoder_take(d, rows, n, &t, err);
+        rc = dec_take(cr, d, rows, n, &t, err);
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
     }
     if (!rc) o->pos += n;
     else o->null_count = nulls_before;
+    return rc;
+}
+
+int qv__column_reader_take_flat(struct qv_column_reader *cr, const int64_t *rows, int64_t n,
+                                struct qv__flat_out *o, struct qv_error *err) {
+    const struct qv__node *node = &cr->rd->f.nodes[cr->first];
+    if (node->subtree_end != cr->first + 1 || cr->keep ||
+        (node->kind != QV__NODE_PRIMITIVE && node->kind != QV__NODE_DECIMAL64))
+        return qv_error_set(err, EINVAL, "file '%s': take: column %d is not flat",
+                            cr->rd->src.name, (int)node->column);
+    int rc = check_take_rows(cr, rows, n, err);
+    if (rc) return rc;
+    if (n == 0) return 0;
+    cr->take_rows = n;
+    rc = ensure_open(cr, take_mode(cr, n), err);
+    cr->take_rows = 0;
+    if (rc) return rc;
+    cr->checked_rows = rows;
+    rc = take_flat_rows(cr, node, rows, n, o, err);
+    cr->checked_rows = NULL;
     return rc;
 }
 
