@@ -214,17 +214,23 @@ static void test_decimal_widen(void **state) {
         qv__cpu_set_level(level);
         for (int64_t n = 0; n <= N; n += n < 20 ? 1 : 37) {
             for (int64_t i = 0; i < n; i++) v[i] = i % 3 ? (int64_t)rnd() : edges[(i / 3) % 8];
-            memset(buf, 0xee, sizeof buf);
-            memcpy(buf, v, (size_t)n * 8);
-            qv__decimal_widen64(buf, n);
-            for (int64_t i = 0; i < n; i++) {
-                int64_t lo, hi;
-                memcpy(&lo, buf + i * 16, 8);
-                memcpy(&hi, buf + i * 16 + 8, 8);
-                assert_int_equal(lo, v[i]);
-                assert_int_equal(hi, v[i] < 0 ? -1 : 0);
+            for (int to = 0; to < 2; to++) { /* in place, then apart (qv__decimal_widen64_to) */
+                memset(buf, 0xee, sizeof buf);
+                if (to) {
+                    qv__decimal_widen64_to(v, n, buf);
+                } else {
+                    memcpy(buf, v, (size_t)n * 8);
+                    qv__decimal_widen64(buf, n);
+                }
+                for (int64_t i = 0; i < n; i++) {
+                    int64_t lo, hi;
+                    memcpy(&lo, buf + i * 16, 8);
+                    memcpy(&hi, buf + i * 16 + 8, 8);
+                    assert_int_equal(lo, v[i]);
+                    assert_int_equal(hi, v[i] < 0 ? -1 : 0);
+                }
+                assert_int_equal(buf[n * 16], 0xee); /* the byte after the last slot */
             }
-            assert_int_equal(buf[n * 16], 0xee); /* the byte after the last slot */
         }
     }
 }

@@ -44,6 +44,8 @@ bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision);
 /* Widens n int64 values at the start of p (8 n bytes) in place to 128-bit
  * two's complement decimals (16 n bytes; p has room for them). */
 void qv__decimal_widen64(void *p, int64_t n);
+/* The same from in[0..n) into the 16 n bytes at out (apart from in). */
+void qv__decimal_widen64_to(const int64_t *in, int64_t n, void *out);
 
 /* ---- Schema trees (schema.c) ---- */
 

@@ -104,3 +104,34 @@ static QV__TARGET_AVX2 void widen_avx2(uint8_t *p, int64_t n) {
 void qv__decimal_widen64(void *p, int64_t n) {
     QV__DISPATCH2(widen, (uint8_t *)p, n);
 }
+
+/* The same, from in[0..n) to the 16-byte slots at out (not overlapping),
+ * first to last. */
+static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t v = in[i], hi = v < 0 ? -1 : 0;
+        memcpy(out + (size_t)i * 16, &v, 8);
+        memcpy(out + (size_t)i * 16 + 8, &hi, 8);
+    }
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void widen_to_avx2(const int64_t *in, int64_t n, uint8_t *out) {
+    const __m256i zero = _mm256_setzero_si256();
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
+        __m256i h = _mm256_cmpgt_epi64(zero, v);
+        __m256i a = _mm256_unpacklo_epi64(v, h); /* v0 h0 | v2 h2 */
+        __m256i b = _mm256_unpackhi_epi64(v, h); /* v1 h1 | v3 h3 */
+        _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)i * 16),
+                            _mm256_permute2x128_si256(a, b, 0x20));
+        _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)i * 16 + 32),
+                            _mm256_permute2x128_si256(a, b, 0x31));
+    }
+    widen_to_generic(in + i, n - i, out + (size_t)i * 16);
+}
+#endif
+
+void qv__decimal_widen64_to(const int64_t *in, int64_t n, void *out) {
+    QV__DISPATCH2(widen_to, in, n, (uint8_t *)out);
+}

@@ -691,6 +691,36 @@ static int fill_validity(struct qv_column_reader *cr, int32_t k, struct ArrowArr
     return 0;
 }
 
+/* decimal(<=18) values (int64 in the file) into 128-bit slots. A take's
+ * rows are taken in pieces into a buffer on the stack, each widened at
+ * once into its slots, so the slots are written once, first to last, and
+ * the int64s never leave the L1 cache: taking all n into the slots' first
+ * half, then widening in place from the last, read them back from L2 or
+ * memory (14% of a filter on two decimal columns; 7% faster in pieces). A
+ * range is decoded whole and widened in place: decoders' setup per call
+ * made lineitem's four decimal columns read in pieces 10% slower. */
+#define DECIMAL_PIECE 2048
+static int decode_decimals(struct qv_column_reader *cr, struct qv_decoder *d, int64_t start,
+                           const int64_t *rows, int64_t n, void *slots, struct qv_error *err) {
+    if (!rows) {
+        struct qv_decode_out o = {.values = slots};
+        int rc = qv_decoder_decode_range(d, start, n, &o, err);
+        if (!rc) qv__decimal_widen64(slots, n);
+        return rc;
+    }
+    int64_t piece[DECIMAL_PIECE];
+    const bool checked = rows == cr->checked_rows;
+    for (int64_t i = 0; i < n; i += DECIMAL_PIECE) {
+        const int64_t m = n - i < DECIMAL_PIECE ? n - i : DECIMAL_PIECE;
+        struct qv_decode_out o = {.values = piece};
+        int rc = checked ? qv__decoder_take_sorted(d, rows + i, m, &o, err)
+                         : qv_decoder_take(d, rows + i, m, &o, err);
+        if (rc) return rc;
+        qv__decimal_widen64_to(piece, m, (uint8_t *)slots + (size_t)i * 16);
+    }
+    return 0;
+}
+
 /* Values of a primitive / decimal node. */
 static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray *out,
                        int64_t start, const int64_t *rows, int64_t n, struct qv_error *err) {
@@ -731,11 +761,9 @@ static int fill_values(struct qv_column_reader *cr, int32_t k, struct ArrowArray
     }
     if (!o.values) return err ? err->code : ENOMEM;
     if (n == 0) return 0;
-    rc = rows ? dec_take(cr, d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
+    if (node->kind == QV__NODE_DECIMAL64) rc = decode_decimals(cr, d, start, rows, n, o.values, err);
+    else rc = rows ? dec_take(cr, d, rows, n, &o, err) : qv_decoder_decode_range(d, start, n, &o, err);
     if (rc) return where(cr, k, QV_SEGMENT_VALUES, rc, err);
-    if (node->kind == QV__NODE_DECIMAL64) {
-        qv__decimal_widen64(o.values, n); /* int64 to 128-bit, in place */
-    }
     return 0;
 }
 
@@ -1073,13 +1101,8 @@ static int take_flat_rows(struct qv_column_reader *cr, const struct qv__node *no
         rc = dec_take(cr, d, rows, n, &t, err);
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
     } else if (node->kind == QV__NODE_DECIMAL64) {
-        /* int64 values at the slots' start, widened in place to 128-bit
-         * two's complement. */
-        uint8_t *p = (uint8_t *)o->values + (size_t)o->pos * 16;
-        struct qv_decode_out t = {.values = p};
-        rc = dec_take(cr, d, rows, n, &t, err);
+        rc = decode_decimals(cr, d, 0, rows, n, (uint8_t *)o->values + (size_t)o->pos * 16, err);
         if (rc) where(cr, cr->first, QV_SEGMENT_VALUES, rc, err);
-        else qv__decimal_widen64(p, n);
     } else {
         size_t wd = (size_t)qv__kind_width(kind, node->fixed_width);
         struct qv_decode_out t = {.values = (uint8_t *)o->values + (size_t)o->pos * wd};
