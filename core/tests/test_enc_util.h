@@ -165,12 +165,19 @@ static inline struct qv_encoded roundtrip(struct enc_env *env, const struct qv_v
         if (rc) fail_msg("range [%lld,+%lld): %s", (long long)start, (long long)len, err.message);
         for (int64_t i = 0; i < len; i++) check_value(in, start + i, &o, i, "range");
         out_free(&o, env->r);
-        /* take: sorted random rows, sometimes dense, with duplicates */
+        /* take: sorted random rows, sometimes contiguous or one row in
+         * `step` (2 to 18: the dense takes that unpack a whole vector and
+         * pick from it), with duplicates */
         int64_t k = (int64_t)(rng_next(&s) % 200) + 1;
+        if (p % 4 == 3) k = 150 + (int64_t)(rng_next(&s) % 1200);
         int64_t *rows = malloc((size_t)k * 8);
         for (int64_t i = 0; i < k; i++) rows[i] = (int64_t)(rng_next(&s) % (uint64_t)n);
         if (p % 4 == 1)
             for (int64_t i = 0; i < k; i++) rows[i] = start + (i < len ? i : len - 1);
+        if (p % 4 == 3) {
+            const int64_t step = 2 + p % 17, s0 = (int64_t)(rng_next(&s) % (uint64_t)n);
+            for (int64_t i = 0; i < k; i++) rows[i] = s0 + i * step < n ? s0 + i * step : n - 1;
+        }
         for (int64_t i = 1; i < k; i++)
             for (int64_t j = i; j > 0 && rows[j - 1] > rows[j]; j--) {
                 int64_t t = rows[j];
