@@ -341,11 +341,14 @@ static int bitpack_take_word(struct qv__dec *d, struct qv__node *nd, const int64
         for (j = i + 1; j < k && (rows[j] >> QV__VEC_SHIFT) == vec; j++) {}
         const int64_t span = rows[j - 1] + 1 - rows[i];
         uint8_t *o = (uint8_t *)out + (size_t)i * ow;
-        if ((j - i) * 16 >= span && w <= 32 && ow <= 4 && nd->count - vstart >= QV__VEC) {
-            /* Dense rows in a whole vector of narrow words: the vector
+        if ((j - i) * 16 >= span && span >= 64 && w <= 32 && ow <= 4 &&
+            nd->count - vstart >= QV__VEC) {
+            /* Dense rows over 64 or more of a whole vector of narrow
+             * words, where the range decode would unpack the vector too:
              * unpacked once, the rows picked from it (through the range
              * decode, its part was copied out first and narrowed: a
-             * filter's projection of one row in eight spent 18% there). */
+             * filter's projection of one row in eight spent 18% there).
+             * Shorter spans are read value by value by the range decode. */
             if (!t32 && !(t32 = qv__stack_push(&d->stack, QV__VEC * 4, err))) {
                 rc = ENOMEM;
                 break;
