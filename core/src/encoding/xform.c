@@ -42,17 +42,26 @@ static int patched_pays(const struct qv__patched_choice *pc, int64_t sn) {
 
 /* A screen before patched's estimate (three histograms and a selection
  * over the sample): nine in ten of the values lie within a width at least
- * two bits below frame of reference's. */
+ * two bits below frame of reference's. The widths are counted in four
+ * histograms, so that runs of one width do not wait on one counter (a
+ * store-to-load chain a value: 7% of a small table's write). */
 static int narrow_bulk(const uint64_t *x, int64_t sn, const struct qv__istats *s) {
     uint64_t ref;
     const unsigned fb = qv__istats_for_bits(s, &ref);
     if (fb < 3) return 0;
     const uint64_t mask = qv__mask(s->bits);
-    int64_t h[65] = {0};
-    for (int64_t i = 0; i < sn; i++) {
-        const uint64_t r = (x[i] - ref) & mask;
-        h[r ? 64 - __builtin_clzll(r) : 0]++;
+#define WIDTH_OF(v) (((v) - ref) & mask ? 64 - __builtin_clzll(((v) - ref) & mask) : 0)
+    int64_t h4[4][65] = {{0}}, h[65];
+    int64_t i = 0;
+    for (; i + 4 <= sn; i += 4) {
+        h4[0][WIDTH_OF(x[i])]++;
+        h4[1][WIDTH_OF(x[i + 1])]++;
+        h4[2][WIDTH_OF(x[i + 2])]++;
+        h4[3][WIDTH_OF(x[i + 3])]++;
     }
+    for (; i < sn; i++) h4[0][WIDTH_OF(x[i])]++;
+#undef WIDTH_OF
+    for (int b = 0; b < 65; b++) h[b] = h4[0][b] + h4[1][b] + h4[2][b] + h4[3][b];
     int64_t acc = 0;
     unsigned w = 0;
     for (; w < 64; w++)
