@@ -150,6 +150,38 @@ static void test_ranges_and_takes(void **state) {
         struct ArrowArray got;
         int64_t bad[2] = {5, 5};
         assert_int_equal(qv_column_reader_take(cr, bad, 2, &got, &err), EINVAL);
+        /* One fault in lists of 1 to 13 rows (the check's vector steps and
+         * tails), at every position: a row below 0, at the row count, a
+         * step back, a repeat. Each is EINVAL naming that row and position,
+         * and the reader then takes the good rows again. */
+        for (int64_t len = 1; len <= 13; len++) {
+            for (int64_t at = 0; at < len; at++) {
+                for (int kind = 0; kind < 4; kind++) {
+                    int64_t r[13];
+                    for (int64_t i = 0; i < len; i++) r[i] = 10 + 37 * i;
+                    if (kind == 0) r[at] = -1 - at;
+                    else if (kind == 1) r[at] = 6000;
+                    else if (at == 0) continue; /* order faults need a row before */
+                    else r[at] = kind == 2 ? r[at - 1] - 1 : r[at - 1];
+                    if (qv_column_reader_take(cr, r, len, &got, &err) != EINVAL)
+                        fail_msg("%s: bad row %lld at %lld of %lld taken", f->name,
+                                 (long long)r[at], (long long)at, (long long)len);
+                    char want[64];
+                    snprintf(want, sizeof want, "row %lld at position %lld ", (long long)r[at],
+                             (long long)at);
+                    if (!strstr(err.message, want)) fail_msg("%s: %s", f->name, err.message);
+                }
+            }
+        }
+        bio_check_take(cr, f, full.children[c], 0, rows, n, 0);
+        /* Dense takes: one row in two (3,000 rows: decimals are taken in
+         * pieces of 2,048) and one in five. */
+        static int64_t dense[3000];
+        for (int64_t step = 2; step <= 5; step += 3) {
+            int64_t m = 0;
+            for (int64_t r = step / 2; r < 6000; r += step) dense[m++] = r;
+            bio_check_take(cr, f, full.children[c], 0, dense, m, 0);
+        }
         qv_column_reader_close(cr);
     }
     qv_reader_close(rd);
