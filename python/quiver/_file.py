@@ -376,11 +376,20 @@ class File:
 
 
 def _take_indices(indices, n):
-    """`indices` as a flat int64 array of rows in [0, n), negative ones
-    counted from the end. Every integer dtype is checked in its own width
-    before the conversion (a uint64 2**64-1 must not wrap to -1, a Python
-    int beyond int64 must not overflow); bools and floats are TypeError."""
+    """`indices` (one-dimensional, no nulls) as an int64 array of rows in
+    [0, n), negative ones counted from the end. Every integer dtype is
+    checked in its own width before the conversion (a uint64 2**64-1 must
+    not wrap to -1, a Python int beyond int64 must not overflow); bools and
+    floats are TypeError. Nulls (a pyarrow array's, a numpy masked array's)
+    and more than one dimension are ValueError: there is no row to take
+    for a null, and no table of that shape."""
+    nulls = (int(np.ma.getmaskarray(indices).sum()) if np.ma.isMaskedArray(indices)
+             else getattr(indices, "null_count", 0))
+    if nulls:
+        raise ValueError(f"take: indices must not be null ({nulls} are)")
     idx = np.asarray(indices)
+    if idx.ndim > 1:
+        raise ValueError(f"take: indices must be one-dimensional, not of shape {idx.shape}")
     if idx.size == 0:
         return np.empty(0, np.int64)
     if idx.dtype == object:  # Python ints beyond 64 bits, mixed objects

@@ -146,3 +146,26 @@ def test_take_decimals_in_pieces(tmp_path):
         want = table.filter(pa.compute.less(table["small"], pa.scalar(Decimal("1.00"), pa.decimal128(5, 2))))
         assert got.num_rows == want.num_rows > 2048
         assert got.equals(want)
+
+
+def test_take_refuses_null_and_2d_indices_and_gathers_a_column_named_twice(tmp_path):
+    """Nulls among the indices (pyarrow's, numpy's masked) and 2-D indices
+    are ValueError, not a misleading type error or a silent flattening; a
+    column named twice comes back once, as to_arrow gives it (the gather of
+    a small take once handed a batch with more children than its schema)."""
+    t = pa.table({"a": pa.array(np.arange(10, dtype=np.int32)), "b": pa.array(np.arange(10.0))})
+    path = str(tmp_path / "t.qvr")
+    quiver.write(t, path)
+    with quiver.open(path) as f:
+        with pytest.raises(ValueError, match="must not be null"):
+            f.take(pa.array([1, None], pa.int64()))
+        with pytest.raises(ValueError, match="must not be null"):
+            f.take(np.ma.masked_array([1, 2], mask=[False, True]))
+        with pytest.raises(ValueError, match="one-dimensional"):
+            f.take([[1, 2], [3, 4]])
+        assert f.take(pa.array([3, 1], pa.int64())).equals(t.take([3, 1]))
+        for cols in (["a", "a"], ["b", "a", "b"]):
+            want = f.to_arrow(columns=cols)
+            assert want.column_names == list(dict.fromkeys(cols))
+            for rows in ([1, 2], list(range(10))):
+                assert f.take(rows, columns=cols).equals(want.take(rows))

@@ -186,11 +186,23 @@ static int gather_columns(struct qv_file *file, const struct qv_scan_options *so
         int32_t c = so->paths ? so->paths[j].column : so->columns ? so->columns[j] : j;
         if ((so->paths && so->paths[j].depth != 0) || !qv__column_is_flat(rd, c)) return 0;
     }
+    /* A column named twice is gathered once, where it first appears, as
+     * the scan's projection (whose schema the batches carry) keeps it. */
     ro->cols = malloc((size_t)n * sizeof *ro->cols);
-    if (!ro->cols) return qv_error_set(err, ENOMEM, "take: out of memory");
-    for (int32_t j = 0; j < n; j++)
-        ro->cols[j] = so->paths ? so->paths[j].column : so->columns ? so->columns[j] : j;
-    ro->n_cols = n;
+    uint8_t *seen = calloc((size_t)qv_bytes_for_bits(rd->f.n_columns), 1);
+    if (!ro->cols || !seen) {
+        free(seen);
+        return qv_error_set(err, ENOMEM, "take: out of memory");
+    }
+    int32_t m = 0;
+    for (int32_t j = 0; j < n; j++) {
+        const int32_t c = so->paths ? so->paths[j].column : so->columns ? so->columns[j] : j;
+        if (qv_bit_get(seen, c)) continue;
+        qv_bit_set(seen, c);
+        ro->cols[m++] = c;
+    }
+    free(seen);
+    ro->n_cols = m;
     ro->gather = 1;
     return 0;
 }
