@@ -161,6 +161,38 @@ def test_not_found_while_choosing_columns_is_a_key_error():
     assert not isinstance(e, FileNotFoundError) and str(e) == "column 'x' not found"
 
 
+@pytest.mark.parametrize("precision", [5, 18, 38])
+def test_write_refuses_decimals_beyond_their_precision(tmp_path, precision):
+    """A decimal128 array whose values do not fit its precision is invalid
+    Arrow (pyarrow builds one from raw buffers without a check). The writer
+    refuses it, naming the column and the slot, and leaves nothing at the
+    path; before, precision <= 18 stored such values wrapped to 64 bits and
+    every read called the file corrupt. A null slot may hold anything."""
+    n = 5000
+    vals = list(range(n))
+    vals[3100] = 10**precision  # one digit too many, in the second row group
+    garbage = 2**100  # under a null: not looked at
+    vals[10] = garbage
+    buf = b"".join(v.to_bytes(16, "little", signed=True) for v in vals)
+    valid = np.ones(n, bool)
+    valid[10] = False
+    arr = pa.Array.from_buffers(pa.decimal128(precision, 0), n,
+                                [pa.array(valid).buffers()[1], pa.py_buffer(buf)], null_count=1)
+    p = tmp_path / "d.qvr"
+    with pytest.raises(quiver.InvalidArgumentError,
+                       match=f"column 'd': slot {3100 - 2048} holds a value with more than"):
+        quiver.write(pa.table({"d": arr}), p, row_group_rows=2048)
+    assert not p.exists()
+    vals[3100] = -(10**precision - 1)  # the last that fits, negative
+    buf = b"".join(v.to_bytes(16, "little", signed=True) for v in vals)
+    arr = pa.Array.from_buffers(pa.decimal128(precision, 0), n,
+                                [pa.array(valid).buffers()[1], pa.py_buffer(buf)], null_count=1)
+    quiver.write(pa.table({"d": arr}), p, row_group_rows=2048)
+    with quiver.open(p) as f:
+        got = f.to_arrow()["d"]
+    assert got.null_count == 1 and got[3100].as_py() == -(10**precision - 1)
+
+
 def test_schema_mismatch_in_stream(tmp_path):
     # A producer whose batches do not match its schema is EINVAL, not a crash.
     good = pa.table({"a": pa.array([1, 2, 3], pa.int64())})

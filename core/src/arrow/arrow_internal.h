@@ -41,6 +41,10 @@ int64_t qv__field_count_nodes(const struct qv_field *f);
 void qv__pow10_128(int p, uint64_t *lo, uint64_t *hi);
 /* Whether the unscaled decimal (hi:lo) has at most `precision` digits. */
 bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision);
+/* The first valid slot of a decimal128 array (its buffers only are read:
+ * offset, length, validity, values) whose value has more than `precision`
+ * digits, or -1 (validate.c; the full tier's check, also the writer's). */
+int64_t qv__decimal_first_unfit(const struct ArrowArray *a, int precision);
 /* Widens n int64 values at the start of p (8 n bytes) in place to 128-bit
  * two's complement decimals (16 n bytes; p has room for them). */
 void qv__decimal_widen64(void *p, int64_t n);

@@ -146,6 +146,21 @@ static bool decimals_fit_fast(const uint8_t *vals, int64_t off, int64_t n, int p
     return QV__DISPATCH2(decimals, vals, off, n, bound - 1);
 }
 
+int64_t qv__decimal_first_unfit(const struct ArrowArray *a, int precision) {
+    if (a->length <= 0 || decimals_fit_fast(a->buffers[1], a->offset, a->length, precision))
+        return -1;
+    const uint8_t *vals = a->buffers[1];
+    for (int64_t i = 0; i < a->length; i++) {
+        if (!is_valid(a, a->offset + i)) continue;
+        uint64_t lo;
+        int64_t hi;
+        memcpy(&lo, vals + (a->offset + i) * 16, 8);
+        memcpy(&hi, vals + (a->offset + i) * 16 + 8, 8);
+        if (!qv__decimal_fits(lo, hi, precision)) return i;
+    }
+    return -1;
+}
+
 /* First/last offsets (cheap) or all of them (full) of slots
  * [offset, offset + length); the covered range goes to *first / *last. */
 static int check_offsets(struct vctx *v, const struct ArrowArray *a, bool wide, int64_t *first,
@@ -322,19 +337,11 @@ static int validate_node(struct vctx *v, const struct ArrowArray *a, const struc
         if (a->length > 0 && !a->buffers[1] &&
             !(f->type == QV_TYPE_FIXED_BINARY && f->byte_width == 0))
             return fail(v, "values buffer is NULL for %lld values", (long long)a->length);
-        if (v->level == QV_VALIDATE_FULL && f->type == QV_TYPE_DECIMAL128 &&
-            !decimals_fit_fast(a->buffers[1], a->offset, a->length, f->precision)) {
-            const uint8_t *vals = a->buffers[1];
-            for (int64_t i = 0; i < a->length; i++) {
-                if (!is_valid(a, a->offset + i)) continue;
-                uint64_t lo;
-                int64_t hi;
-                memcpy(&lo, vals + (a->offset + i) * 16, 8);
-                memcpy(&hi, vals + (a->offset + i) * 16 + 8, 8);
-                if (!qv__decimal_fits(lo, hi, f->precision))
-                    return fail(v, "value at index %lld does not fit decimal128(%d, %d)",
-                                (long long)i, (int)f->precision, (int)f->scale);
-            }
+        if (v->level == QV_VALIDATE_FULL && f->type == QV_TYPE_DECIMAL128) {
+            const int64_t i = qv__decimal_first_unfit(a, f->precision);
+            if (i >= 0)
+                return fail(v, "value at index %lld does not fit decimal128(%d, %d)",
+                            (long long)i, (int)f->precision, (int)f->scale);
         }
         return 0;
     }

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arrow/arrow_internal.h"
 #include "encoding/lesson.h"
 #include "format/null_fill.h"
 #include "format/writer_internal.h"
@@ -215,6 +216,20 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
     }
     struct qv__stats_buf st;
     memset(&st.s, 0, sizeof st.s);
+    if (node->field->type == QV_TYPE_DECIMAL128) {
+        /* The batch's cheap validation does not read values: a decimal
+         * beyond its precision is invalid Arrow, which a precision <= 18
+         * would store wrapped to int64 and every reader would then call
+         * corrupt. Refused here, naming the slot. */
+        const int64_t i = qv__decimal_first_unfit(arr, node->field->precision);
+        if (i >= 0) {
+            note_path(x, path);
+            return qv_error_set(err, EINVAL, "slot %lld holds a value with more than %d digits "
+                                             "(decimal128(%d, %d))",
+                                (long long)i, (int)node->field->precision,
+                                (int)node->field->precision, (int)node->field->scale);
+        }
+    }
     if (node->kind == QV__NODE_PRIMITIVE || node->kind == QV__NODE_DECIMAL64) {
         struct qv_values v = {.kind = node->value_kind, .fixed_width = node->fixed_width, .count = n};
         int64_t *narrow = NULL;
