@@ -231,6 +231,23 @@ static void test_decimal_widen(void **state) {
                 }
                 assert_int_equal(buf[n * 16], 0xee); /* the byte after the last slot */
             }
+            /* Back to int64 (qv__decimal_narrow64): every value copied; true
+             * only when all fit 18 digits (the edges include INT64_MIN and
+             * INT64_MAX, which do not), and at any precision once one is
+             * too wide for it. */
+            static int64_t back[N];
+            int fits18 = 1;
+            for (int64_t i = 0; i < n; i++)
+                fits18 &= v[i] > -1000000000000000000 && v[i] < 1000000000000000000;
+            assert_int_equal(qv__decimal_narrow64(buf, n, 18, back), fits18);
+            for (int64_t i = 0; i < n; i++) assert_int_equal(back[i], v[i]);
+            if (n > 0) {
+                int64_t keep = v[n - 1];
+                v[n - 1] = 100000; /* six digits */
+                qv__decimal_widen64_to(v, n, buf);
+                assert_false(qv__decimal_narrow64(buf, n, 5, back));
+                v[n - 1] = keep;
+            }
         }
     }
 }

@@ -50,6 +50,11 @@ int64_t qv__decimal_first_unfit(const struct ArrowArray *a, int precision);
 void qv__decimal_widen64(void *p, int64_t n);
 /* The same from in[0..n) into the 16 n bytes at out (apart from in). */
 void qv__decimal_widen64_to(const int64_t *in, int64_t n, void *out);
+/* The other way: n 128-bit decimals at src to their low 64 bits at out
+ * (every one copied); true when every value, nulls included, has at most
+ * `precision` (1..18) digits. On false the caller asks
+ * qv__decimal_first_unfit, which skips nulls. */
+bool qv__decimal_narrow64(const void *src, int64_t n, int precision, int64_t *out);
 
 /* ---- Schema trees (schema.c) ---- */
 

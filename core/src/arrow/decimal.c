@@ -105,6 +105,36 @@ void qv__decimal_widen64(void *p, int64_t n) {
     QV__DISPATCH2(widen, (uint8_t *)p, n);
 }
 
+/* 128-bit values at src[0..16n) narrowed to their low halves at out,
+ * while checking that every one (nulls included) fits b1 = 10^p - 1 as
+ * validate.c's full tier does: hi is lo's sign extension and -b1 <= lo <=
+ * b1. One pass for the writer's copy and its check. */
+static QV__ALWAYS_INLINE bool narrow_body(const uint8_t *src, int64_t n, uint64_t b1,
+                                          int64_t *out) {
+    uint64_t span = 2 * b1, bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t lo, hi;
+        memcpy(&lo, src + (size_t)i * 16, 8);
+        memcpy(&hi, src + (size_t)i * 16 + 8, 8);
+        memcpy(&out[i], &lo, 8);
+        bad |= (uint64_t)(lo + b1 > span) | (hi + (lo >> 63));
+    }
+    return !bad;
+}
+static bool narrow_generic(const uint8_t *src, int64_t n, uint64_t b1, int64_t *out) {
+    return narrow_body(src, n, b1, out);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 bool narrow_avx2(const uint8_t *src, int64_t n, uint64_t b1, int64_t *out) {
+    return narrow_body(src, n, b1, out);
+}
+#endif
+
+bool qv__decimal_narrow64(const void *src, int64_t n, int precision, int64_t *out) {
+    if (precision < 1 || precision > 18) return false;
+    return QV__DISPATCH2(narrow, (const uint8_t *)src, n, pow10_table[precision][0] - 1, out);
+}
+
 /* The same, from in[0..n) to the 16-byte slots at out (not overlapping),
  * first to last. */
 static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {

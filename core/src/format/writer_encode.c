@@ -181,6 +181,22 @@ static int put_chunk(struct ctx *x, int64_t n, int64_t nulls, uint64_t raw, uint
 
 static uint64_t bitmap_bytes(int64_t n) { return (uint64_t)qv_bytes_for_bits(n); }
 
+/* A decimal slot with more digits than its precision: invalid Arrow,
+ * which the batch's cheap validation does not see (it reads no values) and
+ * a precision <= 18 would store wrapped to int64, for every reader to call
+ * corrupt. EINVAL naming the slot; 0 when such values sit only under
+ * nulls. */
+static int decimal_unfit(struct ctx *x, const struct ArrowArray *arr,
+                         const struct qv__node *node, const char *path, struct qv_error *err) {
+    const int64_t i = qv__decimal_first_unfit(arr, node->field->precision);
+    if (i < 0) return 0;
+    note_path(x, path);
+    return qv_error_set(err, EINVAL, "slot %lld holds a value with more than %d digits "
+                                     "(decimal128(%d, %d))",
+                        (long long)i, (int)node->field->precision, (int)node->field->precision,
+                        (int)node->field->scale);
+}
+
 /* Writes the chunk of node `k` (and its subtree) from `arr`: offset 0,
  * offsets starting at 0, children exactly as long as the node's slots say
  * (in_place_ok, or a view of the joiner). */
@@ -216,20 +232,6 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
     }
     struct qv__stats_buf st;
     memset(&st.s, 0, sizeof st.s);
-    if (node->field->type == QV_TYPE_DECIMAL128) {
-        /* The batch's cheap validation does not read values: a decimal
-         * beyond its precision is invalid Arrow, which a precision <= 18
-         * would store wrapped to int64 and every reader would then call
-         * corrupt. Refused here, naming the slot. */
-        const int64_t i = qv__decimal_first_unfit(arr, node->field->precision);
-        if (i >= 0) {
-            note_path(x, path);
-            return qv_error_set(err, EINVAL, "slot %lld holds a value with more than %d digits "
-                                             "(decimal128(%d, %d))",
-                                (long long)i, (int)node->field->precision,
-                                (int)node->field->precision, (int)node->field->scale);
-        }
-    }
     if (node->kind == QV__NODE_PRIMITIVE || node->kind == QV__NODE_DECIMAL64) {
         struct qv_values v = {.kind = node->value_kind, .fixed_width = node->fixed_width, .count = n};
         int64_t *narrow = NULL;
@@ -242,9 +244,13 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
                 note_path(x, path);
                 return ENOMEM;
             }
-            const uint8_t *src = arr->buffers[1];
-            for (int64_t i = 0; i < n; i++) memcpy(&narrow[i], src + (size_t)i * 16, 8);
             v.values = narrow;
+            if (!qv__decimal_narrow64(arr->buffers[1], n, node->field->precision, narrow))
+                rc = decimal_unfit(x, arr, node, path, err);
+            if (rc) {
+                qv_free(x->t->r, narrow, narrow_size);
+                return rc;
+            }
             raw += (uint64_t)n * 16;
         } else if (v.kind == QV_KIND_BINARY || v.kind == QV_KIND_LARGE_BINARY) {
             v.values = arr->buffers[1];
@@ -259,6 +265,9 @@ static int put_node(struct ctx *x, int32_t k, const struct ArrowArray *arr,
         } else {
             v.values = arr->buffers[1];
             raw += (uint64_t)n * (uint64_t)qv__kind_width(v.kind, v.fixed_width);
+            if (node->field->type == QV_TYPE_DECIMAL128 &&
+                (rc = decimal_unfit(x, arr, node, path, err)))
+                return rc;
         }
         /* Strings without nulls: when the encoder builds a dictionary
          * over them, its ends are the statistics (no second pass over the
