@@ -39,6 +39,13 @@ int64_t qv__type_n_children(enum qv_type type);
 int64_t qv__field_count_nodes(const struct qv_field *f);
 /* 10^p as an unsigned 128-bit value split in halves, p in 0..38. */
 void qv__pow10_128(int p, uint64_t *lo, uint64_t *hi);
+/* Nonzero when the 128-bit decimal (hi:lo) lies outside [-b1, b1], for
+ * b1 = 10^p - 1 < 2^63 (p <= 18): hi is not lo's sign extension (hi plus
+ * the sign bit does not wrap to 0), or lo + b1 > 2 b1 unsigned. Branch
+ * free, for the loops that check a buffer at once (validate.c, decimal.c). */
+static inline uint64_t qv__decimal_unfit_bits(uint64_t lo, uint64_t hi, uint64_t b1) {
+    return (uint64_t)(lo + b1 > 2 * b1) | (hi + (lo >> 63));
+}
 /* Whether the unscaled decimal (hi:lo) has at most `precision` digits. */
 bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision);
 /* The first valid slot of a decimal128 array (its buffers only are read:

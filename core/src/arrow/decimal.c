@@ -73,29 +73,35 @@ bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision) {
  * it is read. The AVX2 variant moves 4 values per step (their high halves
  * from a signed compare) at about twice the speed of the scalar loop: it
  * runs over every decimal(<=18) value a scan hands out. */
+/* One value into its slot at dst: the value, then its sign extension. */
+static inline void put_slot(uint8_t *dst, int64_t v) {
+    int64_t hi = v < 0 ? -1 : 0;
+    memcpy(dst, &v, 8);
+    memcpy(dst + 8, &hi, 8);
+}
 static void widen_generic(uint8_t *p, int64_t n) {
     for (int64_t i = n - 1; i >= 0; i--) {
         int64_t v;
         memcpy(&v, p + (size_t)i * 8, 8);
-        int64_t hi = v < 0 ? -1 : 0;
-        memcpy(p + (size_t)i * 16, &v, 8);
-        memcpy(p + (size_t)i * 16 + 8, &hi, 8);
+        put_slot(p + (size_t)i * 16, v);
     }
 }
 #if QV__X86_DISPATCH
+/* Four values into their slots at dst, the upper two first (so that in
+ * place, slots are written only after the values under them were read). */
+static QV__TARGET_AVX2 inline void put_slots4(uint8_t *dst, __m256i v) {
+    __m256i h = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+    __m256i a = _mm256_unpacklo_epi64(v, h); /* v0 h0 | v2 h2 */
+    __m256i b = _mm256_unpackhi_epi64(v, h); /* v1 h1 | v3 h3 */
+    _mm256_storeu_si256((__m256i *)(void *)(dst + 32), _mm256_permute2x128_si256(a, b, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_permute2x128_si256(a, b, 0x20));
+}
 static QV__TARGET_AVX2 void widen_avx2(uint8_t *p, int64_t n) {
-    const __m256i zero = _mm256_setzero_si256();
     int64_t i = n;
     while (i >= 4) {
         i -= 4;
-        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(p + (size_t)i * 8));
-        __m256i h = _mm256_cmpgt_epi64(zero, v);
-        __m256i a = _mm256_unpacklo_epi64(v, h); /* v0 h0 | v2 h2 */
-        __m256i b = _mm256_unpackhi_epi64(v, h); /* v1 h1 | v3 h3 */
-        _mm256_storeu_si256((__m256i *)(void *)(p + (size_t)i * 16 + 32),
-                            _mm256_permute2x128_si256(a, b, 0x31));
-        _mm256_storeu_si256((__m256i *)(void *)(p + (size_t)i * 16),
-                            _mm256_permute2x128_si256(a, b, 0x20));
+        put_slots4(p + (size_t)i * 16,
+                   _mm256_loadu_si256((const __m256i *)(const void *)(p + (size_t)i * 8)));
     }
     widen_generic(p, i);
 }
@@ -111,13 +117,13 @@ void qv__decimal_widen64(void *p, int64_t n) {
  * b1. One pass for the writer's copy and its check. */
 static QV__ALWAYS_INLINE bool narrow_body(const uint8_t *src, int64_t n, uint64_t b1,
                                           int64_t *out) {
-    uint64_t span = 2 * b1, bad = 0;
+    uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         uint64_t lo, hi;
         memcpy(&lo, src + (size_t)i * 16, 8);
         memcpy(&hi, src + (size_t)i * 16 + 8, 8);
         memcpy(&out[i], &lo, 8);
-        bad |= (uint64_t)(lo + b1 > span) | (hi + (lo >> 63));
+        bad |= qv__decimal_unfit_bits(lo, hi, b1);
     }
     return !bad;
 }
@@ -138,26 +144,13 @@ bool qv__decimal_narrow64(const void *src, int64_t n, int precision, int64_t *ou
 /* The same, from in[0..n) to the 16-byte slots at out (not overlapping),
  * first to last. */
 static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {
-    for (int64_t i = 0; i < n; i++) {
-        int64_t v = in[i], hi = v < 0 ? -1 : 0;
-        memcpy(out + (size_t)i * 16, &v, 8);
-        memcpy(out + (size_t)i * 16 + 8, &hi, 8);
-    }
+    for (int64_t i = 0; i < n; i++) put_slot(out + (size_t)i * 16, in[i]);
 }
 #if QV__X86_DISPATCH
 static QV__TARGET_AVX2 void widen_to_avx2(const int64_t *in, int64_t n, uint8_t *out) {
-    const __m256i zero = _mm256_setzero_si256();
     int64_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(in + i));
-        __m256i h = _mm256_cmpgt_epi64(zero, v);
-        __m256i a = _mm256_unpacklo_epi64(v, h); /* v0 h0 | v2 h2 */
-        __m256i b = _mm256_unpackhi_epi64(v, h); /* v1 h1 | v3 h3 */
-        _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)i * 16),
-                            _mm256_permute2x128_si256(a, b, 0x20));
-        _mm256_storeu_si256((__m256i *)(void *)(out + (size_t)i * 16 + 32),
-                            _mm256_permute2x128_si256(a, b, 0x31));
-    }
+    for (; i + 4 <= n; i += 4)
+        put_slots4(out + (size_t)i * 16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
     widen_to_generic(in + i, n - i, out + (size_t)i * 16);
 }
 #endif

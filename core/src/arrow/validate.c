@@ -99,12 +99,12 @@ static QV__ALWAYS_INLINE bool monotone_body(const void *o, bool wide, int64_t of
  * lo + b1 <= 2 b1 in unsigned arithmetic. */
 static QV__ALWAYS_INLINE bool decimals_body(const uint8_t *vals, int64_t off, int64_t n,
                                             uint64_t b1) {
-    uint64_t span = 2 * b1, bad = 0;
+    uint64_t bad = 0;
     for (int64_t i = off; i < off + n; i++) {
         uint64_t lo, hi;
         memcpy(&lo, vals + i * 16, 8);
         memcpy(&hi, vals + i * 16 + 8, 8);
-        bad |= (uint64_t)(lo + b1 > span) | (hi + (lo >> 63));
+        bad |= qv__decimal_unfit_bits(lo, hi, b1);
     }
     return !bad;
 }
