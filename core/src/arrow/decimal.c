@@ -89,7 +89,7 @@ static void widen_generic(uint8_t *p, int64_t n) {
 #if QV__X86_DISPATCH
 /* Four values into their slots at dst, the upper two first (so that in
  * place, slots are written only after the values under them were read). */
-static QV__TARGET_AVX2 inline void put_slots4(uint8_t *dst, __m256i v) {
+static QV__TARGET_AVX2 inline void put_slots4_avx2(uint8_t *dst, __m256i v) {
     __m256i h = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
     __m256i a = _mm256_unpacklo_epi64(v, h); /* v0 h0 | v2 h2 */
     __m256i b = _mm256_unpackhi_epi64(v, h); /* v1 h1 | v3 h3 */
@@ -100,7 +100,7 @@ static QV__TARGET_AVX2 void widen_avx2(uint8_t *p, int64_t n) {
     int64_t i = n;
     while (i >= 4) {
         i -= 4;
-        put_slots4(p + (size_t)i * 16,
+        put_slots4_avx2(p + (size_t)i * 16,
                    _mm256_loadu_si256((const __m256i *)(const void *)(p + (size_t)i * 8)));
     }
     widen_generic(p, i);
@@ -150,7 +150,7 @@ static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {
 static QV__TARGET_AVX2 void widen_to_avx2(const int64_t *in, int64_t n, uint8_t *out) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
-        put_slots4(out + (size_t)i * 16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+        put_slots4_avx2(out + (size_t)i * 16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
     widen_to_generic(in + i, n - i, out + (size_t)i * 16);
 }
 #endif
