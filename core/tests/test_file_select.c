@@ -286,6 +286,40 @@ static void test_filter_and_projection_agree(void **state) {
     assert_non_null(strstr(err.message, "no column 'nope'"));
 }
 
+/* Every refusal of a file's scan names the file once: the scan's own
+ * (rows to take out of range or out of order, a filter naming no column,
+ * a bad count) as well as the file layer's. */
+static void expect_scan_refused(const struct qv_file_scan_options *o, const char *needle) {
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    assert_int_equal(qv_file_scan(file, o, &st, &err), EINVAL);
+    assert_null(st.release);
+    char named[600];
+    snprintf(named, sizeof named, "file '%s': ", path);
+    if (strncmp(err.message, named, strlen(named)) != 0 || !strstr(err.message, needle))
+        fail_msg("'%s' does not start with '%s' or lacks '%s'", err.message, named, needle);
+    if (strstr(err.message + strlen(named), "file '")) fail_msg("'%s' names the file twice", err.message);
+}
+
+static void test_refusals_name_the_file(void **state) {
+    (void)state;
+    static const int64_t beyond[] = {1, 1 << 20}, unsorted[] = {5, 3};
+    struct qv_file_scan_options o = {.scan = {.take = beyond, .n_take = 2}};
+    expect_scan_refused(&o, "scan: take: row 1048576 at position 1 is out of range");
+    o.scan.take = unsorted;
+    expect_scan_refused(&o, "scan: take: row 3 at position 1");
+    struct qv_file_scan_options f = {.scan = {.filter = "nope = 1"}};
+    expect_scan_refused(&f, "no column 'nope'");
+    struct qv_file_scan_options c = {.scan = {.batch_rows = -5}};
+    expect_scan_refused(&c, "counts must not be negative");
+    static const char *const cols[] = {"nope"};
+    struct qv_file_scan_options n = {.columns = cols, .n_columns = 1};
+    struct ArrowArrayStream st;
+    struct qv_error err = {0};
+    assert_int_equal(qv_file_scan(file, &n, &st, &err), ENOENT);
+    assert_non_null(strstr(err.message, path));
+}
+
 /* The arrow part's functions directly: parse limits and NULLs. */
 static void test_parse_directly(void **state) {
     (void)state;
@@ -323,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_lists_and_maps),
         cmocka_unit_test(test_filter_and_projection_agree),
         cmocka_unit_test(test_parse_directly),
+        cmocka_unit_test(test_refusals_name_the_file),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -115,6 +115,15 @@ static int fs_schema(void *ctx, struct ArrowSchema *in, struct ArrowSchema *out,
     return rc ? qv_error_set(err, rc, "scan: out of memory copying the schema") : 0;
 }
 
+/* A scan's own refusals ("scan: take: row ...", a bad filter, a budget
+ * too small) do not know the file; what fails inside a column reader
+ * already names it. Every refusal of the file layer's scans names it. */
+static int name_file(struct qv_error *err, int rc, const char *fname) {
+    if (rc && err && strncmp(err->message, "file '", 6) != 0)
+        qv_error_wrap(err, rc, "file '%.300s': ", fname);
+    return rc;
+}
+
 static void fs_free(struct qv__file_stream *fs) {
     qv__reorder_destroy(fs->reorder);
     qv_reservation_destroy(fs->res);
@@ -144,7 +153,7 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
     if (!fs) {
         qv__reorder_destroy(reorder);
         qv_expr_destroy(so->filter_expr);
-        return qv_error_set(err, ENOMEM, "scan: out of memory");
+        return qv_error_set(err, ENOMEM, "file '%.300s': scan: out of memory", qv_reader_path(file->rd));
     }
     fs->file = qv_file_retain(file);
     fs->reorder = reorder;
@@ -153,7 +162,7 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
     if (rc) {
         qv_expr_destroy(so->filter_expr);
         fs_free(fs);
-        return rc;
+        return name_file(err, rc, qv_reader_path(file->rd));
     }
     struct qv__scan_hooks hooks = {.ctx = fs,
                                    .next = reorder ? fs_next : NULL,
@@ -169,7 +178,7 @@ int qv__file_stream_open(struct qv_file *file, const struct qv_scan_options *so,
     }
     rc = qv__scan_open_hooked(file->rd, so, fs->res, &hooks, out, err);
     if (rc) fs_free(fs);
-    return rc;
+    return name_file(err, rc, qv_reader_path(file->rd));
 }
 
 int qv_file_scan(struct qv_file *file, const struct qv_file_scan_options *opts,
