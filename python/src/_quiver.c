@@ -933,14 +933,15 @@ static int parse_kv(PyObject *obj, struct qv_kv **out, int64_t *n) {
 
 static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwargs) {
     static char *kw[] = {"path", "stream", "row_group_rows", "row_group_bytes", "compact",
-                         "metadata", "memory_limit", "threads", "durable", NULL};
+                         "metadata", "memory_limit", "threads", "durable", "random_access", NULL};
     PyObject *path_obj, *cap, *meta_obj = Py_None;
     long long rg_rows = 0;
     unsigned long long rg_bytes = 0, limit = 0;
-    int compact = 0, threads = 0, durable = 1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&ip", kw, PyUnicode_FSConverter,
+    int compact = 0, threads = 0, durable = 1, random_access = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O&O|LO&pOO&ipp", kw, PyUnicode_FSConverter,
                                      &path_obj, &cap, &rg_rows, ull_arg, &rg_bytes, &compact,
-                                     &meta_obj, ull_arg, &limit, &threads, &durable))
+                                     &meta_obj, ull_arg, &limit, &threads, &durable,
+                                     &random_access))
         return NULL;
     if (rg_rows < 0) { /* the C writer would take it for "default" */
         Py_DECREF(path_obj);
@@ -965,7 +966,8 @@ static PyObject *mod_write_stream(PyObject *mod, PyObject *args, PyObject *kwarg
     struct signal_hook h;
     struct qv_file_write_options wo = {.pool = limit ? NULL : g_pool, .memory_limit = limit,
                                        .row_group_rows = rg_rows, .row_group_bytes = rg_bytes,
-                                       .compact = compact, .metadata = kv,
+                                       .compact = compact, .random_access = random_access,
+                                       .metadata = kv,
                                        .n_metadata = nkv, .interrupted = hook_interrupted,
                                        .interrupted_arg = &h, .threads = threads,
                                        .durability = durable ? QV_DURABLE : QV_NOT_DURABLE};
@@ -1018,7 +1020,7 @@ static PyMethodDef module_methods[] = {
      "open_file(path, memory_limit=0, mmap=False, verify_checksums=True) -> File"},
     {"write_stream", (PyCFunction)(void (*)(void))mod_write_stream, METH_VARARGS | METH_KEYWORDS,
      "write_stream(path, capsule, row_group_rows=0, row_group_bytes=0, compact=False, "
-     "metadata=None, memory_limit=0, threads=0) -> (rows, bytes)"},
+     "metadata=None, memory_limit=0, threads=0, durable=True, random_access=False) -> (rows, bytes)"},
     {"memory_stats", mod_memory_stats, METH_NOARGS, "Statistics of the default memory pool."},
     {"_set_error_factory", mod_set_error_factory, METH_O, NULL},
     {"_inject_alloc_failure", mod_inject_alloc_failure, METH_O,

