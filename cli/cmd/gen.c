@@ -37,6 +37,7 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
         .row_group_rows = rg_rows,
         .row_group_bytes = o->row_group_bytes,
         .compact = o->compact,
+        .random_access = o->random_access,
         .metadata = meta,
         .n_metadata = 3,
     };
@@ -80,7 +81,7 @@ int cli_gen_lineitem_file(const struct cli_gen_options *o, struct qv_reservation
 
 struct gen_args {
     const char *sf, *row_group_rows;
-    int compact;
+    int compact, random_access;
 };
 
 static const struct cli_option options[] = {
@@ -89,11 +90,13 @@ static const struct cli_option options[] = {
     CLI_VALUE(struct gen_args, row_group_rows, "row-group-rows", "N",
               "rows per row group (default 131072)"),
     CLI_FLAG(struct gen_args, compact, "compact", "smallest files: size first, slower writes of text"),
+    CLI_FLAG(struct gen_args, random_access, "random-access",
+             "files for point lookups: no frames, cheaper takes, larger files"),
 };
 
 static const struct cli_command_spec spec = {
     .name = "gen",
-    .usage = "lineitem OUT.qvr [--sf SF] [--row-group-rows N] [--compact]",
+    .usage = "lineitem OUT.qvr [--sf SF] [--row-group-rows N] [--compact | --random-access]",
     .summary = "Generates TPC-H lineitem data (the spec's columns, types and value distributions)\n"
                "with a deterministic, counter-based generator: the same scale factor always\n"
                "gives the same file, byte for byte. Rows are appended one at a time through\n"
@@ -118,7 +121,10 @@ int cli_cmd_gen(struct cli_ctx *ctx, int argc, char **argv) {
         return cli_usage_error(ctx, "unknown table '%s' (tables: lineitem)", pos[0]);
     /* A sixth of the budget for buffered rows leaves room for encoding
      * them (encoded buffers and scratch) and for the builder's doubling. */
-    struct cli_gen_options o = {.sf = 1, .path = pos[1], .compact = args.compact, .progress = 1,
+    if (args.compact && args.random_access)
+        return cli_usage_error(ctx, "--compact and --random-access exclude each other");
+    struct cli_gen_options o = {.sf = 1, .path = pos[1], .compact = args.compact,
+                                .random_access = args.random_access, .progress = 1,
                                 .row_group_bytes = ctx->memory_limit / 6};
     if (args.sf && (rc = cli_parse_double(ctx, "--sf", args.sf, 1e-6, QVGEN_LINEITEM_MAX_SF, &o.sf)))
         return rc;

@@ -20,6 +20,7 @@ struct cli_gen_options {
      * a full row group still writes, in smaller row groups. */
     uint64_t row_group_bytes;
     int compact;            /* let zstd / lz4 win where smaller */
+    int random_access;      /* no frame encodings (qv_writer_options) */
     int progress;           /* progress bar on a TTY */
 };
 

@@ -36,7 +36,7 @@ struct import {
     const char *schema_spec; /* --schema, or NULL */
     char delimiter;
     int64_t row_group_rows, sample_rows;
-    int compact;
+    int compact, random_access;
     struct cli_csv_reader csv;
     int ncols;
     char **names;
@@ -49,7 +49,7 @@ struct import {
 /* The options as given (text; parsed in cli_cmd_import). */
 struct import_args {
     const char *schema, *delimiter, *row_group_rows, *sample_rows;
-    int compact;
+    int compact, random_access;
 };
 
 static const struct cli_option options[] = {
@@ -64,6 +64,8 @@ static const struct cli_option options[] = {
               "rows read to infer types (default 10000; the whole file is still checked)"),
     CLI_FLAG(struct import_args, compact, "compact",
              "smallest files: size first, slower writes of text"),
+    CLI_FLAG(struct import_args, random_access, "random-access",
+             "files for point lookups: no frames, cheaper takes, larger files"),
 };
 
 static const struct cli_command_spec spec = {
@@ -385,6 +387,7 @@ static int run(struct import *im, struct qv_reservation *r, FILE *in) {
                                        .row_group_rows = im->row_group_rows,
                                        .row_group_bytes = im->ctx->memory_limit / 6,
                                        .compact = im->compact,
+                                       .random_access = im->random_access,
                                        .metadata = meta,
                                        .n_metadata = 1,
                                        .interrupted = interrupted};
@@ -440,6 +443,9 @@ int cli_cmd_import(struct cli_ctx *ctx, int argc, char **argv) {
     im.out_path = pos[1];
     im.schema_spec = args.schema;
     im.compact = args.compact;
+    im.random_access = args.random_access;
+    if (im.compact && im.random_access)
+        return cli_usage_error(ctx, "--compact and --random-access exclude each other");
     im.sample_rows = DEFAULT_SAMPLE_ROWS;
     if ((rc = parse_delimiter(ctx, args.delimiter, &im.delimiter))) return rc;
     if (args.row_group_rows && (rc = cli_parse_int64(ctx, "--row-group-rows", args.row_group_rows, 1,

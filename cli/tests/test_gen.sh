@@ -40,6 +40,18 @@ check '[ "$groups" -eq $(( (rows + 999) / 1000 )) ]' "expected $(( (rows + 999) 
 run 0 scan "$TMP/rg.qvr" --format csv --columns l_orderkey,l_linenumber
 check '[ $(wc -l <"$TMP/out") -eq $((rows + 1)) ]' "scan did not return every row"
 run 0 gen lineitem --sf 0.001 --compact "$TMP/compact.qvr"
+# Files for point lookups: the same rows, no frame encoding in any tree.
+run 0 gen lineitem --sf 0.001 --random-access "$TMP/ra.qvr"
+run 0 inspect "$TMP/ra.qvr"
+check "! grep -Eq ' (ans|zstd|lz4|zstd_dict)[( ]' '$TMP/out'" "a --random-access file holds frames"
+run 0 inspect "$TMP/a.qvr"
+check "grep -Eq ' (ans|zstd|lz4|zstd_dict)[( ]' '$TMP/out'" "the default file holds no frames: the check above tests nothing"
+run 0 scan "$TMP/ra.qvr" --format csv
+cp "$TMP/out" "$TMP/ra.csv"
+run 0 scan "$TMP/a.qvr" --format csv
+check "cmp -s '$TMP/out' '$TMP/ra.csv'" "a --random-access file scans to other rows"
+run 2 gen lineitem --sf 0.001 --compact --random-access "$TMP/x.qvr"
+err_has "--compact and --random-access exclude each other"
 
 # The table scan shows the first rows of TPC-H's first order key.
 run 0 scan "$TMP/a.qvr" --limit 3 --columns l_orderkey,l_linenumber,l_shipmode

@@ -101,7 +101,7 @@ oom:
 
 JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
     JNIEnv *env, jclass cls, jbyteArray path_bytes, jlong schema_address, jlong row_group_rows,
-    jlong row_group_bytes, jboolean compact, jobjectArray meta_keys, jobjectArray meta_values,
+    jlong row_group_bytes, jboolean compact, jboolean random_access, jobjectArray meta_keys, jobjectArray meta_values,
     jlong memory_limit, jlong pool_handle, jint max_in_flight) {
     struct qv_error err;
     qv_error_clear(&err);
@@ -149,6 +149,7 @@ JNIEXPORT jlong JNICALL Java_io_quiver_QuiverWriter_nativeOpen(
         struct qv_writer_options wo = {.row_group_rows = row_group_rows,
                                        .row_group_bytes = (uint64_t)row_group_bytes,
                                        .compact = compact ? 1 : 0,
+                                       .random_access = random_access ? 1 : 0,
                                        .metadata = kv.kv,
                                        .n_metadata = kv.n,
                                        .max_in_flight = (int)max_in_flight,

@@ -90,7 +90,7 @@ public final class QuiverWriter implements AutoCloseable {
             Data.exportSchema(allocator, schema, null, c.schema());
             final WriterOptions o = options;
             java.util.function.LongUnaryOperator open = pool -> nativeOpen(p.getBytes(StandardCharsets.UTF_8),
-                    c.schema().memoryAddress(), o.rowGroupRows, o.rowGroupBytes, o.compact, keys, values,
+                    c.schema().memoryAddress(), o.rowGroupRows, o.rowGroupBytes, o.compact, o.randomAccess, keys, values,
                     o.memoryLimit, pool, o.maxInFlight);
             h = o.pool == null ? open.applyAsLong(0) : o.pool.withAddress(open);
         }
@@ -294,7 +294,7 @@ public final class QuiverWriter implements AutoCloseable {
 
     /* ---- jni_writer.c ---- */
     private static native long nativeOpen(byte[] path, long schemaAddress, long rowGroupRows, long rowGroupBytes,
-            boolean compact, byte[][] metaKeys, byte[][] metaValues, long memoryLimit, long pool, int maxInFlight);
+            boolean compact, boolean randomAccess, byte[][] metaKeys, byte[][] metaValues, long memoryLimit, long pool, int maxInFlight);
 
     private static native void nativeWriteOwned(long h, long arrayAddress);
 

@@ -20,7 +20,7 @@ public final class WriterOptions {
     private static final WriterOptions DEFAULTS = builder().build();
 
     final long rowGroupRows, rowGroupBytes, memoryLimit;
-    final boolean compact;
+    final boolean compact, randomAccess;
     final Map<String, String> metadata;
     final io.quiver.memory.NativePool pool;
     final int maxInFlight;
@@ -31,6 +31,7 @@ public final class WriterOptions {
         this.rowGroupBytes = b.rowGroupBytes;
         this.memoryLimit = b.memoryLimit;
         this.compact = b.compact;
+        this.randomAccess = b.randomAccess;
         this.metadata = Collections.unmodifiableMap(new LinkedHashMap<>(b.metadata));
         this.pool = b.pool;
     }
@@ -49,7 +50,7 @@ public final class WriterOptions {
 
     public static final class Builder {
         private long rowGroupRows, rowGroupBytes, memoryLimit;
-        private boolean compact;
+        private boolean compact, randomAccess;
         private final Map<String, String> metadata = new LinkedHashMap<>();
         private io.quiver.memory.NativePool pool;
         private int maxInFlight;
@@ -90,6 +91,18 @@ public final class WriterOptions {
         /** Lets zstd / lz4 win where they are smaller than Quiver's own encodings. */
         public Builder compact(boolean on) {
             this.compact = on;
+            return this;
+        }
+
+        /**
+         * Files for point lookups: no frame encodings (zstd, lz4, ans), so a
+         * take decodes at most the 1,024-value vector of each row; files are
+         * larger where entropy coding paid. Opening a writer with this and
+         * {@link #compact(boolean)} both on fails with
+         * {@link QuiverInvalidArgumentException}.
+         */
+        public Builder randomAccess(boolean on) {
+            this.randomAccess = on;
             return this;
         }
 

@@ -214,6 +214,27 @@ class QuiverWriterTest {
     }
 
     @Test
+    void randomAccessWritesTheSameRowsAndIsRefusedWithCompact() throws Exception {
+        Path p = dir.resolve("ra.qvr");
+        try (VectorSchemaRoot r = ints(5000);
+                QuiverWriter w = QuiverWriter.open(a, p, INTS, WriterOptions.builder().randomAccess(true).build())) {
+            w.write(r);
+            assertEquals(5000, w.finish().rows());
+        }
+        try (QuiverFile f = QuiverFile.open(p); QuiverScanReader s = f.scan(a, ScanOptions.defaults())) {
+            int rows = 0;
+            while (s.loadNextBatch()) rows += s.getVectorSchemaRoot().getRowCount();
+            assertEquals(5000, rows);
+        }
+        Path q = dir.resolve("both.qvr");
+        QuiverInvalidArgumentException e = assertThrows(QuiverInvalidArgumentException.class,
+                () -> QuiverWriter.open(a, q, INTS, WriterOptions.builder().compact(true).randomAccess(true).build()));
+        assertTrue(e.getMessage().contains("compact and random_access exclude each other"), e.getMessage());
+        assertTrue(e.getMessage().contains("both.qvr"), e.getMessage());
+        assertEquals(List.of("ra.qvr"), entries());
+    }
+
+    @Test
     void missingDirectoryIsNotFoundNamingIt() {
         Path p = dir.resolve("no-such-dir").resolve("t.qvr");
         QuiverNotFoundException e = assertThrows(QuiverNotFoundException.class,

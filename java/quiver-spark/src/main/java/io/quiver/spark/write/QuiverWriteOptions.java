@@ -23,6 +23,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <li>{@code compact}: {@code true} writes the smallest files, text
  *     more slowly (zstd level 15 frames; docs/format.md 5.7; default
  *     false).</li>
+ * <li>{@code randomAccess}: {@code true} writes files for point lookups:
+ *     no frame encodings, so a take decodes at most a 1,024-value vector
+ *     per row, in larger files (default false; not with {@code compact}).</li>
  * <li>{@code maxInFlight}: row groups each file's background encoder may
  *     hold; {@code 0} (the default) is the native default, {@code -1}
  *     encodes on the task thread.</li>
@@ -52,6 +55,7 @@ public final class QuiverWriteOptions implements Serializable {
     public static final String ROW_GROUP_ROWS = "rowGroupRows";
     public static final String BATCH_ROWS = "batchRows";
     public static final String COMPACT = "compact";
+    public static final String RANDOM_ACCESS = "randomAccess";
     public static final String MAX_IN_FLIGHT = "maxInFlight";
     public static final String MAX_OPEN_FILES = "maxOpenFiles";
     /** Spark's key for partitionBy's columns (DataSourceUtils.PARTITIONING_COLUMNS_KEY). */
@@ -70,16 +74,17 @@ public final class QuiverWriteOptions implements Serializable {
 
     private final long rowGroupRows;
     private final int batchRows;
-    private final boolean compact;
+    private final boolean compact, randomAccess;
     private final int maxInFlight;
     private final int maxOpenFiles;
     private final List<String> partitionColumns; // null: the option was not given
 
-    private QuiverWriteOptions(long rowGroupRows, int batchRows, boolean compact, int maxInFlight, int maxOpenFiles,
-            List<String> partitionColumns) {
+    private QuiverWriteOptions(long rowGroupRows, int batchRows, boolean compact, boolean randomAccess,
+            int maxInFlight, int maxOpenFiles, List<String> partitionColumns) {
         this.rowGroupRows = rowGroupRows;
         this.batchRows = batchRows;
         this.compact = compact;
+        this.randomAccess = randomAccess;
         this.maxInFlight = maxInFlight;
         this.maxOpenFiles = maxOpenFiles;
         this.partitionColumns = partitionColumns;
@@ -91,10 +96,15 @@ public final class QuiverWriteOptions implements Serializable {
         long rowGroupRows = OptionParsing.longOption(o, ROW_GROUP_ROWS, 0, 0, MAX_ROW_GROUP_ROWS);
         int batchRows = (int) OptionParsing.longOption(o, BATCH_ROWS, DEFAULT_BATCH_ROWS, 1, Integer.MAX_VALUE);
         boolean compact = OptionParsing.booleanOption(o, COMPACT, false);
+        boolean randomAccess = OptionParsing.booleanOption(o, RANDOM_ACCESS, false);
+        if (compact && randomAccess) {
+            throw new IllegalArgumentException("quiver options '" + COMPACT + "' and '" + RANDOM_ACCESS
+                    + "' exclude each other (compact files are small by their frames, which randomAccess leaves out)");
+        }
         int maxInFlight = (int) OptionParsing.longOption(o, MAX_IN_FLIGHT, 0, -1, MAX_IN_FLIGHT_LIMIT);
         int maxOpenFiles = (int) OptionParsing.longOption(o, MAX_OPEN_FILES, DEFAULT_MAX_OPEN_FILES, 1,
                 MAX_OPEN_FILES_LIMIT);
-        return new QuiverWriteOptions(rowGroupRows, batchRows, compact, maxInFlight, maxOpenFiles,
+        return new QuiverWriteOptions(rowGroupRows, batchRows, compact, randomAccess, maxInFlight, maxOpenFiles,
                 partitionColumns(o.get(PARTITION_COLUMNS)));
     }
 
@@ -132,6 +142,10 @@ public final class QuiverWriteOptions implements Serializable {
 
     public boolean compact() {
         return compact;
+    }
+
+    public boolean randomAccess() {
+        return randomAccess;
     }
 
     public int maxInFlight() {

@@ -196,6 +196,7 @@ final class StagedFileWriter implements AutoCloseable {
         WriterOptions.Builder b = WriterOptions.builder()
                 .rowGroupRows(options.rowGroupRows())
                 .compact(options.compact())
+                .randomAccess(options.randomAccess())
                 .maxInFlight(options.maxInFlight())
                 .pool(pool);
         writer = QuiverWriter.open(allocator, file, arrowSchema, b.build());

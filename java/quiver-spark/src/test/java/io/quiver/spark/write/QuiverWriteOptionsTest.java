@@ -17,6 +17,7 @@ class QuiverWriteOptionsTest {
         assertEquals(0, o.rowGroupRows());
         assertEquals(QuiverWriteOptions.DEFAULT_BATCH_ROWS, o.batchRows());
         assertFalse(o.compact());
+        assertFalse(o.randomAccess());
         assertEquals(0, o.maxInFlight());
         assertEquals(QuiverWriteOptions.DEFAULT_MAX_OPEN_FILES, o.maxOpenFiles());
         assertNull(o.partitionColumns());
@@ -39,7 +40,7 @@ class QuiverWriteOptionsTest {
     void badValuesAreRefusedNamingTheOption() {
         String[][] bad = {
             {"rowGroupRows", "-1"}, {"rowGroupRows", "many"}, {"batchRows", "0"}, {"batchRows", "3000000000"},
-            {"compact", "yes"}, {"maxInFlight", "-2"}, {"maxInFlight", "65"}, {"maxOpenFiles", "0"},
+            {"compact", "yes"}, {"randomAccess", "1"}, {"maxInFlight", "-2"}, {"maxInFlight", "65"}, {"maxOpenFiles", "0"},
             {"maxOpenFiles", "1.5"}, {"__partition_columns", "a,b"}, {"__partition_columns", "[\"\"]"},
             {"__partition_columns", "{\"a\":1}"}, {"__partition_columns", "null"},
         };
@@ -48,5 +49,13 @@ class QuiverWriteOptionsTest {
                     () -> QuiverWriteOptions.parse(Map.of(kv[0], kv[1])), kv[0] + "=" + kv[1]);
             assertTrue(e.getMessage().contains("'" + kv[0] + "'"), e.getMessage());
         }
+    }
+
+    @Test
+    void randomAccessIsParsedAndRefusedWithCompact() {
+        assertTrue(QuiverWriteOptions.parse(Map.of("RANDOMACCESS", "true")).randomAccess());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> QuiverWriteOptions.parse(Map.of("compact", "true", "randomAccess", "true")));
+        assertTrue(e.getMessage().contains("'compact' and 'randomAccess' exclude each other"), e.getMessage());
     }
 }
