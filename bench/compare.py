@@ -474,7 +474,7 @@ def main():
     print(f"\n# wrote {out}.{{md,json,meta.json,png}} in {meta['elapsed_s']} s")
 
 
-ALL_FORMATS = ["quiver", "quiver-compact", "quiver-nosync", "parquet-snappy", "parquet-zstd",
+ALL_FORMATS = ["quiver", "quiver-compact", "quiver-nosync", "quiver-random-access", "parquet-snappy", "parquet-zstd",
                "parquet-zstd-fsync", "arrow-ipc-lz4", "duckdb", "vortex"]
 
 if __name__ == "__main__":

@@ -130,12 +130,14 @@ def arrow_leaves(t):
 class Quiver:
     ext = "qvr"
 
-    def __init__(self, compact=False, durable=True):
+    def __init__(self, compact=False, durable=True, random_access=False):
         import quiver
         self.q = quiver
         self.compact = compact
         self.durable = durable
-        self.name = ("quiver-compact" if compact else "quiver") + ("" if durable else "-nosync")
+        self.random_access = random_access
+        self.name = (("quiver-compact" if compact else "quiver-random-access" if random_access
+                      else "quiver") + ("" if durable else "-nosync"))
         # Durable (the default) fsyncs the file and its directory; compare it
         # with parquet-zstd-fsync. quiver-nosync (no fsync, still atomic)
         # compares with plain parquet-zstd, which never fsyncs.
@@ -156,6 +158,10 @@ class Quiver:
             if not self.write_durable:
                 raise RuntimeError("quiver-nosync: this quiver package has no durable option")
             kw["durable"] = False
+        if self.random_access:
+            if "random_access" not in inspect.signature(self.q.write).parameters:
+                raise RuntimeError("quiver-random-access: this quiver package has no random_access option")
+            kw["random_access"] = True
         self.q.write(table, path, compact=self.compact, **kw)
 
     def column_sizes(self, path):
@@ -472,6 +478,7 @@ def make(name):
         "quiver": lambda: Quiver(False),
         "quiver-compact": lambda: Quiver(True),
         "quiver-nosync": lambda: Quiver(False, durable=False),
+        "quiver-random-access": lambda: Quiver(random_access=True),
         "parquet-snappy": lambda: Parquet("snappy"),
         "parquet-zstd": lambda: Parquet("zstd"),
         "parquet-zstd-fsync": lambda: Parquet("zstd", fsync=True),
@@ -481,5 +488,5 @@ def make(name):
     }[name]()
 
 
-ALL = ["quiver", "quiver-compact", "quiver-nosync", "parquet-snappy", "parquet-zstd",
+ALL = ["quiver", "quiver-compact", "quiver-nosync", "quiver-random-access", "parquet-snappy", "parquet-zstd",
        "parquet-zstd-fsync", "arrow-ipc-lz4", "duckdb", "vortex"]
