@@ -5,6 +5,7 @@
  * frame of reference, kinds it cannot hold, predicates over a patched root,
  * and corrupt chunks that must fail cleanly.
  */
+#include "encoding/enc_internal.h"
 #include "test_enc_util.h"
 
 static const enum qv_value_kind int_kinds[] = {QV_KIND_INT8,  QV_KIND_UINT8,  QV_KIND_INT16,
@@ -64,6 +65,24 @@ static struct col make_col_spread(enum qv_value_kind k, int64_t n, enum shape sh
         memcpy((uint8_t *)c.values + (size_t)i * w, &x, w);
     }
     return c;
+}
+
+/* qv__gallop (the take's walk of the patch list) against qv__lower_bound:
+ * every key around every element of sorted lists of 0-70 values, with
+ * runs of equal values and gaps. */
+static void test_gallop(void **state) {
+    (void)state;
+    uint64_t a[70], s = 5;
+    for (int64_t n = 0; n <= 70; n++) {
+        uint64_t v = 3;
+        for (int64_t i = 0; i < n; i++) {
+            s = s * 6364136223846793005u + 1442695040888963407u;
+            v += (s >> 61) & 3 ? (s >> 40) % 9 : 0; /* repeats, small and large steps */
+            a[i] = v;
+        }
+        for (uint64_t key = 0; key <= v + 2; key++)
+            assert_int_equal(qv__gallop(a, n, key), qv__lower_bound(a, n, key));
+    }
 }
 
 static void test_forced_roundtrip(void **state) {
@@ -230,6 +249,7 @@ static void test_corrupt(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_gallop),
         cmocka_unit_test(test_forced_roundtrip), cmocka_unit_test(test_chosen),
         cmocka_unit_test(test_kinds_refused),    cmocka_unit_test(test_filter),
         cmocka_unit_test(test_corrupt),          cmocka_unit_test(test_positions_below_bound),

@@ -953,6 +953,23 @@ static inline int64_t qv__lower_bound(const uint64_t *a, int64_t n, uint64_t key
     return lo;
 }
 
+/* The same answer found by doubling from the front, in O(log i) steps for
+ * an answer i: for walking two sorted lists together, where the next
+ * answer is usually near (a take of many rows against a patch list: a
+ * binary search over the whole rest per row cost a dense take of a
+ * patched column twice its decode). */
+static inline int64_t qv__gallop(const uint64_t *a, int64_t n, uint64_t key) {
+    if (n <= 0) return 0;
+    int64_t lo = 0, step = 1;
+    while (lo + step < n && a[lo + step] < key) {
+        lo += step;
+        step <<= 1;
+    }
+    int64_t hi = lo + step < n ? lo + step : n;
+    if (lo < n && a[lo] >= key) return lo;
+    return lo + 1 + qv__lower_bound(a + lo + 1, hi - lo - 1, key);
+}
+
 /* ---- One record per encoding ----
  * Everything the library knows about an encoding that is not inside its
  * own file: its wire id and name, how it decodes each family of physical

@@ -397,7 +397,8 @@ static int patched_dec_word(struct qv__dec *d, struct qv__node *nd, int64_t star
 
 /* Values at rows[0..n): the base's own take (a bit-packed base reads a
  * sparse take's values in place), then the patches at those rows, found
- * by searching the positions from the last one found (rows are sorted). */
+ * by a doubling search of the positions from the last one found (rows are
+ * sorted). */
 static int patched_take_word(struct qv__dec *d, struct qv__node *nd, const int64_t *rows,
                              int64_t n, void *out, struct qv_error *err) {
     const uint64_t *pos;
@@ -409,7 +410,7 @@ static int patched_take_word(struct qv__dec *d, struct qv__node *nd, const int64
     const int64_t ne = nd->child[1]->count;
     const uint8_t *vals = c->vals;
     for (int64_t t = 0, k = 0; t < n && k < ne; t++) {
-        if (pos[k] < (uint64_t)rows[t]) k += qv__lower_bound(pos + k, ne - k, (uint64_t)rows[t]);
+        if (pos[k] < (uint64_t)rows[t]) k += qv__gallop(pos + k, ne - k, (uint64_t)rows[t]);
         if (k < ne && pos[k] == (uint64_t)rows[t])
             memcpy((uint8_t *)out + (size_t)t * w, vals + (size_t)k * w, w);
     }
