@@ -70,7 +70,8 @@ static const struct cli_option options[] = {
 
 static const struct cli_command_spec spec = {
     .name = "import",
-    .usage = "IN.csv|- OUT.qvr [--schema SPEC] [--delimiter C] [--row-group-rows N]",
+    .usage = "IN.csv|- OUT.qvr [--schema SPEC] [--delimiter C] [--row-group-rows N] [--sample-rows N]\n"
+             "       [--compact | --random-access]",
     .summary = "Converts CSV (RFC 4180, with a header row) to a .qvr file.",
     .details =
         "Types not given with --schema are inferred from the first rows: bool (true/false),\n"

@@ -307,7 +307,7 @@ static void test_refusals_name_the_file(void **state) {
     struct qv_file_scan_options o = {.scan = {.take = beyond, .n_take = 2}};
     expect_scan_refused(&o, "scan: take: row 1048576 at position 1 is out of range");
     o.scan.take = unsorted;
-    expect_scan_refused(&o, "scan: take: row 3 at position 1");
+    expect_scan_refused(&o, "scan: take: row 3 at position 1 is not above row 5 before it");
     struct qv_file_scan_options f = {.scan = {.filter = "nope = 1"}};
     expect_scan_refused(&f, "no column 'nope'");
     struct qv_file_scan_options c = {.scan = {.batch_rows = -5}};

@@ -165,6 +165,12 @@ class File:
         state = "closed" if self.closed else f"{self._num_rows} rows"
         return f"<quiver.File {self._path!r} {state}>"
 
+    def _where(self):
+        """The prefix of a refusal about this file, as the library words it
+        ("file '<path>': "; a bytes path's undecodable bytes as \\xNN)."""
+        p = self._path if isinstance(self._path, str) else self._path.decode("utf-8", "backslashreplace")
+        return f"file '{p}': "
+
     # -- what the footer says --
     @property
     def path(self):
@@ -215,7 +221,8 @@ class File:
     def _row_group(self, i):
         i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
-            raise IndexError(f"row group {i} out of range ({self._num_row_groups} row groups)")
+            raise IndexError(f"{self._where()}row group {i} out of range "
+                             f"({self._num_row_groups} row groups)")
         return i
 
     def _arrow_statistics(self, row_group):
@@ -259,7 +266,7 @@ class File:
             if isinstance(c, (int, np.integer)):
                 c = int(c)
                 if not -len(names) <= c < len(names):
-                    raise IndexError(f"column {c} out of range ({len(names)} columns)")
+                    raise IndexError(f"{self._where()}column {c} out of range ({len(names)} columns)")
                 # By index: the column's name, quoted, so that dots and
                 # quotes in it are not read as a path.
                 c = '"' + names[c].replace('"', '""') + '"'
@@ -367,7 +374,7 @@ class File:
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
-        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows), np.int64)
+        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows, self._where()), np.int64)
         scan = self._open_scan(columns, take=idx, threads=threads, cast=cast, rows=True)
         return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 
@@ -375,14 +382,15 @@ class File:
         return self._num_rows
 
 
-def _take_indices(indices, n):
+def _take_indices(indices, n, where=""):
     """`indices` (one-dimensional, no nulls) as an int64 array of rows in
     [0, n), negative ones counted from the end. Every integer dtype is
     checked in its own width before the conversion (a uint64 2**64-1 must
     not wrap to -1, a Python int beyond int64 must not overflow); bools and
     floats are TypeError. Nulls (a pyarrow array's, a numpy masked array's)
     and more than one dimension are ValueError: there is no row to take
-    for a null, and no table of that shape."""
+    for a null, and no table of that shape. A row out of range is
+    IndexError, its message starting with `where` (the file's name)."""
     nulls = (int(np.ma.getmaskarray(indices).sum()) if np.ma.isMaskedArray(indices)
              else getattr(indices, "null_count", 0))
     if nulls:
@@ -399,7 +407,7 @@ def _take_indices(indices, n):
                 raise TypeError(f"take: indices must be integers, got {v!r}")
             v = operator.index(v)
             if not -n <= v < n:
-                raise IndexError(f"take: row {v} out of range ({n} rows)")
+                raise IndexError(f"{where}take: row {v} out of range ({n} rows)")
             flat.append(v)
         idx = np.array(flat, np.int64)
     elif idx.dtype.kind in "iu":
@@ -407,7 +415,7 @@ def _take_indices(indices, n):
         lo, hi = int(idx.min()), int(idx.max())  # exact Python ints in any width
         if lo < -n or hi >= n:
             bad = lo if lo < -n else hi
-            raise IndexError(f"take: row {bad} out of range ({n} rows)")
+            raise IndexError(f"{where}take: row {bad} out of range ({n} rows)")
         idx = idx.astype(np.int64)
     else:
         raise TypeError(f"take: indices must be integers, not {idx.dtype}")

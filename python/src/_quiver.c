@@ -711,6 +711,9 @@ static PyObject *file_scan(struct qv_file *file, PyObject *args, PyObject *kwarg
         rc = qv_expr_parse_n(filter, (size_t)flen, &po, fs->res, &fx, &err);
         PyEval_RestoreThread(h.ts);
         if (rc) {
+            /* The scan names the file in every refusal; the filter is
+             * parsed here, before it, so this one is named here. */
+            qv_error_wrap(&err, rc, "file '%.300s': ", qv_reader_path(qv_file_reader(file)));
             if (!PyErr_Occurred()) raise_err(&err, rc); /* else the handler's exception */
             goto fail;
         }

@@ -97,6 +97,35 @@ def test_bad_filters(path):
                           quiver.QuiverError)
 
 
+@pytest.mark.parametrize("name", ["t q'x.qvr", "é dir/t.qvr", b"bad\xff.qvr"],
+                         ids=["quote-space", "non-ascii", "bytes"])
+def test_refusals_name_the_file_once(table, tmp_path, name):
+    # Whichever layer refuses (Python's index checks, the filter parser,
+    # the scan), the message names the file once, as the library writes
+    # it: a bytes path's undecodable bytes as \xNN.
+    if isinstance(name, bytes):
+        p = os.fsencode(tmp_path) + b"/" + name
+        shown = p.decode("utf-8", "backslashreplace")
+    else:
+        os.makedirs(tmp_path / os.path.dirname(name), exist_ok=True)
+        p = shown = str(tmp_path / name)
+    quiver.write(table.slice(0, 100), p)
+    cases = [(IndexError, lambda f: f.take([0, 100])),
+             (IndexError, lambda f: f.take([-101])),
+             (IndexError, lambda f: f.read_row_group(1)),
+             (IndexError, lambda f: f.to_arrow(columns=[5])),
+             (quiver.InvalidArgumentError, lambda f: f.scan(filter="x > AND")),
+             (quiver.InvalidArgumentError, lambda f: f.scan(filter="nope = 1")),
+             (quiver.InvalidArgumentError, lambda f: f.to_arrow(filter="s > 5")),
+             (quiver.QuiverError, lambda f: f.scan(columns=["nope"]))]
+    with quiver.open(p) as f:
+        for cls, call in cases:
+            with pytest.raises(cls) as e:
+                call(f)
+            msg = str(e.value)
+            assert msg.count(f"file '{shown}'") == 1, msg
+
+
 def test_scan_memory_limit(path, no_leaks):
     with quiver.open(path, memory_limit=3 << 20) as f:
         with pytest.raises(quiver.OutOfMemoryError) as e:

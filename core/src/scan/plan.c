@@ -26,12 +26,17 @@ int qv__plan_build(const struct qv_reader *rd, const struct qv_scan_options *o,
     if (o->take && (o->row_begin || o->row_end))
         return qv_error_set(err, EINVAL, "scan: give a row range or rows to take, not both");
     if (o->take) {
-        for (int64_t i = 0; i < o->n_take; i++)
-            if (o->take[i] < 0 || o->take[i] >= rows || (i && o->take[i] <= o->take[i - 1]))
+        for (int64_t i = 0; i < o->n_take; i++) {
+            if (o->take[i] < 0 || o->take[i] >= rows)
                 return qv_error_set(err, EINVAL,
-                                    "scan: take: row %lld at position %lld is out of range (%lld "
-                                    "rows) or not strictly increasing",
+                                    "scan: take: row %lld at position %lld is out of range (%lld rows)",
                                     (long long)o->take[i], (long long)i, (long long)rows);
+            if (i && o->take[i] <= o->take[i - 1])
+                return qv_error_set(err, EINVAL,
+                                    "scan: take: row %lld at position %lld is not above row %lld "
+                                    "before it (a scan's rows to take are strictly increasing)",
+                                    (long long)o->take[i], (long long)i, (long long)o->take[i - 1]);
+        }
         p->n_take_local = o->n_take;
         p->take_local = qv_alloc(r, (size_t)(o->n_take ? o->n_take : 1) * sizeof(int64_t), err);
         if (!p->take_local) return ENOMEM;
