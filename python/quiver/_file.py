@@ -131,6 +131,11 @@ class File:
         self._path = os.fspath(path)  # str or bytes, as given
         if not self._path:
             raise InvalidArgumentError("quiver.open: the path is empty")
+        # The prefix of a refusal about this file, as the library words it
+        # ("file '<path>': "; a bytes path's undecodable bytes as \xNN).
+        shown = (self._path if isinstance(self._path, str)
+                 else self._path.decode("utf-8", "backslashreplace"))
+        self._where = f"file '{shown}': "
         self._rd = _quiver.open_file(self._path, memory_limit=_memory_limit(memory_limit),
                                      mmap=bool(mmap), verify_checksums=bool(verify_checksums))
         info = self._rd.info()
@@ -164,12 +169,6 @@ class File:
     def __repr__(self):
         state = "closed" if self.closed else f"{self._num_rows} rows"
         return f"<quiver.File {self._path!r} {state}>"
-
-    def _where(self):
-        """The prefix of a refusal about this file, as the library words it
-        ("file '<path>': "; a bytes path's undecodable bytes as \\xNN)."""
-        p = self._path if isinstance(self._path, str) else self._path.decode("utf-8", "backslashreplace")
-        return f"file '{p}': "
 
     # -- what the footer says --
     @property
@@ -221,7 +220,7 @@ class File:
     def _row_group(self, i):
         i = operator.index(i)
         if not 0 <= i < self._num_row_groups:
-            raise IndexError(f"{self._where()}row group {i} out of range "
+            raise IndexError(f"{self._where}row group {i} out of range "
                              f"({self._num_row_groups} row groups)")
         return i
 
@@ -266,7 +265,7 @@ class File:
             if isinstance(c, (int, np.integer)):
                 c = int(c)
                 if not -len(names) <= c < len(names):
-                    raise IndexError(f"{self._where()}column {c} out of range ({len(names)} columns)")
+                    raise IndexError(f"{self._where}column {c} out of range ({len(names)} columns)")
                 # By index: the column's name, quoted, so that dots and
                 # quotes in it are not read as a path.
                 c = '"' + names[c].replace('"', '""') + '"'
@@ -374,7 +373,7 @@ class File:
         """The rows at `indices` (any order, duplicates allowed, negative
         indexes count from the end) as a pyarrow.Table in that order. Only
         the 1024-value vectors holding those rows are decoded."""
-        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows, self._where()), np.int64)
+        idx = np.ascontiguousarray(_take_indices(indices, self._num_rows, self._where), np.int64)
         scan = self._open_scan(columns, take=idx, threads=threads, cast=cast, rows=True)
         return pa.RecordBatchReader.from_batches(scan.schema, scan).read_all()
 

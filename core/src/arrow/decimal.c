@@ -67,24 +67,11 @@ bool qv__decimal_fits(uint64_t lo, int64_t hi, int precision) {
     return mag < bound;
 }
 
-/* int64 values at p[0..8n) widened in place to 128-bit two's complement at
- * p[0..16n), last first: slot i (at 16 i) is written only after values i
- * and above were read, and 16 i >= 8 i, so nothing is overwritten before
- * it is read. The AVX2 variant moves 4 values per step (their high halves
- * from a signed compare) at about twice the speed of the scalar loop: it
- * runs over every decimal(<=18) value a scan hands out. */
 /* One value into its slot at dst: the value, then its sign extension. */
 static inline void put_slot(uint8_t *dst, int64_t v) {
     int64_t hi = v < 0 ? -1 : 0;
     memcpy(dst, &v, 8);
     memcpy(dst + 8, &hi, 8);
-}
-static void widen_generic(uint8_t *p, int64_t n) {
-    for (int64_t i = n - 1; i >= 0; i--) {
-        int64_t v;
-        memcpy(&v, p + (size_t)i * 8, 8);
-        put_slot(p + (size_t)i * 16, v);
-    }
 }
 #if QV__X86_DISPATCH
 /* Four values into their slots at dst, the upper two first (so that in
@@ -96,6 +83,22 @@ static QV__TARGET_AVX2 inline void put_slots4_avx2(uint8_t *dst, __m256i v) {
     _mm256_storeu_si256((__m256i *)(void *)(dst + 32), _mm256_permute2x128_si256(a, b, 0x31));
     _mm256_storeu_si256((__m256i *)(void *)dst, _mm256_permute2x128_si256(a, b, 0x20));
 }
+#endif
+
+/* int64 values at p[0..8n) widened in place to 128-bit two's complement at
+ * p[0..16n), last first: slot i (at 16 i) is written only after values i
+ * and above were read, and 16 i >= 8 i, so nothing is overwritten before
+ * it is read. The AVX2 variant moves 4 values per step (their high halves
+ * from a signed compare) at about twice the speed of the scalar loop: it
+ * runs over every decimal(<=18) value a scan hands out. */
+static void widen_generic(uint8_t *p, int64_t n) {
+    for (int64_t i = n - 1; i >= 0; i--) {
+        int64_t v;
+        memcpy(&v, p + (size_t)i * 8, 8);
+        put_slot(p + (size_t)i * 16, v);
+    }
+}
+#if QV__X86_DISPATCH
 static QV__TARGET_AVX2 void widen_avx2(uint8_t *p, int64_t n) {
     int64_t i = n;
     while (i >= 4) {
@@ -109,6 +112,24 @@ static QV__TARGET_AVX2 void widen_avx2(uint8_t *p, int64_t n) {
 
 void qv__decimal_widen64(void *p, int64_t n) {
     QV__DISPATCH2(widen, (uint8_t *)p, n);
+}
+
+/* The same, from in[0..n) to the 16-byte slots at out (not overlapping),
+ * first to last. */
+static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {
+    for (int64_t i = 0; i < n; i++) put_slot(out + (size_t)i * 16, in[i]);
+}
+#if QV__X86_DISPATCH
+static QV__TARGET_AVX2 void widen_to_avx2(const int64_t *in, int64_t n, uint8_t *out) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        put_slots4_avx2(out + (size_t)i * 16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
+    widen_to_generic(in + i, n - i, out + (size_t)i * 16);
+}
+#endif
+
+void qv__decimal_widen64_to(const int64_t *in, int64_t n, void *out) {
+    QV__DISPATCH2(widen_to, in, n, (uint8_t *)out);
 }
 
 /* 128-bit values at src[0..16n) narrowed to their low halves at out,
@@ -139,22 +160,4 @@ static QV__TARGET_AVX2 bool narrow_avx2(const uint8_t *src, int64_t n, uint64_t 
 bool qv__decimal_narrow64(const void *src, int64_t n, int precision, int64_t *out) {
     if (precision < 1 || precision > 18) return false;
     return QV__DISPATCH2(narrow, (const uint8_t *)src, n, pow10_table[precision][0] - 1, out);
-}
-
-/* The same, from in[0..n) to the 16-byte slots at out (not overlapping),
- * first to last. */
-static void widen_to_generic(const int64_t *in, int64_t n, uint8_t *out) {
-    for (int64_t i = 0; i < n; i++) put_slot(out + (size_t)i * 16, in[i]);
-}
-#if QV__X86_DISPATCH
-static QV__TARGET_AVX2 void widen_to_avx2(const int64_t *in, int64_t n, uint8_t *out) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        put_slots4_avx2(out + (size_t)i * 16, _mm256_loadu_si256((const __m256i *)(const void *)(in + i)));
-    widen_to_generic(in + i, n - i, out + (size_t)i * 16);
-}
-#endif
-
-void qv__decimal_widen64_to(const int64_t *in, int64_t n, void *out) {
-    QV__DISPATCH2(widen_to, in, n, (uint8_t *)out);
 }
